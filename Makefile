@@ -1,0 +1,46 @@
+# rigscope — two commands matter: `make run` and `make test`.
+GO        ?= go
+APT_PKGS  := gcc pkg-config libgl1-mesa-dev xorg-dev
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export CGO_ENABLED := 1
+
+.PHONY: run test deps build headless cuda vet fuzz bench kernels clean
+
+# Install the C headers Fyne's cgo build needs, once.
+deps:
+	@if ! pkg-config --exists gl x11 xrandr xcursor xinerama xi xxf86vm 2>/dev/null; then \
+		echo "installing Fyne build dependencies: $(APT_PKGS)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PKGS); \
+	fi
+
+build: deps
+	$(GO) build -o bin/rigscope .
+
+# Open the panel on the embedded synthetic default model.
+run: build
+	./bin/rigscope $(ARGS)
+
+# go vet, then every test with the race detector (UI tests need -tags ci).
+test: deps
+	$(GO) vet -tags ci ./...
+	$(GO) test -race -tags ci -timeout 18m ./...
+
+# A binary without Fyne (no X libraries), e.g. for servers and the GPU machine.
+headless:
+	$(GO) build -tags headless -o bin/rigscope-headless .
+
+# The CUDA build (needs cuda.h/libcuda.so: Debian non-free nvidia-cuda-dev).
+cuda:
+	$(GO) build -tags 'headless cuda' -o bin/rigscope-cuda .
+
+fuzz:
+	./bench/fuzz.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+
+kernels:
+	$(GO) generate ./kernels
+
+clean:
+	rm -rf bin

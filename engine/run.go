@@ -1,0 +1,79 @@
+// Package engine is the facade the panel and the command line drive: load a
+// target once, run generations with an immutable RunConfig, and swap the
+// drafter or allreduce backend between runs without reloading weights.
+package engine
+
+import "time"
+
+// Sampling parameters; Temperature 0 means greedy.
+type Sampling struct {
+	Temperature float32 `json:"temperature"`
+	TopK        int     `json:"top_k"`
+	TopP        float32 `json:"top_p"`
+	Seed        uint64  `json:"seed"`
+}
+
+// DrafterConfig chooses the speculative drafter for a run.
+type DrafterConfig struct {
+	Kind     string `json:"kind"` // none | ngram | model | eagle3
+	Path     string `json:"path,omitempty"`
+	K        int    `json:"k"`              // draft length (1..16)
+	Tree     int    `json:"tree,omitempty"` // branching factor; 0 = chain
+	NgramMin int    `json:"ngram_min,omitempty"`
+	NgramMax int    `json:"ngram_max,omitempty"`
+}
+
+// RunConfig is fixed when a run starts; changes apply to the next run.
+type RunConfig struct {
+	Prompt    string        `json:"prompt,omitempty"`
+	PromptIDs []int32       `json:"prompt_ids,omitempty"`
+	Template  string        `json:"template,omitempty"` // "" = raw completion
+	MaxTokens int           `json:"max_tokens"`
+	Sampling  Sampling      `json:"sampling"`
+	Drafter   DrafterConfig `json:"drafter"`
+	TP        int           `json:"tp"`
+	AllReduce string        `json:"allreduce"`
+}
+
+// Token is one generated token as streamed to the UI.
+type Token struct {
+	ID        int32  `json:"id"`
+	Text      string `json:"text"`       // the text this token adds (may be "" mid UTF-8 sequence)
+	FromDraft bool   `json:"from_draft"` // drafted and accepted (vs produced by the target)
+}
+
+// StepStats describes one decode or speculative step.
+type StepStats struct {
+	Step        int           `json:"step"`
+	Drafted     int           `json:"drafted"`
+	Accepted    int           `json:"accepted"`
+	Draft       time.Duration `json:"draft_ns"`
+	Verify      time.Duration `json:"verify_ns"`
+	AllReduce   time.Duration `json:"allreduce_ns"`
+	NewTokens   int           `json:"new_tokens"`
+	ElapsedTime time.Duration `json:"elapsed_ns"` // since run start
+}
+
+// Stats summarizes a run; field names follow vLLM/SGLang where they exist.
+type Stats struct {
+	PromptTokens       int       `json:"prompt_tokens"`
+	GeneratedTokens    int       `json:"generated_tokens"`
+	PrefillMs          float64   `json:"prefill_ms"`
+	TimeToFirstTokenMs float64   `json:"ttft_ms"`
+	DecodeTokensPerS   float64   `json:"decode_tokens_per_s"`
+	StopReason         string    `json:"stop_reason"` // eos | max_tokens | cancelled | context | error
+	Drafts             int       `json:"drafts"`
+	DraftTokens        int       `json:"draft_tokens"`
+	AcceptedTokens     int       `json:"accepted_tokens"`
+	AcceptHist         []int     `json:"accept_hist"`    // [0..k] steps that accepted n drafts
+	AcceptPerPos       []float64 `json:"accept_per_pos"` // acceptance rate at draft position i
+	MeanAcceptLen      float64   `json:"mean_accept_len"`
+	DraftMs            float64   `json:"draft_ms"`
+	VerifyMs           float64   `json:"verify_ms"`
+	BaselineTokensPerS float64   `json:"baseline_tokens_per_s"`
+	BreakEvenAcceptLen float64   `json:"break_even_accept_len"`
+	AllReduceMs        float64   `json:"allreduce_ms"`
+	AllReduceShare     float64   `json:"allreduce_share"`
+	BytesSent          []int64   `json:"bytes_sent_per_rank,omitempty"`
+	BytesRecv          []int64   `json:"bytes_recv_per_rank,omitempty"`
+}
