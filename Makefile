@@ -20,10 +20,13 @@ build: deps
 run: build
 	./bin/rigscope $(ARGS)
 
-# go vet, then every test with the race detector (UI tests need -tags ci).
+# go vet, every test with the race detector (UI tests need -tags ci), then
+# the numerics-only golden tests (TestGolden*), which skip under -race
+# because the detector slows the pure-Go kernels ~10x.
 test: deps
 	$(GO) vet -tags ci ./...
-	$(GO) test -race -tags ci -timeout 18m ./...
+	$(GO) test -race -tags ci -timeout 15m ./...
+	$(GO) test -tags ci -timeout 10m -run 'Golden' ./...
 
 # A binary without Fyne (no X libraries), e.g. for servers and the GPU machine.
 headless:

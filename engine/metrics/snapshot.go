@@ -47,7 +47,8 @@ type Snapshot struct {
 	MeanAcceptLen  float64   `json:"mean_accept_len"`
 	BreakEven      float64   `json:"break_even_accept_len"`
 
-	AllReduce     []LatencySummary `json:"allreduce"`
-	RankBytesSent []int64          `json:"rank_bytes_sent"`
-	RankBytesRecv []int64          `json:"rank_bytes_recv"`
+	AllReduce      []LatencySummary `json:"allreduce"`
+	AllReduceShare float64          `json:"allreduce_share"` // of step time
+	RankBytesSent  []int64          `json:"rank_bytes_sent"`
+	RankBytesRecv  []int64          `json:"rank_bytes_recv"`
 }

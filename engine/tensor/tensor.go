@@ -12,6 +12,55 @@ type Tensor struct {
 	DType DType
 	Shape []int
 	Data  []byte
+	// Stride is the byte distance between rows; 0 means RowBytes (dense).
+	// A column slice of a matrix (a row-parallel shard) is a view with the
+	// parent's stride.
+	Stride int
+}
+
+// Row returns the bytes of row r.
+func (t *Tensor) Row(r int) []byte {
+	rb := t.RowBytes()
+	s := t.Stride
+	if s == 0 {
+		s = rb
+	}
+	return t.Data[r*s : r*s+rb]
+}
+
+// SliceRows returns rows [r0, r1) as a view (a column-parallel shard).
+func (t *Tensor) SliceRows(r0, r1 int) (*Tensor, error) {
+	rows := t.Rows()
+	if r0 < 0 || r1 > rows || r0 >= r1 || len(t.Shape) != 2 {
+		return nil, fmt.Errorf("tensor %q: rows [%d,%d) outside %v", t.Name, r0, r1, t.Shape)
+	}
+	s := t.Stride
+	if s == 0 {
+		s = t.RowBytes()
+	}
+	end := (r1-1)*s + t.RowBytes()
+	return &Tensor{Name: t.Name, DType: t.DType, Shape: []int{r1 - r0, t.Cols()}, Data: t.Data[r0*s : end], Stride: s}, nil
+}
+
+// SliceCols returns columns [c0, c1) of every row as a view (a row-parallel
+// shard). Both bounds must fall on block boundaries of quantized types.
+func (t *Tensor) SliceCols(c0, c1 int) (*Tensor, error) {
+	cols := t.Cols()
+	if c0 < 0 || c1 > cols || c0 >= c1 || len(t.Shape) != 2 {
+		return nil, fmt.Errorf("tensor %q: cols [%d,%d) outside %v", t.Name, c0, c1, t.Shape)
+	}
+	bs := t.DType.BlockSize()
+	if c0%bs != 0 || c1%bs != 0 {
+		return nil, fmt.Errorf("tensor %q: %v cols [%d,%d) do not fall on %d-element blocks", t.Name, t.DType, c0, c1, bs)
+	}
+	s := t.Stride
+	if s == 0 {
+		s = t.RowBytes()
+	}
+	off, _ := t.DType.Bytes(c0)
+	rb, _ := t.DType.Bytes(c1 - c0)
+	rows := t.Rows()
+	return &Tensor{Name: t.Name, DType: t.DType, Shape: []int{rows, c1 - c0}, Data: t.Data[off : (rows-1)*s+off+rb], Stride: s}, nil
 }
 
 // Elems is the number of elements.
@@ -51,6 +100,12 @@ func (t *Tensor) Check() error {
 	rb, err := t.DType.Bytes(t.Cols())
 	if err != nil {
 		return fmt.Errorf("tensor %q: shape %v: %w", t.Name, t.Shape, err)
+	}
+	if t.Stride != 0 {
+		if t.Stride < rb || (t.Rows()-1)*t.Stride+rb > len(t.Data) {
+			return fmt.Errorf("tensor %q: stride %d does not fit %d bytes", t.Name, t.Stride, len(t.Data))
+		}
+		return nil
 	}
 	if want := rb * t.Rows(); want != len(t.Data) {
 		return fmt.Errorf("tensor %q: %v %v needs %d bytes, have %d", t.Name, t.DType, t.Shape, want, len(t.Data))

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"rigscope/engine"
+)
+
+func init() {
+	register(command{name: "generate", summary: "generate text from a prompt (streams to stdout; --json for stats)", run: runGenerate})
+}
+
+// runFlags are the flags every command that runs a generation shares.
+type runFlags struct {
+	model, tokenizer  string
+	prompt, promptIDs string
+	ctxLen            int
+	cfg               engine.RunConfig
+	seed              uint64
+	ngramMin          int
+	ngramMax          int
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "model", engine.DefaultModel, "model: a GGUF file, a Hugging Face directory, a llama2.c checkpoint, or synthetic:PRESET")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin for llama2.c checkpoints (default: found beside the model)")
+	fs.StringVar(&f.prompt, "prompt", "", "prompt text")
+	fs.StringVar(&f.promptIDs, "prompt-ids", "", "prompt as token ids, e.g. 1,2,3 (for models without a tokenizer)")
+	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
+	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", 128, "tokens to generate at most")
+	fs.Func("temperature", "sampling temperature (0 = greedy)", func(s string) error {
+		return parseFloat32(s, &f.cfg.Sampling.Temperature, 0, 100)
+	})
+	fs.IntVar(&f.cfg.Sampling.TopK, "top-k", 0, "sample from the k most likely tokens (0 = off)")
+	fs.Func("top-p", "nucleus sampling mass (0 or 1 = off)", func(s string) error {
+		return parseFloat32(s, &f.cfg.Sampling.TopP, 0, 1)
+	})
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed (same seed, same output)")
+	fs.StringVar(&f.cfg.Drafter.Kind, "drafter", "", "speculative drafter: none, ngram or model (default none; --draft implies model)")
+	fs.StringVar(&f.cfg.Drafter.Path, "draft", "", "draft model file (same vocabulary as the target); implies --drafter model")
+	fs.IntVar(&f.cfg.Drafter.K, "k", engine.DefaultK, "draft length: tokens per chain, or tree depth (1..16)")
+	fs.IntVar(&f.cfg.Drafter.Tree, "tree", 0, "draft a tree with this many branches per depth (absent = a chain)")
+	fs.IntVar(&f.ngramMin, "ngram-min", engine.DefaultNgramMin, "ngram drafter: smallest n-gram to match")
+	fs.IntVar(&f.ngramMax, "ngram-max", engine.DefaultNgramMax, "ngram drafter: largest n-gram to match")
+	fs.IntVar(&f.cfg.TP, "tp", 1, "tensor-parallel ranks")
+	fs.StringVar(&f.cfg.AllReduce, "allreduce", "", "allreduce backend joining the ranks (default: the engine's choice)")
+}
+
+// runConfig validates the flags and resolves the prompt.
+func (f *runFlags) runConfig() (engine.RunConfig, error) {
+	cfg := f.cfg
+	cfg.Sampling.Seed = f.seed
+	switch {
+	case f.prompt != "" && f.promptIDs != "":
+		return cfg, errors.New("give --prompt or --prompt-ids, not both")
+	case f.promptIDs != "":
+		ids, err := engine.ParseIDs(f.promptIDs)
+		if err != nil {
+			return cfg, fmt.Errorf("--prompt-ids: %w", err)
+		}
+		cfg.PromptIDs = ids
+	case f.prompt != "":
+		cfg.Prompt = f.prompt
+	default:
+		return cfg, errors.New("give a prompt: --prompt TEXT or --prompt-ids 1,2,3")
+	}
+	if cfg.MaxTokens < 1 {
+		return cfg, fmt.Errorf("--max-tokens %d must be at least 1", cfg.MaxTokens)
+	}
+	if cfg.Sampling.TopK < 0 {
+		return cfg, fmt.Errorf("--top-k %d must be 0 or more", cfg.Sampling.TopK)
+	}
+	if cfg.TP < 1 {
+		return cfg, fmt.Errorf("--tp %d must be at least 1", cfg.TP)
+	}
+	if k := cfg.Drafter.K; k < 1 || k > 16 {
+		return cfg, fmt.Errorf("--k %d is outside 1..16", k)
+	}
+	if f.ngramMin < 1 || f.ngramMax < 1 {
+		return cfg, fmt.Errorf("--ngram-min %d / --ngram-max %d: an n-gram has at least 1 token", f.ngramMin, f.ngramMax)
+	}
+	if cfg.Drafter.Kind == "model" && cfg.Drafter.Path == "" {
+		return cfg, errors.New("--drafter model needs --draft PATH")
+	}
+	if cfg.Drafter.Path != "" && cfg.Drafter.Kind != "" && cfg.Drafter.Kind != "model" {
+		return cfg, fmt.Errorf("--draft is a draft model, but --drafter is %s", cfg.Drafter.Kind)
+	}
+	cfg.Drafter.NgramMin, cfg.Drafter.NgramMax = f.ngramMin, f.ngramMax
+	dc, err := engine.NormalizeDrafter(cfg.Drafter)
+	if err != nil {
+		return cfg, fmt.Errorf("--drafter: %w", err)
+	}
+	cfg.Drafter = dc
+	return cfg, nil
+}
+
+func parseFloat32(s string, dst *float32, lo, hi float64) error {
+	var v float64
+	if _, err := fmt.Sscan(s, &v); err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	if v < lo || v > hi {
+		return fmt.Errorf("%v is outside [%v, %v]", v, lo, hi)
+	}
+	*dst = float32(v)
+	return nil
+}
+
+type generateOutput struct {
+	Tokens    []int32      `json:"tokens"`
+	FromDraft []bool       `json:"from_draft,omitempty"` // per token: drafted and accepted
+	Text      string       `json:"text"`
+	Stats     engine.Stats `json:"stats"`
+	// Baseline says where stats.baseline_tokens_per_s came from; SpecPays
+	// is the verdict mean_accept_len > break_even_accept_len.
+	Baseline string `json:"baseline_source"`
+	SpecPays *bool  `json:"spec_pays,omitempty"`
+}
+
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var rf runFlags
+	rf.register(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object with tokens, text and stats instead of streaming")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := rf.runConfig()
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	eng, err := engine.Open(ctx, rf.model, engine.Options{TokenizerPath: rf.tokenizer, CtxLen: rf.ctxLen})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	var out generateOutput
+	_, noTok := eng.Tokenizer()
+	out.Baseline = eng.BaselineSource(cfg)
+	st, err := eng.Run(ctx, cfg, func(ev engine.Event) {
+		if ev.Kind != engine.EventTokens {
+			return
+		}
+		for _, t := range ev.Tokens {
+			out.Tokens = append(out.Tokens, t.ID)
+			out.FromDraft = append(out.FromDraft, t.FromDraft)
+			out.Text += t.Text
+			if *asJSON {
+				continue
+			}
+			if noTok != nil {
+				fmt.Fprintf(stdout, "%d ", t.ID)
+			} else {
+				io.WriteString(stdout, t.Text)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out.Stats = st
+	if st.Drafts > 0 {
+		pays := engine.SpecPays(st)
+		out.SpecPays = &pays
+	}
+	if cfg.Drafter.Kind == "none" {
+		out.FromDraft = nil
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(out)
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stderr, "%d prompt tokens, %d generated in %.0f ms prefill; %.1f tok/s decode; stop: %s\n",
+		st.PromptTokens, st.GeneratedTokens, st.PrefillMs, st.DecodeTokensPerS, st.StopReason)
+	if cfg.Drafter.Kind != "none" {
+		printSpecStats(stderr, cfg.Drafter, st, out.Baseline)
+	}
+	return nil
+}
+
+// printSpecStats writes the speculative summary: counts, acceptance, times,
+// and the break-even verdict.
+func printSpecStats(w io.Writer, dc engine.DrafterConfig, st engine.Stats, baselineSource string) {
+	shape := "chain"
+	if dc.Tree > 0 {
+		shape = fmt.Sprintf("tree %d", dc.Tree)
+	}
+	fmt.Fprintf(w, "drafter %s, k=%d, %s: %d drafts, %d draft tokens, %d accepted; accept hist %v; per position %s\n",
+		dc.Kind, dc.K, shape, st.Drafts, st.DraftTokens, st.AcceptedTokens, st.AcceptHist, fmtRates(st.AcceptPerPos))
+	fmt.Fprintf(w, "draft %.1f ms, verify %.1f ms; mean acceptance length %.2f, break-even %.2f (baseline %.1f tok/s from the %s): ",
+		st.DraftMs, st.VerifyMs, st.MeanAcceptLen, st.BreakEvenAcceptLen, st.BaselineTokensPerS, baselineSource)
+	switch {
+	case st.Drafts == 0:
+		fmt.Fprintln(w, "no drafts were made")
+	case engine.SpecPays(st):
+		fmt.Fprintln(w, "speculation pays")
+	default:
+		fmt.Fprintln(w, "speculation does not pay")
+	}
+}
+
+func fmtRates(r []float64) string {
+	s := "["
+	for i, v := range r {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%.2f", v)
+	}
+	return s + "]"
+}

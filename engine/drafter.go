@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/model"
+	"rigscope/engine/spec"
+	"rigscope/engine/spec/draftmodel"
+	"rigscope/engine/spec/ngram"
+	"rigscope/engine/tensor/cpu"
+	"rigscope/engine/tokenizer"
+)
+
+// Drafter defaults (DrafterConfig fields left 0).
+const (
+	DefaultK        = 4
+	DefaultNgramMin = 1
+	DefaultNgramMax = 3
+	// baselineSteps is the short plain decode at the start of a speculative
+	// run that measures the baseline when no plain run of the same
+	// configuration has been seen.
+	baselineSteps = 4
+)
+
+// drafterCache keeps draft models loaded between runs (by path) and the
+// plain-decode rate of the last plain run per configuration. The zero value
+// is ready.
+type drafterCache struct {
+	mu       sync.Mutex
+	models   map[string]*loadedDraft
+	baseline map[string]float64 // tokens/s by baselineKey
+}
+
+// loadedDraft is an opened draft model file and the drafter over it.
+type loadedDraft struct {
+	src loader.Source
+	d   *draftmodel.Drafter
+}
+
+// NormalizeDrafter fills defaults and checks a drafter config: kind none,
+// ngram or model (--draft implies model), k in 1..16, tree branching 0..8,
+// n-gram sizes of at least 1.
+func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
+	if dc.Kind == "" {
+		dc.Kind = "none"
+		if dc.Path != "" {
+			dc.Kind = "model"
+		}
+	}
+	switch dc.Kind {
+	case "none":
+		return DrafterConfig{Kind: "none"}, nil
+	case "ngram":
+		if dc.NgramMin == 0 && dc.NgramMax == 0 {
+			dc.NgramMin, dc.NgramMax = DefaultNgramMin, DefaultNgramMax
+		}
+		if _, err := ngram.New(dc.NgramMin, dc.NgramMax); err != nil {
+			return dc, fmt.Errorf("drafter: %w", err)
+		}
+	case "model":
+		if dc.Path == "" {
+			return dc, fmt.Errorf("drafter: model needs a draft model file (--draft PATH)")
+		}
+	case "eagle3":
+		return dc, fmt.Errorf("drafter: eagle3 heads are not supported yet")
+	default:
+		return dc, fmt.Errorf("drafter: unknown kind %q (none, ngram, model)", dc.Kind)
+	}
+	if dc.K == 0 {
+		dc.K = DefaultK
+	}
+	if dc.K < 1 || dc.K > spec.MaxK {
+		return dc, fmt.Errorf("drafter: k=%d outside 1..%d", dc.K, spec.MaxK)
+	}
+	if dc.Tree < 0 || dc.Tree > spec.MaxBranch {
+		return dc, fmt.Errorf("drafter: tree branching %d outside 1..%d (absent = chain)", dc.Tree, spec.MaxBranch)
+	}
+	return dc, nil
+}
+
+// drafter returns the drafter for a normalized config (nil for none). A
+// draft model is loaded once per path and kept; its cache holds ctxLen
+// positions plus a full proposal.
+func (e *Engine) drafter(dc DrafterConfig) (spec.Drafter, error) {
+	switch dc.Kind {
+	case "none":
+		return nil, nil
+	case "ngram":
+		return ngram.New(dc.NgramMin, dc.NgramMax)
+	}
+	c := &e.drafters
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ld, ok := c.models[dc.Path]; ok {
+		return ld.d, nil
+	}
+	src, err := loader.Open(dc.Path, loader.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("draft model: %w", err)
+	}
+	if err := e.checkDraftVocab(dc.Path, src); err != nil {
+		src.Close()
+		return nil, err
+	}
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		src.Close()
+		return nil, fmt.Errorf("draft model %s: %w", dc.Path, err)
+	}
+	slots := e.opts.CtxLen + spec.MaxK*spec.MaxBranch
+	d := draftmodel.New(model.NewRunner(w, slots, nil, cpu.NewPool(0)))
+	if c.models == nil {
+		c.models = map[string]*loadedDraft{}
+	}
+	c.models[dc.Path] = &loadedDraft{src: src, d: d}
+	return d, nil
+}
+
+// checkDraftVocab refuses a draft model whose vocabulary differs from the
+// target's: the same size and the same piece for every id.
+func (e *Engine) checkDraftVocab(path string, src loader.Source) error {
+	tv, dv := e.cfg.Vocab, src.Config().Vocab
+	dtok, dErr := src.Tokenizer()
+	return CompareVocab(tv, e.tok, dv, dtok, dErr, path)
+}
+
+// CompareVocab reports the first difference between the target's
+// vocabulary (logit width tv, tokenizer ttok) and a drafter's. Without
+// tokenizers on both sides only the sizes are compared.
+func CompareVocab(tv int, ttok tokenizer.Tokenizer, dv int, dtok tokenizer.Tokenizer, dErr error, path string) error {
+	if tv != dv {
+		return fmt.Errorf("draft model %s: vocabulary of %d tokens, the target has %d; first differing token id %d", path, dv, tv, min(tv, dv))
+	}
+	switch {
+	case ttok == nil && dtok == nil:
+		return nil
+	case ttok == nil:
+		return fmt.Errorf("draft model %s: the target has no tokenizer to compare vocabularies with", path)
+	case dtok == nil:
+		return fmt.Errorf("draft model %s: no tokenizer to compare with the target's (%v)", path, dErr)
+	}
+	if a, b := ttok.VocabSize(), dtok.VocabSize(); a != b {
+		return fmt.Errorf("draft model %s: tokenizer of %d pieces, the target's has %d; first differing token id %d", path, b, a, min(a, b))
+	}
+	for id := int32(0); int(id) < ttok.VocabSize(); id++ {
+		if a, b := ttok.Piece(id), dtok.Piece(id); a != b {
+			return fmt.Errorf("draft model %s: vocabulary differs from the target's at token id %d (%q, target %q)", path, id, b, a)
+		}
+	}
+	return nil
+}
+
+// CloseDrafters releases the loaded draft models (Close should call it).
+func (e *Engine) CloseDrafters() error {
+	c := &e.drafters
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	for p, ld := range c.models {
+		if err := ld.src.Close(); err != nil && first == nil {
+			first = fmt.Errorf("draft model %s: %w", p, err)
+		}
+		delete(c.models, p)
+	}
+	return first
+}
+
+// baselineKey names what the plain decode rate depends on.
+func baselineKey(cfg RunConfig) string {
+	return fmt.Sprintf("tp=%d allreduce=%s", cfg.TP, cfg.AllReduce)
+}
+
+func (c *drafterCache) lastPlain(key string) (float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.baseline[key]
+	return v, ok
+}
+
+func (c *drafterCache) setPlain(key string, tokS float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.baseline == nil {
+		c.baseline = map[string]float64{}
+	}
+	c.baseline[key] = tokS
+}

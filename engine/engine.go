@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/loader/synthetic"
+	"rigscope/engine/model"
+	"rigscope/engine/tokenizer"
+)
+
+func init() {
+	loader.OpenSynthetic = func(spec string) (loader.Source, error) { return synthetic.Open(spec) }
+}
+
+// DefaultModel is what the panel opens with no --model: a synthetic model
+// that needs no download.
+const DefaultModel = "synthetic:tiny"
+
+// Options configure loading.
+type Options struct {
+	TokenizerPath string // llama2.c checkpoints: tokenizer.bin
+	CtxLen        int    // KV cache positions; 0 = min(model's context, 4096)
+}
+
+// ModelInfo describes the loaded target for display.
+type ModelInfo struct {
+	Path         string
+	Format       string
+	DType        string
+	Config       model.Config
+	Params       int64
+	ChatTemplate string // detected template name ("llama3", "chatml", "llama2") or ""
+	HasTokenizer bool
+}
+
+// Engine holds one loaded target and runs generations on it, one at a time.
+// Weights are loaded once; TP shards are views of them, made per TP size and
+// kept, so swapping the allreduce backend or the drafter never reloads.
+type Engine struct {
+	src    loader.Source
+	cfg    model.Config
+	tok    tokenizer.Tokenizer // nil: ids only
+	tokErr error
+	info   ModelInfo
+	opts   Options
+
+	run      sync.Mutex // one run at a time
+	mu       sync.Mutex // guards targets
+	targets  map[int]*tpTarget
+	drafters drafterCache // draft models by path, plain-run baselines (drafter.go)
+}
+
+// Open loads a model (a path or "synthetic:PRESET").
+func Open(ctx context.Context, path string, opts Options) (*Engine, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	src, err := loader.Open(path, loader.Options{TokenizerPath: opts.TokenizerPath})
+	if err != nil {
+		return nil, err
+	}
+	cfg := src.Config()
+	if err := cfg.Validate(); err != nil {
+		src.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if opts.CtxLen <= 0 {
+		opts.CtxLen = min(cfg.MaxSeq, 4096)
+	}
+	e := &Engine{src: src, cfg: cfg, opts: opts, targets: map[int]*tpTarget{}}
+	e.tok, e.tokErr = src.Tokenizer()
+	meta := src.Meta()
+	e.info = ModelInfo{Path: path, Format: meta["format"], DType: meta["dtype"], Config: cfg, HasTokenizer: e.tok != nil}
+	e.info.Params = params(cfg)
+	if e.tok != nil {
+		e.info.ChatTemplate = tokenizer.DetectTemplate(meta["chat_template"], e.tok)
+	}
+	// Load TP=1 now so a bad file fails at open, not at the first run.
+	if _, err := e.target(1); err != nil {
+		src.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func params(c model.Config) int64 {
+	attn := int64(c.Dim) * int64(c.HeadDim) * int64(2*c.Heads+2*c.KVHeads)
+	mlp := 3 * int64(c.Dim) * int64(c.FFN)
+	emb := int64(c.Vocab) * int64(c.Dim)
+	if !c.TiedEmbed {
+		emb *= 2
+	}
+	return int64(c.Layers)*(attn+mlp+2*int64(c.Dim)) + emb + int64(c.Dim)
+}
+
+// Info describes the loaded model.
+func (e *Engine) Info() ModelInfo { return e.info }
+
+// Tokenizer returns the model's tokenizer or the reason there is none.
+func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) { return e.tok, e.tokErr }
+
+// Config is the target's config.
+func (e *Engine) Config() model.Config { return e.cfg }
+
+// Source is the opened model file (drafters share its tokenizer checks).
+func (e *Engine) Source() loader.Source { return e.src }
+
+// Close releases the model file.
+func (e *Engine) Close() error {
+	e.run.Lock()
+	defer e.run.Unlock()
+	return e.src.Close()
+}
+
+// target returns the TP-size-tp target, building its shards on first use.
+func (e *Engine) target(tp int) (*tpTarget, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t, ok := e.targets[tp]; ok {
+		return t, nil
+	}
+	ws := make([]*model.Weights, tp)
+	for r := range ws {
+		w, err := model.LoadWeights(e.src, model.Shard{Rank: r, Size: tp})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.info.Path, err)
+		}
+		ws[r] = w
+	}
+	t := newTPTarget(ws, e.opts.CtxLen)
+	e.targets[tp] = t
+	return t, nil
+}
+
+// Encode tokenizes a prompt (with BOS as the model declares).
+func (e *Engine) Encode(text string) ([]int32, error) {
+	if e.tok == nil {
+		return nil, fmt.Errorf("%s has no tokenizer (%v); pass token ids (--prompt-ids) instead", e.info.Path, e.tokErr)
+	}
+	return e.tok.Encode(text, true), nil
+}
+
+// ParseIDs parses "1,2,3".
+func ParseIDs(s string) ([]int32, error) {
+	var ids []int32
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		var v int32
+		if _, err := fmt.Sscan(f, &v); err != nil {
+			return nil, fmt.Errorf("token id %q is not an integer", f)
+		}
+		ids = append(ids, v)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("no token ids given")
+	}
+	return ids, nil
+}

@@ -1,0 +1,146 @@
+package loader
+
+import (
+	"fmt"
+	"math"
+
+	"rigscope/engine/loader/gguf"
+	"rigscope/engine/model"
+	"rigscope/engine/tokenizer"
+	"rigscope/engine/tokenizer/ggufvocab"
+)
+
+func openGGUF(path string) (Source, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
+	}
+	src, err := ggufSource(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return src, nil
+}
+
+func ggufSource(f *gguf.File) (*fileSource, error) {
+	cfg, err := ggufConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	dominant, err := validateWeights(f.Path, cfg, f.Tensor)
+	if err != nil {
+		return nil, err
+	}
+	meta := map[string]string{"format": "gguf", "path": f.Path, "dtype": dominant.String(), "architecture": cfg.Arch,
+		"gguf_version": fmt.Sprint(f.Version)}
+	if tmpl, ok := f.String("tokenizer.chat_template"); ok {
+		meta["chat_template"] = tmpl
+	}
+	if name, ok := f.String("general.name"); ok {
+		meta["name"] = name
+	}
+	return &fileSource{
+		path: f.Path, cfg: cfg, meta: meta, lookup: f.Tensor, closer: f.Close,
+		newTok: func() (tokenizer.Tokenizer, error) {
+			v, err := ggufvocab.VocabFromGGUF(f)
+			if err != nil {
+				return nil, fmt.Errorf("loader: %w", err)
+			}
+			if len(v.Tokens) != cfg.Vocab {
+				return nil, fmt.Errorf("loader: %s: tokenizer has %d tokens, token_embd.weight has %d rows", f.Path, len(v.Tokens), cfg.Vocab)
+			}
+			t, err := tokenizer.New(v)
+			if err != nil {
+				return nil, fmt.Errorf("loader: %s: %w", f.Path, err)
+			}
+			return t, nil
+		},
+	}, nil
+}
+
+// ggufConfig reads a Llama config from llama.* metadata; the vocabulary
+// size is token_embd.weight's row count.
+func ggufConfig(f *gguf.File) (model.Config, error) {
+	arch, ok := f.String("general.architecture")
+	if !ok {
+		return model.Config{}, fmt.Errorf("loader: %s: no general.architecture string", f.Path)
+	}
+	if arch != "llama" {
+		return model.Config{}, fmt.Errorf("loader: %s: architecture %q is not supported (supported: llama)", f.Path, arch)
+	}
+	var errs []error
+	num := func(key string, required bool, def int) int {
+		full := arch + "." + key
+		if _, present := f.Get(full); !present {
+			if required {
+				errs = append(errs, fmt.Errorf("missing %s", full))
+			}
+			return def
+		}
+		v, ok := f.Uint(full)
+		if !ok || v > math.MaxInt32 {
+			got, _ := f.Get(full)
+			errs = append(errs, fmt.Errorf("%s = %v (%T) is not a non-negative integer", full, got, got))
+			return def
+		}
+		return int(v)
+	}
+	flt := func(key string, def float32) float32 {
+		full := arch + "." + key
+		if _, present := f.Get(full); !present {
+			return def
+		}
+		v, ok := f.Float(full)
+		if !ok {
+			got, _ := f.Get(full)
+			errs = append(errs, fmt.Errorf("%s = %v (%T) is not a number", full, got, got))
+		}
+		return float32(v)
+	}
+	cfg := model.Config{
+		Arch:       arch,
+		Dim:        num("embedding_length", true, 0),
+		Layers:     num("block_count", true, 0),
+		Heads:      num("attention.head_count", true, 0),
+		FFN:        num("feed_forward_length", true, 0),
+		MaxSeq:     num("context_length", false, 0),
+		NormEps:    flt("attention.layer_norm_rms_epsilon", 1e-5),
+		RopeTheta:  flt("rope.freq_base", 10000),
+		RopeLayout: model.RopeInterleaved,
+	}
+	cfg.KVHeads = num("attention.head_count_kv", false, cfg.Heads)
+	if cfg.Heads > 0 {
+		cfg.HeadDim = num("attention.key_length", false, cfg.Dim/cfg.Heads)
+	}
+	if len(errs) > 0 {
+		return model.Config{}, fmt.Errorf("loader: %s: metadata: %w", f.Path, joinErrs(errs))
+	}
+	emb, ok := f.Info(model.NameTokEmbd)
+	if !ok || len(emb.Shape) != 2 {
+		return model.Config{}, fmt.Errorf("loader: %s: no 2-D %s to size the vocabulary", f.Path, model.NameTokEmbd)
+	}
+	cfg.Vocab = emb.Shape[0]
+	_, hasOutput := f.Info(model.NameOutput)
+	cfg.TiedEmbed = !hasOutput
+	if err := cfg.Validate(); err != nil {
+		return model.Config{}, fmt.Errorf("loader: %s: %w", f.Path, err)
+	}
+	for _, ti := range f.Tensors {
+		if !ti.Type.Supported() {
+			return model.Config{}, fmt.Errorf("loader: %s: tensor %q has type %v, which is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)", f.Path, ti.Name, ti.Type)
+		}
+	}
+	return cfg, nil
+}
+
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	msg := errs[0].Error()
+	for _, e := range errs[1:] {
+		msg += "; " + e.Error()
+	}
+	return fmt.Errorf("%s", msg)
+}

@@ -1,0 +1,110 @@
+package loader
+
+import (
+	"fmt"
+	"sync"
+
+	"rigscope/engine/model"
+	"rigscope/engine/tensor"
+	"rigscope/engine/tokenizer"
+)
+
+// fileSource is the Source every file format returns: a config, a lookup
+// of canonical names in the format's own container, a lazily built
+// tokenizer, and a closer.
+type fileSource struct {
+	path   string
+	cfg    model.Config
+	meta   map[string]string
+	lookup func(canonical string) (*tensor.Tensor, error)
+	closer func() error
+
+	tokOnce sync.Once
+	newTok  func() (tokenizer.Tokenizer, error)
+	tok     tokenizer.Tokenizer
+	tokErr  error
+}
+
+func (s *fileSource) Config() model.Config { return s.cfg }
+
+func (s *fileSource) Tensor(name string) (*tensor.Tensor, error) {
+	t, err := s.lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("loader: %s: tensor %q: %w", s.path, name, err)
+	}
+	return t, nil
+}
+
+func (s *fileSource) Tokenizer() (tokenizer.Tokenizer, error) {
+	s.tokOnce.Do(func() { s.tok, s.tokErr = s.newTok() })
+	return s.tok, s.tokErr
+}
+
+func (s *fileSource) Meta() map[string]string {
+	m := make(map[string]string, len(s.meta))
+	for k, v := range s.meta {
+		m[k] = v
+	}
+	return m
+}
+
+func (s *fileSource) Close() error { return s.closer() }
+
+// ExpectedShapes returns the canonical tensor names a Llama model of cfg
+// must have, with their shapes (outermost first).
+func ExpectedShapes(cfg model.Config) map[string][]int {
+	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+	m := map[string][]int{
+		model.NameTokEmbd:    {cfg.Vocab, cfg.Dim},
+		model.NameOutputNorm: {cfg.Dim},
+	}
+	if !cfg.TiedEmbed {
+		m[model.NameOutput] = []int{cfg.Vocab, cfg.Dim}
+	}
+	for l := range cfg.Layers {
+		for part, shape := range map[string][]int{
+			"attn_norm": {cfg.Dim}, "attn_q": {q, cfg.Dim}, "attn_k": {kv, cfg.Dim}, "attn_v": {kv, cfg.Dim},
+			"attn_output": {cfg.Dim, q}, "ffn_norm": {cfg.Dim},
+			"ffn_gate": {cfg.FFN, cfg.Dim}, "ffn_up": {cfg.FFN, cfg.Dim}, "ffn_down": {cfg.Dim, cfg.FFN},
+		} {
+			m[model.LayerName(l, part)] = shape
+		}
+	}
+	return m
+}
+
+// validateWeights checks that every tensor the config needs is present,
+// well-formed, of the expected shape, and of a usable dtype (norm vectors
+// must be F32, F16 or BF16).
+func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor.Tensor, error)) (dominant tensor.DType, err error) {
+	count := map[tensor.DType]int{}
+	for name, shape := range ExpectedShapes(cfg) {
+		t, err := lookup(name)
+		if err != nil {
+			return 0, fmt.Errorf("loader: %s: %w", path, err)
+		}
+		if err := t.ExpectShape(shape...); err != nil {
+			return 0, fmt.Errorf("loader: %s: %w (config %s)", path, err, describe(cfg))
+		}
+		if err := t.Check(); err != nil {
+			return 0, fmt.Errorf("loader: %s: %w", path, err)
+		}
+		if len(shape) == 1 && t.DType != tensor.F32 && t.DType != tensor.F16 && t.DType != tensor.BF16 {
+			return 0, fmt.Errorf("loader: %s: tensor %q has dtype %v, want F32, F16 or BF16 for a norm vector", path, name, t.DType)
+		}
+		if len(shape) == 2 {
+			count[t.DType]++
+		}
+	}
+	best := -1
+	for d, n := range count {
+		if n > best || (n == best && d < dominant) {
+			dominant, best = d, n
+		}
+	}
+	return dominant, nil
+}
+
+func describe(c model.Config) string {
+	return fmt.Sprintf("dim %d, %d layers, %d heads, %d kv heads, head dim %d, ffn %d, vocab %d", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab)
+}

@@ -1,0 +1,320 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"rigscope/engine/tensor/cpu"
+)
+
+// AllReducer sums a buffer across the ranks of a tensor-parallel group, in
+// place (tp.Comm satisfies it). Nil for a single rank.
+type AllReducer interface {
+	AllReduceSum(ctx context.Context, x []float32) error
+}
+
+// LogitsMode says which rows of the batch need logits.
+type LogitsMode uint8
+
+const (
+	LogitsLast LogitsMode = iota // the last token only (prefill, decode)
+	LogitsAll                    // every token (verification)
+	LogitsNone                   // none (a drafter catching up)
+)
+
+// Batch is the input of one forward pass: T tokens written to cache slots
+// [Len, Len+T).
+type Batch struct {
+	Tokens []int32 // (T)
+	// Pos are the RoPE positions; nil means Len+i (a chain).
+	Pos []int32 // (T)
+	// Parent is the tree: token i attends to the cached prefix and to its
+	// ancestors (Parent[i] < i, -1 = attached to the prefix) and itself. Nil
+	// means a causal chain.
+	Parent []int32 // (T)
+	Logits LogitsMode
+}
+
+// Runner is one rank's model: its weights, its KV cache and scratch that is
+// allocated once per batch size, so a step allocates nothing.
+type Runner struct {
+	W    *Weights
+	KV   *KVCache
+	Comm AllReducer // nil for TP=1
+	Pool *cpu.Pool
+	rope *cpu.RopeTable
+
+	// CaptureLayers lists layers whose output residual stream (T, dim) is
+	// copied to Captured after each forward (EAGLE-3 reads them).
+	CaptureLayers []int
+	Captured      [][]float32
+
+	// AllReduceTime accumulates time spent in Comm since the last reset.
+	AllReduceTime time.Duration
+	AllReduceCall int
+
+	s scratch
+}
+
+// scratch buffers for a batch of up to cap tokens. hl, kvl, fl: local heads,
+// kv heads, FFN columns.
+type scratch struct {
+	cap   int
+	x     []float32 // (T, dim) residual stream
+	xn    []float32 // (T, dim) normed
+	q     []float32 // (T, hl*hd)
+	k, v  []float32 // (T, kvl*hd)
+	att   []float32 // (T, hl*hd)
+	o     []float32 // (T, dim) partial sums before the allreduce
+	gate  []float32 // (T, fl)
+	up    []float32 // (T, fl)
+	score []float32 // (slots)
+	allow [][]int32 // tree: per token, the batch indices it may attend to
+	tree  bool      // the current batch is a tree
+}
+
+// NewRunner makes a runner with a cache of ctxLen positions.
+func NewRunner(w *Weights, ctxLen int, comm AllReducer, pool *cpu.Pool) *Runner {
+	c := w.Cfg
+	return &Runner{
+		W:    w,
+		KV:   NewKVCache(c.Layers, ctxLen, w.KVHeadsLocal*c.HeadDim),
+		Comm: comm,
+		Pool: pool,
+		rope: cpu.NewRopeTable(c.HeadDim, ctxLen+64, c.RopeTheta),
+	}
+}
+
+func (r *Runner) grow(T int) {
+	if T <= r.s.cap {
+		return
+	}
+	c, w := r.W.Cfg, r.W
+	hd := c.HeadDim
+	fl := w.FFNHi - w.FFNLo
+	r.s = scratch{
+		cap:   T,
+		x:     make([]float32, T*c.Dim),
+		xn:    make([]float32, T*c.Dim),
+		q:     make([]float32, T*w.HeadsLocal*hd),
+		k:     make([]float32, T*w.KVHeadsLocal*hd),
+		v:     make([]float32, T*w.KVHeadsLocal*hd),
+		att:   make([]float32, T*w.HeadsLocal*hd),
+		o:     make([]float32, T*c.Dim),
+		gate:  make([]float32, T*fl),
+		up:    make([]float32, T*fl),
+		score: make([]float32, r.KV.Slots),
+	}
+}
+
+// Forward runs the batch through the model, appending its keys and values
+// to the cache, and writes logits for the rows b.Logits asks for into
+// logits: row i of the result at logits[i*vocab : (i+1)*vocab] (this rank
+// writes only its vocab columns). On error the cache is left at its old
+// length.
+func (r *Runner) Forward(ctx context.Context, b Batch, logits []float32) error {
+	c, w := r.W.Cfg, r.W
+	T := len(b.Tokens)
+	base := r.KV.Len
+	if T == 0 {
+		return fmt.Errorf("model: empty batch")
+	}
+	if base+T > r.KV.Slots {
+		return fmt.Errorf("model: %d cached + %d new tokens exceed the context of %d positions; start a new run or raise --ctx", base, T, r.KV.Slots)
+	}
+	if err := r.checkBatch(b, base); err != nil {
+		return err
+	}
+	r.grow(T)
+	s := &r.s
+	dim, hd := c.Dim, c.HeadDim
+	hl, kvl := w.HeadsLocal, w.KVHeadsLocal
+	fl := w.FFNHi - w.FFNLo
+	pos := func(i int) int {
+		if b.Pos != nil {
+			return int(b.Pos[i])
+		}
+		return base + i
+	}
+
+	// Embedding: x[t] = token_embd[tokens[t]]          x (T, dim)
+	x := s.x[:T*dim]
+	for t, id := range b.Tokens {
+		if id < 0 || int(id) >= c.Vocab {
+			return fmt.Errorf("model: token id %d outside the vocabulary of %d", id, c.Vocab)
+		}
+		cpu.DequantRow(x[t*dim:(t+1)*dim], w.TokEmbd, int(id))
+	}
+	r.buildMask(b, T)
+
+	xn, o := s.xn[:T*dim], s.o[:T*dim]
+	q, k, v := s.q[:T*hl*hd], s.k[:T*kvl*hd], s.v[:T*kvl*hd]
+	att := s.att[:T*hl*hd]
+	gate, up := s.gate[:T*fl], s.up[:T*fl]
+	for l := range w.Layers {
+		L := &w.Layers[l]
+		// Attention block.
+		cpu.RMSNorm(xn, x, L.AttnNorm, c.NormEps)
+		r.Pool.MatMul(q, hl*hd, xn, T, L.Wq)  // q (T, hl*hd)
+		r.Pool.MatMul(k, kvl*hd, xn, T, L.Wk) // k (T, kvl*hd)
+		r.Pool.MatMul(v, kvl*hd, xn, T, L.Wv) // v (T, kvl*hd)
+		inter := c.RopeLayout == RopeInterleaved
+		for t := 0; t < T; t++ {
+			r.rope.Apply(q[t*hl*hd:(t+1)*hl*hd], pos(t), inter)
+			r.rope.Apply(k[t*kvl*hd:(t+1)*kvl*hd], pos(t), inter)
+		}
+		width := kvl * hd
+		copy(r.KV.K[l][base*width:(base+T)*width], k)
+		copy(r.KV.V[l][base*width:(base+T)*width], v)
+		r.attention(att, q, l, base, T) // att (T, hl*hd)
+		r.Pool.MatMul(o, dim, att, T, L.Wo)
+		if err := r.allReduce(ctx, o); err != nil {
+			return err
+		}
+		cpu.Add(x, o)
+
+		// MLP block: down(silu(gate(xn)) * up(xn)).
+		cpu.RMSNorm(xn, x, L.FFNNorm, c.NormEps)
+		r.Pool.MatMul(gate, fl, xn, T, L.Gate) // gate (T, fl)
+		r.Pool.MatMul(up, fl, xn, T, L.Up)     // up (T, fl)
+		cpu.SwiGLU(gate, gate, up)
+		r.Pool.MatMul(o, dim, gate, T, L.Down)
+		if err := r.allReduce(ctx, o); err != nil {
+			return err
+		}
+		cpu.Add(x, o)
+		r.capture(l, x)
+	}
+	r.KV.Len = base + T
+
+	// Final norm and this rank's vocab columns of the output projection.
+	if b.Logits == LogitsNone {
+		return nil
+	}
+	first := 0
+	if b.Logits == LogitsLast {
+		first = T - 1
+	}
+	rows := T - first
+	if len(logits) < rows*c.Vocab {
+		return fmt.Errorf("model: logits buffer holds %d floats, need %d", len(logits), rows*c.Vocab)
+	}
+	cpu.RMSNorm(xn[:rows*dim], x[first*dim:], w.OutNorm, c.NormEps)
+	r.Pool.MatMul(logits[w.VocabLo:], c.Vocab, xn[:rows*dim], rows, w.Output)
+	return nil
+}
+
+func (r *Runner) checkBatch(b Batch, base int) error {
+	T := len(b.Tokens)
+	if b.Pos != nil && len(b.Pos) != T || b.Parent != nil && len(b.Parent) != T {
+		return fmt.Errorf("model: batch of %d tokens with %d positions and %d parents", T, len(b.Pos), len(b.Parent))
+	}
+	for i, p := range b.Parent {
+		if p >= int32(i) || p < -1 {
+			return fmt.Errorf("model: tree parent %d of node %d must be in [-1, %d)", p, i, i)
+		}
+	}
+	for _, p := range b.Pos {
+		if p < 0 || int(p) >= r.rope.MaxPos() {
+			return fmt.Errorf("model: position %d outside [0, %d)", p, r.rope.MaxPos())
+		}
+	}
+	return nil
+}
+
+// buildMask fills s.allow for a tree batch: node i may see its ancestors.
+func (r *Runner) buildMask(b Batch, T int) {
+	s := &r.s
+	s.tree = b.Parent != nil
+	if !s.tree {
+		return
+	}
+	if cap(s.allow) < T {
+		s.allow = make([][]int32, T)
+	}
+	s.allow = s.allow[:T]
+	for i := 0; i < T; i++ {
+		a := s.allow[i][:0]
+		for j := int32(i); j >= 0; j = b.Parent[j] {
+			a = append(a, j)
+		}
+		slices.Reverse(a) // ascending: ancestors first, itself last
+		s.allow[i] = a
+	}
+}
+
+// attention computes, for each token t and local head h, softmax(q·Kᵀ/√d)·V
+// over the cached prefix [0, base) and the batch slots it may see.
+func (r *Runner) attention(out, q []float32, layer, base, T int) {
+	c, w := r.W.Cfg, r.W
+	hd, hl, kvl := c.HeadDim, w.HeadsLocal, w.KVHeadsLocal
+	group := c.Heads / c.KVHeads
+	width := kvl * hd
+	K, V := r.KV.K[layer], r.KV.V[layer]
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	tree := r.s.tree
+	for t := 0; t < T; t++ {
+		// Slots this token sees: [0, base) and then the batch part.
+		var extra []int32
+		if tree {
+			extra = r.s.allow[t]
+		}
+		for h := 0; h < hl; h++ {
+			kvh := (w.HeadLo+h)/group - w.KVHeadLo
+			qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]
+			n := base + t + 1
+			if tree {
+				n = base + len(extra)
+			}
+			sc := r.s.score[:n]
+			for j := 0; j < base; j++ {
+				sc[j] = cpu.Dot(qh, K[j*width+kvh*hd:j*width+(kvh+1)*hd]) * scale
+			}
+			for i := 0; i < n-base; i++ {
+				slot := base + i
+				if tree {
+					slot = base + int(extra[i])
+				}
+				sc[base+i] = cpu.Dot(qh, K[slot*width+kvh*hd:slot*width+(kvh+1)*hd]) * scale
+			}
+			cpu.Softmax(sc)
+			oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd]
+			clear(oh)
+			for j := 0; j < n; j++ {
+				slot := j
+				if j >= base && tree {
+					slot = base + int(extra[j-base])
+				}
+				cpu.AXPY(oh, sc[j], V[slot*width+kvh*hd:slot*width+(kvh+1)*hd])
+			}
+		}
+	}
+}
+
+func (r *Runner) allReduce(ctx context.Context, x []float32) error {
+	if r.Comm == nil {
+		return nil
+	}
+	t0 := time.Now()
+	err := r.Comm.AllReduceSum(ctx, x)
+	r.AllReduceTime += time.Since(t0)
+	r.AllReduceCall++
+	if err != nil {
+		return fmt.Errorf("model: allreduce: %w", err)
+	}
+	return nil
+}
+
+func (r *Runner) capture(layer int, x []float32) {
+	for i, l := range r.CaptureLayers {
+		if l == layer {
+			if len(r.Captured) != len(r.CaptureLayers) {
+				r.Captured = make([][]float32, len(r.CaptureLayers))
+			}
+			r.Captured[i] = append(r.Captured[i][:0], x...)
+		}
+	}
+}

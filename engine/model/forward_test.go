@@ -1,0 +1,237 @@
+package model_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"rigscope/engine/loader/synthetic"
+	"rigscope/engine/model"
+
+	"rigscope/engine/tensor/cpu"
+)
+
+func tinySource(t *testing.T, spec string) *synthetic.Source {
+	t.Helper()
+	src, err := synthetic.Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func newRunner(t *testing.T, src model.WeightSource) *model.Runner {
+	t.Helper()
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model.NewRunner(w, 256, nil, cpu.NewPool(2))
+}
+
+func maxDiff(a, b []float32) float64 {
+	var m float64
+	for i := range a {
+		m = math.Max(m, math.Abs(float64(a[i]-b[i])))
+	}
+	return m
+}
+
+var prompt = []int32{1, 40, 41, 42, 300, 7, 9, 100, 200, 13, 77, 5}
+
+// Prefill in one batch must give the same logits as feeding the tokens one
+// at a time (only float32 reassociation differs).
+func TestPrefillEqualsDecode(t *testing.T) {
+	for _, spec := range []string{"tiny", "tiny?dtype=f16", "tiny?dtype=bf16", "tiny?dtype=q8_0", "tiny?dtype=q4_0"} {
+		src := tinySource(t, spec)
+		V := src.Config().Vocab
+		r := newRunner(t, src)
+		all := make([]float32, len(prompt)*V)
+		if err := r.Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, all); err != nil {
+			t.Fatal(err)
+		}
+		r.KV.Rewind(0)
+		one := make([]float32, V)
+		for i, tok := range prompt {
+			if err := r.Forward(context.Background(), model.Batch{Tokens: []int32{tok}}, one); err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff(one, all[i*V:(i+1)*V]); d > 1e-4 {
+				t.Errorf("%s: token %d: decode vs batched logits differ by %g", spec, i, d)
+			}
+		}
+	}
+}
+
+// A tree batch must give each node the logits of the chain along its path.
+func TestTreeEqualsChains(t *testing.T) {
+	src := tinySource(t, "tiny")
+	V := src.Config().Vocab
+	r := newRunner(t, src)
+	ctx := context.Background()
+	pre := prompt[:5]
+	// Tree: 0 -> {1, 2}; 1 -> 3; 2 -> 4.
+	tree := []int32{10, 11, 12, 13, 14}
+	parent := []int32{-1, 0, 0, 1, 2}
+	base := len(pre)
+	pos := []int32{int32(base), int32(base + 1), int32(base + 1), int32(base + 2), int32(base + 2)}
+	if err := r.Forward(ctx, model.Batch{Tokens: pre, Logits: model.LogitsNone}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, len(tree)*V)
+	if err := r.Forward(ctx, model.Batch{Tokens: tree, Pos: pos, Parent: parent, Logits: model.LogitsAll}, got); err != nil {
+		t.Fatal(err)
+	}
+	paths := [][]int{{0, 1, 3}, {0, 2, 4}}
+	for _, path := range paths {
+		r2 := newRunner(t, src)
+		var chain []int32
+		for _, n := range path {
+			chain = append(chain, tree[n])
+		}
+		want := make([]float32, len(chain)*V)
+		if err := r2.Forward(ctx, model.Batch{Tokens: append(append([]int32{}, pre...), chain...), Logits: model.LogitsAll}, make([]float32, (len(pre)+len(chain))*V)); err != nil {
+			t.Fatal(err)
+		}
+		r2.KV.Rewind(len(pre))
+		if err := r2.Forward(ctx, model.Batch{Tokens: chain, Logits: model.LogitsAll}, want); err != nil {
+			t.Fatal(err)
+		}
+		for j, n := range path {
+			if d := maxDiff(got[n*V:(n+1)*V], want[j*V:(j+1)*V]); d > 1e-4 {
+				t.Errorf("path %v node %d: tree vs chain logits differ by %g", path, n, d)
+			}
+		}
+	}
+	// Keeping path {0,2,4} then decoding must equal the chain run.
+	if err := r.KV.KeepPath(base, []int{0, 2, 4}); err != nil {
+		t.Fatal(err)
+	}
+	next := make([]float32, V)
+	if err := r.Forward(ctx, model.Batch{Tokens: []int32{99}}, next); err != nil {
+		t.Fatal(err)
+	}
+	r3 := newRunner(t, src)
+	want := make([]float32, V)
+	if err := r3.Forward(ctx, model.Batch{Tokens: append(append([]int32{}, pre...), 10, 12, 14, 99)}, want); err != nil {
+		t.Fatal(err)
+	}
+	if d := maxDiff(next, want); d > 1e-4 {
+		t.Errorf("after KeepPath: logits differ from the chain by %g", d)
+	}
+}
+
+// sumComm is an in-test allreduce over shared memory (a barrier and a
+// float64 sum), independent of engine/tp.
+type sumComm struct {
+	mu   sync.Mutex
+	n    int
+	bufs [][]float32
+	cond *sync.Cond
+	gen  int
+	done int
+	out  []float32
+}
+
+type rankComm struct {
+	g    *sumComm
+	rank int
+}
+
+func (c rankComm) AllReduceSum(_ context.Context, x []float32) error {
+	g := c.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gen := g.gen
+	g.bufs[c.rank] = x
+	g.done++
+	if g.done == g.n {
+		sum := make([]float64, len(x))
+		for _, b := range g.bufs {
+			for i, v := range b {
+				sum[i] += float64(v)
+			}
+		}
+		g.out = make([]float32, len(x))
+		for i, v := range sum {
+			g.out[i] = float32(v)
+		}
+		g.done = 0
+		g.gen++
+		g.cond.Broadcast()
+	} else {
+		for g.gen == gen {
+			g.cond.Wait()
+		}
+	}
+	copy(x, g.out)
+	return nil
+}
+
+func TestTensorParallelEqualsSingle(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		tp   int
+	}{{"tiny", 2}, {"tiny", 4}, {"tiny?dtype=q8_0", 2}, {"small?layers=1", 8}} {
+		t.Run(fmt.Sprintf("%s/tp%d", tc.spec, tc.tp), func(t *testing.T) {
+			src := tinySource(t, tc.spec)
+			V := src.Config().Vocab
+			ref := make([]float32, len(prompt)*V)
+			if err := newRunner(t, src).Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, ref); err != nil {
+				t.Fatal(err)
+			}
+			g := &sumComm{n: tc.tp, bufs: make([][]float32, tc.tp)}
+			g.cond = sync.NewCond(&g.mu)
+			got := make([]float32, len(prompt)*V)
+			var wg sync.WaitGroup
+			errs := make([]error, tc.tp)
+			for r := 0; r < tc.tp; r++ {
+				w, err := model.LoadWeights(src, model.Shard{Rank: r, Size: tc.tp})
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := model.NewRunner(w, 64, rankComm{g, r}, cpu.NewPool(1))
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = run.Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, got)
+				}()
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := maxDiff(got, ref); d > 1e-4 {
+				t.Errorf("TP=%d logits differ from TP=1 by %g", tc.tp, d)
+			}
+		})
+	}
+}
+
+func TestBadTP(t *testing.T) {
+	src := tinySource(t, "tiny") // 4 heads, 2 kv heads
+	_, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 3})
+	if err == nil || !contains(err.Error(), "valid sizes: [1 2 4]") {
+		t.Errorf("LoadWeights(TP=3) error = %v, want one listing valid sizes [1 2 4]", err)
+	}
+}
+
+func TestContextOverflow(t *testing.T) {
+	src := tinySource(t, "tiny")
+	w, _ := model.LoadWeights(src, model.Shard{Size: 1})
+	r := model.NewRunner(w, 8, nil, nil)
+	err := r.Forward(context.Background(), model.Batch{Tokens: prompt}, make([]float32, src.Config().Vocab))
+	if err == nil || !contains(err.Error(), "exceed the context") {
+		t.Errorf("Forward(12 tokens, ctx 8) error = %v", err)
+	}
+	if r.KV.Len != 0 {
+		t.Errorf("cache length %d after a failed forward, want 0", r.KV.Len)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

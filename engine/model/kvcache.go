@@ -1,0 +1,59 @@
+package model
+
+import "fmt"
+
+// KVCache holds one rank's keys and values by position (slot). Slots
+// [0, Len) are valid; a forward pass appends at Len. Speculative decoding
+// rewinds it (Rewind) or keeps one path of a verified tree (KeepPath).
+type KVCache struct {
+	Layers, Slots, Width int         // Width = kvl*hd
+	K, V                 [][]float32 // per layer (Slots, Width)
+	Len                  int
+}
+
+// NewKVCache allocates a cache of slots positions for kvHeads*headDim floats.
+func NewKVCache(layers, slots, width int) *KVCache {
+	c := &KVCache{Layers: layers, Slots: slots, Width: width, K: make([][]float32, layers), V: make([][]float32, layers)}
+	for l := range c.K {
+		c.K[l] = make([]float32, slots*width)
+		c.V[l] = make([]float32, slots*width)
+	}
+	return c
+}
+
+// Rewind forgets every slot at or after n.
+func (c *KVCache) Rewind(n int) error {
+	if n < 0 || n > c.Len {
+		return fmt.Errorf("kv cache: rewind to %d outside [0, %d]", n, c.Len)
+	}
+	c.Len = n
+	return nil
+}
+
+// KeepPath keeps, of the slots appended after base, the ones at offsets
+// path (ascending) and moves them to base, base+1, ...; Len becomes
+// base+len(path). Used after tree verification.
+func (c *KVCache) KeepPath(base int, path []int) error {
+	if base < 0 || base > c.Len {
+		return fmt.Errorf("kv cache: base %d outside [0, %d]", base, c.Len)
+	}
+	for j, off := range path {
+		src, dst := base+off, base+j
+		if src >= c.Len || off < j {
+			return fmt.Errorf("kv cache: path %v does not fit %d slots after %d", path, c.Len-base, base)
+		}
+		if src == dst {
+			continue
+		}
+		w := c.Width
+		for l := 0; l < c.Layers; l++ {
+			copy(c.K[l][dst*w:(dst+1)*w], c.K[l][src*w:(src+1)*w])
+			copy(c.V[l][dst*w:(dst+1)*w], c.V[l][src*w:(src+1)*w])
+		}
+	}
+	c.Len = base + len(path)
+	return nil
+}
+
+// Bytes is the cache's memory.
+func (c *KVCache) Bytes() int64 { return int64(c.Layers) * int64(c.Slots) * int64(c.Width) * 8 }

@@ -1,0 +1,245 @@
+package model
+
+import (
+	"fmt"
+
+	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
+)
+
+// WeightSource is what loading needs from a model file (loader.Source
+// satisfies it).
+type WeightSource interface {
+	Config() Config
+	Tensor(name string) (*tensor.Tensor, error)
+}
+
+// Shard names one rank of a tensor-parallel group of Size ranks.
+type Shard struct{ Rank, Size int }
+
+// Layer is one decoder block's weights for this rank. hl = query heads on
+// this rank, kvl = kv heads on this rank, fl = this rank's FFN columns.
+type Layer struct {
+	AttnNorm []float32      // (dim)
+	Wq       *tensor.Tensor // (hl*hd, dim)   column-parallel: this rank's query heads
+	Wk, Wv   *tensor.Tensor // (kvl*hd, dim)  this rank's kv heads (replicated when TP > kv heads)
+	Wo       *tensor.Tensor // (dim, hl*hd)   row-parallel: the input columns of this rank's heads
+	FFNNorm  []float32      // (dim)
+	Gate, Up *tensor.Tensor // (fl, dim)      column-parallel
+	Down     *tensor.Tensor // (dim, fl)      row-parallel
+}
+
+// Weights is one rank's view of the model. With Shard{0, 1} it is the whole
+// model. Embedding is replicated (a lookup moves no data); the output
+// projection is vocab-parallel: rank r computes logits [VocabLo, VocabHi).
+type Weights struct {
+	Cfg   Config
+	Shard Shard
+
+	HeadLo, HeadsLocal     int // query heads [HeadLo, HeadLo+HeadsLocal)
+	KVHeadLo, KVHeadsLocal int // kv heads [KVHeadLo, KVHeadLo+KVHeadsLocal)
+	FFNLo, FFNHi           int // FFN columns [FFNLo, FFNHi)
+	VocabLo, VocabHi       int // output rows [VocabLo, VocabHi)
+
+	TokEmbd *tensor.Tensor // (vocab, dim)
+	Layers  []Layer
+	OutNorm []float32      // (dim)
+	Output  *tensor.Tensor // (VocabHi-VocabLo, dim)
+}
+
+// ValidTP lists the tensor-parallel sizes (up to max) that split cfg's heads
+// evenly: query heads divisible by tp, and kv heads either divisible by tp or
+// dividing it (then kv heads are replicated, as vLLM does).
+func ValidTP(cfg Config, max int) []int {
+	var ok []int
+	for tp := 1; tp <= max; tp++ {
+		if splits(cfg, tp) {
+			ok = append(ok, tp)
+		}
+	}
+	return ok
+}
+
+func splits(cfg Config, tp int) bool {
+	return cfg.Heads%tp == 0 && (cfg.KVHeads%tp == 0 || tp%cfg.KVHeads == 0)
+}
+
+func checkTP(cfg Config, tp int) error {
+	if tp < 1 {
+		return fmt.Errorf("tensor-parallel size %d must be at least 1", tp)
+	}
+	if !splits(cfg, tp) {
+		return fmt.Errorf("tensor-parallel size %d does not divide %d heads / %d kv heads; valid sizes: %v",
+			tp, cfg.Heads, cfg.KVHeads, ValidTP(cfg, 64))
+	}
+	return nil
+}
+
+// LoadWeights takes rank shard.Rank's slices of every weight from src. The
+// weights alias src's (mapped) memory; only the small norm vectors are
+// converted to float32.
+func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
+	cfg := src.Config()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if shard.Size == 0 {
+		shard.Size = 1
+	}
+	if err := checkTP(cfg, shard.Size); err != nil {
+		return nil, err
+	}
+	w := &Weights{Cfg: cfg, Shard: shard}
+	hd, tp, r := cfg.HeadDim, shard.Size, shard.Rank
+	w.HeadsLocal = cfg.Heads / tp
+	w.HeadLo = r * w.HeadsLocal
+	group := cfg.Heads / cfg.KVHeads
+	w.KVHeadLo = w.HeadLo / group
+	w.KVHeadsLocal = (w.HeadLo+w.HeadsLocal-1)/group - w.KVHeadLo + 1
+
+	get := func(name string, shape ...int) (*tensor.Tensor, error) {
+		t, err := src.Tensor(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.ExpectShape(shape...); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		if err := cpu.Supported(t.DType); err != nil {
+			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+		}
+		return t, nil
+	}
+	vec := func(name string, n int) ([]float32, error) {
+		t, err := get(name, n)
+		if err != nil {
+			return nil, err
+		}
+		v := make([]float32, n)
+		cpu.DequantRow(v, t, 0)
+		return v, nil
+	}
+	var err error
+	if w.TokEmbd, err = get(NameTokEmbd, cfg.Vocab, cfg.Dim); err != nil {
+		return nil, err
+	}
+	if w.OutNorm, err = vec(NameOutputNorm, cfg.Dim); err != nil {
+		return nil, err
+	}
+	out := w.TokEmbd
+	if !cfg.TiedEmbed {
+		if out, err = get(NameOutput, cfg.Vocab, cfg.Dim); err != nil {
+			return nil, err
+		}
+	}
+	w.VocabLo, w.VocabHi = cfg.Vocab*r/tp, cfg.Vocab*(r+1)/tp
+	if w.Output, err = out.SliceRows(w.VocabLo, w.VocabHi); err != nil {
+		return nil, err
+	}
+
+	w.Layers = make([]Layer, cfg.Layers)
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		n := func(part string) string { return LayerName(i, part) }
+		if L.AttnNorm, err = vec(n("attn_norm"), cfg.Dim); err != nil {
+			return nil, err
+		}
+		if L.FFNNorm, err = vec(n("ffn_norm"), cfg.Dim); err != nil {
+			return nil, err
+		}
+		wq, err := get(n("attn_q"), cfg.Heads*hd, cfg.Dim)
+		if err != nil {
+			return nil, err
+		}
+		wk, err := get(n("attn_k"), cfg.KVHeads*hd, cfg.Dim)
+		if err != nil {
+			return nil, err
+		}
+		wv, err := get(n("attn_v"), cfg.KVHeads*hd, cfg.Dim)
+		if err != nil {
+			return nil, err
+		}
+		wo, err := get(n("attn_output"), cfg.Dim, cfg.Heads*hd)
+		if err != nil {
+			return nil, err
+		}
+		gate, err := get(n("ffn_gate"), cfg.FFN, cfg.Dim)
+		if err != nil {
+			return nil, err
+		}
+		up, err := get(n("ffn_up"), cfg.FFN, cfg.Dim)
+		if err != nil {
+			return nil, err
+		}
+		down, err := get(n("ffn_down"), cfg.Dim, cfg.FFN)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			bs := down.DType.BlockSize()
+			w.FFNLo = alignDown(cfg.FFN*r/tp, bs)
+			w.FFNHi = alignDown(cfg.FFN*(r+1)/tp, bs)
+			if r == tp-1 {
+				w.FFNHi = cfg.FFN
+			}
+			if w.FFNHi <= w.FFNLo {
+				return nil, fmt.Errorf("model: FFN size %d is too small to split %d ways in %d-element blocks", cfg.FFN, tp, bs)
+			}
+		}
+		qLo, qHi := w.HeadLo*hd, (w.HeadLo+w.HeadsLocal)*hd
+		kLo, kHi := w.KVHeadLo*hd, (w.KVHeadLo+w.KVHeadsLocal)*hd
+		slices := []struct {
+			dst  **tensor.Tensor
+			src  *tensor.Tensor
+			rows bool
+			lo   int
+			hi   int
+		}{
+			{&L.Wq, wq, true, qLo, qHi},
+			{&L.Wk, wk, true, kLo, kHi},
+			{&L.Wv, wv, true, kLo, kHi},
+			{&L.Wo, wo, false, qLo, qHi},
+			{&L.Gate, gate, true, w.FFNLo, w.FFNHi},
+			{&L.Up, up, true, w.FFNLo, w.FFNHi},
+			{&L.Down, down, false, w.FFNLo, w.FFNHi},
+		}
+		for _, s := range slices {
+			var t *tensor.Tensor
+			if tp == 1 {
+				t = s.src
+			} else if s.rows {
+				t, err = s.src.SliceRows(s.lo, s.hi)
+			} else {
+				t, err = s.src.SliceCols(s.lo, s.hi)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("model: sharding for TP=%d: %w", tp, err)
+			}
+			*s.dst = t
+		}
+	}
+	return w, nil
+}
+
+func alignDown(x, b int) int { return x / b * b }
+
+// Bytes is the weight memory this rank reads (its shards plus the replicated
+// embedding), for reporting memory per rank.
+func (w *Weights) Bytes() int64 {
+	var n int64
+	add := func(t *tensor.Tensor) {
+		b, _ := t.DType.Bytes(t.Elems())
+		n += int64(b)
+	}
+	add(w.TokEmbd)
+	if !w.Cfg.TiedEmbed || w.Shard.Size > 1 {
+		add(w.Output)
+	}
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		for _, t := range []*tensor.Tensor{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
+			add(t)
+		}
+	}
+	return n
+}

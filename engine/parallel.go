@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+
+	"rigscope/engine/model"
+	"rigscope/engine/tp"
+)
+
+// DefaultAllReduce is the backend a run uses when RunConfig.AllReduce is "".
+const DefaultAllReduce = "auto"
+
+// prepare returns the target for cfg's TP size with a fresh allreduce group
+// of cfg's backend attached. The group lives for this run only, so a run in
+// flight keeps its backend and the next run may use another one; the
+// weights are never reloaded.
+func (e *Engine) prepare(cfg *RunConfig) (*tpTarget, error) {
+	if cfg.TP <= 0 {
+		cfg.TP = 1
+	}
+	if cfg.AllReduce == "" {
+		cfg.AllReduce = DefaultAllReduce
+	}
+	if err := checkTPSize(e.cfg, cfg.TP); err != nil {
+		return nil, err
+	}
+	t, err := e.target(cfg.TP)
+	if err != nil {
+		return nil, err
+	}
+	var g *tp.Group
+	if cfg.TP > 1 {
+		g, err = tp.NewGroup(cfg.AllReduce, cfg.TP, tp.GroupOptions{})
+		if err != nil {
+			return nil, err
+		}
+	} else if _, err := tp.NewGroup(cfg.AllReduce, 1, tp.GroupOptions{}); err != nil {
+		return nil, err // an unknown backend name is an error even at TP=1
+	}
+	t.attach(g)
+	return t, nil
+}
+
+// checkTPSize refuses TP sizes the heads or the cores cannot take.
+func checkTPSize(cfg model.Config, n int) error {
+	valid := model.ValidTP(cfg, tp.MaxRanks)
+	ok := false
+	for _, v := range valid {
+		ok = ok || v == n
+	}
+	if !ok {
+		return fmt.Errorf("TP %d does not split %d heads / %d kv heads; valid sizes: %v", n, cfg.Heads, cfg.KVHeads, valid)
+	}
+	if limit := 4 * runtime.NumCPU(); n > limit {
+		return fmt.Errorf("TP %d is more than 4x this machine's %d cores (ranks are goroutines); use at most %d", n, runtime.NumCPU(), limit)
+	}
+	return nil
+}
+
+// commStats fills the tensor-parallel parts of st after a run.
+func commStats(t *tpTarget, st *Stats, wall float64) {
+	st.AllReduceMs = ms(t.allReduceTime())
+	if wall > 0 {
+		st.AllReduceShare = st.AllReduceMs / wall
+	}
+	if t.group == nil {
+		return
+	}
+	gs := t.group.Stats()
+	st.BytesSent = append([]int64{}, gs.BytesSent...)
+	st.BytesRecv = append([]int64{}, gs.BytesRecv...)
+}

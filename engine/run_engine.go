@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"rigscope/engine/sample"
+	"rigscope/engine/spec"
+	"rigscope/engine/tokenizer"
+)
+
+// Run generates with cfg, streaming events to sink (called on this
+// goroutine; it must not block). It returns when the run ends; a cancelled
+// ctx stops it cleanly with StopReason "cancelled".
+//
+// With a drafter, the baseline tokens/s (for the break-even acceptance
+// length) is the decode rate of the last plain run of the same TP size and
+// allreduce backend on this engine; when there was none, the run starts with
+// a short plain decode of a few steps that measures it (BaselineSource says
+// which).
+func (e *Engine) Run(ctx context.Context, cfg RunConfig, sink func(Event)) (Stats, error) {
+	e.run.Lock()
+	defer e.run.Unlock()
+	if sink == nil {
+		sink = func(Event) {}
+	}
+	st, err := e.runLocked(ctx, cfg, sink)
+	if err != nil {
+		st.StopReason = "error"
+	}
+	sink(Event{Kind: EventDone, Stats: st, Err: err})
+	return st, err
+}
+
+// Baseline sources, for logs.
+const (
+	BaselineLastPlain = "last plain run with the same config"
+	BaselineMeasured  = "short plain decode at run start"
+	BaselineThisRun   = "this plain run"
+)
+
+// BaselineSource says where a speculative run's baseline came from for the
+// last run of cfg's configuration on this engine.
+func (e *Engine) BaselineSource(cfg RunConfig) string {
+	if cfg.Drafter.Kind == "none" || cfg.Drafter.Kind == "" && cfg.Drafter.Path == "" {
+		return BaselineThisRun
+	}
+	if cfg.TP <= 0 {
+		cfg.TP = 1
+	}
+	if _, ok := e.drafters.lastPlain(baselineKey(cfg)); ok {
+		return BaselineLastPlain
+	}
+	return BaselineMeasured
+}
+
+func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event)) (Stats, error) {
+	var st Stats
+	prompt := cfg.PromptIDs
+	if prompt == nil {
+		ids, err := e.Encode(cfg.Prompt)
+		if err != nil {
+			return st, err
+		}
+		prompt = ids
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = 256
+	}
+	if cfg.TP <= 0 {
+		cfg.TP = 1
+	}
+	dc, err := NormalizeDrafter(cfg.Drafter)
+	if err != nil {
+		return st, err
+	}
+	t, err := e.target(cfg.TP)
+	if err != nil {
+		return st, err
+	}
+	if dc.Kind != "none" {
+		if err := spec.Check(dc.K, dc.Tree, len(prompt), t.MaxLen()); err != nil {
+			return st, err
+		}
+	}
+	drafter, err := e.drafter(dc)
+	if err != nil {
+		return st, err
+	}
+	eos := int32(-1)
+	var dec *tokenizer.StreamDecoder
+	if e.tok != nil {
+		eos = e.tok.EOS()
+		dec = tokenizer.NewStreamDecoder(e.tok)
+	}
+	sp := sample.Params{Temperature: cfg.Sampling.Temperature, TopK: cfg.Sampling.TopK, TopP: cfg.Sampling.TopP}
+	key := baselineKey(cfg)
+	baseline, haveBaseline := e.drafters.lastPlain(key)
+	start := time.Now()
+	var firstTok time.Duration
+	opts := spec.Options{
+		MaxTokens: cfg.MaxTokens,
+		EOS:       eos,
+		K:         dc.K,
+		Branch:    dc.Tree,
+		Sampler:   sample.New(sp, cfg.Sampling.Seed),
+		Drafter:   drafter,
+		DraftSeed: cfg.Sampling.Seed,
+		Emit: func(ids []int32, fromDraft []bool) {
+			if firstTok == 0 {
+				firstTok = time.Since(start)
+			}
+			toks := make([]Token, len(ids))
+			for i, id := range ids {
+				toks[i] = Token{ID: id, FromDraft: fromDraft[i]}
+				if dec != nil {
+					toks[i].Text = dec.Next(id)
+				}
+			}
+			sink(Event{Kind: EventTokens, Tokens: toks})
+		},
+	}
+	if drafter != nil && !haveBaseline {
+		opts.BaselineSteps = baselineSteps
+	}
+	step := 0
+	opts.Step = func(s spec.StepInfo) {
+		step++
+		sink(Event{Kind: EventStep, Step: StepStats{Step: step, Drafted: s.Drafted, Accepted: s.Accepted,
+			Draft: s.Draft, Verify: s.Verify, NewTokens: s.New, ElapsedTime: time.Since(start)}})
+	}
+	res, err := spec.Generate(ctx, t, prompt, opts)
+	st.PromptTokens = len(prompt)
+	st.GeneratedTokens = len(res.Tokens)
+	st.PrefillMs = ms(res.Prefill)
+	st.TimeToFirstTokenMs = ms(firstTok)
+	st.StopReason = res.StopReason
+	if n := len(res.Tokens) - 1; n > 0 && res.Decode > 0 {
+		st.DecodeTokensPerS = float64(n) / res.Decode.Seconds()
+	}
+	fillSpecStats(&st, res.Counts)
+	switch {
+	case drafter == nil:
+		st.BaselineTokensPerS = st.DecodeTokensPerS
+		if err == nil && res.StopReason != "cancelled" && len(res.Tokens) > 1 {
+			e.drafters.setPlain(key, st.DecodeTokensPerS)
+		}
+	case haveBaseline:
+		st.BaselineTokensPerS = baseline
+	default:
+		st.BaselineTokensPerS = res.BaselineTokS
+	}
+	if res.Counts.Drafts > 0 {
+		st.BreakEvenAcceptLen = spec.BreakEven(st.BaselineTokensPerS, res.Counts.StepTime())
+	}
+	if err != nil {
+		return st, fmt.Errorf("run: %w", err)
+	}
+	return st, nil
+}
+
+// fillSpecStats copies the speculative counts into the run's stats.
+func fillSpecStats(st *Stats, c spec.Counts) {
+	st.Drafts = c.Drafts
+	st.DraftTokens = c.DraftTokens
+	st.AcceptedTokens = c.Accepted
+	st.AcceptHist = c.Hist
+	st.AcceptPerPos = c.AcceptPerPos()
+	st.MeanAcceptLen = c.MeanAcceptLen()
+	st.DraftMs = ms(c.Draft)
+	st.VerifyMs = ms(c.Verify)
+}
+
+// SpecPays is the verdict next to the numbers: the measured mean
+// acceptance length beats the break-even one.
+func SpecPays(st Stats) bool {
+	return st.Drafts > 0 && st.MeanAcceptLen > st.BreakEvenAcceptLen
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -1,0 +1,326 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"rigscope/engine/model"
+	"rigscope/engine/sample"
+)
+
+// Options configure one generation.
+type Options struct {
+	MaxTokens int
+	EOS       int32 // -1: none
+	K         int   // draft length, or tree depth (1..MaxK; ignored without a drafter)
+	Branch    int   // 0: chain; B: tree with at most B nodes per depth
+	Sampler   *sample.Sampler
+	Drafter   Drafter // nil: plain decoding
+	// DraftSampler is the drafter's own sampler (same params as Sampler, a
+	// different random stream); nil derives one from DraftSeed.
+	DraftSampler *sample.Sampler
+	DraftSeed    uint64
+	// BaselineSteps plain steps are taken (and timed) before speculation
+	// starts: a short plain decode that measures the baseline tokens/s of
+	// this very configuration (Result.BaselineTokS).
+	BaselineSteps int
+	// Emit receives each step's new tokens; fromDraft[i] marks tokens that
+	// were drafted and accepted.
+	Emit func(ids []int32, fromDraft []bool)
+	// Step receives each step's counts and times.
+	Step func(StepInfo)
+
+	// residual replaces norm(max(p-q, 0)) (tests prove they notice).
+	residual func(r, p, q []float32, x int32)
+}
+
+// Result summarizes a generation.
+type Result struct {
+	Tokens     []int32
+	FromDraft  []bool
+	StopReason string // eos | max_tokens | context | cancelled
+	Prefill    time.Duration
+	Decode     time.Duration // after the first token
+	Counts     Counts
+	// BaselineTokS is the plain decode rate over the BaselineSteps steps
+	// (0 when none were taken).
+	BaselineTokS float64
+}
+
+// Check validates the speculative settings against a prompt and a context
+// of maxLen positions: k in 1..MaxK, branch in 0..MaxBranch, and room for
+// the prompt, the token being verified and every proposal node.
+func Check(k, branch, promptLen, maxLen int) error {
+	if k < 1 || k > MaxK {
+		return fmt.Errorf("spec: draft length k=%d outside 1..%d", k, MaxK)
+	}
+	if branch < 0 || branch > MaxBranch {
+		return fmt.Errorf("spec: tree branching %d outside 1..%d (0 = chain)", branch, MaxBranch)
+	}
+	nodes := Request{K: k, Branch: branch}.MaxNodes()
+	if promptLen+1+nodes > maxLen {
+		what := fmt.Sprintf("a chain of %d drafts", k)
+		if branch > 0 {
+			what = fmt.Sprintf("a tree of %d x %d = %d nodes", branch, k, nodes)
+		}
+		return fmt.Errorf("spec: %s after a %d-token prompt needs %d positions, the context holds %d; lower --k/--tree or raise --ctx",
+			what, promptLen, promptLen+1+nodes, maxLen)
+	}
+	return nil
+}
+
+// Generate prefills prompt into an empty target and decodes up to
+// MaxTokens tokens, speculatively when o.Drafter is set.
+func Generate(ctx context.Context, t Target, prompt []int32, o Options) (Result, error) {
+	res := Result{Counts: NewCounts(max(o.K, 0))}
+	if len(prompt) == 0 {
+		return res, errors.New("generate: empty prompt")
+	}
+	if len(prompt)+1 > t.MaxLen() {
+		return res, fmt.Errorf("generate: prompt of %d tokens does not fit the context of %d; shorten it or raise --ctx", len(prompt), t.MaxLen())
+	}
+	if o.Sampler == nil {
+		o.Sampler = sample.New(sample.Params{}, 0)
+	}
+	g := &gen{t: t, o: o, res: &res, v: newVerifier(o.Sampler, t.Vocab())}
+	if o.residual != nil {
+		g.v.residual = o.residual
+	}
+	if o.Drafter != nil {
+		if err := Check(o.K, o.Branch, len(prompt), t.MaxLen()); err != nil {
+			return res, err
+		}
+		if g.o.DraftSampler == nil {
+			g.o.DraftSampler = sample.New(o.Sampler.P, o.DraftSeed^0x2545f4914f6cdd1d)
+		}
+		if fd, ok := o.Drafter.(FeatureDrafter); ok {
+			ft, ok := t.(FeatureTarget)
+			if !ok {
+				return res, fmt.Errorf("generate: drafter %s reads the target's hidden states, which this target does not expose", fd.Name())
+			}
+			g.fd, g.ft = fd, ft
+			ft.SetCapture(fd.FeatureLayers())
+			defer ft.SetCapture(nil)
+		}
+	}
+	if err := t.Rewind(0); err != nil {
+		return res, err
+	}
+	err := g.run(ctx, prompt)
+	if err != nil && ctx.Err() != nil {
+		res.StopReason, err = "cancelled", nil
+	}
+	return res, err
+}
+
+// gen is one generation's state.
+type gen struct {
+	t    Target
+	o    Options
+	res  *Result
+	v    *verifier
+	fd   FeatureDrafter // nil unless the drafter reads features
+	ft   FeatureTarget
+	seq  []int32 // prompt and emitted tokens; the last is not cached yet
+	next int32   // the last token, to be fed to the target next
+	done bool
+	rows []int // feature rows kept (scratch)
+}
+
+func (g *gen) run(ctx context.Context, prompt []int32) error {
+	t0 := time.Now()
+	logits, err := g.t.Forward(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast})
+	if err != nil {
+		return err
+	}
+	g.observe(0, prompt, nil, len(prompt))
+	next := g.o.Sampler.Sample(logits, g.v.p)
+	g.res.Prefill = time.Since(t0)
+	g.seq = append([]int32{}, prompt...)
+	t1 := time.Now()
+	defer func() { g.res.Decode = time.Since(t1) }()
+	g.emit(StepInfo{Tokens: []int32{next}, FromDraft: []bool{false}})
+	var baseline time.Duration
+	for step := 0; !g.done; step++ {
+		switch {
+		case g.t.Len()+1 >= g.t.MaxLen():
+			g.res.StopReason = "context"
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		var st StepInfo
+		plain := g.o.Drafter == nil || step < g.o.BaselineSteps
+		if !plain {
+			st, err = g.specStep(ctx)
+		} else {
+			st, err = g.plainStep(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if step < g.o.BaselineSteps && g.o.Drafter != nil {
+			baseline += st.Verify
+			if step == g.o.BaselineSteps-1 && baseline > 0 {
+				g.res.BaselineTokS = float64(g.o.BaselineSteps) / baseline.Seconds()
+			}
+		}
+		g.res.Counts.Add(st)
+		g.emit(st)
+		if g.o.Step != nil {
+			g.o.Step(st)
+		}
+	}
+	return nil
+}
+
+// emit appends a step's tokens, cut after EOS or at MaxTokens, and sets
+// done (and the stop reason) when the generation is over.
+func (g *gen) emit(st StepInfo) {
+	ids, fromDraft := st.Tokens, st.FromDraft
+	for i, id := range ids {
+		switch {
+		case id == g.o.EOS:
+			ids, fromDraft = ids[:i+1], fromDraft[:i+1]
+			g.done, g.res.StopReason = true, "eos"
+		case len(g.res.Tokens)+i+1 >= g.o.MaxTokens:
+			ids, fromDraft = ids[:i+1], fromDraft[:i+1]
+			g.done, g.res.StopReason = true, "max_tokens"
+		default:
+			continue
+		}
+		break
+	}
+	g.res.Tokens = append(g.res.Tokens, ids...)
+	g.res.FromDraft = append(g.res.FromDraft, fromDraft...)
+	g.seq = append(g.seq, ids...)
+	g.next = ids[len(ids)-1]
+	if g.o.Emit != nil {
+		g.o.Emit(ids, fromDraft)
+	}
+}
+
+// plainStep feeds the last token and samples one.
+func (g *gen) plainStep(ctx context.Context) (StepInfo, error) {
+	ts := time.Now()
+	base := g.t.Len()
+	logits, err := g.t.Forward(ctx, model.Batch{Tokens: []int32{g.next}, Logits: model.LogitsLast})
+	if err != nil {
+		return StepInfo{}, err
+	}
+	g.observe(base, []int32{g.next}, nil, 1)
+	tok := g.o.Sampler.Sample(logits, g.v.p)
+	return StepInfo{New: 1, Verify: time.Since(ts), Tokens: []int32{tok}, FromDraft: []bool{false}}, nil
+}
+
+// specStep drafts, verifies in one target pass, and keeps the accepted
+// path. The proposal is shrunk to the room left in the context and to the
+// tokens still wanted.
+func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
+	base := g.t.Len() // == len(g.seq)-1: g.next is not cached
+	room := g.t.MaxLen() - base - 1
+	want := g.o.MaxTokens - len(g.res.Tokens) - 1 // the step adds one token of its own
+	req := Request{K: min(g.o.K, want), Branch: g.o.Branch, Sampler: g.o.DraftSampler}
+	if req.MaxNodes() > room {
+		req.K = room / max(req.Branch, 1)
+	}
+	if req.K < 1 {
+		return g.plainStep(ctx)
+	}
+	td := time.Now()
+	prop, err := g.o.Drafter.Propose(ctx, g.seq, req)
+	if err != nil {
+		return StepInfo{}, fmt.Errorf("drafter %s: %w", g.o.Drafter.Name(), err)
+	}
+	draftTime := time.Since(td)
+	if len(prop.Tokens) == 0 {
+		st, err := g.plainStep(ctx)
+		st.Draft = draftTime
+		return st, err
+	}
+	children, depth, err := checkProposal(g.o.Drafter.Name(), prop, req, g.t.Vocab())
+	if err != nil {
+		return StepInfo{}, err
+	}
+	tv := time.Now()
+	n := len(prop.Tokens)
+	b := model.Batch{Tokens: append([]int32{g.next}, prop.Tokens...), Logits: model.LogitsAll}
+	if prop.Parent != nil {
+		b.Parent = make([]int32, n+1)
+		b.Pos = make([]int32, n+1)
+		b.Parent[0], b.Pos[0] = -1, int32(base)
+		for i, p := range prop.Parent {
+			b.Parent[i+1] = p + 1 // the context's token is batch row 0
+			b.Pos[i+1] = int32(base) + depth[i]
+		}
+	}
+	logits, err := g.t.Forward(ctx, b)
+	if err != nil {
+		return StepInfo{}, err
+	}
+	var path []int
+	var tok int32
+	if prop.Parent == nil {
+		var acc int
+		acc, tok = g.v.chain(logits, prop)
+		path = make([]int, acc)
+		for i := range path {
+			path[i] = i
+		}
+		err = g.t.Rewind(base + 1 + acc)
+	} else {
+		path, tok = g.v.tree(logits, prop, children)
+		err = g.t.KeepPath(base+1, path)
+	}
+	if err != nil {
+		return StepInfo{}, fmt.Errorf("generate: keep the accepted path: %w", err)
+	}
+	g.o.Drafter.Accept(path)
+	st := StepInfo{Drafted: n, Accepted: len(path), Draft: draftTime}
+	for _, d := range depth {
+		st.Depth = max(st.Depth, int(d))
+	}
+	st.Tokens = make([]int32, 0, len(path)+1)
+	st.FromDraft = make([]bool, 0, len(path)+1)
+	for _, i := range path {
+		st.Tokens = append(st.Tokens, prop.Tokens[i])
+		st.FromDraft = append(st.FromDraft, true)
+	}
+	st.Tokens = append(st.Tokens, tok)
+	st.FromDraft = append(st.FromDraft, false)
+	st.New = len(st.Tokens)
+	if g.fd != nil {
+		g.rows = append(g.rows[:0], 0)
+		for _, i := range path {
+			g.rows = append(g.rows, i+1)
+		}
+		g.observe(base, append([]int32{g.next}, st.Tokens[:len(path)]...), g.rows, n+1)
+	}
+	st.Verify = time.Since(tv)
+	return st, nil
+}
+
+// observe hands a feature drafter the captured features of the last target
+// forward (batchLen rows): the rows listed (nil: all), for the tokens now
+// cached at pos, pos+1, ...
+func (g *gen) observe(pos int, tokens []int32, rows []int, batchLen int) {
+	if g.fd == nil {
+		return
+	}
+	feats := g.ft.Captured()
+	if rows != nil {
+		out := make([][]float32, len(feats))
+		for l, f := range feats {
+			dim := len(f) / batchLen
+			o := make([]float32, 0, len(rows)*dim)
+			for _, r := range rows {
+				o = append(o, f[r*dim:(r+1)*dim]...)
+			}
+			out[l] = o
+		}
+		feats = out
+	}
+	g.fd.Observe(pos, tokens, feats)
+}

@@ -1,0 +1,117 @@
+// Package spec is speculative decoding: drafters propose tokens (a chain or
+// a tree), the target verifies them in one forward pass, and the longest
+// accepted prefix is kept. Generate is the decode loop for every drafter,
+// including none (plain decoding).
+//
+// Verification is lossless. At temperature 0 the output equals plain greedy
+// decoding token for token. At temperature > 0 a chain uses rejection
+// sampling (accept a drafted token x with probability min(1, p(x)/q(x)); on
+// rejection sample from norm(max(p-q, 0)); a drafter without probabilities
+// is a point mass), and a tree walks each node's children as point masses
+// (try child x with probability p(x); on rejection remove x from p and
+// renormalize), which also samples exactly from p.
+//
+// Drafters keep their own state in sync with the sequence they are shown
+// (the drafter model keeps the tokens its KV cache holds and rewinds to the
+// longest common prefix with the next sequence), so a cancelled or failed
+// step never leaves a drafter inconsistent: the next Propose repairs it.
+//
+// The draft model runs unsharded (TP=1) on the calling goroutine even when
+// the target is tensor-parallel: it is small (its whole step costs less than
+// one allreduce round of the target would add), and keeping it off the
+// group means drafter swaps never touch the target's ranks or comms.
+package spec
+
+import (
+	"context"
+
+	"rigscope/engine/model"
+	"rigscope/engine/sample"
+)
+
+// Target is the model being sped up, as the loop sees it (all ranks of a
+// tensor-parallel group behind one value).
+type Target interface {
+	// Forward appends the batch to the KV cache and returns logits,
+	// (rows, vocab) with rows as b.Logits asks. The slice is reused by the
+	// next call. On error the cache keeps its old length.
+	Forward(ctx context.Context, b model.Batch) ([]float32, error)
+	Len() int // cached positions
+	Rewind(n int) error
+	KeepPath(base int, path []int) error
+	Vocab() int
+	MaxLen() int
+}
+
+// FeatureTarget is a target that can hand hidden states to a drafter
+// (model.Runner's CaptureLayers/Captured on rank 0: the residual stream is
+// replicated across tensor-parallel ranks after each allreduce).
+type FeatureTarget interface {
+	Target
+	// SetCapture chooses the layers whose output residual streams later
+	// forwards copy out (nil: none).
+	SetCapture(layers []int)
+	// Captured returns, per captured layer, (T, dim) features of the last
+	// forward's T tokens. Valid until the next forward.
+	Captured() [][]float32
+}
+
+// Proposal is what a drafter offers: a chain (Parent nil) or a tree in
+// topological order (Parent[i] < i; -1 attaches to the context).
+type Proposal struct {
+	Tokens []int32
+	Parent []int32
+	// Probs[i] is the drafter's distribution q that Tokens[i] was sampled
+	// from, over the target vocabulary; nil for deterministic drafts (a
+	// point mass). Only chains use it: tree children are chosen by rank, so
+	// the tree walk treats them as point masses.
+	Probs [][]float32
+}
+
+// Request says what the loop wants proposed.
+type Request struct {
+	K      int // chain length, or tree depth
+	Branch int // 0: chain; B > 0: a tree of at most B nodes per depth
+	// Sampler is how a chain drafter with probabilities picks tokens: nil
+	// or greedy means argmax; otherwise sample from q (the sampler's
+	// transform of the drafter's logits) and report q in Proposal.Probs.
+	// It is the drafter's own sampler (its own random stream).
+	Sampler *sample.Sampler
+}
+
+// MaxNodes is the largest proposal a request allows.
+func (r Request) MaxNodes() int { return r.K * max(r.Branch, 1) }
+
+// Drafter proposes tokens that continue a sequence.
+type Drafter interface {
+	Name() string
+	// Propose offers a chain of up to K tokens, or a tree of depth up to K
+	// with at most Branch nodes per depth, after seq, the whole context
+	// (prompt and generated tokens; the last one is not yet verified by the
+	// target's cache). An empty proposal means "nothing to offer" (the loop
+	// then takes a plain step).
+	Propose(ctx context.Context, seq []int32, req Request) (Proposal, error)
+	// Accept says which proposal nodes the target kept (indices root first,
+	// then the target added one token of its own).
+	Accept(path []int)
+	// Reset forgets all cached state.
+	Reset()
+}
+
+// FeatureDrafter is a drafter that reads the target's hidden states (an
+// EAGLE-3 head). The loop turns capture on for FeatureLayers and, after
+// each target forward, passes Observe the features of the positions the
+// target kept, in order, so the drafter's inputs line up with the cache.
+type FeatureDrafter interface {
+	Drafter
+	FeatureLayers() []int
+	// Observe: tokens kept at positions pos, pos+1, ...; feats[l] is
+	// (len(tokens), dim) for FeatureLayers()[l]. The slices are reused.
+	Observe(pos int, tokens []int32, feats [][]float32)
+}
+
+// Limits on a request.
+const (
+	MaxK      = 16
+	MaxBranch = 8
+)

@@ -1,0 +1,380 @@
+// AVX2/FMA/F16C kernels (and an AVX512-VNNI variant of the int8 dot). The
+// Go fallbacks in kernels_generic.go are the specification; kernels_test.go
+// compares the two.
+
+#include "textflag.h"
+
+// func dotQ8Q8AVX2(w *byte, qx *int8, dx *float32, nb int, tbl *float32) float32
+//
+// sum over nb blocks of f16(w.d) * dx[b] * sum_i w.q[i]*qx[i]; w is ggml
+// Q8_0 (34-byte blocks: f16 scale, 32 int8), qx/dx an activation row
+// quantized to int8 with one float32 scale per 32. tbl is the f16->f32 table.
+TEXT ·dotQ8Q8AVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ qx+8(FP), DI
+	MOVQ dx+16(FP), DX
+	MOVQ nb+24(FP), CX
+	MOVQ tbl+32(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+	VPCMPEQW Y7, Y7, Y7
+	VPSRLW $15, Y7, Y7 // int16 ones
+
+q8pair:
+	CMPQ CX, $2
+	JLT q8one
+	VMOVDQU 2(SI), Y1
+	VMOVDQU (DI), Y2
+	VPSIGNB Y1, Y1, Y3
+	VPSIGNB Y1, Y2, Y4
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y7, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	MOVWLZX (SI), AX
+	VMOVSS (R8)(AX*4), X6
+	VMULSS (DX), X6, X6
+	VBROADCASTSS X6, Y6
+	VFMADD231PS Y5, Y6, Y0
+
+	VMOVDQU 36(SI), Y9
+	VMOVDQU 32(DI), Y10
+	VPSIGNB Y9, Y9, Y11
+	VPSIGNB Y9, Y10, Y12
+	VPMADDUBSW Y12, Y11, Y13
+	VPMADDWD Y7, Y13, Y13
+	VCVTDQ2PS Y13, Y13
+	MOVWLZX 34(SI), AX
+	VMOVSS (R8)(AX*4), X14
+	VMULSS 4(DX), X14, X14
+	VBROADCASTSS X14, Y14
+	VFMADD231PS Y13, Y14, Y8
+
+	ADDQ $68, SI
+	ADDQ $64, DI
+	ADDQ $8, DX
+	SUBQ $2, CX
+	JMP q8pair
+
+q8one:
+	CMPQ CX, $0
+	JEQ q8done
+	VMOVDQU 2(SI), Y1
+	VMOVDQU (DI), Y2
+	VPSIGNB Y1, Y1, Y3
+	VPSIGNB Y1, Y2, Y4
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y7, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	MOVWLZX (SI), AX
+	VMOVSS (R8)(AX*4), X6
+	VMULSS (DX), X6, X6
+	VBROADCASTSS X6, Y6
+	VFMADD231PS Y5, Y6, Y0
+
+q8done:
+	VADDPS Y8, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func dotQ8Q8x4VNNI(w *byte, qx *int8, dx *float32, nb int, tbl *float32, xstride int, out *float32)
+//
+// The same dot for one weight row against four activation rows (qx + k*xstride
+// bytes, dx + k*nb floats), out[k] = result k. Needs AVX512-VNNI and AVX512VL
+// (VPDPBUSD on 256-bit registers).
+TEXT ·dotQ8Q8x4VNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ qx+8(FP), DI
+	MOVQ dx+16(FP), DX
+	MOVQ nb+24(FP), CX
+	MOVQ tbl+32(FP), R8
+	MOVQ xstride+40(FP), R9
+	MOVQ CX, R10
+	SHLQ $2, R10 // dx stride in bytes: nb*4
+	LEAQ (DI)(R9*2), R11 // qx row 2
+	LEAQ (DX)(R10*2), R12 // dx row 2
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+x4loop:
+	CMPQ CX, $0
+	JEQ x4done
+	VMOVDQU 2(SI), Y4
+	VPSIGNB Y4, Y4, Y5 // |w|
+	MOVWLZX (SI), AX
+	VMOVSS (R8)(AX*4), X6 // f16(w.d)
+
+	// row 0
+	VMOVDQU (DI), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPDPBUSD Y7, Y5, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (DX), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y0
+	// row 1
+	VMOVDQU (DI)(R9*1), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPDPBUSD Y7, Y5, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (DX)(R10*1), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y1
+	// row 2
+	VMOVDQU (R11), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPDPBUSD Y7, Y5, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (R12), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y2
+	// row 3
+	VMOVDQU (R11)(R9*1), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPDPBUSD Y7, Y5, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (R12)(R10*1), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y3
+
+	ADDQ $34, SI
+	ADDQ $32, DI
+	ADDQ $32, R11
+	ADDQ $4, DX
+	ADDQ $4, R12
+	DECQ CX
+	JMP x4loop
+
+x4done:
+	MOVQ out+48(FP), AX
+	// horizontal sums: reduce Y0..Y3 to four floats
+	VHADDPS Y1, Y0, Y0 // [a01 a23 b01 b23 | a45 a67 b45 b67]
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0 // [a b c d | a' b' c' d'] partial
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
+// func dotQ8Q8x4AVX2(w *byte, qx *int8, dx *float32, nb int, tbl *float32, xstride int, out *float32)
+//
+// dotQ8Q8x4VNNI with VPMADDUBSW+VPMADDWD instead of VPDPBUSD.
+TEXT ·dotQ8Q8x4AVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ qx+8(FP), DI
+	MOVQ dx+16(FP), DX
+	MOVQ nb+24(FP), CX
+	MOVQ tbl+32(FP), R8
+	MOVQ xstride+40(FP), R9
+	MOVQ CX, R10
+	SHLQ $2, R10
+	LEAQ (DI)(R9*2), R11
+	LEAQ (DX)(R10*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VPCMPEQW Y10, Y10, Y10
+	VPSRLW $15, Y10, Y10 // int16 ones
+
+a4loop:
+	CMPQ CX, $0
+	JEQ a4done
+	VMOVDQU 2(SI), Y4
+	VPSIGNB Y4, Y4, Y5
+	MOVWLZX (SI), AX
+	VMOVSS (R8)(AX*4), X6
+
+	VMOVDQU (DI), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPMADDUBSW Y7, Y5, Y8
+	VPMADDWD Y10, Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (DX), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y0
+
+	VMOVDQU (DI)(R9*1), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPMADDUBSW Y7, Y5, Y8
+	VPMADDWD Y10, Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (DX)(R10*1), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y1
+
+	VMOVDQU (R11), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPMADDUBSW Y7, Y5, Y8
+	VPMADDWD Y10, Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (R12), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y2
+
+	VMOVDQU (R11)(R9*1), Y7
+	VPSIGNB Y4, Y7, Y7
+	VPMADDUBSW Y7, Y5, Y8
+	VPMADDWD Y10, Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VMULSS (R12)(R10*1), X6, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS Y8, Y9, Y3
+
+	ADDQ $34, SI
+	ADDQ $32, DI
+	ADDQ $32, R11
+	ADDQ $4, DX
+	ADDQ $4, R12
+	DECQ CX
+	JMP a4loop
+
+a4done:
+	MOVQ out+48(FP), AX
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
+// func dotF16AVX2(w *uint16, x *float32, n int) float32
+//
+// sum_i f16(w[i]) * x[i] for n a multiple of 16.
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+f16quad:
+	CMPQ CX, $32
+	JLT f16pair
+	VCVTPH2PS (SI), Y2
+	VCVTPH2PS 16(SI), Y3
+	VCVTPH2PS 32(SI), Y6
+	VCVTPH2PS 48(SI), Y7
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	VFMADD231PS 64(DI), Y6, Y4
+	VFMADD231PS 96(DI), Y7, Y5
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP f16quad
+
+f16pair:
+	CMPQ CX, $16
+	JLT f16done
+	VCVTPH2PS (SI), Y2
+	VCVTPH2PS 16(SI), Y3
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	ADDQ $32, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP f16pair
+
+f16done:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotF32AVX2(a, b *float32, n int) float32
+//
+// sum_i a[i]*b[i] for n a multiple of 16.
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+f32quad:
+	CMPQ CX, $32
+	JLT f32pair
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	VFMADD231PS 64(DI), Y6, Y4
+	VFMADD231PS 96(DI), Y7, Y5
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP f32quad
+
+f32pair:
+	CMPQ CX, $16
+	JLT f32done
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP f32pair
+
+f32done:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func axpyAVX2(y *float32, a float32, x *float32, n int)
+//
+// y[i] += a*x[i] for n a multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	VBROADCASTSS a+8(FP), Y0
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+
+axloop:
+	CMPQ CX, $8
+	JLT axdone
+	VMOVUPS (DI), Y1
+	VFMADD231PS (SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP axloop
+
+axdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,120 @@
+package cpu
+
+import (
+	"math"
+)
+
+// RMSNorm: out[t] = x[t] / sqrt(mean(x[t]²) + eps) * w, for T rows of len(w).
+func RMSNorm(out, x, w []float32, eps float32) {
+	d := len(w)
+	for t := 0; t+d <= len(x); t += d {
+		xs, os := x[t:t+d], out[t:t+d]
+		var ss float32
+		for _, v := range xs {
+			ss += v * v
+		}
+		inv := float32(1 / math.Sqrt(float64(ss/float32(d)+eps)))
+		for i, v := range xs {
+			os[i] = v * inv * w[i]
+		}
+	}
+}
+
+// RopeTable holds cos/sin per (position, pair) computed as PyTorch does in
+// float32: inv_freq_j = 1 / theta^(2j/d), angle = float32(pos) * inv_freq_j.
+type RopeTable struct {
+	HeadDim int
+	cos     []float32 // (maxPos, HeadDim/2)
+	sin     []float32 // (maxPos, HeadDim/2)
+}
+
+// NewRopeTable precomputes rotations for positions [0, maxPos).
+func NewRopeTable(headDim, maxPos int, theta float32) *RopeTable {
+	half := headDim / 2
+	rt := &RopeTable{HeadDim: headDim, cos: make([]float32, maxPos*half), sin: make([]float32, maxPos*half)}
+	inv := make([]float32, half)
+	for j := range inv {
+		inv[j] = float32(1 / math.Pow(float64(theta), float64(float32(2*j)/float32(headDim))))
+	}
+	for p := 0; p < maxPos; p++ {
+		for j := 0; j < half; j++ {
+			a := float32(p) * inv[j]
+			rt.cos[p*half+j] = float32(math.Cos(float64(a)))
+			rt.sin[p*half+j] = float32(math.Sin(float64(a)))
+		}
+	}
+	return rt
+}
+
+// Apply rotates every head of one token's vector v (nHeads*HeadDim) at
+// position pos. interleaved pairs (2j, 2j+1); otherwise (j, j+d/2).
+func (rt *RopeTable) Apply(v []float32, pos int, interleaved bool) {
+	d, half := rt.HeadDim, rt.HeadDim/2
+	c := rt.cos[pos*half : pos*half+half]
+	s := rt.sin[pos*half : pos*half+half]
+	for h := 0; h+d <= len(v); h += d {
+		x := v[h : h+d]
+		if interleaved {
+			for j := 0; j < half; j++ {
+				a, b := x[2*j], x[2*j+1]
+				x[2*j] = a*c[j] - b*s[j]
+				x[2*j+1] = a*s[j] + b*c[j]
+			}
+		} else {
+			for j := 0; j < half; j++ {
+				a, b := x[j], x[j+half]
+				x[j] = a*c[j] - b*s[j]
+				x[j+half] = b*c[j] + a*s[j]
+			}
+		}
+	}
+}
+
+// MaxPos is the number of positions the table covers.
+func (rt *RopeTable) MaxPos() int { return len(rt.cos) / (rt.HeadDim / 2) }
+
+// SwiGLU: out = silu(gate) * up, elementwise.
+func SwiGLU(out, gate, up []float32) {
+	for i, g := range gate {
+		out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+// Add: out += a, elementwise.
+func Add(out, a []float32) {
+	a = a[:len(out)]
+	for i := range out {
+		out[i] += a[i]
+	}
+}
+
+// Softmax in place, in float32 with the max subtracted.
+func Softmax(x []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	var s float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		s += e
+	}
+	inv := 1 / s
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// Dot exposes the float32 inner product for attention.
+func Dot(a, b []float32) float32 { return dot(a, b) }
+
+// AXPY: y += a*x.
+func AXPY(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}

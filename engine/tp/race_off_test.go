@@ -1,0 +1,5 @@
+//go:build !race
+
+package tp
+
+const raceEnabled = false
