@@ -57,12 +57,12 @@ func (r *Recorder) StartRun(info RunInfo, lat *LatencySet, bytes *RankBytes) {
 		r.prevAcceptHist = r.acceptHist
 	}
 	k := max(info.K, 0)
-	*r = Recorder{
-		maxSteps: r.maxSteps, info: info, running: true, start: time.Now(),
-		prevAcceptHist: r.prevAcceptHist, baselineTokS: r.baselineTokS,
-		acceptHist: make([]int, k+1), acceptPerPos: make([]int64, k),
-		lat: lat, bytes: bytes,
-	}
+	r.info, r.running, r.start = info, true, time.Now()
+	r.steps, r.next = nil, 0
+	r.acceptHist, r.acceptPerPos = make([]int, k+1), make([]int64, k)
+	r.drafts, r.accepted, r.generated = 0, 0, 0
+	r.stepTime, r.allReduceTime, r.draftTime, r.verifyTime = 0, 0, 0, 0
+	r.lat, r.bytes = lat, bytes
 	if r.lat == nil {
 		r.lat = NewLatencySet()
 	}

@@ -13,6 +13,10 @@ import (
 // qBlock is the int8 block: one float32 scale per qBlock values.
 const qBlock = 32
 
+// roundMagic is 1.5*2^23: float32 x + roundMagic - roundMagic rounds x to
+// an integer for |x| < 2^22. A var, so the compiler does not fold it away.
+var roundMagic float32 = 1 << 23 * 1.5
+
 // int8WireBytes is the wire size of m values: m int8 plus the scales.
 func int8WireBytes(m int) int { return m + 4*((m+qBlock-1)/qBlock) }
 
@@ -21,10 +25,16 @@ func int8WireBytes(m int) int { return m + 4*((m+qBlock-1)/qBlock) }
 func quantizeInt8(q []int8, s []float32, x []float32) {
 	for b := 0; b*qBlock < len(x); b++ {
 		blk := x[b*qBlock : min((b+1)*qBlock, len(x))]
-		var amax float32
+		var hi, lo float32
 		for _, v := range blk {
-			amax = max(amax, math.Float32frombits(math.Float32bits(v)&0x7fffffff))
+			if v > hi {
+				hi = v
+			}
+			if v < lo {
+				lo = v
+			}
 		}
+		amax := max(hi, -lo)
 		scale := amax / 127
 		s[b] = scale
 		qb := q[b*qBlock : b*qBlock+len(blk)]
@@ -34,12 +44,10 @@ func quantizeInt8(q []int8, s []float32, x []float32) {
 		}
 		inv := 1 / scale
 		for i, v := range blk {
-			f := v * inv // in [-127, 127] up to rounding
-			if f >= 0 {
-				qb[i] = int8(min(127, int32(f+0.5))) // round half away from zero
-			} else {
-				qb[i] = int8(max(-127, int32(f-0.5)))
-			}
+			// |v*inv| <= 127 up to rounding; adding and removing 1.5*2^23
+			// rounds it to the nearest integer (ties to even), branch-free.
+			r := v*inv + roundMagic
+			qb[i] = int8(int32(r - roundMagic))
 		}
 	}
 }

@@ -270,6 +270,10 @@ func (c *rankComm) AllReduceSum(ctx context.Context, x []float32) error {
 	if g.n == 1 {
 		return g.bar.failed()
 	}
+	if err := context.Cause(ctx); err != nil { // cancelled before the call: release the peers now
+		g.Abort(err)
+		return fmt.Errorf("tp: rank %d: %s allreduce: %w", c.rank, g.backend, err)
+	}
 	start := time.Now()
 	err := g.algo(c, ctx, x)
 	c.calls++

@@ -39,10 +39,7 @@ func dequant(dst []float32, dt tensor.DType, src []byte) {
 		s := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), n)
 		copy(dst, s)
 	case tensor.F16:
-		s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), n)
-		for i, h := range s {
-			dst[i] = f16Table[h]
-		}
+		f16Row(dst, src)
 	case tensor.BF16:
 		s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), n)
 		for i, h := range s {
@@ -71,45 +68,4 @@ func dequant(dst []float32, dt tensor.DType, src []byte) {
 	default:
 		panic(fmt.Sprintf("cpu: dequant of %v", dt)) // callers check Supported at load time
 	}
-}
-
-// dot is the float32 inner product; four accumulators let the compiler
-// pipeline the adds (float32 reassociation only).
-func dot(a, b []float32) float32 {
-	n := len(a)
-	b = b[:n]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// dotQ8 is the inner product of x with one Q8_0 row without materializing
-// the dequantized row: sum over blocks of d_b * sum_i q_i x_i.
-func dotQ8(x []float32, row []byte) float32 {
-	var s float32
-	nb := len(x) / 32
-	for b := 0; b < nb; b++ {
-		blk := row[b*34 : b*34+34]
-		d := f16Table[binary.LittleEndian.Uint16(blk)]
-		q := blk[2:34]
-		xs := x[b*32 : b*32+32]
-		var s0, s1, s2, s3 float32
-		for i := 0; i < 32; i += 4 {
-			s0 += float32(int8(q[i])) * xs[i]
-			s1 += float32(int8(q[i+1])) * xs[i+1]
-			s2 += float32(int8(q[i+2])) * xs[i+2]
-			s3 += float32(int8(q[i+3])) * xs[i+3]
-		}
-		s += d * ((s0 + s1) + (s2 + s3))
-	}
-	return s
 }

@@ -378,3 +378,25 @@ axloop:
 axdone:
 	VZEROUPPER
 	RET
+
+// func f16ToF32AVX2(dst *float32, src *uint16, n int)
+//
+// dst[i] = f16(src[i]) for n a multiple of 8.
+TEXT ·f16ToF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+cvloop:
+	CMPQ CX, $8
+	JLT cvdone
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP cvloop
+
+cvdone:
+	VZEROUPPER
+	RET

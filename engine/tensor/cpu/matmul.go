@@ -1,51 +1,18 @@
 package cpu
 
 import (
-	"runtime"
 	"sync"
 	"unsafe"
 
 	"rigscope/engine/tensor"
 )
 
-// Pool runs row-parallel kernels on a fixed number of goroutines.
-type Pool struct {
-	Threads int
-}
-
-// NewPool returns a pool with n threads (n <= 0: one per CPU).
-func NewPool(n int) *Pool {
-	if n <= 0 {
-		n = runtime.NumCPU()
-	}
-	return &Pool{Threads: n}
-}
-
-// parallel splits [0, n) into contiguous chunks, one per thread, and calls
-// fn(lo, hi, worker) on each; it returns when all are done.
-func (p *Pool) parallel(n int, fn func(lo, hi, worker int)) {
-	th := 1
-	if p != nil {
-		th = p.Threads
-	}
-	if th > n {
-		th = n
-	}
-	if th <= 1 {
-		fn(0, n, 0)
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(th - 1)
-	for w := 1; w < th; w++ {
-		lo, hi := n*w/th, n*(w+1)/th
-		go func() {
-			defer wg.Done()
-			fn(lo, hi, w)
-		}()
-	}
-	fn(0, n/th, 0)
-	wg.Wait()
+// MatMulJob is one weight of a fused matrix product over a shared input:
+// Out (T, W.Rows()) with row t at Out[t*OutStride:] gets x · Wᵀ.
+type MatMulJob struct {
+	Out       []float32
+	OutStride int
+	W         *tensor.Tensor
 }
 
 // MatMul computes out = x · wᵀ for T rows of x.
@@ -55,34 +22,200 @@ func (p *Pool) parallel(n int, fn func(lo, hi, worker int)) {
 //	out (T, rows)   float32; row t starts at t*outStride
 //
 // outStride lets a vocab-parallel shard write its columns of a wider output.
+// For Q8_0 weights x is quantized to int8 blocks of 32 (one float32 scale
+// each) and the products are integer, as llama.cpp does; every other dtype
+// is computed in float32.
 func (p *Pool) MatMul(out []float32, outStride int, x []float32, T int, w *tensor.Tensor) {
-	rows, cols := w.Rows(), w.Cols()
-	x = x[:T*cols]
-	p.parallel(rows, func(lo, hi, _ int) {
-		if w.DType == tensor.F32 {
-			for r := lo; r < hi; r++ {
-				wr := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w.Row(r)))), cols)
-				for t := 0; t < T; t++ {
-					out[t*outStride+r] = dot(x[t*cols:(t+1)*cols], wr)
-				}
-			}
-			return
+	p.MatMulFused(x, T, MatMulJob{out, outStride, w})
+}
+
+// MatMulFused runs up to four matrix products that share the input x
+// (T, cols) (Q, K and V; gate and up) as one parallel pass over the rows of
+// all of them: x is quantized once and the threads meet once.
+func (p *Pool) MatMulFused(x []float32, T int, jobs ...MatMulJob) {
+	if len(jobs) == 0 || T == 0 {
+		return
+	}
+	if p == nil {
+		p = &Pool{Threads: 1}
+	}
+	p.mmOnce.Do(func() { p.mm = &matmul{pool: p}; p.mm.fn = p.mm.chunk })
+	m := p.mm
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setup(x, T, jobs)
+	th := p.threads()
+	var grain, items int
+	if T < 4 {
+		// Decode: row chunks of a multiple of 16 (whole cache lines of out).
+		grain = max(16, (m.rows/(4*th)+15)&^15)
+		items = m.rows
+	} else {
+		// Prefill: (16-row chunk, token block) tiles, token blocks outer so
+		// the threads share the activations in cache.
+		m.rowChunks = (m.rows + tileRows - 1) / tileRows
+		items = m.rowChunks * m.tokBlocks
+		grain = 1
+	}
+	m.tiled = T >= 4
+	p.Parallel(items, grain, m.fn)
+	m.x, m.jobs = nil, m.jobs[:0]
+}
+
+const (
+	tileRows  = 16        // weight rows per prefill tile (about 9 KB of Q8_0 at 512 cols)
+	tileBytes = 512 << 10 // activation bytes per prefill token block
+)
+
+// matmul is the state of the product in flight; one per Pool, reused.
+type matmul struct {
+	pool *Pool
+	mu   sync.Mutex
+	fn   func(lo, hi, worker int)
+
+	x         []float32 // (T, cols)
+	T, cols   int
+	jobs      []MatMulJob
+	starts    []int // first global row of each job, then the total
+	rows      int
+	q8        bool
+	qx        []int8    // (T, cols) quantized x, when some weight is Q8_0
+	dx        []float32 // (T, cols/32) its scales
+	tiled     bool
+	tokBlock  int // tokens per prefill block, a multiple of 4
+	tokBlocks int
+	rowChunks int
+	rowBuf    [][]float32 // per worker: tileRows dequantized rows
+}
+
+func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
+	m.cols = jobs[0].W.Cols()
+	m.x, m.T = x[:T*m.cols], T
+	m.jobs = append(m.jobs[:0], jobs...)
+	m.starts = m.starts[:0]
+	m.rows, m.q8 = 0, false
+	for _, j := range jobs {
+		m.starts = append(m.starts, m.rows)
+		m.rows += j.W.Rows()
+		if j.W.DType == tensor.Q8_0 {
+			m.q8 = true
 		}
-		if w.DType == tensor.Q8_0 && T < 4 {
-			for r := lo; r < hi; r++ {
-				wr := w.Row(r)
-				for t := 0; t < T; t++ {
-					out[t*outStride+r] = dotQ8(x[t*cols:(t+1)*cols], wr)
-				}
-			}
-			return
+	}
+	m.starts = append(m.starts, m.rows)
+	th := m.pool.threads()
+	if len(m.rowBuf) < th {
+		m.rowBuf = make([][]float32, th)
+	}
+	m.tokBlock = max(4, min(T, tileBytes/(4*m.cols))&^3)
+	m.tokBlocks = (T + m.tokBlock - 1) / m.tokBlock
+	if m.q8 {
+		nb := m.cols / 32
+		if cap(m.qx) < T*m.cols {
+			m.qx = make([]int8, T*m.cols)
+			m.dx = make([]float32, T*nb)
 		}
-		buf := make([]float32, cols) // one row, dequantized; stays in L1/L2
-		for r := lo; r < hi; r++ {
-			dequant(buf, w.DType, w.Row(r))
+		m.qx, m.dx = m.qx[:T*m.cols], m.dx[:T*nb]
+		cols := m.cols
+		if T*cols < 1<<14 {
 			for t := 0; t < T; t++ {
-				out[t*outStride+r] = dot(x[t*cols:(t+1)*cols], buf)
+				quantizeRowQ8(m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb], m.x[t*cols:(t+1)*cols])
+			}
+		} else {
+			m.pool.Parallel(T, max(1, 4096/cols), func(lo, hi, _ int) {
+				for t := lo; t < hi; t++ {
+					quantizeRowQ8(m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb], m.x[t*cols:(t+1)*cols])
+				}
+			})
+		}
+	}
+}
+
+// chunk computes items [lo, hi): global rows (decode) or tiles (prefill).
+func (m *matmul) chunk(lo, hi, worker int) {
+	if !m.tiled {
+		m.rowRange(lo, hi, 0, m.T, worker)
+		return
+	}
+	for i := lo; i < hi; i++ {
+		tb, rc := i/m.rowChunks, i%m.rowChunks
+		t0 := tb * m.tokBlock
+		m.rowRange(rc*tileRows, min((rc+1)*tileRows, m.rows), t0, min(t0+m.tokBlock, m.T), worker)
+	}
+}
+
+// rowRange computes global rows [r0, r1) for tokens [t0, t1), splitting the
+// range at job boundaries.
+func (m *matmul) rowRange(r0, r1, t0, t1, worker int) {
+	for j := range m.jobs {
+		lo, hi := max(r0, m.starts[j]), min(r1, m.starts[j+1])
+		if lo < hi {
+			m.jobRows(&m.jobs[j], lo-m.starts[j], hi-m.starts[j], t0, t1, worker)
+		}
+	}
+}
+
+func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
+	w, out, os, cols := j.W, j.Out, j.OutStride, m.cols
+	switch w.DType {
+	case tensor.Q8_0:
+		nb := cols / 32
+		if t1-t0 < 4 {
+			for r := r0; r < r1; r++ {
+				wr := w.Row(r)
+				for t := t0; t < t1; t++ {
+					out[t*os+r] = dotQ8Q8(wr, m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb])
+				}
+			}
+			return
+		}
+		var o [4]float32
+		t := t0
+		for ; t+4 <= t1; t += 4 {
+			qx, dx := m.qx[t*cols:], m.dx[t*nb:(t+4)*nb]
+			for r := r0; r < r1; r++ {
+				dotQ8Q8x4(&o, w.Row(r), qx, cols, dx)
+				out[t*os+r], out[(t+1)*os+r], out[(t+2)*os+r], out[(t+3)*os+r] = o[0], o[1], o[2], o[3]
 			}
 		}
-	})
+		for ; t < t1; t++ {
+			for r := r0; r < r1; r++ {
+				out[t*os+r] = dotQ8Q8(w.Row(r), m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb])
+			}
+		}
+	case tensor.F32:
+		for r := r0; r < r1; r++ {
+			wr := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w.Row(r)))), cols)
+			for t := t0; t < t1; t++ {
+				out[t*os+r] = dot(m.x[t*cols:(t+1)*cols], wr)
+			}
+		}
+	case tensor.F16:
+		if t1-t0 == 1 {
+			x := m.x[t0*cols : (t0+1)*cols]
+			for r := r0; r < r1; r++ {
+				out[t0*os+r] = dotF16(w.Row(r), x)
+			}
+			return
+		}
+		fallthrough
+	default:
+		// Dequantize up to tileRows rows once, then reuse them for every token.
+		buf := m.rowBuf[worker]
+		if len(buf) < tileRows*cols {
+			buf = make([]float32, tileRows*cols)
+			m.rowBuf[worker] = buf
+		}
+		for rb := r0; rb < r1; rb += tileRows {
+			re := min(rb+tileRows, r1)
+			for r := rb; r < re; r++ {
+				dequant(buf[(r-rb)*cols:(r-rb+1)*cols], w.DType, w.Row(r))
+			}
+			for t := t0; t < t1; t++ {
+				x := m.x[t*cols : (t+1)*cols]
+				for r := rb; r < re; r++ {
+					out[t*os+r] = dot(x, buf[(r-rb)*cols:(r-rb+1)*cols])
+				}
+			}
+		}
+	}
 }

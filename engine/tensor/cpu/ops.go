@@ -112,9 +112,4 @@ func Softmax(x []float32) {
 func Dot(a, b []float32) float32 { return dot(a, b) }
 
 // AXPY: y += a*x.
-func AXPY(y []float32, a float32, x []float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += a * x[i]
-	}
-}
+func AXPY(y []float32, a float32, x []float32) { axpy(y, a, x) }

@@ -18,6 +18,9 @@ type Pool struct {
 	once sync.Once
 	crew *crew // nil until the first parallel job with Threads > 1
 	mu   sync.Mutex
+
+	mmOnce sync.Once
+	mm     *matmul // the matrix product in flight (MatMulFused)
 }
 
 // spinBudget is how many polls a worker makes before it parks (on the order
@@ -27,14 +30,14 @@ const spinBudget = 20000
 // crew is the state the workers share; it does not point back to the Pool,
 // so the Pool can be collected and its cleanup can stop the crew.
 type crew struct {
-	n    int            // workers besides the caller
-	gen  atomic.Uint64  // job generation; odd bit never used, just a counter
-	quit atomic.Bool    // stop after the current job
-	fn   func(lo, hi, worker int)
-	size int            // elements of the current job
-	grain int           // elements per claimed chunk
-	next atomic.Int64   // next unclaimed element
-	left atomic.Int32   // workers still running the current job
+	n        int           // workers besides the caller
+	gen      atomic.Uint64 // job generation; odd bit never used, just a counter
+	quit     atomic.Bool   // stop after the current job
+	fn       func(lo, hi, worker int)
+	size     int          // elements of the current job
+	grain    int          // elements per claimed chunk
+	next     atomic.Int64 // next unclaimed element
+	left     atomic.Int32 // workers still running the current job
 	sleepers []sleeper
 }
 

@@ -1,0 +1,11 @@
+//go:build cuda
+
+package main
+
+import (
+	"rigscope/engine"
+	"rigscope/gpu/cuda"
+)
+
+// A -tags cuda build offers --device cuda (gpu/cuda).
+func init() { engine.RegisterDevice("cuda", cuda.NewTarget) }

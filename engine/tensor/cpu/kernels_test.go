@@ -1,0 +1,217 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"rigscope/engine/tensor"
+)
+
+func randVec(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// encodeRows stores float32 rows (rows, cols) in dtype dt as a ggml file would.
+func encodeRows(t testing.TB, dt tensor.DType, rows, cols int, vals []float32) *tensor.Tensor {
+	t.Helper()
+	rb, err := dt.Bytes(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		src, dst := vals[r*cols:(r+1)*cols], data[r*rb:(r+1)*rb]
+		switch dt {
+		case tensor.F32:
+			for i, v := range src {
+				binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+			}
+		case tensor.F16:
+			for i, v := range src {
+				binary.LittleEndian.PutUint16(dst[2*i:], tensor.F32ToF16(v))
+			}
+		case tensor.BF16:
+			for i, v := range src {
+				binary.LittleEndian.PutUint16(dst[2*i:], tensor.F32ToBF16(v))
+			}
+		case tensor.Q8_0, tensor.Q4_0:
+			bb := dt.BlockBytes()
+			for b := 0; b < cols/32; b++ {
+				blk := dst[b*bb : (b+1)*bb]
+				binary.LittleEndian.PutUint16(blk, tensor.F32ToF16(0.01))
+				for i := 2; i < bb; i++ {
+					blk[i] = byte(int8(src[b*32+i-2] * 40))
+				}
+			}
+		}
+	}
+	return &tensor.Tensor{Name: "w", DType: dt, Shape: []int{rows, cols}, Data: data}
+}
+
+func TestKernelsMatchPortable(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2: only the portable kernels run here")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{32, 64, 96, 128, 512, 1056} {
+		a, b := randVec(rng, n+5), randVec(rng, n+5)
+		for _, m := range []int{n, n + 5} {
+			if got, want := dot(a[:m], b), dotGo(a[:m], b); !close32(got, want, 1e-4*float32(m)) {
+				t.Errorf("dot(n=%d) = %v, portable %v", m, got, want)
+			}
+			y1, y2 := append([]float32(nil), b[:m]...), append([]float32(nil), b[:m]...)
+			axpy(y1, 0.3, a)
+			axpyGo(y2, 0.3, a)
+			for i := range y1 {
+				if !close32(y1[i], y2[i], 1e-5) {
+					t.Fatalf("axpy(n=%d)[%d] = %v, portable %v", m, i, y1[i], y2[i])
+				}
+			}
+		}
+		w16 := encodeRows(t, tensor.F16, 1, n, a[:n]).Data
+		if got, want := dotF16(w16, b[:n]), dotF16Go(f16s(w16, n), b[:n]); !close32(got, want, 1e-4*float32(n)) {
+			t.Errorf("dotF16(n=%d) = %v, portable %v", n, got, want)
+		}
+		row := make([]float32, n)
+		f16Row(row, w16)
+		for i := range row {
+			if row[i] != f16Table[binary.LittleEndian.Uint16(w16[2*i:])] {
+				t.Fatalf("f16Row(n=%d)[%d] = %v", n, i, row[i])
+			}
+		}
+		// Q8_0 weights against 4 quantized activation rows.
+		w8 := encodeRows(t, tensor.Q8_0, 1, n, a[:n]).Data
+		nb := n / 32
+		qx, dx := make([]int8, 4*n), make([]float32, 4*nb)
+		for k := 0; k < 4; k++ {
+			quantizeRowQ8(qx[k*n:(k+1)*n], dx[k*nb:(k+1)*nb], randVec(rng, n))
+		}
+		for k := 0; k < 4; k++ {
+			got, want := dotQ8Q8(w8, qx[k*n:], dx[k*nb:(k+1)*nb]), dotQ8Q8Go(w8, qx[k*n:], dx[k*nb:(k+1)*nb])
+			if !close32(got, want, 1e-5*float32(n)) {
+				t.Errorf("dotQ8Q8(n=%d, row %d) = %v, portable %v", n, k, got, want)
+			}
+		}
+		var o4, g4 [4]float32
+		dotQ8Q8x4(&o4, w8, qx, n, dx)
+		dotQ8Q8x4Go(&g4, w8, qx, n, dx)
+		for k := range o4 {
+			if !close32(o4[k], g4[k], 1e-5*float32(n)) {
+				t.Errorf("dotQ8Q8x4(n=%d)[%d] = %v, portable %v (vnni=%v)", n, k, o4[k], g4[k], hasVNNI)
+			}
+		}
+		if hasVNNI {
+			dotQ8Q8x4AVX2(&w8[0], &qx[0], &dx[0], nb, &f16Table[0], n, &o4[0])
+			for k := range o4 {
+				if !close32(o4[k], g4[k], 1e-5*float32(n)) {
+					t.Errorf("dotQ8Q8x4AVX2(n=%d)[%d] = %v, portable %v", n, k, o4[k], g4[k])
+				}
+			}
+		}
+	}
+}
+
+func close32(a, b, tol float32) bool { return abs32(a-b) <= tol }
+
+// TestQuantizeRowQ8 checks the round trip error is at most half a step.
+func TestQuantizeRowQ8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := randVec(rng, 96)
+	x[40] = 0 // one block stays non-zero; test an all-zero block too
+	for i := 64; i < 96; i++ {
+		x[i] = 0
+	}
+	q, d := make([]int8, 96), make([]float32, 3)
+	quantizeRowQ8(q, d, x)
+	for i, v := range x {
+		if got := float32(q[i]) * d[i/32]; abs32(got-v) > d[i/32]/2*1.0001 {
+			t.Errorf("x[%d] = %v dequantizes to %v (step %v)", i, v, got, d[i/32])
+		}
+	}
+}
+
+// naiveMatMul is the oracle: dequantize every row, float64 sums.
+func naiveMatMul(x []float32, T int, w *tensor.Tensor) []float64 {
+	rows, cols := w.Rows(), w.Cols()
+	out := make([]float64, T*rows)
+	row := make([]float32, cols)
+	for r := 0; r < rows; r++ {
+		DequantRow(row, w, r)
+		for t := 0; t < T; t++ {
+			var s float64
+			for i, v := range row {
+				s += float64(v) * float64(x[t*cols+i])
+			}
+			out[t*rows+r] = s
+		}
+	}
+	return out
+}
+
+func TestMatMulFused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const cols = 96
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
+		for _, T := range []int{1, 3, 4, 9, 40} {
+			for _, th := range []int{1, 2, 3} {
+				name := fmt.Sprintf("%v/T=%d/threads=%d", dt, T, th)
+				x := randVec(rng, T*cols)
+				wa := encodeRows(t, dt, 70, cols, randVec(rng, 70*cols))
+				wb := encodeRows(t, dt, 33, cols, randVec(rng, 33*cols))
+				oa, ob := make([]float32, T*80), make([]float32, T*33)
+				p := NewPool(th)
+				p.MatMulFused(x, T, MatMulJob{oa, 80, wa}, MatMulJob{ob, 33, wb})
+				for _, c := range []struct {
+					out    []float32
+					stride int
+					w      *tensor.Tensor
+				}{{oa, 80, wa}, {ob, 33, wb}} {
+					want := naiveMatMul(x, T, c.w)
+					rows := c.w.Rows()
+					for tt := 0; tt < T; tt++ {
+						for r := 0; r < rows; r++ {
+							got, w := float64(c.out[tt*c.stride+r]), want[tt*rows+r]
+							tol := 1e-4 * (1 + math.Abs(w))
+							if dt == tensor.Q8_0 {
+								tol = 0.02 * (1 + math.Abs(w)) // activations quantized to int8
+							}
+							if math.Abs(got-w) > tol {
+								t.Fatalf("%s: MatMulFused out[%d][%d] = %v, want %v", name, tt, r, got, w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPoolParallel checks every element is visited exactly once, many times
+// over (the workers park and wake between rounds).
+func TestPoolParallel(t *testing.T) {
+	p := NewPool(3)
+	for round := 0; round < 200; round++ {
+		n := 1 + round%37
+		seen := make([]int32, n)
+		p.Parallel(n, 1+round%4, func(lo, hi, w int) {
+			if w < 0 || w >= 3 {
+				t.Errorf("worker %d outside [0, 3)", w)
+			}
+			for i := lo; i < hi; i++ {
+				seen[i]++ // chunks are disjoint: no race
+			}
+		})
+		for i, s := range seen {
+			if s != 1 {
+				t.Fatalf("round %d: Parallel(%d) visited %d %d times", round, n, i, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,138 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// CopyBandwidth measures a device-to-device copy of n bytes (median of 10,
+// after a warm-up) and returns GB/s counting bytes read plus written.
+func CopyBandwidth(d *Device, n int64) (float64, error) {
+	unbind, err := d.Bind()
+	if err != nil {
+		return 0, err
+	}
+	defer unbind()
+	a, err := cu.MemAlloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: copy bandwidth buffer: %w", err)
+	}
+	defer cu.MemFree(a)
+	b, err := cu.MemAlloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: copy bandwidth buffer: %w", err)
+	}
+	defer cu.MemFree(b)
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Destroy()
+	fill, err := d.fn("fill_f32")
+	if err != nil {
+		return 0, err
+	}
+	if err := launch(fill, [3]int{4 * d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(a), i64(int(n/4)), 5, f32(1), f32(0)); err != nil {
+		return 0, err
+	}
+	e0, _ := cu.MakeEvent(cu.DefaultEvent)
+	e1, _ := cu.MakeEvent(cu.DefaultEvent)
+	defer cu.DestroyEvent(&e0)
+	defer cu.DestroyEvent(&e1)
+	var ts []float64
+	for i := 0; i < 11; i++ {
+		e0.Record(s)
+		if err := cu.MemcpyDtoDAsync(b, a, n, s); err != nil {
+			return 0, fmt.Errorf("cuda: copy: %w", err)
+		}
+		e1.Record(s)
+		if err := e1.Synchronize(); err != nil {
+			return 0, err
+		}
+		ms, err := e0.Elapsed(e1)
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			ts = append(ts, ms)
+		}
+	}
+	sort.Float64s(ts)
+	return 2 * float64(n) / (ts[len(ts)/2] * 1e6), nil
+}
+
+// CheckAllReduce fills every rank's first n floats with fresh random values
+// (seeded), poisons oneshot's outputs, runs one allreduce and returns
+// max|got-ref|/max|ref| over all ranks, ref being the float64 sum.
+func CheckAllReduce(g *Group, n int, seed uint32) (float64, error) {
+	d := g.dev
+	unbind, err := d.Bind()
+	if err != nil {
+		return 0, err
+	}
+	fill, err := d.fn("fill_f32")
+	if err != nil {
+		unbind()
+		return 0, err
+	}
+	s := g.streams[0]
+	for r := 0; r < g.Ranks; r++ {
+		if err := launch(fill, [3]int{min(4*d.SMs, (n+255)/256), 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(g.buf[r]), i64(n), uint64(seed+uint32(r)*7919), f32(1), f32(0)); err != nil {
+			unbind()
+			return 0, err
+		}
+		if g.Backend == "oneshot" {
+			if err := cu.MemsetD32Async(g.out[r], 0x7fc00000, int64(n), s); err != nil {
+				unbind()
+				return 0, err
+			}
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		unbind()
+		return 0, err
+	}
+	ref := make([]float64, n)
+	tmp := make([]float32, n)
+	for r := 0; r < g.Ranks; r++ {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&tmp[0]), g.buf[r], int64(4*n)); err != nil {
+			unbind()
+			return 0, err
+		}
+		for i, v := range tmp {
+			ref[i] += float64(v)
+		}
+	}
+	unbind()
+	if _, err := g.AllReduce(n); err != nil {
+		return 0, err
+	}
+	unbind, err = d.Bind()
+	if err != nil {
+		return 0, err
+	}
+	defer unbind()
+	var num, den float64
+	for _, v := range ref {
+		den = math.Max(den, math.Abs(v))
+	}
+	for r := 0; r < g.Ranks; r++ {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&tmp[0]), g.Result(r), int64(4*n)); err != nil {
+			return 0, err
+		}
+		for i, v := range tmp {
+			e := math.Abs(float64(v) - ref[i])
+			if math.IsNaN(float64(v)) {
+				return math.NaN(), nil
+			}
+			num = math.Max(num, e)
+		}
+	}
+	return num / math.Max(den, 1e-30), nil
+}

@@ -1,0 +1,151 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gorgonia.org/cu"
+
+	"rigscope/kernels"
+)
+
+// Device is one GPU with its primary context and the loaded kernels. All
+// methods lock the calling goroutine to its OS thread and make the context
+// current first (Go moves goroutines between threads).
+type Device struct {
+	Ordinal      int
+	Name         string
+	Major, Minor int
+	SMs          int
+	TotalMem     int64
+	PTX          string // which embedded PTX was loaded ("sm_90", "sm_80")
+
+	dev cu.Device
+	ctx cu.CUContext
+	mod cu.Module
+	fns map[string]cu.Function
+	mu  sync.Mutex
+}
+
+var (
+	initOnce sync.Once
+	initErr  error
+)
+
+// ErrNoGPU is returned when the driver is present but sees no device.
+var ErrNoGPU = errors.New("cuda: no CUDA device found")
+
+func driverInit() error {
+	initOnce.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				initErr = fmt.Errorf("cuda: driver not usable: %v", r)
+			}
+		}()
+		if err := cuInit(); err != nil {
+			initErr = fmt.Errorf("cuda: cuInit failed (no NVIDIA driver, or no GPU visible to it): %w", err)
+		}
+	})
+	return initErr
+}
+
+// Count reports how many CUDA devices the driver sees.
+func Count() (int, error) {
+	if err := driverInit(); err != nil {
+		return 0, err
+	}
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0, fmt.Errorf("cuda: cuDeviceGetCount: %w", err)
+	}
+	return n, nil
+}
+
+// Open retains device ordinal's primary context and loads the kernels.
+func Open(ordinal int) (*Device, error) {
+	n, err := Count()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, ErrNoGPU
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, fmt.Errorf("cuda: device %d requested, the driver sees %d", ordinal, n)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d := &Device{Ordinal: ordinal, fns: map[string]cu.Function{}}
+	if d.dev, err = cu.GetDevice(ordinal); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: %w", ordinal, err)
+	}
+	if d.Name, err = d.dev.Name(); err != nil {
+		return nil, fmt.Errorf("cuda: device %d name: %w", ordinal, err)
+	}
+	attrs, err := d.dev.Attributes(cu.ComputeCapabilityMajor, cu.ComputeCapabilityMinor, cu.MultiprocessorCount)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: device %d attributes: %w", ordinal, err)
+	}
+	d.Major, d.Minor, d.SMs = attrs[0], attrs[1], attrs[2]
+	if d.TotalMem, err = d.dev.TotalMem(); err != nil {
+		return nil, fmt.Errorf("cuda: device %d memory: %w", ordinal, err)
+	}
+	if d.Major < 8 {
+		return nil, fmt.Errorf("cuda: device %d (%s) has compute capability %d.%d; the kernels need 8.0 or newer", ordinal, d.Name, d.Major, d.Minor)
+	}
+	if d.ctx, err = d.dev.RetainPrimaryCtx(); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: retain primary context: %w", ordinal, err)
+	}
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: make context current: %w", ordinal, err)
+	}
+	name, ptx := kernels.For(d.Major, d.Minor)
+	d.PTX = name
+	if d.mod, err = cu.LoadData(ptx); err != nil {
+		return nil, fmt.Errorf("cuda: loading the embedded %s PTX on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", name, d.Name, d.Major, d.Minor, err)
+	}
+	return d, nil
+}
+
+// Bind locks the goroutine to its thread and makes the context current.
+// Call the returned function (UnlockOSThread) when done.
+func (d *Device) Bind() (func(), error) {
+	runtime.LockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		runtime.UnlockOSThread()
+		return func() {}, fmt.Errorf("cuda: make context of device %d current: %w", d.Ordinal, err)
+	}
+	return runtime.UnlockOSThread, nil
+}
+
+// fn looks up a kernel by name (cached).
+func (d *Device) fn(name string) (cu.Function, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f, ok := d.fns[name]; ok {
+		return f, nil
+	}
+	f, err := d.mod.Function(name)
+	if err != nil {
+		return f, fmt.Errorf("cuda: kernel %q not in the %s PTX: %w", name, d.PTX, err)
+	}
+	d.fns[name] = f
+	return f, nil
+}
+
+// MemInfo reports free and total device memory (context must be bound).
+func (d *Device) MemInfo() (free, total int64, err error) {
+	free, total, err = cu.MemInfo()
+	if err != nil {
+		err = fmt.Errorf("cuda: cuMemGetInfo: %w", err)
+	}
+	return
+}
+
+func (d *Device) String() string {
+	return fmt.Sprintf("%s (device %d, compute %d.%d, %d SMs, %.1f GiB, PTX %s)", d.Name, d.Ordinal, d.Major, d.Minor, d.SMs, float64(d.TotalMem)/(1<<30), d.PTX)
+}

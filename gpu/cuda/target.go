@@ -1,0 +1,494 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/model"
+	"rigscope/engine/spec"
+)
+
+// MaxTokens is the most tokens one forward pass takes (decode is 1,
+// verifying k drafted tokens is k+1).
+const MaxTokens = 16
+
+// stepParams mirrors struct Step in kernels.cu (208 bytes).
+type stepParams struct {
+	Base   int32
+	T      int32
+	Temp   float32
+	Seed   uint32
+	Tokens [MaxTokens]int32
+	Pos    [MaxTokens]int32
+	Mask   [MaxTokens]uint32
+}
+
+const stepBytes = int(unsafe.Sizeof(stepParams{}))
+
+func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }
+func sqrtf(x float64) float64           { return math.Sqrt(x) }
+
+func (d *Device) newStream0() cu.Stream {
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return cu.Stream{}
+	}
+	return s
+}
+
+// Target is a model on one GPU (spec.Target): a graph per (tokens, logits
+// mode) captured on first use and replayed after.
+type Target struct {
+	dev *Device
+	m   *dmodel
+	cfg model.Config
+
+	slots, kvw, nqkv, S int
+	maxPos             int
+	stream             cu.Stream
+
+	// device buffers
+	x, xn, qkv, att, hbuf cu.DevicePtr // (MaxTokens, dim|dim|nqkv|hq*hd|ffn) float32
+	logits                cu.DevicePtr // (MaxTokens, vocab) float32
+	ids                   cu.DevicePtr // (MaxTokens) int32
+	step                  cu.DevicePtr // stepParams
+	pm, pl, pacc          cu.DevicePtr // attention partials (MaxTokens, hq, S[, hd])
+	ropeCos, ropeSin      cu.DevicePtr // (maxPos, hd/2)
+	kc, vc                cu.DevicePtr // (layers, slots, kvw) float32
+	path                  cu.DevicePtr // (MaxTokens) int32
+	bufs                  []cu.DevicePtr
+
+	hstep   pinned // stepParams
+	hids    pinned // (MaxTokens) int32
+	hlogits pinned // (MaxTokens, vocab) float32
+	out     []float32
+
+	graphs    map[[2]int]*graph
+	UseGraphs bool // replay captured graphs (default true); false launches each kernel
+	Temp      float32
+	Seed      uint32
+	prof      *profiler
+	n         int // cached positions
+}
+
+// NewTarget loads src onto GPU 0 (the spec.Target behind --device cuda).
+// tp > 1 is not implemented on the GPU yet; allreduce names the backend that
+// would join the ranks.
+func NewTarget(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Target, error) {
+	if tp > 1 {
+		return nil, fmt.Errorf("cuda: tensor-parallel size %d: the GPU forward pass runs TP=1 only so far (the %q allreduce backend is benchmarked by `rigscope cuda-allreduce`)", tp, allreduce)
+	}
+	d, err := Open(0)
+	if err != nil {
+		return nil, err
+	}
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		return nil, err
+	}
+	return Load(d, w, ctxLen)
+}
+
+// Load uploads w to d with a cache of ctxLen positions. Device memory is
+// checked first and the numbers are given when it does not fit.
+func Load(d *Device, w *model.Weights, ctxLen int) (*Target, error) {
+	unbind, err := d.Bind()
+	if err != nil {
+		return nil, err
+	}
+	defer unbind()
+	need := modelBytes(w) + stateBytes(w.Cfg, ctxLen, d.SMs)
+	if err := d.checkFits(need, w.Cfg, ctxLen); err != nil {
+		return nil, err
+	}
+	m, err := uploadModel(w)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTarget(d, m, ctxLen)
+	if err != nil {
+		m.free()
+	}
+	return t, err
+}
+
+// LoadSynthetic builds a bf16 model of cfg's shape on the device itself.
+func LoadSynthetic(d *Device, cfg model.Config, ctxLen int, seed uint32) (*Target, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	unbind, err := d.Bind()
+	if err != nil {
+		return nil, err
+	}
+	defer unbind()
+	hd := int64(cfg.HeadDim)
+	per := int64(cfg.Dim)*((int64(cfg.Heads)+2*int64(cfg.KVHeads))*hd) + int64(cfg.Dim)*int64(cfg.Heads)*hd + 3*int64(cfg.Dim)*int64(cfg.FFN)
+	need := 2*(per*int64(cfg.Layers)+2*int64(cfg.Vocab)*int64(cfg.Dim)) + stateBytes(cfg, ctxLen, d.SMs)
+	if err := d.checkFits(need, cfg, ctxLen); err != nil {
+		return nil, err
+	}
+	m, err := syntheticModel(d, cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTarget(d, m, ctxLen)
+	if err != nil {
+		m.free()
+	}
+	return t, err
+}
+
+func (d *Device) checkFits(need int64, cfg model.Config, ctxLen int) error {
+	free, total, err := d.MemInfo()
+	if err != nil {
+		return err
+	}
+	if need > free-256<<20 {
+		return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position cache needs %.2f GiB, %s has %.2f GiB free of %.2f GiB; use a smaller model, a quantized file, a shorter --ctx or more GPUs",
+			cfg.Dim, cfg.Layers, cfg.Vocab, ctxLen, float64(need)/(1<<30), d.Name, float64(free)/(1<<30), float64(total)/(1<<30))
+	}
+	return nil
+}
+
+func attnSplits(cfg model.Config, slots, sms int) int {
+	s := (2*sms + cfg.Heads - 1) / cfg.Heads
+	return max(1, min(s, (slots+31)/32))
+}
+
+func stateBytes(cfg model.Config, ctxLen, sms int) int64 {
+	slots := ctxLen + MaxTokens
+	kvw := cfg.KVHeads * cfg.HeadDim
+	S := attnSplits(cfg, slots, sms)
+	n := 2 * int64(cfg.Layers) * int64(slots) * int64(kvw) * 4
+	n += MaxTokens * 4 * int64(2*cfg.Dim+(cfg.Heads+2*cfg.KVHeads)*cfg.HeadDim+cfg.Heads*cfg.HeadDim+cfg.FFN+cfg.Vocab)
+	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
+	n += int64(slots+64) * int64(cfg.HeadDim) * 4
+	return n
+}
+
+func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
+	c := m.cfg
+	t := &Target{dev: d, m: m, cfg: c, graphs: map[[2]int]*graph{}, UseGraphs: true}
+	t.slots = ctxLen + MaxTokens
+	t.kvw = c.KVHeads * c.HeadDim
+	t.nqkv = (c.Heads + 2*c.KVHeads) * c.HeadDim
+	t.S = attnSplits(c, t.slots, d.SMs)
+	t.maxPos = t.slots + 64
+	if c.HeadDim > 256 || c.HeadDim%32 != 0 && c.HeadDim > 32 {
+		return nil, fmt.Errorf("cuda: head dim %d is not supported (at most 256)", c.HeadDim)
+	}
+	var err error
+	if t.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return nil, fmt.Errorf("cuda: create stream: %w", err)
+	}
+	alloc := func(n int64) cu.DevicePtr {
+		if err != nil {
+			return 0
+		}
+		var p cu.DevicePtr
+		if p, err = cu.MemAlloc(n); err != nil {
+			err = fmt.Errorf("cuda: cuMemAlloc(%d bytes) for the run state: %w", n, err)
+			return 0
+		}
+		t.bufs = append(t.bufs, p)
+		return p
+	}
+	const T = MaxTokens
+	hd, hq := c.HeadDim, c.Heads
+	t.x = alloc(T * 4 * int64(c.Dim))
+	t.xn = alloc(T * 4 * int64(c.Dim))
+	t.qkv = alloc(T * 4 * int64(t.nqkv))
+	t.att = alloc(T * 4 * int64(hq*hd))
+	t.hbuf = alloc(T * 4 * int64(c.FFN))
+	t.logits = alloc(T * 4 * int64(c.Vocab))
+	t.ids = alloc(T * 4)
+	t.step = alloc(int64(stepBytes))
+	t.pm = alloc(T * 4 * int64(hq*t.S))
+	t.pl = alloc(T * 4 * int64(hq*t.S))
+	t.pacc = alloc(T * 4 * int64(hq*t.S*hd))
+	t.ropeCos = alloc(4 * int64(t.maxPos*hd/2))
+	t.ropeSin = alloc(4 * int64(t.maxPos*hd/2))
+	t.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(t.kvw))
+	t.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(t.kvw))
+	t.path = alloc(T * 4)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	cs, sn := ropeTable(hd, t.maxPos, c.RopeTheta)
+	if err := cu.MemcpyHtoD(t.ropeCos, unsafe.Pointer(&cs[0]), int64(4*len(cs))); err != nil {
+		t.Close()
+		return nil, fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	if err := cu.MemcpyHtoD(t.ropeSin, unsafe.Pointer(&sn[0]), int64(4*len(sn))); err != nil {
+		t.Close()
+		return nil, fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	if t.hstep, err = allocPinned(stepBytes); err == nil {
+		if t.hids, err = allocPinned(T * 4); err == nil {
+			t.hlogits, err = allocPinned(T * 4 * c.Vocab)
+		}
+	}
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	t.out = make([]float32, T*c.Vocab)
+	return t, nil
+}
+
+// ropeTable computes cos/sin exactly as engine/tensor/cpu.NewRopeTable.
+func ropeTable(hd, maxPos int, theta float32) (cs, sn []float32) {
+	half := hd / 2
+	cs, sn = make([]float32, maxPos*half), make([]float32, maxPos*half)
+	inv := make([]float32, half)
+	for j := range inv {
+		inv[j] = float32(1 / math.Pow(float64(theta), float64(float32(2*j)/float32(hd))))
+	}
+	for p := 0; p < maxPos; p++ {
+		for j := 0; j < half; j++ {
+			a := float32(p) * inv[j]
+			cs[p*half+j] = float32(math.Cos(float64(a)))
+			sn[p*half+j] = float32(math.Sin(float64(a)))
+		}
+	}
+	return cs, sn
+}
+
+// Close frees everything the target holds on the device.
+func (t *Target) Close() error {
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	for _, g := range t.graphs {
+		g.destroy()
+	}
+	t.graphs = nil
+	for _, p := range t.bufs {
+		cu.MemFree(p)
+	}
+	t.bufs = nil
+	t.hstep.free()
+	t.hids.free()
+	t.hlogits.free()
+	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
+	if t.m != nil {
+		t.m.free()
+	}
+	t.stream.Destroy()
+	return nil
+}
+
+func (t *Target) Len() int    { return t.n }
+func (t *Target) Vocab() int  { return t.cfg.Vocab }
+func (t *Target) MaxLen() int { return t.slots - MaxTokens }
+
+// Device is the GPU the target runs on.
+func (t *Target) Device() *Device { return t.dev }
+
+// WeightBytes is what one decode step reads from the weights.
+func (t *Target) WeightBytes() int64 { return t.m.weightBytes() }
+
+func (t *Target) Rewind(n int) error {
+	if n < 0 || n > t.n {
+		return fmt.Errorf("cuda: kv cache: rewind to %d outside [0, %d]", n, t.n)
+	}
+	t.n = n
+	return nil
+}
+
+// KeepPath keeps the slots base+path[j] as base+j (after tree verification).
+func (t *Target) KeepPath(base int, path []int) error {
+	if base < 0 || base > t.n || len(path) > MaxTokens {
+		return fmt.Errorf("cuda: kv cache: keep %d slots after base %d of %d", len(path), base, t.n)
+	}
+	p := t.hids.ints()
+	for j, off := range path {
+		if base+off >= t.n || off < j || j > 0 && off <= path[j-1] {
+			return fmt.Errorf("cuda: kv cache: path %v does not fit %d slots after %d", path, t.n-base, base)
+		}
+		p[j] = int32(off)
+	}
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	if len(path) > 0 {
+		if err := cu.MemcpyHtoDAsync(t.path, t.hids.p, int64(4*len(path)), t.stream); err != nil {
+			return fmt.Errorf("cuda: kv keep: %w", err)
+		}
+		fn, err := t.dev.fn("kv_keep")
+		if err != nil {
+			return err
+		}
+		if err := launch(fn, [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1}, 0, t.stream,
+			ptr(t.kc), ptr(t.vc), i64(t.slots), i32(t.kvw), i32(base), ptr(t.path), i32(len(path))); err != nil {
+			return err
+		}
+		if err := t.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda: kv keep: %w", err)
+		}
+	}
+	t.n = base + len(path)
+	return nil
+}
+
+// prepare validates b and fills the pinned step parameters.
+func (t *Target) prepare(b model.Batch) (T int, err error) {
+	T = len(b.Tokens)
+	base := t.n
+	switch {
+	case T == 0:
+		return 0, fmt.Errorf("cuda: empty batch")
+	case T > MaxTokens:
+		return 0, fmt.Errorf("cuda: batch of %d tokens; the GPU path takes at most %d per forward (split the prompt)", T, MaxTokens)
+	case base+T > t.MaxLen():
+		return 0, fmt.Errorf("cuda: %d cached + %d new tokens exceed the context of %d positions; start a new run or raise --ctx", base, T, t.MaxLen())
+	case b.Pos != nil && len(b.Pos) != T || b.Parent != nil && len(b.Parent) != T:
+		return 0, fmt.Errorf("cuda: batch of %d tokens with %d positions and %d parents", T, len(b.Pos), len(b.Parent))
+	}
+	st := (*stepParams)(t.hstep.p)
+	st.Base, st.T, st.Temp, st.Seed = int32(base), int32(T), t.Temp, t.Seed
+	for i, id := range b.Tokens {
+		if id < 0 || int(id) >= t.cfg.Vocab {
+			return 0, fmt.Errorf("cuda: token id %d outside the vocabulary of %d", id, t.cfg.Vocab)
+		}
+		st.Tokens[i] = id
+		p := int32(base + i)
+		if b.Pos != nil {
+			p = b.Pos[i]
+		}
+		if p < 0 || int(p) >= t.maxPos {
+			return 0, fmt.Errorf("cuda: position %d outside [0, %d)", p, t.maxPos)
+		}
+		st.Pos[i] = p
+		if b.Parent == nil {
+			st.Mask[i] = uint32(1)<<(i+1) - 1
+			continue
+		}
+		par := b.Parent[i]
+		if par >= int32(i) || par < -1 {
+			return 0, fmt.Errorf("cuda: tree parent %d of node %d must be in [-1, %d)", par, i, i)
+		}
+		st.Mask[i] = 1 << i
+		if par >= 0 {
+			st.Mask[i] |= st.Mask[par]
+		}
+	}
+	return T, nil
+}
+
+// Forward implements spec.Target: logits (rows, vocab) copied back.
+func (t *Target) Forward(ctx context.Context, b model.Batch) ([]float32, error) {
+	rows, err := t.run(ctx, b)
+	if err != nil || rows == 0 {
+		return nil, err
+	}
+	return t.out[:rows*t.cfg.Vocab], nil
+}
+
+// ForwardIDs runs the batch and copies back only the argmax (or, with Temp
+// > 0, sampled) token id of each logits row: a decode step moves 4 bytes.
+func (t *Target) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error) {
+	saved := b.Logits
+	if saved == model.LogitsNone {
+		_, err := t.run(ctx, b)
+		return nil, err
+	}
+	rows, err := t.runIDs(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return append([]int32(nil), t.hids.ints()[:rows]...), nil
+}
+
+func (t *Target) run(ctx context.Context, b model.Batch) (int, error) { return t.exec(ctx, b, false) }
+func (t *Target) runIDs(ctx context.Context, b model.Batch) (int, error) {
+	return t.exec(ctx, b, true)
+}
+
+func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	T, err := t.prepare(b)
+	if err != nil {
+		return 0, err
+	}
+	rows := 0
+	switch b.Logits {
+	case model.LogitsLast:
+		rows = 1
+	case model.LogitsAll:
+		rows = T
+	}
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return 0, err
+	}
+	defer unbind()
+	if err := cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
+		return 0, fmt.Errorf("cuda: step parameters: %w", err)
+	}
+	if err := t.enqueueStep(T, b.Logits); err != nil {
+		return 0, err
+	}
+	if rows > 0 {
+		if idsOnly {
+			err = cu.MemcpyDtoHAsync(t.hids.p, t.ids, int64(4*rows), t.stream)
+		} else {
+			err = cu.MemcpyDtoHAsync(t.hlogits.p, t.logits, int64(4*rows*t.cfg.Vocab), t.stream)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cuda: copy results back: %w", err)
+		}
+	}
+	if err := t.stream.Synchronize(); err != nil {
+		return 0, fmt.Errorf("cuda: forward of %d tokens at %d: %w", T, t.n, err)
+	}
+	if rows > 0 && !idsOnly {
+		copy(t.out, t.hlogits.floats()[:rows*t.cfg.Vocab])
+	}
+	t.n += T
+	return rows, nil
+}
+
+// enqueueStep replays (capturing first if needed) the graph for (T, mode),
+// or launches the kernels directly.
+func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
+	if !t.UseGraphs || t.prof != nil {
+		return t.enqueue(T, mode)
+	}
+	key := [2]int{T, int(mode)}
+	g := t.graphs[key]
+	if g == nil {
+		if err := beginCapture(t.stream); err != nil {
+			return err
+		}
+		err := t.enqueue(T, mode)
+		g2, err2 := endCapture(t.stream)
+		if err != nil {
+			if g2 != nil {
+				g2.destroy()
+			}
+			return err
+		}
+		if err2 != nil {
+			return err2
+		}
+		g = g2
+		t.graphs[key] = g
+	}
+	return g.launch(t.stream)
+}

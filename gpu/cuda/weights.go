@@ -1,0 +1,299 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
+	"rigscope/engine/tensor"
+)
+
+// dweight is a weight matrix (rows, cols) in device memory. Q8_0 is
+// repacked: w = int8 (rows, cols), s = f16 scales (rows, cols/32); other
+// types are dense row-major in their file dtype and s is 0.
+type dweight struct {
+	dt         tensor.DType
+	w, s       cu.DevicePtr
+	rows, cols int
+}
+
+// kernelSuffix names the kernel variant for the weight's dtype.
+func kernelSuffix(dt tensor.DType) (string, error) {
+	switch dt {
+	case tensor.BF16:
+		return "bf16", nil
+	case tensor.F16:
+		return "f16", nil
+	case tensor.F32:
+		return "f32", nil
+	case tensor.Q8_0:
+		return "q8", nil
+	}
+	return "", fmt.Errorf("cuda: weights of type %v are not supported on the GPU (bf16, f16, f32, Q8_0 are)", dt)
+}
+
+// bytes is the device memory the weight reads per pass.
+func (w dweight) bytes() int64 {
+	n := int64(w.rows) * int64(w.cols)
+	switch w.dt {
+	case tensor.F32:
+		return 4 * n
+	case tensor.Q8_0:
+		return n + n/32*2
+	}
+	return 2 * n
+}
+
+// dlayer is one decoder block on the device.
+type dlayer struct {
+	attnNorm, ffnNorm cu.DevicePtr // f32 (dim)
+	qkv               dweight      // (hq*hd + 2*hk*hd, dim): Wq, Wk, Wv stacked
+	wo                dweight      // (dim, hq*hd)
+	gate, up          dweight      // (ffn, dim)
+	down              dweight      // (dim, ffn)
+}
+
+// dmodel is the whole model on one device.
+type dmodel struct {
+	cfg     model.Config
+	emb     dweight // (vocab, dim)
+	layers  []dlayer
+	outNorm cu.DevicePtr // f32 (dim)
+	out     dweight      // (vocab, dim)
+	allocs  []cu.DevicePtr
+}
+
+func (m *dmodel) alloc(n int64) (cu.DevicePtr, error) {
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: cuMemAlloc(%d bytes): %w", n, err)
+	}
+	m.allocs = append(m.allocs, p)
+	return p, nil
+}
+
+func (m *dmodel) upload(b []byte) (cu.DevicePtr, error) {
+	p, err := m.alloc(int64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	if err := cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
+		return 0, fmt.Errorf("cuda: upload %d bytes: %w", len(b), err)
+	}
+	return p, nil
+}
+
+func (m *dmodel) free() {
+	for _, p := range m.allocs {
+		cu.MemFree(p)
+	}
+	m.allocs = nil
+}
+
+// denseRows returns the tensor's rows packed densely (views of shards have a stride).
+func denseRows(t *tensor.Tensor) []byte {
+	rb := t.RowBytes()
+	if t.Stride == 0 || t.Stride == rb {
+		return t.Data[:t.Rows()*rb]
+	}
+	out := make([]byte, 0, t.Rows()*rb)
+	for r := 0; r < t.Rows(); r++ {
+		out = append(out, t.Row(r)...)
+	}
+	return out
+}
+
+// uploadMatrix stacks the tensors' rows (same dtype and cols) into one
+// device matrix, repacking Q8_0.
+func (m *dmodel) uploadMatrix(ts ...*tensor.Tensor) (dweight, error) {
+	dt, cols := ts[0].DType, ts[0].Cols()
+	if _, err := kernelSuffix(dt); err != nil {
+		return dweight{}, fmt.Errorf("%w (tensor %q)", err, ts[0].Name)
+	}
+	rows := 0
+	for _, t := range ts {
+		if t.DType != dt || t.Cols() != cols {
+			return dweight{}, fmt.Errorf("cuda: cannot stack %q (%v, %d cols) with %q (%v, %d cols)", t.Name, t.DType, t.Cols(), ts[0].Name, dt, cols)
+		}
+		rows += t.Rows()
+	}
+	if cols%32 != 0 {
+		return dweight{}, fmt.Errorf("cuda: tensor %q has %d columns; the GPU kernels need a multiple of 32", ts[0].Name, cols)
+	}
+	w := dweight{dt: dt, rows: rows, cols: cols}
+	var err error
+	if dt != tensor.Q8_0 {
+		var all []byte
+		for _, t := range ts {
+			all = append(all, denseRows(t)...)
+		}
+		w.w, err = m.upload(all)
+		return w, err
+	}
+	qs := make([]byte, rows*cols)
+	sc := make([]byte, rows*cols/32*2)
+	r := 0
+	for _, t := range ts {
+		for tr := 0; tr < t.Rows(); tr, r = tr+1, r+1 {
+			row := t.Row(tr)
+			for b := 0; b < cols/32; b++ {
+				blk := row[b*34 : b*34+34]
+				copy(sc[(r*cols/32+b)*2:], blk[:2])
+				copy(qs[r*cols+b*32:], blk[2:34])
+			}
+		}
+	}
+	if w.w, err = m.upload(qs); err != nil {
+		return w, err
+	}
+	w.s, err = m.upload(sc)
+	return w, err
+}
+
+func (m *dmodel) uploadVec(v []float32) (cu.DevicePtr, error) {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], mathFloat32bits(f))
+	}
+	return m.upload(b)
+}
+
+// modelBytes estimates the device memory of w's weights once uploaded.
+func modelBytes(w *model.Weights) int64 {
+	var n int64
+	add := func(t *tensor.Tensor) { n += dweight{dt: t.DType, rows: t.Rows(), cols: t.Cols()}.bytes() }
+	add(w.TokEmbd)
+	add(w.Output)
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		for _, t := range []*tensor.Tensor{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
+			add(t)
+		}
+	}
+	return n
+}
+
+// uploadModel copies one rank's weights to the current device.
+func uploadModel(w *model.Weights) (*dmodel, error) {
+	m := &dmodel{cfg: w.Cfg}
+	var err error
+	fail := func(e error) (*dmodel, error) { m.free(); return nil, e }
+	if m.emb, err = m.uploadMatrix(w.TokEmbd); err != nil {
+		return fail(err)
+	}
+	if m.out, err = m.uploadMatrix(w.Output); err != nil {
+		return fail(err)
+	}
+	if m.outNorm, err = m.uploadVec(w.OutNorm); err != nil {
+		return fail(err)
+	}
+	m.layers = make([]dlayer, len(w.Layers))
+	for i := range w.Layers {
+		L, D := &w.Layers[i], &m.layers[i]
+		if D.attnNorm, err = m.uploadVec(L.AttnNorm); err != nil {
+			return fail(err)
+		}
+		if D.ffnNorm, err = m.uploadVec(L.FFNNorm); err != nil {
+			return fail(err)
+		}
+		if D.qkv, err = m.uploadMatrix(L.Wq, L.Wk, L.Wv); err != nil {
+			return fail(err)
+		}
+		if D.wo, err = m.uploadMatrix(L.Wo); err != nil {
+			return fail(err)
+		}
+		if D.gate, err = m.uploadMatrix(L.Gate); err != nil {
+			return fail(err)
+		}
+		if D.up, err = m.uploadMatrix(L.Up); err != nil {
+			return fail(err)
+		}
+		if D.down, err = m.uploadMatrix(L.Down); err != nil {
+			return fail(err)
+		}
+	}
+	return m, nil
+}
+
+// syntheticModel makes a bf16 model of cfg's shape directly on the device
+// (uniform random weights from seed, norms near 1): for benchmarks, where
+// generating billions of weights on the CPU would take minutes.
+func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
+	m := &dmodel{cfg: cfg}
+	s := d.newStream0()
+	fillBF16, err := d.fn("fill_bf16")
+	if err != nil {
+		return nil, err
+	}
+	fillF32, err := d.fn("fill_f32")
+	if err != nil {
+		return nil, err
+	}
+	mat := func(rows, cols int) (dweight, error) {
+		w := dweight{dt: tensor.BF16, rows: rows, cols: cols}
+		p, err := m.alloc(w.bytes())
+		if err != nil {
+			return w, err
+		}
+		w.w = p
+		seed++
+		a := float32(1.7 / sqrtf(float64(cols)))
+		return w, launch(fillBF16, [3]int{4 * d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(p), i64(rows*cols), uint64(seed), f32(a))
+	}
+	vec := func(n int) (cu.DevicePtr, error) {
+		p, err := m.alloc(int64(4 * n))
+		if err != nil {
+			return 0, err
+		}
+		seed++
+		return p, launch(fillF32, [3]int{d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(p), i64(n), uint64(seed), f32(0.1), f32(1))
+	}
+	fail := func(e error) (*dmodel, error) { m.free(); return nil, e }
+	hd := cfg.HeadDim
+	if m.emb, err = mat(cfg.Vocab, cfg.Dim); err != nil {
+		return fail(err)
+	}
+	if m.out, err = mat(cfg.Vocab, cfg.Dim); err != nil {
+		return fail(err)
+	}
+	if m.outNorm, err = vec(cfg.Dim); err != nil {
+		return fail(err)
+	}
+	m.layers = make([]dlayer, cfg.Layers)
+	for i := range m.layers {
+		D := &m.layers[i]
+		steps := []func() error{
+			func() (e error) { D.attnNorm, e = vec(cfg.Dim); return },
+			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
+			func() (e error) { D.qkv, e = mat((cfg.Heads+2*cfg.KVHeads)*hd, cfg.Dim); return },
+			func() (e error) { D.wo, e = mat(cfg.Dim, cfg.Heads*hd); return },
+			func() (e error) { D.gate, e = mat(cfg.FFN, cfg.Dim); return },
+			func() (e error) { D.up, e = mat(cfg.FFN, cfg.Dim); return },
+			func() (e error) { D.down, e = mat(cfg.Dim, cfg.FFN); return },
+		}
+		for _, f := range steps {
+			if err := f(); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		return fail(fmt.Errorf("cuda: synthetic weights: %w", err))
+	}
+	return m, nil
+}
+
+// weightBytes is what one full pass reads from the weights (the
+// embedding contributes one row per token, not counted).
+func (m *dmodel) weightBytes() int64 {
+	n := m.out.bytes()
+	for _, L := range m.layers {
+		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes()
+	}
+	return n
+}
