@@ -38,7 +38,7 @@ var benchShapes = map[string]model.Config{
 	"llama-1b": {Arch: "llama", Dim: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, FFN: 8192, Vocab: 128256, NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf},
 }
 
-func median(v []float64) float64 {
+func cudaMedian(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	return s[len(s)/2]
@@ -117,7 +117,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 					reps = append(reps, time.Since(start).Seconds()/float64(*steps))
 				}
 			}
-			return median(reps), nil
+			return cudaMedian(reps), nil
 		}
 		dec, err := timeT(1)
 		if err != nil {
@@ -210,7 +210,7 @@ func runCUDAAllReduce(ctx context.Context, args []string, stdout, stderr io.Writ
 					}
 					ts = append(ts, dt.Seconds())
 				}
-				m := median(ts)
+				m := cudaMedian(ts)
 				alg := float64(4*n) / m / 1e9
 				fmt.Fprintf(stdout, "%-8s %5d %10d %10.1f %10.2f %10.2f %12.1e\n", be, R, n, m*1e6, alg, alg*2*float64(R-1)/float64(R), rel)
 				if rel > 1e-5 || math.IsNaN(rel) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
@@ -125,7 +126,8 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 	ct := spec.NewRunnerTarget(model.NewRunner(w, ctxLen, nil, pool))
 	matchRef, matchCPU := 0, 0
 	maxRel := 0.0
-	for _, p := range ref.Prompts {
+	for pi, p := range ref.Prompts {
+		t0 := time.Now()
 		want := p.TargetGreedy
 		if draft {
 			want = p.DraftGreedy
@@ -141,6 +143,7 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 			return err
 		}
 		gl = append([]float32(nil), gl...)
+		fmt.Fprintf(os.Stderr, "prompt %d (%d tokens): gpu prefill %v", pi, len(p.PromptIDs), time.Since(t0))
 		cl, err := ct.Forward(ctx, model.Batch{Tokens: p.PromptIDs, Logits: model.LogitsLast})
 		if err != nil {
 			return err
@@ -153,6 +156,7 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 		if den > 0 {
 			maxRel = math.Max(maxRel, num/den)
 		}
+		fmt.Fprintf(os.Stderr, ", cpu prefill done %v", time.Since(t0))
 		// Greedy continuation on the GPU (ids only) and on the CPU.
 		gtok := []int32{argmax(gl)}
 		ctok := []int32{argmax(cl)}
@@ -163,6 +167,7 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 			}
 			gtok = append(gtok, ids[0])
 		}
+		fmt.Fprintf(os.Stderr, ", gpu greedy done %v", time.Since(t0))
 		for len(ctok) < len(want) {
 			l, err := ct.Forward(ctx, model.Batch{Tokens: ctok[len(ctok)-1:], Logits: model.LogitsLast})
 			if err != nil {
@@ -170,6 +175,7 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 			}
 			ctok = append(ctok, argmax(l))
 		}
+		fmt.Fprintf(os.Stderr, ", cpu greedy done %v\n", time.Since(t0))
 		if equal(gtok, want) {
 			matchRef++
 		}

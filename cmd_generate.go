@@ -41,7 +41,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		return parseFloat32(s, &f.cfg.Sampling.TopP, 0, 1)
 	})
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (same seed, same output)")
-	fs.StringVar(&f.cfg.Drafter.Kind, "drafter", "", "speculative drafter: none, ngram or model (default none; --draft implies model)")
+	fs.StringVar(&f.cfg.Drafter.Kind, "drafter", "", "speculative drafter: none, ngram, model or eagle3 (default none; --draft implies model, or eagle3 for an EAGLE-3 head directory)")
 	fs.StringVar(&f.cfg.Drafter.Path, "draft", "", "draft model file (same vocabulary as the target); implies --drafter model")
 	fs.IntVar(&f.cfg.Drafter.K, "k", engine.DefaultK, "draft length: tokens per chain, or tree depth (1..16)")
 	fs.IntVar(&f.cfg.Drafter.Tree, "tree", 0, "draft a tree with this many branches per depth (absent = a chain)")

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/draftmodel"
+	"rigscope/engine/spec/eagle3"
 	"rigscope/engine/spec/ngram"
 	"rigscope/engine/tensor/cpu"
 	"rigscope/engine/tokenizer"
@@ -30,7 +32,8 @@ const (
 type drafterCache struct {
 	mu       sync.Mutex
 	models   map[string]*loadedDraft
-	baseline map[string]float64 // tokens/s by baselineKey
+	heads    map[string]*eagle3.Drafter // EAGLE-3 heads by directory
+	baseline map[string]float64         // tokens/s by baselineKey
 }
 
 // loadedDraft is an opened draft model file and the drafter over it.
@@ -39,15 +42,22 @@ type loadedDraft struct {
 	d   *draftmodel.Drafter
 }
 
+// DrafterKinds are the drafter names a run accepts.
+var DrafterKinds = []string{"none", "ngram", "model", "eagle3"}
+
 // NormalizeDrafter fills defaults and checks a drafter config: kind none,
-// ngram or model (--draft implies model), k in 1..16, tree branching 0..8,
-// n-gram sizes of at least 1.
+// ngram, model or eagle3 (--draft implies model, or eagle3 for an EAGLE-3
+// head directory), k in 1..16, tree branching 0..8, n-gram sizes of at
+// least 1.
 func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
 	if dc.Kind == "" {
 		dc.Kind = "none"
 		if dc.Path != "" {
 			dc.Kind = "model"
 		}
+	}
+	if dc.Kind == "model" && dc.Path != "" && eagle3.IsHead(dc.Path) {
+		dc.Kind = "eagle3"
 	}
 	switch dc.Kind {
 	case "none":
@@ -64,9 +74,14 @@ func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
 			return dc, fmt.Errorf("drafter: model needs a draft model file (--draft PATH)")
 		}
 	case "eagle3":
-		return dc, fmt.Errorf("drafter: eagle3 heads are not supported yet")
+		if dc.Path == "" {
+			return dc, fmt.Errorf("drafter: eagle3 needs an EAGLE-3 head directory (--draft PATH)")
+		}
+		if _, err := eagle3.ReadConfig(dc.Path); err != nil {
+			return dc, fmt.Errorf("drafter: %w", err)
+		}
 	default:
-		return dc, fmt.Errorf("drafter: unknown kind %q (none, ngram, model)", dc.Kind)
+		return dc, fmt.Errorf("drafter: unknown kind %q (%s)", dc.Kind, strings.Join(DrafterKinds, ", "))
 	}
 	if dc.K == 0 {
 		dc.K = DefaultK
@@ -93,6 +108,9 @@ func (e *Engine) drafter(dc DrafterConfig) (spec.Drafter, error) {
 	c := &e.drafters
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if dc.Kind == "eagle3" {
+		return e.eagleHead(dc.Path)
+	}
 	if ld, ok := c.models[dc.Path]; ok {
 		return ld.d, nil
 	}
@@ -110,7 +128,9 @@ func (e *Engine) drafter(dc DrafterConfig) (spec.Drafter, error) {
 		return nil, fmt.Errorf("draft model %s: %w", dc.Path, err)
 	}
 	slots := e.opts.CtxLen + spec.MaxK*spec.MaxBranch
-	d := draftmodel.New(model.NewRunner(w, slots, nil, cpu.NewPool(0)))
+	// One thread: the draft model is small enough that fanning its matmuls out
+	// costs more than it saves, and it leaves the cores to the target.
+	d := draftmodel.New(model.NewRunner(w, slots, nil, cpu.NewPool(1)))
 	if c.models == nil {
 		c.models = map[string]*loadedDraft{}
 	}
@@ -164,7 +184,34 @@ func (e *Engine) CloseDrafters() error {
 		}
 		delete(c.models, p)
 	}
+	for p, d := range c.heads {
+		if err := d.Head().Close(); err != nil && first == nil {
+			first = fmt.Errorf("eagle3 head %s: %w", p, err)
+		}
+		delete(c.heads, p)
+	}
 	return first
+}
+
+// eagleHead loads (once per directory) an EAGLE-3 head for this target;
+// c.mu is held. The head runs unsharded on the loop's goroutine: the
+// residual stream it reads is replicated on every rank after each allreduce,
+// so rank 0's copy is enough.
+func (e *Engine) eagleHead(dir string) (spec.Drafter, error) {
+	c := &e.drafters
+	if d, ok := c.heads[dir]; ok {
+		return d, nil
+	}
+	h, err := eagle3.Load(dir, e.src)
+	if err != nil {
+		return nil, fmt.Errorf("eagle3 head: %w", err)
+	}
+	d := eagle3.New(h, e.opts.CtxLen, cpu.NewPool(0))
+	if c.heads == nil {
+		c.heads = map[string]*eagle3.Drafter{}
+	}
+	c.heads[dir] = d
+	return d, nil
 }
 
 // baselineKey names what the plain decode rate depends on.

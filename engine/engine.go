@@ -9,6 +9,7 @@ import (
 
 	"rigscope/engine/loader"
 	"rigscope/engine/loader/synthetic"
+	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/tokenizer"
 )
@@ -25,6 +26,11 @@ const DefaultModel = "synthetic:tiny"
 type Options struct {
 	TokenizerPath string // llama2.c checkpoints: tokenizer.bin
 	CtxLen        int    // KV cache positions; 0 = min(model's context, 4096)
+	// LogDir, when set, receives one JSONL event log per run, written as
+	// the run goes (run start with the config, every step, run end).
+	LogDir string
+	// CacheDir holds the allreduce calibration cache ("" = the default).
+	CacheDir string
 }
 
 // ModelInfo describes the loaded target for display.
@@ -52,7 +58,8 @@ type Engine struct {
 	run      sync.Mutex // one run at a time
 	mu       sync.Mutex // guards targets
 	targets  map[int]*tpTarget
-	drafters drafterCache // draft models by path, plain-run baselines (drafter.go)
+	drafters drafterCache      // draft models by path, plain-run baselines (drafter.go)
+	rec      *metrics.Recorder // live counters for the panel (runlog.go)
 }
 
 // Open loads a model (a path or "synthetic:PRESET").
@@ -72,7 +79,7 @@ func Open(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if opts.CtxLen <= 0 {
 		opts.CtxLen = min(cfg.MaxSeq, 4096)
 	}
-	e := &Engine{src: src, cfg: cfg, opts: opts, targets: map[int]*tpTarget{}}
+	e := &Engine{src: src, cfg: cfg, opts: opts, targets: map[int]*tpTarget{}, rec: metrics.NewRecorder(600)}
 	e.tok, e.tokErr = src.Tokenizer()
 	meta := src.Meta()
 	e.info = ModelInfo{Path: path, Format: meta["format"], DType: meta["dtype"], Config: cfg, HasTokenizer: e.tok != nil}
@@ -114,7 +121,7 @@ func (e *Engine) Source() loader.Source { return e.src }
 func (e *Engine) Close() error {
 	e.run.Lock()
 	defer e.run.Unlock()
-	return e.src.Close()
+	return errors.Join(e.CloseDrafters(), e.src.Close())
 }
 
 // target returns the TP-size-tp target, building its shards on first use.

@@ -15,7 +15,7 @@ const DefaultAllReduce = "auto"
 // of cfg's backend attached. The group lives for this run only, so a run in
 // flight keeps its backend and the next run may use another one; the
 // weights are never reloaded.
-func (e *Engine) prepare(cfg *RunConfig) (*tpTarget, error) {
+func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (*tpTarget, error) {
 	if cfg.TP <= 0 {
 		cfg.TP = 1
 	}
@@ -31,11 +31,14 @@ func (e *Engine) prepare(cfg *RunConfig) (*tpTarget, error) {
 	}
 	var g *tp.Group
 	if cfg.TP > 1 {
-		g, err = tp.NewGroup(cfg.AllReduce, cfg.TP, tp.GroupOptions{})
+		if gopts.CacheDir == "" {
+			gopts.CacheDir = e.opts.CacheDir
+		}
+		g, err = tp.NewGroup(cfg.AllReduce, cfg.TP, gopts)
 		if err != nil {
 			return nil, err
 		}
-	} else if _, err := tp.NewGroup(cfg.AllReduce, 1, tp.GroupOptions{}); err != nil {
+	} else if err := tp.CheckBackend(cfg.AllReduce); err != nil {
 		return nil, err // an unknown backend name is an error even at TP=1
 	}
 	t.attach(g)

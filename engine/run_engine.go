@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"rigscope/engine/metrics"
 	"rigscope/engine/sample"
 	"rigscope/engine/spec"
 	"rigscope/engine/tokenizer"
+	"rigscope/engine/tp"
 )
 
 // Run generates with cfg, streaming events to sink (called on this
@@ -68,14 +70,14 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 256
 	}
-	if cfg.TP <= 0 {
-		cfg.TP = 1
-	}
 	dc, err := NormalizeDrafter(cfg.Drafter)
 	if err != nil {
 		return st, err
 	}
-	t, err := e.target(cfg.TP)
+	// The allreduce group's latency histograms and byte counters are the
+	// recorder's, so the panel sees them live.
+	lat, bytes := metrics.NewLatencySet(), metrics.NewRankBytes(max(cfg.TP, 1))
+	t, err := e.prepare(&cfg, tp.GroupOptions{Latency: lat, Bytes: bytes})
 	if err != nil {
 		return st, err
 	}
@@ -124,11 +126,30 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	if drafter != nil && !haveBaseline {
 		opts.BaselineSteps = baselineSteps
 	}
+	runID := e.nextRunID()
+	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: dc.K}, lat, bytes)
+	defer e.rec.EndRun()
+	if haveBaseline {
+		e.rec.SetBaseline(baseline)
+	}
+	log, err := e.openRunLog(runID, cfg)
+	if err != nil {
+		return st, err
+	}
 	step := 0
+	lastStep, lastAR := time.Now(), t.allReduceTime()
 	opts.Step = func(s spec.StepInfo) {
 		step++
-		sink(Event{Kind: EventStep, Step: StepStats{Step: step, Drafted: s.Drafted, Accepted: s.Accepted,
-			Draft: s.Draft, Verify: s.Verify, NewTokens: s.New, ElapsedTime: time.Since(start)}})
+		now, ar := time.Now(), t.allReduceTime()
+		wall := now.Sub(lastStep)
+		ss := StepStats{Step: step, Drafted: s.Drafted, Accepted: s.Accepted, Draft: s.Draft, Verify: s.Verify,
+			AllReduce: ar - lastAR, NewTokens: s.New, ElapsedTime: now.Sub(start)}
+		lastStep, lastAR = now, ar
+		sample := metrics.StepSample{At: ss.ElapsedTime, Draft: s.Draft, Verify: s.Verify, AllReduce: ss.AllReduce,
+			Other: max(0, wall-s.Draft-s.Verify), Tokens: s.New, Accepted: s.Accepted}
+		e.rec.RecordStep(sample, s.Drafted)
+		log.step(sample, cfg.TP)
+		sink(Event{Kind: EventStep, Step: ss})
 	}
 	res, err := spec.Generate(ctx, t, prompt, opts)
 	st.PromptTokens = len(prompt)
@@ -154,10 +175,15 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	if res.Counts.Drafts > 0 {
 		st.BreakEvenAcceptLen = spec.BreakEven(st.BaselineTokensPerS, res.Counts.StepTime())
 	}
+	e.rec.SetBaseline(st.BaselineTokensPerS)
+	commStats(t, &st, ms(time.Since(start)))
 	if err != nil {
-		return st, fmt.Errorf("run: %w", err)
+		err = fmt.Errorf("run: %w", err)
 	}
-	return st, nil
+	if lerr := log.end(st, err); lerr != nil && err == nil {
+		err = lerr
+	}
+	return st, err
 }
 
 // fillSpecStats copies the speculative counts into the run's stats.

@@ -122,3 +122,16 @@ func (t *tpTarget) KeepPath(base int, path []int) error {
 
 func (t *tpTarget) Vocab() int  { return t.vocab }
 func (t *tpTarget) MaxLen() int { return t.ranks[0].KV.Slots }
+
+// SetCapture makes rank 0 copy out the residual stream after the given
+// layers (EAGLE-3 features). The stream is replicated across ranks after
+// each allreduce, so one rank's copy is the whole state.
+func (t *tpTarget) SetCapture(layers []int) {
+	for _, r := range t.ranks {
+		r.CaptureLayers = nil
+	}
+	t.ranks[0].CaptureLayers = layers
+}
+
+// Captured returns rank 0's captured features of the last forward.
+func (t *tpTarget) Captured() [][]float32 { return t.ranks[0].Captured }

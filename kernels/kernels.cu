@@ -206,11 +206,13 @@ struct Step {
 
 // qkv (T, ld) holds q (hq*hd), k (hk*hd), v (hk*hd) per token. RoPE on q
 // in place; rotated k and plain v stored in the cache at slot base+t.
-// cs, sn: (maxPos, hd/2). grid T.
+// cs, sn: (maxPos, hd/2).
 extern "C" __global__ void rope_store(float* qkv, int ld, float* Kc, float* Vc,
                                       const Step* st, const float* cs, const float* sn,
                                       int hq, int hk, int hd, int interleaved) {
-  int t = blockIdx.x, half = hd / 2;
+  // grid (T, hq + hk): block (t, h) rotates head h of token t (k heads
+  // also store k and v in the cache).
+  int t = blockIdx.x, h = blockIdx.y, half = hd / 2;
   float* q = qkv;
   float* k = qkv + hq * hd;
   const float* v = qkv + hq * hd + hk * hd;
@@ -219,9 +221,8 @@ extern "C" __global__ void rope_store(float* qkv, int ld, float* Kc, float* Vc,
   const float* c = cs + (long)p * half;
   const float* s = sn + (long)p * half;
   int width = hk * hd;
-  for (int i = threadIdx.x; i < (hq + hk) * half; i += blockDim.x) {
-    int h = i / half, j = i % half;
-    float* x = h < hq ? q + (long)t * ld + h * hd : k + (long)t * ld + (h - hq) * hd;
+  float* x = h < hq ? q + (long)t * ld + h * hd : k + (long)t * ld + (h - hq) * hd;
+  for (int j = threadIdx.x; j < half; j += blockDim.x) {
     int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + half;
     float xa = x[a], xb = x[b];
     float ra = xa * c[j] - xb * s[j], rb = xa * s[j] + xb * c[j];
@@ -232,7 +233,9 @@ extern "C" __global__ void rope_store(float* qkv, int ld, float* Kc, float* Vc,
       kc[a] = ra; kc[b] = rb;
     }
   }
-  for (int i = threadIdx.x; i < width; i += blockDim.x) Vc[slot * width + i] = v[(long)t * ld + i];
+  if (h >= hq)
+    for (int i = threadIdx.x; i < hd; i += blockDim.x)
+      Vc[slot * width + (h - hq) * hd + i] = v[(long)t * ld + (h - hq) * hd + i];
 }
 
 // ----------------------------------------------------------- attention

@@ -1,16 +1,16 @@
 #!/bin/sh
-# One device call: kernel + fixture checks, decode benchmark vs the bandwidth
-# bound and the PyTorch graph peer, GPU allreduce, and NVML telemetry.
-# Build here first:  make cuda-carry  (see README: go build -tags 'headless cuda' -o carry/rigscope-cuda .)
-# Run there:         sh bench/cuda/run.sh   (carry: carry)
+# One device call: decode benchmark vs the bandwidth bound and the PyTorch
+# graph peer, kernel + fixture checks, GPU allreduce, NVML telemetry.
+# Build here:  go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda .
+# Run there:   sh bench/cuda/run.sh   (device run with carry: ["carry"])
 set -u
-B=./carry/rigscope-cuda
+gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
 O=${OUT:-/tmp/out}; mkdir -p "$O"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$O/smi.txt" 2>&1
-$B cuda-check --models carry/models 2>&1 | tee "$O/check.txt"
-$B cuda-bench ${BENCH_ARGS:-} 2>&1 | tee "$O/bench.txt"
-python3 bench/cuda/torch_peer.py 2>&1 | tee "$O/torch.txt"
-$B cuda-allreduce ${AR_ARGS:-} 2>&1 | tee "$O/allreduce.txt"
-$B gpus 2>&1 | tee "$O/gpus.txt"
-echo "=== summary"; grep -A3 "^# decode" "$O/bench.txt"; cat "$O/torch.txt" | grep torch-peer; grep -E "model|gocoder" "$O/check.txt"
+timeout ${T_BENCH:-150} $B cuda-bench ${BENCH_ARGS:-} > "$O/bench.txt" 2>&1
+timeout ${T_TORCH:-120} python3 bench/cuda/torch_peer.py > "$O/torch.txt" 2>&1
+timeout ${T_CHECK:-120} $B cuda-check --models carry/models > "$O/check.txt" 2>&1
+timeout ${T_AR:-120} $B cuda-allreduce ${AR_ARGS:-} > "$O/allreduce.txt" 2>&1
+timeout 30 $B gpus > "$O/gpus.txt" 2>&1
+cat "$O/bench.txt" "$O/torch.txt"; tail -20 "$O/check.txt"; tail -30 "$O/allreduce.txt"; cat "$O/gpus.txt"

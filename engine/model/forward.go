@@ -71,7 +71,7 @@ type scratch struct {
 	o     []float32 // (T, dim) partial sums before the allreduce
 	gate  []float32 // (T, fl)
 	up    []float32 // (T, fl)
-	score []float32 // (slots)
+	score []float32 // (threads, slots): one row per pool thread
 	allow [][]int32 // tree: per token, the batch indices it may attend to
 	tree  bool      // the current batch is a tree
 }
@@ -86,6 +86,13 @@ func NewRunner(w *Weights, ctxLen int, comm AllReducer, pool *cpu.Pool) *Runner 
 		Pool: pool,
 		rope: cpu.NewRopeTable(c.HeadDim, ctxLen+64, c.RopeTheta),
 	}
+}
+
+func (r *Runner) threads() int {
+	if r.Pool == nil {
+		return 1
+	}
+	return max(1, r.Pool.Threads)
 }
 
 func (r *Runner) grow(T int) {
@@ -106,7 +113,7 @@ func (r *Runner) grow(T int) {
 		o:     make([]float32, T*c.Dim),
 		gate:  make([]float32, T*fl),
 		up:    make([]float32, T*fl),
-		score: make([]float32, r.KV.Slots),
+		score: make([]float32, r.threads()*r.KV.Slots),
 	}
 }
 
@@ -157,16 +164,19 @@ func (r *Runner) Forward(ctx context.Context, b Batch, logits []float32) error {
 	for l := range w.Layers {
 		L := &w.Layers[l]
 		// Attention block.
-		cpu.RMSNorm(xn, x, L.AttnNorm, c.NormEps)
-		r.Pool.MatMul(q, hl*hd, xn, T, L.Wq)  // q (T, hl*hd)
-		r.Pool.MatMul(k, kvl*hd, xn, T, L.Wk) // k (T, kvl*hd)
-		r.Pool.MatMul(v, kvl*hd, xn, T, L.Wv) // v (T, kvl*hd)
+		r.rowwise(T, func(t0, t1 int) { cpu.RMSNorm(xn[t0*dim:t1*dim], x[t0*dim:t1*dim], L.AttnNorm, c.NormEps) })
+		r.Pool.MatMulFused(xn, T, // one pass over the rows of Wq, Wk, Wv
+			cpu.MatMulJob{Out: q, OutStride: hl * hd, W: L.Wq},  // q (T, hl*hd)
+			cpu.MatMulJob{Out: k, OutStride: kvl * hd, W: L.Wk}, // k (T, kvl*hd)
+			cpu.MatMulJob{Out: v, OutStride: kvl * hd, W: L.Wv}) // v (T, kvl*hd)
 		inter := c.RopeLayout == RopeInterleaved
-		for t := 0; t < T; t++ {
-			r.rope.Apply(q[t*hl*hd:(t+1)*hl*hd], pos(t), inter)
-			r.rope.Apply(k[t*kvl*hd:(t+1)*kvl*hd], pos(t), inter)
-		}
 		width := kvl * hd
+		r.rowwise(T, func(t0, t1 int) {
+			for t := t0; t < t1; t++ {
+				r.rope.Apply(q[t*hl*hd:(t+1)*hl*hd], pos(t), inter)
+				r.rope.Apply(k[t*width:(t+1)*width], pos(t), inter)
+			}
+		})
 		copy(r.KV.K[l][base*width:(base+T)*width], k)
 		copy(r.KV.V[l][base*width:(base+T)*width], v)
 		r.attention(att, q, l, base, T) // att (T, hl*hd)
@@ -174,18 +184,21 @@ func (r *Runner) Forward(ctx context.Context, b Batch, logits []float32) error {
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}
-		cpu.Add(x, o)
 
 		// MLP block: down(silu(gate(xn)) * up(xn)).
-		cpu.RMSNorm(xn, x, L.FFNNorm, c.NormEps)
-		r.Pool.MatMul(gate, fl, xn, T, L.Gate) // gate (T, fl)
-		r.Pool.MatMul(up, fl, xn, T, L.Up)     // up (T, fl)
-		cpu.SwiGLU(gate, gate, up)
+		r.rowwise(T, func(t0, t1 int) {
+			cpu.Add(x[t0*dim:t1*dim], o[t0*dim:t1*dim])
+			cpu.RMSNorm(xn[t0*dim:t1*dim], x[t0*dim:t1*dim], L.FFNNorm, c.NormEps)
+		})
+		r.Pool.MatMulFused(xn, T, // one pass over the rows of gate and up
+			cpu.MatMulJob{Out: gate, OutStride: fl, W: L.Gate}, // gate (T, fl)
+			cpu.MatMulJob{Out: up, OutStride: fl, W: L.Up})     // up (T, fl)
+		r.rowwise(T, func(t0, t1 int) { cpu.SwiGLU(gate[t0*fl:t1*fl], gate[t0*fl:t1*fl], up[t0*fl:t1*fl]) })
 		r.Pool.MatMul(o, dim, gate, T, L.Down)
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}
-		cpu.Add(x, o)
+		r.rowwise(T, func(t0, t1 int) { cpu.Add(x[t0*dim:t1*dim], o[t0*dim:t1*dim]) })
 		r.capture(l, x)
 	}
 	r.KV.Len = base + T
@@ -247,8 +260,25 @@ func (r *Runner) buildMask(b Batch, T int) {
 }
 
 // attention computes, for each token t and local head h, softmax(q·Kᵀ/√d)·V
-// over the cached prefix [0, base) and the batch slots it may see.
+// over the cached prefix [0, base) and the batch slots it may see. The
+// (token, head) pairs are spread over the pool's threads.
 func (r *Runner) attention(out, q []float32, layer, base, T int) {
+	hl := r.W.HeadsLocal
+	n := T * hl
+	work := n * (base + T) * r.W.Cfg.HeadDim
+	if work < 1<<15 || r.Pool == nil {
+		r.attendRange(out, q, layer, base, 0, n, 0)
+		return
+	}
+	th := r.Pool.Threads
+	r.Pool.Parallel(n, max(1, n/(16*th)), func(lo, hi, worker int) {
+		r.attendRange(out, q, layer, base, lo, hi, worker)
+	})
+}
+
+// attendRange computes the (token, head) pairs [lo, hi) of the batch, pair
+// i = t*hl + h, with worker's score buffer.
+func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) {
 	c, w := r.W.Cfg, r.W
 	hd, hl, kvl := c.HeadDim, w.HeadsLocal, w.KVHeadsLocal
 	group := c.Heads / c.KVHeads
@@ -256,42 +286,53 @@ func (r *Runner) attention(out, q []float32, layer, base, T int) {
 	K, V := r.KV.K[layer], r.KV.V[layer]
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	tree := r.s.tree
-	for t := 0; t < T; t++ {
+	slots := r.KV.Slots
+	score := r.s.score[worker*slots : (worker+1)*slots]
+	for i := lo; i < hi; i++ {
+		t, h := i/hl, i%hl
 		// Slots this token sees: [0, base) and then the batch part.
 		var extra []int32
 		if tree {
 			extra = r.s.allow[t]
 		}
-		for h := 0; h < hl; h++ {
-			kvh := (w.HeadLo+h)/group - w.KVHeadLo
-			qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]
-			n := base + t + 1
-			if tree {
-				n = base + len(extra)
-			}
-			sc := r.s.score[:n]
-			for j := 0; j < base; j++ {
-				sc[j] = cpu.Dot(qh, K[j*width+kvh*hd:j*width+(kvh+1)*hd]) * scale
-			}
-			for i := 0; i < n-base; i++ {
-				slot := base + i
-				if tree {
-					slot = base + int(extra[i])
-				}
-				sc[base+i] = cpu.Dot(qh, K[slot*width+kvh*hd:slot*width+(kvh+1)*hd]) * scale
-			}
+		kvh := (w.HeadLo+h)/group - w.KVHeadLo
+		qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]
+		n := base + t + 1
+		if tree {
+			n = base + len(extra)
+		}
+		sc := score[:n]
+		oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd]
+		Kh, Vh := K[kvh*hd:], V[kvh*hd:]
+		if !tree {
+			// A chain sees the contiguous slots [0, base+t].
+			cpu.AttnScores(sc, qh, Kh, width, scale)
 			cpu.Softmax(sc)
-			oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd]
-			clear(oh)
-			for j := 0; j < n; j++ {
-				slot := j
-				if j >= base && tree {
-					slot = base + int(extra[j-base])
-				}
-				cpu.AXPY(oh, sc[j], V[slot*width+kvh*hd:slot*width+(kvh+1)*hd])
-			}
+			cpu.AttnMix(oh, sc, Vh, width)
+			continue
+		}
+		cpu.AttnScores(sc[:base], qh, Kh, width, scale)
+		for i, e := range extra {
+			slot := base + int(e)
+			sc[base+i] = cpu.Dot(qh, K[slot*width+kvh*hd:slot*width+(kvh+1)*hd]) * scale
+		}
+		cpu.Softmax(sc)
+		cpu.AttnMix(oh, sc[:base], Vh, width)
+		for i, e := range extra {
+			slot := base + int(e)
+			cpu.AXPY(oh, sc[base+i], V[slot*width+kvh*hd:slot*width+(kvh+1)*hd])
 		}
 	}
+}
+
+// rowwise runs fn over token ranges: on the pool's threads for big batches,
+// inline for small ones (a decode step).
+func (r *Runner) rowwise(T int, fn func(t0, t1 int)) {
+	if T < 16 || r.Pool == nil {
+		fn(0, T)
+		return
+	}
+	r.Pool.Parallel(T, max(1, T/(4*r.Pool.Threads)), func(lo, hi, _ int) { fn(lo, hi) })
 }
 
 func (r *Runner) allReduce(ctx context.Context, x []float32) error {

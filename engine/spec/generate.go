@@ -26,6 +26,10 @@ type Options struct {
 	// starts: a short plain decode that measures the baseline tokens/s of
 	// this very configuration (Result.BaselineTokS).
 	BaselineSteps int
+	// Reuse says the target's cache already holds prompt[:Reuse] from an
+	// earlier generation on the same target (the caller knows); those
+	// positions are kept and only the rest is prefilled. 0: prefill all.
+	Reuse int
 	// Emit receives each step's new tokens; fromDraft[i] marks tokens that
 	// were drafted and accepted.
 	Emit func(ids []int32, fromDraft []bool)
@@ -105,10 +109,14 @@ func Generate(ctx context.Context, t Target, prompt []int32, o Options) (Result,
 			defer ft.SetCapture(nil)
 		}
 	}
-	if err := t.Rewind(0); err != nil {
+	keep := min(max(o.Reuse, 0), len(prompt)-1, t.Len())
+	if g.fd != nil {
+		keep = 0 // the drafter must observe every position's features
+	}
+	if err := t.Rewind(keep); err != nil {
 		return res, err
 	}
-	err := g.run(ctx, prompt)
+	err := g.run(ctx, prompt, keep)
 	if err != nil && ctx.Err() != nil {
 		res.StopReason, err = "cancelled", nil
 	}
@@ -129,9 +137,9 @@ type gen struct {
 	rows []int // feature rows kept (scratch)
 }
 
-func (g *gen) run(ctx context.Context, prompt []int32) error {
+func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 	t0 := time.Now()
-	logits, err := g.t.Forward(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast})
+	logits, err := g.t.Forward(ctx, model.Batch{Tokens: prompt[cached:], Logits: model.LogitsLast})
 	if err != nil {
 		return err
 	}

@@ -263,6 +263,15 @@ func TestUnknownBackend(t *testing.T) {
 	if _, err := NewGroup("nccl", 2, GroupOptions{}); err == nil || !strings.Contains(err.Error(), "unavailable") {
 		t.Errorf("NewGroup(nccl) = %v, want an unavailable error with a reason", err)
 	}
+	if err := CheckBackend("carrier-pigeon"); !errors.As(err, &ub) {
+		t.Errorf("CheckBackend(carrier-pigeon) = %v, want *UnknownBackendError", err)
+	}
+	if err := CheckBackend("nccl"); err == nil || CheckBackend("auto") != nil {
+		t.Errorf("CheckBackend(nccl) = %v, CheckBackend(auto) = %v", err, CheckBackend("auto"))
+	}
+	if g, err := NewGroup("auto", 1, GroupOptions{CacheDir: t.TempDir()}); err != nil || g.AutoTable().Source != "trivial" {
+		t.Errorf("NewGroup(auto, 1) = %v: one rank needs no calibration", err)
+	}
 	if _, err := NewGroup("ring", 0, GroupOptions{}); err == nil {
 		t.Errorf("NewGroup(ring, 0) succeeded")
 	}

@@ -166,7 +166,12 @@ func NewGroup(backend string, ranks int, opts GroupOptions) (*Group, error) {
 	} else if g.bytes.Ranks() < ranks {
 		return nil, fmt.Errorf("tp: byte counters for %d ranks given to a group of %d", g.bytes.Ranks(), ranks)
 	}
-	if backend == "auto" {
+	if backend == "auto" && ranks == 1 {
+		// One rank never communicates: no table to measure.
+		g.auto = &AutoTable{Ranks: 1, Rules: []AutoRule{{MaxBytes: 1, Backend: "ring"}}, Source: "trivial", Note: "one rank: nothing to choose"}
+		g.autoAlg = []algorithm{ringAllReduce}
+		g.algo = autoAllReduce
+	} else if backend == "auto" {
 		t := opts.Auto
 		if t == nil {
 			var err error
@@ -197,6 +202,21 @@ func NewGroup(backend string, ranks int, opts GroupOptions) (*Group, error) {
 		g.comms[r] = &rankComm{g: g, rank: r}
 	}
 	return g, nil
+}
+
+// CheckBackend says whether name is an available backend, without making a
+// group (so without calibrating auto): nil, *UnknownBackendError, or an
+// error with the reason it is unavailable.
+func CheckBackend(name string) error {
+	for _, b := range backends {
+		if b.info.Name == name {
+			if !b.info.Available {
+				return fmt.Errorf("tp: allreduce backend %q is unavailable: %s", name, b.info.Reason)
+			}
+			return nil
+		}
+	}
+	return &UnknownBackendError{Name: name}
 }
 
 func algoByName(name string) algorithm {

@@ -103,7 +103,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		if err := t.matvec("qkv", t.qkv, t.nqkv, t.xn, L.qkv, T, 0); err != nil {
 			return err
 		}
-		if err := t.kernel("rope_store", 0, "rope_store", [3]int{T, 1, 1}, [3]int{128, 1, 1},
+		if err := t.kernel("rope_store", 0, "rope_store", [3]int{T, hq + hk, 1}, [3]int{max(32, min(128, hd/2)), 1, 1},
 			ptr(t.qkv), i32(t.nqkv), ptr(kc), ptr(vc), ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin),
 			i32(hq), i32(hk), i32(hd), i32(inter)); err != nil {
 			return err

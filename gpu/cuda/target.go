@@ -159,8 +159,8 @@ func (d *Device) checkFits(need int64, cfg model.Config, ctxLen int) error {
 }
 
 func attnSplits(cfg model.Config, slots, sms int) int {
-	s := (2*sms + cfg.Heads - 1) / cfg.Heads
-	return max(1, min(s, (slots+31)/32))
+	s := (8*sms + cfg.Heads - 1) / cfg.Heads
+	return max(1, min(s, (slots+15)/16))
 }
 
 func stateBytes(cfg model.Config, ctxLen, sms int) int64 {

@@ -129,3 +129,83 @@ func f16s(w []byte, n int) []uint16 {
 	_ = w[2*n-1]
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(w))), n)
 }
+
+//go:noescape
+func attnScoresAVX2(sc *float32, q *float32, k *float32, n int, stride int, hd int, scale float32)
+
+//go:noescape
+func attnMixAVX2(out *float32, p *float32, v *float32, n int, stride int, hd int)
+
+// AttnScores sets sc[j] = scale * q·K[j*stride : j*stride+len(q)] for
+// j < len(sc): one head's scores against len(sc) cached keys stride floats
+// apart.
+func AttnScores(sc, q, K []float32, stride int, scale float32) {
+	n, hd := len(sc), len(q)
+	if n == 0 {
+		return
+	}
+	_ = K[(n-1)*stride+hd-1]
+	if !hasAVX2 || hd%8 != 0 {
+		attnScoresGo(sc, q, K, stride, scale)
+		return
+	}
+	attnScoresAVX2(&sc[0], &q[0], &K[0], n, stride*4, hd, scale)
+}
+
+// AttnMix sets out = sum_j p[j] * V[j*stride : j*stride+len(out)] over
+// j < len(p).
+func AttnMix(out, p, V []float32, stride int) {
+	n, hd := len(p), len(out)
+	if n == 0 {
+		clear(out)
+		return
+	}
+	_ = V[(n-1)*stride+hd-1]
+	if !hasAVX2 || hd%8 != 0 {
+		attnMixGo(out, p, V, stride)
+		return
+	}
+	attnMixAVX2(&out[0], &p[0], &V[0], n, stride*4, hd)
+}
+
+//go:noescape
+func dotQ8Q8RowsAVX2(w *byte, wstride int, nrows int, qx *int8, dx *float32, nb int, tbl *float32, out *float32, vnni bool)
+
+// dotQ8Q8Rows sets out[r] = dotQ8Q8(w[r*wstride:], qx, dx) for r < len(out).
+func dotQ8Q8Rows(out []float32, w []byte, wstride int, qx []int8, dx []float32) {
+	nb, n := len(dx), len(out)
+	if n == 0 {
+		return
+	}
+	_ = w[(n-1)*wstride+nb*34-1]
+	_ = qx[nb*32-1]
+	if !hasAVX2 || nb == 0 {
+		dotQ8Q8RowsGo(out, w, wstride, qx, dx)
+		return
+	}
+	dotQ8Q8RowsAVX2(&w[0], wstride, n, &qx[0], &dx[0], nb, &f16Table[0], &out[0], hasVNNI)
+}
+
+// usePortable switches the assembly kernels off (on) for tests; it returns
+// a function that restores the detected setting.
+func usePortable(on bool) (restore func()) {
+	a, v := hasAVX2, hasVNNI
+	if on {
+		hasAVX2, hasVNNI = false, false
+	}
+	return func() { hasAVX2, hasVNNI = a, v }
+}
+
+//go:noescape
+func dotF32x4AVX2(w *float32, x *float32, n int, xstride int, out *float32)
+
+// dotF32x4 sets out[k] = dot(w, x[k*xstride:]) for k < 4.
+func dotF32x4(out *[4]float32, w, x []float32, xstride int) {
+	n := len(w)
+	_ = x[3*xstride+n-1]
+	if !hasAVX2 || n%8 != 0 || n == 0 {
+		dotF32x4Go(out, w, x, xstride)
+		return
+	}
+	dotF32x4AVX2(&w[0], &x[0], n, xstride*4, &out[0])
+}

@@ -400,3 +400,296 @@ cvloop:
 cvdone:
 	VZEROUPPER
 	RET
+
+// func attnScoresAVX2(sc *float32, q *float32, k *float32, n int, stride int, hd int, scale float32)
+//
+// sc[j] = scale * sum_c q[c]*k[j*stride/4 + c] for j < n; stride in bytes,
+// hd a multiple of 8. Four keys at a time keep four FMA chains in flight.
+TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
+	MOVQ sc+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R9
+	MOVQ hd+40(FP), R10
+	VBROADCASTSS scale+48(FP), X15
+
+sc4:
+	CMPQ CX, $4
+	JLT sc1
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	LEAQ (DX)(R9*2), R11 // key j+2
+	XORQ AX, AX // byte offset in the head
+	MOVQ R10, BX
+	SHLQ $2, BX // hd*4 bytes
+
+sc4in:
+	VMOVUPS (SI)(AX*1), Y4
+	VFMADD231PS (DX)(AX*1), Y4, Y0
+	ADDQ R9, DX
+	VFMADD231PS (DX)(AX*1), Y4, Y1
+	SUBQ R9, DX
+	VFMADD231PS (R11)(AX*1), Y4, Y2
+	ADDQ R9, R11
+	VFMADD231PS (R11)(AX*1), Y4, Y3
+	SUBQ R9, R11
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JLT sc4in
+
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMULPS X15, X0, X0
+	VMOVUPS X0, (DI)
+	ADDQ $16, DI
+	LEAQ (DX)(R9*4), DX
+	SUBQ $4, CX
+	JMP sc4
+
+sc1:
+	CMPQ CX, $0
+	JEQ scdone
+	VXORPS Y0, Y0, Y0
+	XORQ AX, AX
+	MOVQ R10, BX
+	SHLQ $2, BX
+
+sc1in:
+	VMOVUPS (SI)(AX*1), Y4
+	VFMADD231PS (DX)(AX*1), Y4, Y0
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JLT sc1in
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMULSS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ R9, DX
+	DECQ CX
+	JMP sc1
+
+scdone:
+	VZEROUPPER
+	RET
+
+// func attnMixAVX2(out *float32, p *float32, v *float32, n int, stride int, hd int)
+//
+// out[c] = sum_j p[j] * v[j*stride/4 + c] for c < hd (a multiple of 8);
+// stride in bytes. Columns go in chunks of 32 (four accumulators) and 8.
+TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ n+24(FP), R8
+	MOVQ stride+32(FP), R9
+	MOVQ hd+40(FP), R10
+
+mx32:
+	CMPQ R10, $32
+	JLT mx8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ DX, R11
+	XORQ CX, CX
+
+mx32in:
+	CMPQ CX, R8
+	JGE mx32out
+	VBROADCASTSS (SI)(CX*4), Y4
+	VFMADD231PS (R11), Y4, Y0
+	VFMADD231PS 32(R11), Y4, Y1
+	VFMADD231PS 64(R11), Y4, Y2
+	VFMADD231PS 96(R11), Y4, Y3
+	ADDQ R9, R11
+	INCQ CX
+	JMP mx32in
+
+mx32out:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, DX
+	SUBQ $32, R10
+	JMP mx32
+
+mx8:
+	CMPQ R10, $8
+	JLT mxdone
+	VXORPS Y0, Y0, Y0
+	MOVQ DX, R11
+	XORQ CX, CX
+
+mx8in:
+	CMPQ CX, R8
+	JGE mx8out
+	VBROADCASTSS (SI)(CX*4), Y4
+	VFMADD231PS (R11), Y4, Y0
+	ADDQ R9, R11
+	INCQ CX
+	JMP mx8in
+
+mx8out:
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, R10
+	JMP mx8
+
+mxdone:
+	VZEROUPPER
+	RET
+
+// func dotQ8Q8RowsAVX2(w *byte, wstride int, nrows int, qx *int8, dx *float32, nb int, tbl *float32, out *float32, vnni bool)
+//
+// out[r] = dotQ8Q8(row r of w, qx, dx) for r < nrows, rows wstride bytes
+// apart: a decode step's rows in one call. vnni selects VPDPBUSD.
+TEXT ·dotQ8Q8RowsAVX2(SB), NOSPLIT, $0-65
+	MOVQ w+0(FP), R13
+	MOVQ wstride+8(FP), R14
+	MOVQ nrows+16(FP), R15
+	MOVQ tbl+48(FP), R8
+	MOVQ out+56(FP), BX
+	MOVBLZX vnni+64(FP), R12
+	VPCMPEQW Y7, Y7, Y7
+	VPSRLW $15, Y7, Y7 // int16 ones
+
+rowloop:
+	CMPQ R15, $0
+	JEQ rowsdone
+	MOVQ R13, SI
+	MOVQ qx+24(FP), DI
+	MOVQ dx+32(FP), DX
+	MOVQ nb+40(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+
+blk:
+	CMPQ CX, $2
+	JLT blk1
+	VMOVDQU 2(SI), Y1
+	VMOVDQU (DI), Y2
+	VPSIGNB Y1, Y1, Y3
+	VPSIGNB Y1, Y2, Y4
+	VMOVDQU 36(SI), Y9
+	VMOVDQU 32(DI), Y10
+	VPSIGNB Y9, Y9, Y11
+	VPSIGNB Y9, Y10, Y12
+	CMPQ R12, $0
+	JEQ blkmadd
+	VPXOR Y5, Y5, Y5
+	VPDPBUSD Y4, Y3, Y5
+	VPXOR Y13, Y13, Y13
+	VPDPBUSD Y12, Y11, Y13
+	JMP blkcvt
+
+blkmadd:
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y7, Y5, Y5
+	VPMADDUBSW Y12, Y11, Y13
+	VPMADDWD Y7, Y13, Y13
+
+blkcvt:
+	VCVTDQ2PS Y5, Y5
+	MOVWLZX (SI), AX
+	VMOVSS (R8)(AX*4), X6
+	VMULSS (DX), X6, X6
+	VBROADCASTSS X6, Y6
+	VFMADD231PS Y5, Y6, Y0
+	VCVTDQ2PS Y13, Y13
+	MOVWLZX 34(SI), AX
+	VMOVSS (R8)(AX*4), X14
+	VMULSS 4(DX), X14, X14
+	VBROADCASTSS X14, Y14
+	VFMADD231PS Y13, Y14, Y8
+	ADDQ $68, SI
+	ADDQ $64, DI
+	ADDQ $8, DX
+	SUBQ $2, CX
+	JMP blk
+
+blk1:
+	CMPQ CX, $0
+	JEQ rowsum
+	VMOVDQU 2(SI), Y1
+	VMOVDQU (DI), Y2
+	VPSIGNB Y1, Y1, Y3
+	VPSIGNB Y1, Y2, Y4
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y7, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	MOVWLZX (SI), AX
+	VMOVSS (R8)(AX*4), X6
+	VMULSS (DX), X6, X6
+	VBROADCASTSS X6, Y6
+	VFMADD231PS Y5, Y6, Y0
+
+rowsum:
+	VADDPS Y8, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (BX)
+	ADDQ $4, BX
+	ADDQ R14, R13
+	DECQ R15
+	JMP rowloop
+
+rowsdone:
+	VZEROUPPER
+	RET
+
+// func dotF32x4AVX2(w *float32, x *float32, n int, xstride int, out *float32)
+//
+// out[k] = sum_i w[i] * x[k*xstride/4 + i] for k < 4; n a multiple of 8,
+// xstride in bytes: one (dequantized) weight row against four tokens.
+TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ xstride+24(FP), R9
+	LEAQ (DI)(R9*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+	SHLQ $2, CX
+
+f4loop:
+	CMPQ AX, CX
+	JGE f4done
+	VMOVUPS (SI)(AX*1), Y4
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	LEAQ (DI)(R9*1), DX
+	VFMADD231PS (DX)(AX*1), Y4, Y1
+	VFMADD231PS (R11)(AX*1), Y4, Y2
+	LEAQ (R11)(R9*1), DX
+	VFMADD231PS (DX)(AX*1), Y4, Y3
+	ADDQ $32, AX
+	JMP f4loop
+
+f4done:
+	MOVQ out+32(FP), AX
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET

@@ -70,10 +70,14 @@ func quantizeRowQ8(q []int8, d []float32, x []float32) {
 		}
 		qs := q[b*32 : b*32+32]
 		for i, v := range xs {
-			qs[i] = int8(math.RoundToEven(float64(v * id)))
+			// Adding and subtracting 1.5*2^23 rounds |v*id| <= 127 to the
+			// nearest integer, ties to even, as math.RoundToEven would.
+			qs[i] = int8(int32(float32(v*id)+roundMagic) - int32(roundMagic))
 		}
 	}
 }
+
+const roundMagic = 12582912 // 1.5 * 2^23
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
@@ -97,5 +101,33 @@ func dotQ8Q8x4Go(out *[4]float32, w []byte, qx []int8, xstride int, dx []float32
 	nb := len(dx) / 4
 	for k := 0; k < 4; k++ {
 		out[k] = dotQ8Q8Go(w, qx[k*xstride:k*xstride+nb*32], dx[k*nb:(k+1)*nb])
+	}
+}
+
+func attnScoresGo(sc, q, K []float32, stride int, scale float32) {
+	hd := len(q)
+	for j := range sc {
+		sc[j] = dotGo(q, K[j*stride:j*stride+hd]) * scale
+	}
+}
+
+func attnMixGo(out, p, V []float32, stride int) {
+	hd := len(out)
+	clear(out)
+	for j, pj := range p {
+		axpyGo(out, pj, V[j*stride:j*stride+hd])
+	}
+}
+
+func dotQ8Q8RowsGo(out []float32, w []byte, wstride int, qx []int8, dx []float32) {
+	for r := range out {
+		out[r] = dotQ8Q8Go(w[r*wstride:], qx, dx)
+	}
+}
+
+func dotF32x4Go(out *[4]float32, w, x []float32, xstride int) {
+	n := len(w)
+	for k := 0; k < 4; k++ {
+		out[k] = dotGo(w, x[k*xstride:k*xstride+n])
 	}
 }

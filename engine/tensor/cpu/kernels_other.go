@@ -28,3 +28,18 @@ func f16s(w []byte, n int) []uint16 {
 	_ = w[2*n-1]
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(w))), n)
 }
+
+// AttnScores sets sc[j] = scale * q·K[j*stride : j*stride+len(q)] for
+// j < len(sc).
+func AttnScores(sc, q, K []float32, stride int, scale float32) { attnScoresGo(sc, q, K, stride, scale) }
+
+// AttnMix sets out = sum_j p[j] * V[j*stride : j*stride+len(out)].
+func AttnMix(out, p, V []float32, stride int) { attnMixGo(out, p, V, stride) }
+
+func dotQ8Q8Rows(out []float32, w []byte, wstride int, qx []int8, dx []float32) {
+	dotQ8Q8RowsGo(out, w, wstride, qx, dx)
+}
+
+func usePortable(bool) (restore func()) { return func() {} }
+
+func dotF32x4(out *[4]float32, w, x []float32, xstride int) { dotF32x4Go(out, w, x, xstride) }

@@ -137,25 +137,37 @@ func TestQuantizeRowQ8(t *testing.T) {
 	}
 }
 
-// naiveMatMul is the oracle: dequantize every row, float64 sums.
-func naiveMatMul(x []float32, T int, w *tensor.Tensor) []float64 {
+// naiveMatMul is the oracle: dequantize every row, float64 sums; mag holds
+// sum |w_i x_i| to scale the tolerance.
+func naiveMatMul(x []float32, T int, w *tensor.Tensor) (out, mag []float64) {
 	rows, cols := w.Rows(), w.Cols()
-	out := make([]float64, T*rows)
+	out, mag = make([]float64, T*rows), make([]float64, T*rows)
 	row := make([]float32, cols)
 	for r := 0; r < rows; r++ {
 		DequantRow(row, w, r)
 		for t := 0; t < T; t++ {
-			var s float64
+			var s, m float64
 			for i, v := range row {
-				s += float64(v) * float64(x[t*cols+i])
+				p := float64(v) * float64(x[t*cols+i])
+				s += p
+				m += math.Abs(p)
 			}
-			out[t*rows+r] = s
+			out[t*rows+r], mag[t*rows+r] = s, m
 		}
 	}
-	return out
+	return out, mag
 }
 
 func TestMatMulFused(t *testing.T) {
+	for _, portable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("portable=%v", portable), func(t *testing.T) {
+			defer usePortable(portable)()
+			testMatMulFused(t)
+		})
+	}
+}
+
+func testMatMulFused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const cols = 96
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
@@ -173,14 +185,14 @@ func TestMatMulFused(t *testing.T) {
 					stride int
 					w      *tensor.Tensor
 				}{{oa, 80, wa}, {ob, 33, wb}} {
-					want := naiveMatMul(x, T, c.w)
+					want, mag := naiveMatMul(x, T, c.w)
 					rows := c.w.Rows()
 					for tt := 0; tt < T; tt++ {
 						for r := 0; r < rows; r++ {
 							got, w := float64(c.out[tt*c.stride+r]), want[tt*rows+r]
-							tol := 1e-4 * (1 + math.Abs(w))
+							tol := 1e-5 * (1 + mag[tt*rows+r])
 							if dt == tensor.Q8_0 {
-								tol = 0.02 * (1 + math.Abs(w)) // activations quantized to int8
+								tol = 0.01 * mag[tt*rows+r] // activations quantized to int8: ~10 sigma
 							}
 							if math.Abs(got-w) > tol {
 								t.Fatalf("%s: MatMulFused out[%d][%d] = %v, want %v", name, tt, r, got, w)
@@ -211,6 +223,65 @@ func TestPoolParallel(t *testing.T) {
 		for i, s := range seen {
 			if s != 1 {
 				t.Fatalf("round %d: Parallel(%d) visited %d %d times", round, n, i, s)
+			}
+		}
+	}
+}
+
+func TestAttnKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, hd := range []int{8, 32, 64, 72, 128, 6} {
+		for _, n := range []int{1, 3, 4, 9, 33} {
+			stride := 3*hd + 8
+			K, q := randVec(rng, n*stride), randVec(rng, hd)
+			got, want := make([]float32, n), make([]float32, n)
+			AttnScores(got, q, K, stride, 0.125)
+			attnScoresGo(want, q, K, stride, 0.125)
+			for j := range got {
+				if !close32(got[j], want[j], 1e-4*float32(hd)) {
+					t.Fatalf("AttnScores(hd=%d, n=%d)[%d] = %v, portable %v", hd, n, j, got[j], want[j])
+				}
+			}
+			o1, o2 := randVec(rng, hd), make([]float32, hd)
+			AttnMix(o1, want, K, stride)
+			attnMixGo(o2, want, K, stride)
+			for c := range o1 {
+				if !close32(o1[c], o2[c], 1e-4*float32(n)) {
+					t.Fatalf("AttnMix(hd=%d, n=%d)[%d] = %v, portable %v", hd, n, c, o1[c], o2[c])
+				}
+			}
+		}
+	}
+}
+
+func TestDotQ8Q8Rows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, cols := range []int{32, 64, 96, 512} {
+		rows := 7
+		w := encodeRows(t, tensor.Q8_0, rows, cols, randVec(rng, rows*cols))
+		nb := cols / 32
+		qx, dx := make([]int8, cols), make([]float32, nb)
+		quantizeRowQ8(qx, dx, randVec(rng, cols))
+		got := make([]float32, rows)
+		dotQ8Q8Rows(got, w.Data, w.RowBytes(), qx, dx)
+		for r := range got {
+			if want := dotQ8Q8Go(w.Row(r), qx, dx); !close32(got[r], want, 1e-5*float32(cols)) {
+				t.Errorf("dotQ8Q8Rows(cols=%d)[%d] = %v, portable %v", cols, r, got[r], want)
+			}
+		}
+	}
+}
+
+func TestDotF32x4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{8, 32, 128, 136, 12} {
+		w, x := randVec(rng, n), randVec(rng, 4*(n+3))
+		var got, want [4]float32
+		dotF32x4(&got, w, x, n+3)
+		dotF32x4Go(&want, w, x, n+3)
+		for k := range got {
+			if !close32(got[k], want[k], 1e-4*float32(n)) {
+				t.Errorf("dotF32x4(n=%d)[%d] = %v, portable %v", n, k, got[k], want[k])
 			}
 		}
 	}

@@ -159,12 +159,13 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 	switch w.DType {
 	case tensor.Q8_0:
 		nb := cols / 32
+		ws := w.Stride
+		if ws == 0 {
+			ws = w.RowBytes()
+		}
 		if t1-t0 < 4 {
-			for r := r0; r < r1; r++ {
-				wr := w.Row(r)
-				for t := t0; t < t1; t++ {
-					out[t*os+r] = dotQ8Q8(wr, m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb])
-				}
+			for t := t0; t < t1; t++ {
+				dotQ8Q8Rows(out[t*os+r0:t*os+r1], w.Data[r0*ws:], ws, m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb])
 			}
 			return
 		}
@@ -173,7 +174,7 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 		for ; t+4 <= t1; t += 4 {
 			qx, dx := m.qx[t*cols:], m.dx[t*nb:(t+4)*nb]
 			for r := r0; r < r1; r++ {
-				dotQ8Q8x4(&o, w.Row(r), qx, cols, dx)
+				dotQ8Q8x4(&o, w.Data[r*ws:r*ws+nb*34], qx, cols, dx)
 				out[t*os+r], out[(t+1)*os+r], out[(t+2)*os+r], out[(t+3)*os+r] = o[0], o[1], o[2], o[3]
 			}
 		}
@@ -210,7 +211,16 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 			for r := rb; r < re; r++ {
 				dequant(buf[(r-rb)*cols:(r-rb+1)*cols], w.DType, w.Row(r))
 			}
-			for t := t0; t < t1; t++ {
+			t := t0
+			var o [4]float32
+			for ; t+4 <= t1; t += 4 {
+				x := m.x[t*cols : (t+4)*cols]
+				for r := rb; r < re; r++ {
+					dotF32x4(&o, buf[(r-rb)*cols:(r-rb+1)*cols], x, cols)
+					out[t*os+r], out[(t+1)*os+r], out[(t+2)*os+r], out[(t+3)*os+r] = o[0], o[1], o[2], o[3]
+				}
+			}
+			for ; t < t1; t++ {
 				x := m.x[t*cols : (t+1)*cols]
 				for r := rb; r < re; r++ {
 					out[t*os+r] = dot(x, buf[(r-rb)*cols:(r-rb+1)*cols])

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"rigscope/engine"
+	"rigscope/internal/fixtures"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "speculative decoding over a prompt set: drafters x k x chain/tree, acceptance and speedup over plain",
+		run:     runBench,
+	})
+}
+
+// specRow is one line of the bench table (and of --json): one drafter
+// configuration summed over the prompt set.
+type specRow struct {
+	Drafter       string  `json:"drafter"`
+	K             int     `json:"k"`
+	Shape         string  `json:"shape"` // chain | treeB
+	MeanAcceptLen float64 `json:"mean_accept_len"`
+	AcceptHist    []int   `json:"accept_hist"`
+	TokensPerS    float64 `json:"tokens_per_s"`
+	Speedup       float64 `json:"speedup"`
+	BreakEven     float64 `json:"break_even_accept_len"`
+	DraftMs       float64 `json:"draft_ms"`
+	VerifyMs      float64 `json:"verify_ms"`
+	Drafts        int     `json:"drafts"`
+}
+
+// benchSet is what bench runs on: a target, a draft model, prompts.
+type benchSet struct {
+	model, draft string
+	prompts      [][]int32
+	source       string
+}
+
+// defaultBenchSet is the gocoder pair and its reference prompts when
+// ../shared/models is there, else a synthetic pair and synthetic prompts.
+func defaultBenchSet(nPrompts, promptLen int) (benchSet, error) {
+	if dir := fixtures.ModelsDir(); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "reference-public.json")); err == nil {
+			b, err := os.ReadFile(filepath.Join(dir, "reference-public.json"))
+			if err != nil {
+				return benchSet{}, fmt.Errorf("bench: %w", err)
+			}
+			var ref struct {
+				Prompts []struct {
+					IDs []int32 `json:"prompt_ids"`
+				} `json:"prompts"`
+			}
+			if err := json.Unmarshal(b, &ref); err != nil {
+				return benchSet{}, fmt.Errorf("bench: %s: %w", filepath.Join(dir, "reference-public.json"), err)
+			}
+			s := benchSet{model: filepath.Join(dir, "gocoder-14m-hf"), draft: filepath.Join(dir, "gocoder-draft-1m.F16.gguf"),
+				source: "gocoder reference prompts (" + dir + ")"}
+			for _, p := range ref.Prompts {
+				s.prompts = append(s.prompts, p.IDs)
+			}
+			return s.trim(nPrompts, promptLen), nil
+		}
+	}
+	// Synthetic prompts with repeats, so the n-gram drafter has something to
+	// find; the draft model is a one-layer synthetic of another seed.
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := benchSet{model: "synthetic:small", draft: "synthetic:small?seed=2&layers=1", source: "synthetic prompts"}
+	for i := 0; i < max(nPrompts, 1); i++ {
+		base := make([]int32, 16)
+		for j := range base {
+			base[j] = int32(3 + rng.IntN(4000))
+		}
+		p := []int32{1}
+		for len(p) < promptLen {
+			p = append(p, base[rng.IntN(8):]...)
+		}
+		s.prompts = append(s.prompts, p[:promptLen])
+	}
+	return s, nil
+}
+
+// trim keeps n prompts (0: all), each cut to its last promptLen tokens.
+func (s benchSet) trim(n, promptLen int) benchSet {
+	if n > 0 && n < len(s.prompts) {
+		s.prompts = s.prompts[:n]
+	}
+	for i, p := range s.prompts {
+		if promptLen > 0 && len(p) > promptLen {
+			s.prompts[i] = p[len(p)-promptLen:]
+		}
+	}
+	return s
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "target (default: gocoder-14m from ../shared/models, else synthetic:small)")
+	draft := fs.String("draft", "", "draft model for the model drafter (default: gocoder-draft-1m, else a synthetic one)")
+	drafters := fs.String("drafters", "ngram,model", "comma-separated drafters to run (ngram, model, eagle3)")
+	eagle := fs.String("eagle", "", "EAGLE-3 head directory for the eagle3 drafter (default: gocoder-14m-eagle3 from ../shared/models)")
+	kFlag := fs.String("k", "1-8", "draft lengths: FIRST-LAST or a comma list")
+	treeFlag := fs.String("tree", "0,2", "tree branching per depth to run, comma list (0 = chain)")
+	nPrompts := fs.Int("prompts", 0, "use the first N prompts (0: all)")
+	promptLen := fs.Int("prompt-len", 128, "cut each prompt to its last N tokens (0: whole)")
+	maxTokens := fs.Int("max-tokens", 64, "tokens to generate per prompt")
+	ngramMin := fs.Int("ngram-min", engine.DefaultNgramMin, "ngram drafter: smallest n-gram")
+	ngramMax := fs.Int("ngram-max", engine.DefaultNgramMax, "ngram drafter: largest n-gram")
+	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
+	allreduce := fs.String("allreduce", "", "allreduce backend")
+	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
+	}
+	ks, err := parseIntList(*kFlag)
+	if err != nil {
+		return fmt.Errorf("bench: --k: %w", err)
+	}
+	trees, err := parseIntList(*treeFlag)
+	if err != nil {
+		return fmt.Errorf("bench: --tree: %w", err)
+	}
+	set, err := defaultBenchSet(*nPrompts, *promptLen)
+	if err != nil {
+		return err
+	}
+	if *model != "" {
+		set.model = *model
+	}
+	if *draft != "" {
+		set.draft = *draft
+	}
+	longest := 0
+	for _, p := range set.prompts {
+		longest = max(longest, len(p))
+	}
+	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	defer eng.CloseDrafters()
+	fmt.Fprintf(stderr, "bench: target %s, draft %s, %d prompts (%s), %d tokens each, greedy\n", set.model, set.draft, len(set.prompts), set.source, *maxTokens)
+
+	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
+	plain, err := benchConfig(ctx, eng, base, set.prompts)
+	if err != nil {
+		return err
+	}
+	plain.Drafter, plain.Shape, plain.Speedup = "none", "-", 1
+	rows := []specRow{plain}
+	for _, name := range strings.Split(*drafters, ",") {
+		name = strings.TrimSpace(name)
+		for _, tree := range trees {
+			for _, k := range ks {
+				cfg := base
+				cfg.Drafter = engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
+				switch name {
+				case "model":
+					cfg.Drafter.Path = set.draft
+				case "eagle3":
+					cfg.Drafter.Path = *eagle
+					if cfg.Drafter.Path == "" {
+						cfg.Drafter.Path = defaultEagleHead()
+					}
+				}
+				r, err := benchConfig(ctx, eng, cfg, set.prompts)
+				if err != nil {
+					return err
+				}
+				r.Drafter, r.K, r.Shape = name, k, "chain"
+				if tree > 0 {
+					r.Shape = fmt.Sprintf("tree%d", tree)
+				}
+				if plain.TokensPerS > 0 {
+					r.Speedup = r.TokensPerS / plain.TokensPerS
+				}
+				rows = append(rows, r)
+				if !*asJSON {
+					fmt.Fprintf(stderr, "  %s k=%d %s: %.2f accepted/step, %.1f tok/s\n", name, k, r.Shape, r.MeanAcceptLen, r.TokensPerS)
+				}
+			}
+		}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "drafter\tk\tshape\tmean acc len\tbreak-even\taccept hist (0..k)\ttok/s\tspeedup\t")
+	for _, r := range rows {
+		hist := "-"
+		if r.AcceptHist != nil {
+			hist = strings.Trim(fmt.Sprint(r.AcceptHist), "[]")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.2f\t%s\t%.1f\t%.2fx\t\n", r.Drafter, r.K, r.Shape, r.MeanAcceptLen, r.BreakEven, hist, r.TokensPerS, r.Speedup)
+	}
+	return tw.Flush()
+}
+
+// benchConfig runs cfg over every prompt and sums the runs: tokens/s is
+// all decoded tokens over all decode time.
+func benchConfig(ctx context.Context, eng *engine.Engine, cfg engine.RunConfig, prompts [][]int32) (specRow, error) {
+	var r specRow
+	var tokens float64
+	var decode time.Duration
+	var accepted, baseline float64
+	for _, p := range prompts {
+		cfg.PromptIDs = p
+		st, err := eng.Run(ctx, cfg, nil)
+		if err != nil {
+			return r, fmt.Errorf("bench: %s k=%d: %w", cfg.Drafter.Kind, cfg.Drafter.K, err)
+		}
+		if n := st.GeneratedTokens - 1; n > 0 && st.DecodeTokensPerS > 0 {
+			tokens += float64(n)
+			decode += time.Duration(float64(n) / st.DecodeTokensPerS * float64(time.Second))
+		}
+		r.Drafts += st.Drafts
+		accepted += float64(st.AcceptedTokens)
+		r.DraftMs += st.DraftMs
+		r.VerifyMs += st.VerifyMs
+		baseline = st.BaselineTokensPerS
+		if st.AcceptHist != nil && cfg.Drafter.K > 0 {
+			if r.AcceptHist == nil {
+				r.AcceptHist = make([]int, len(st.AcceptHist))
+			}
+			for i, v := range st.AcceptHist {
+				if i < len(r.AcceptHist) {
+					r.AcceptHist[i] += v
+				}
+			}
+		}
+	}
+	if decode > 0 {
+		r.TokensPerS = tokens / decode.Seconds()
+	}
+	if r.Drafts > 0 {
+		r.MeanAcceptLen = 1 + accepted/float64(r.Drafts)
+		r.BreakEven = baseline * (r.DraftMs + r.VerifyMs) / 1000 / float64(r.Drafts)
+	}
+	return r, nil
+}
+
+// parseIntList parses "1-8" or "1,2,4".
+func parseIntList(s string) ([]int, error) {
+	if a, b, ok := strings.Cut(s, "-"); ok {
+		lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+		hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+		if err1 != nil || err2 != nil || lo > hi {
+			return nil, fmt.Errorf("%q is not a range FIRST-LAST", s)
+		}
+		var out []int
+		for v := lo; v <= hi; v++ {
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// defaultEagleHead is the fixture head trained for gocoder-14m, or "" when
+// ../shared/models is absent (the run then asks for --eagle).
+func defaultEagleHead() string {
+	d := fixtures.ModelsDir()
+	if d == "" {
+		return ""
+	}
+	return filepath.Join(d, "gocoder-14m-eagle3")
+}

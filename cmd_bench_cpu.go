@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/loader/synthetic"
+	"rigscope/engine/model"
+	"rigscope/engine/sample"
+	"rigscope/engine/tensor/cpu"
+)
+
+func init() {
+	register(command{name: "bench-cpu", summary: "CPU decode/prefill tokens/s against llama.cpp, alternating, same GGUF files", run: runBenchCPU})
+}
+
+// benchCPUFlags are bench-cpu's flags.
+type benchCPUFlags struct {
+	models    string
+	threads   string
+	rounds    int
+	nGen      int
+	nGenBig   int
+	nPP       int
+	peer      string
+	peerBins  string
+	exportDir string
+	worker    bool
+	model     string
+	nThreads  int
+	reps      int
+}
+
+// benchResult is what one measuring process reports (tokens/s per repetition).
+type benchResult struct {
+	TG    []float64 `json:"tg"`
+	PP    []float64 `json:"pp"`
+	RSSKB int64     `json:"rss_kb"`
+	KVMB  float64   `json:"kv_mb,omitempty"`
+}
+
+func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f benchCPUFlags
+	fs := flag.NewFlagSet("bench-cpu", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.models, "models", "../shared/models/gocoder-14m.Q8_0.gguf,../shared/models/gocoder-draft-1m.F16.gguf,synthetic:llama-1b?dtype=q8_0",
+		"comma-separated GGUF files; synthetic:PRESET?dtype=q8_0 is exported to --export-dir first")
+	fs.StringVar(&f.threads, "threads", "1,2", "comma-separated thread counts")
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds; each runs rigscope then llama.cpp (order alternates per round)")
+	fs.IntVar(&f.reps, "reps", 3, "timed repetitions per process (after one warm-up)")
+	fs.IntVar(&f.nGen, "tg", 256, "decode tokens after the 5-token prompt")
+	fs.IntVar(&f.nGenBig, "tg-big", 32, "decode tokens for models over 500 MB (both engines)")
+	fs.IntVar(&f.nPP, "pp", 512, "prompt-processing batch")
+	fs.StringVar(&f.peer, "peer", "/tmp/rigscope-peer/cbench", "llama.cpp driver (../shared/peers/llamacpp/setup.sh builds it)")
+	fs.StringVar(&f.peerBins, "peer-bins", "/tmp/rigscope-peer/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64", "LLAMA_BINS for the peer")
+	fs.StringVar(&f.exportDir, "export-dir", os.TempDir(), "where synthetic models are written as GGUF (reused when present)")
+	fs.BoolVar(&f.worker, "worker", false, "internal: measure one model in this process and print JSON")
+	fs.StringVar(&f.model, "model", "", "internal: the model for --worker")
+	fs.IntVar(&f.nThreads, "n", 1, "internal: threads for --worker")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if f.worker {
+		res, err := benchWorker(ctx, f.model, f.nThreads, f.nGen, f.nPP, f.reps)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	if _, err := os.Stat(f.peer); err != nil {
+		return fmt.Errorf("bench-cpu: llama.cpp peer %s: %w (build it with ../shared/peers/llamacpp/setup.sh)", f.peer, err)
+	}
+	var threads []int
+	for _, s := range strings.Split(f.threads, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 256 {
+			return fmt.Errorf("bench-cpu: --threads %q: want numbers 1..256", f.threads)
+		}
+		threads = append(threads, n)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench-cpu: %w", err)
+	}
+	type row struct {
+		file, metric   string
+		threads        int
+		ours, peer     []float64
+		oursRSS, peerR int64
+		size           int64
+		kvMB           float64
+	}
+	var rows []*row
+	for _, m := range strings.Split(f.models, ",") {
+		path, err := benchFile(m, f.exportDir, stderr)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("bench-cpu: %w", err)
+		}
+		nGen := f.nGen
+		if st.Size() > 500<<20 {
+			nGen = f.nGenBig
+		}
+		for _, th := range threads {
+			tg := &row{file: filepath.Base(path), metric: fmt.Sprintf("tg%d", nGen), threads: th, size: st.Size()}
+			pp := &row{file: filepath.Base(path), metric: fmt.Sprintf("pp%d", f.nPP), threads: th, size: st.Size()}
+			rows = append(rows, tg, pp)
+			for r := 0; r < f.rounds; r++ {
+				for i := 0; i < 2; i++ {
+					if (i+r)%2 == 0 {
+						cmd := exec.CommandContext(ctx, self, "bench-cpu", "--worker", "--model", path, "--n", strconv.Itoa(th),
+							"--tg", strconv.Itoa(nGen), "--pp", strconv.Itoa(f.nPP), "--reps", strconv.Itoa(f.reps))
+						out, rss, err := runMeasured(cmd)
+						if err != nil {
+							return fmt.Errorf("bench-cpu: rigscope on %s: %w\n%s", path, err, out)
+						}
+						var res benchResult
+						if err := json.Unmarshal(lastLine(out), &res); err != nil {
+							return fmt.Errorf("bench-cpu: rigscope worker output %q: %w", out, err)
+						}
+						tg.ours, pp.ours = append(tg.ours, res.TG...), append(pp.ours, res.PP...)
+						tg.oursRSS, tg.kvMB = max(tg.oursRSS, rss), res.KVMB
+					} else {
+						cmd := exec.CommandContext(ctx, f.peer, path, strconv.Itoa(th), strconv.Itoa(nGen), strconv.Itoa(f.nPP), strconv.Itoa(f.reps))
+						cmd.Env = append(os.Environ(), "LLAMA_BINS="+f.peerBins, "POLL=50")
+						out, rss, err := runMeasured(cmd)
+						if err != nil {
+							return fmt.Errorf("bench-cpu: llama.cpp on %s: %w\n%s", path, err, out)
+						}
+						t, p, err := parsePeer(out)
+						if err != nil {
+							return fmt.Errorf("bench-cpu: llama.cpp on %s: %w", path, err)
+						}
+						tg.peer, pp.peer = append(tg.peer, t...), append(pp.peer, p...)
+						tg.peerR = max(tg.peerR, rss)
+					}
+				}
+				fmt.Fprintf(stderr, "%s threads=%d round %d: rigscope tg %.0f pp %.0f, llama.cpp tg %.0f pp %.0f\n", tg.file, th, r+1,
+					median(tg.ours), median(pp.ours), median(tg.peer), median(pp.peer))
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "\n| file | threads | workload | rigscope tok/s | llama.cpp tok/s | ratio | rigscope peak RSS | llama.cpp peak RSS | RSS budget (file+KV+20%%) |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		o, p := median(r.ours), median(r.peer)
+		rss := ""
+		if r.oursRSS > 0 {
+			budget := (float64(r.size)/(1<<20) + r.kvMB) * 1.2
+			rss = fmt.Sprintf("%.0f MiB | %.0f MiB | %.0f MiB", float64(r.oursRSS)/1024, float64(r.peerR)/1024, budget)
+		} else {
+			rss = " | | "
+		}
+		fmt.Fprintf(stdout, "| %s | %d | %s | %.1f | %.1f | %.2f | %s |\n", r.file, r.threads, r.metric, o, p, o/p, rss)
+	}
+	fmt.Fprintf(stdout, "\nmedians over %d rounds x %d repetitions; the two engines alternate within each round\n", f.rounds, f.reps)
+	return nil
+}
+
+// benchFile returns a GGUF path for spec, exporting synthetic presets once.
+func benchFile(spec, dir string, log io.Writer) (string, error) {
+	if !strings.HasPrefix(spec, "synthetic:") {
+		return spec, nil
+	}
+	name := strings.NewReplacer("synthetic:", "rigscope-", "?", "-", "=", "-", "&", "-").Replace(spec) + ".gguf"
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	src, err := synthetic.Open(spec)
+	if err != nil {
+		return "", fmt.Errorf("bench-cpu: %w", err)
+	}
+	fmt.Fprintf(log, "exporting %s to %s ...\n", spec, path)
+	tmp := path + ".tmp"
+	fh, err := os.Create(tmp)
+	if err != nil {
+		return "", fmt.Errorf("bench-cpu: %w", err)
+	}
+	if err := src.WriteGGUF(fh); err != nil {
+		fh.Close()
+		os.Remove(tmp)
+		return "", fmt.Errorf("bench-cpu: %w", err)
+	}
+	if err := fh.Close(); err != nil {
+		return "", fmt.Errorf("bench-cpu: %w", err)
+	}
+	return path, os.Rename(tmp, path)
+}
+
+// runMeasured runs cmd and returns its output and peak RSS in KiB.
+func runMeasured(cmd *exec.Cmd) ([]byte, int64, error) {
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	var rss int64
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss
+		}
+	}
+	return buf.Bytes(), rss, err
+}
+
+func lastLine(b []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	return lines[len(lines)-1]
+}
+
+var peerRuns = regexp.MustCompile(`(?m)^(tg|pp)\d+ tok/s runs:([0-9. ]+?)\s+median`)
+
+// parsePeer reads cbench's "tg256 tok/s runs: a b c  median m" lines.
+func parsePeer(out []byte) (tg, pp []float64, err error) {
+	for _, m := range peerRuns.FindAllSubmatch(out, -1) {
+		for _, s := range strings.Fields(string(m[2])) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("peer output %q: %w", m[0], err)
+			}
+			if string(m[1]) == "tg" {
+				tg = append(tg, v)
+			} else {
+				pp = append(pp, v)
+			}
+		}
+	}
+	if len(tg) == 0 || len(pp) == 0 {
+		return nil, nil, fmt.Errorf("no tg/pp lines in its output:\n%s", out)
+	}
+	return tg, pp, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// benchWorker measures one model as cbench does: tg = nGen greedy
+// single-token decodes after the 5-token prompt "package main\n\n" (BOS
+// first; only the decodes are timed), pp = one nPP-token batch with logits
+// for the last token. One warm-up of each, then reps timed runs.
+func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int) (*benchResult, error) {
+	src, err := loader.Open(path, loader.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	w, err := model.LoadWeights(src, model.Shard{Size: 1})
+	if err != nil {
+		return nil, err
+	}
+	run := model.NewRunner(w, 1024, nil, cpu.NewPool(threads))
+	vocab := w.Cfg.Vocab
+	prompt := []int32{1, 3, 4, 5, 6}
+	if tok, err := src.Tokenizer(); err == nil {
+		if ids := tok.Encode("package main\n\n", true); len(ids) > 0 {
+			prompt = ids
+		}
+	}
+	if nPP+len(prompt)+nGen > run.KV.Slots {
+		return nil, errors.New("bench-cpu: --tg/--pp exceed the 1024-position cache")
+	}
+	logits := make([]float32, vocab)
+	tg := func() (float64, error) {
+		if err := run.KV.Rewind(0); err != nil {
+			return 0, err
+		}
+		if err := run.Forward(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast}, logits); err != nil {
+			return 0, err
+		}
+		next := sample.Argmax(logits)
+		t0 := time.Now()
+		for i := 0; i < nGen; i++ {
+			if err := run.Forward(ctx, model.Batch{Tokens: []int32{next}, Logits: model.LogitsLast}, logits); err != nil {
+				return 0, err
+			}
+			next = sample.Argmax(logits)
+		}
+		return float64(nGen) / time.Since(t0).Seconds(), nil
+	}
+	pp := make([]int32, nPP)
+	for i := range pp {
+		pp[i] = int32(3 + (uint32(i)*2654435761)%uint32(vocab-3))
+	}
+	pp[0] = 1
+	ppRun := func() (float64, error) {
+		if err := run.KV.Rewind(0); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		if err := run.Forward(ctx, model.Batch{Tokens: pp, Logits: model.LogitsLast}, logits); err != nil {
+			return 0, err
+		}
+		return float64(nPP) / time.Since(t0).Seconds(), nil
+	}
+	res := &benchResult{KVMB: float64(run.KV.Bytes()) / (1 << 20)}
+	if _, err := tg(); err != nil {
+		return nil, err
+	}
+	if _, err := ppRun(); err != nil {
+		return nil, err
+	}
+	for i := 0; i < reps; i++ {
+		v, err := tg()
+		if err != nil {
+			return nil, err
+		}
+		res.TG = append(res.TG, v)
+	}
+	for i := 0; i < reps; i++ {
+		v, err := ppRun()
+		if err != nil {
+			return nil, err
+		}
+		res.PP = append(res.PP, v)
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		res.RSSKB = ru.Maxrss
+	}
+	return res, nil
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseIntList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		err  bool
+	}{{"1-4", []int{1, 2, 3, 4}, false}, {"0,2", []int{0, 2}, false}, {"3-1", nil, true}, {"a", nil, true}} {
+		got, err := parseIntList(tc.in)
+		if (err != nil) != tc.err || !slices.Equal(got, tc.want) {
+			t.Errorf("parseIntList(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestGenerateDrafterFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--k", "0"}, "--k 0 is outside 1..16"},
+		{[]string{"--k", "17", "--drafter", "ngram"}, "--k 17 is outside 1..16"},
+		{[]string{"--drafter", "ngram", "--ngram-min", "0"}, "an n-gram has at least 1 token"},
+		{[]string{"--drafter", "model"}, "--drafter model needs --draft PATH"},
+		{[]string{"--drafter", "ngram", "--draft", "x"}, "--draft is a draft model, but --drafter is ngram"},
+		{[]string{"--drafter", "bogus"}, `unknown kind "bogus"`},
+		{[]string{"--draft", "synthetic:small"}, "first differing token id 512"},
+		{[]string{"--drafter", "ngram", "--tree", "8", "--k", "16", "--ctx", "64"}, "nodes after a 3-token prompt"},
+	} {
+		args := append([]string{"generate", "--model", "synthetic:tiny", "--prompt-ids", "1,2,3", "--max-tokens", "4"}, tc.args...)
+		var out, errOut bytes.Buffer
+		err := dispatch(context.Background(), args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("rigscope %s: error %v, want %q", strings.Join(args, " "), err, tc.want)
+		}
+	}
+}
+
+func TestGenerateSpecJSON(t *testing.T) {
+	args := []string{"generate", "--model", "synthetic:tiny", "--prompt-ids", "1,5,6,7,5,6,7,5,6", "--max-tokens", "12",
+		"--draft", "synthetic:tiny", "--k", "3", "--json"}
+	var out, errOut bytes.Buffer
+	if err := dispatch(context.Background(), args, &out, &errOut); err != nil {
+		t.Fatalf("rigscope %s: %v", strings.Join(args, " "), err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("rigscope %s: output %q: %v", strings.Join(args, " "), out.String(), err)
+	}
+	stats, _ := got["stats"].(map[string]any)
+	for _, k := range []string{"drafts", "draft_tokens", "accepted_tokens", "accept_hist", "accept_per_pos", "mean_accept_len",
+		"draft_ms", "verify_ms", "baseline_tokens_per_s", "break_even_accept_len"} {
+		if _, ok := stats[k]; !ok {
+			t.Errorf("rigscope %s: stats lack %q: %v", strings.Join(args, " "), k, stats)
+		}
+	}
+	if got["baseline_source"] != "short plain decode at run start" {
+		t.Errorf("baseline_source = %v", got["baseline_source"])
+	}
+	if fd, _ := got["from_draft"].([]any); len(fd) != 12 {
+		t.Errorf("from_draft = %v, want 12 flags", got["from_draft"])
+	}
+}

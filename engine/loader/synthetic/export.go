@@ -1,0 +1,70 @@
+package synthetic
+
+import (
+	"fmt"
+	"io"
+
+	"rigscope/engine/loader/gguf"
+	"rigscope/engine/model"
+	"rigscope/engine/tensor"
+)
+
+// WriteGGUF writes the model as a GGUF v3 file that llama.cpp loads:
+// general.architecture=llama with the llama.* hyperparameters, the ASCII
+// SentencePiece vocabulary as tokenizer.ggml.* metadata, and every weight in
+// the source's dtype (norms in F32) under its canonical name. The synthetic
+// weights are defined in the interleaved RoPE layout GGUF uses, so both
+// engines compute the same function from the file. It generates every
+// tensor, so it holds the whole model in memory while it writes.
+func (s *Source) WriteGGUF(w io.Writer) error {
+	c := s.cfg
+	v := Vocab(c.Vocab)
+	kv := []gguf.KV{
+		{Key: "general.architecture", Value: "llama"},
+		{Key: "general.name", Value: "rigscope-synthetic-" + s.preset},
+		{Key: "general.alignment", Value: uint32(32)},
+		{Key: "llama.context_length", Value: uint32(c.MaxSeq)},
+		{Key: "llama.embedding_length", Value: uint32(c.Dim)},
+		{Key: "llama.block_count", Value: uint32(c.Layers)},
+		{Key: "llama.feed_forward_length", Value: uint32(c.FFN)},
+		{Key: "llama.attention.head_count", Value: uint32(c.Heads)},
+		{Key: "llama.attention.head_count_kv", Value: uint32(c.KVHeads)},
+		{Key: "llama.attention.key_length", Value: uint32(c.HeadDim)},
+		{Key: "llama.attention.value_length", Value: uint32(c.HeadDim)},
+		{Key: "llama.rope.dimension_count", Value: uint32(c.HeadDim)},
+		{Key: "llama.rope.freq_base", Value: c.RopeTheta},
+		{Key: "llama.attention.layer_norm_rms_epsilon", Value: c.NormEps},
+		{Key: "llama.vocab_size", Value: uint32(c.Vocab)},
+		{Key: "tokenizer.ggml.model", Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Value: v.Tokens},
+		{Key: "tokenizer.ggml.scores", Value: v.Scores},
+		{Key: "tokenizer.ggml.token_type", Value: v.Types},
+		{Key: "tokenizer.ggml.bos_token_id", Value: uint32(v.BOS)},
+		{Key: "tokenizer.ggml.eos_token_id", Value: uint32(v.EOS)},
+		{Key: "tokenizer.ggml.unknown_token_id", Value: uint32(v.UNK)},
+		{Key: "tokenizer.ggml.add_bos_token", Value: v.AddBOS},
+		{Key: "tokenizer.ggml.add_eos_token", Value: false},
+	}
+	names := []string{model.NameTokEmbd}
+	for l := 0; l < c.Layers; l++ {
+		for _, part := range []string{"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"} {
+			names = append(names, model.LayerName(l, part))
+		}
+	}
+	names = append(names, model.NameOutputNorm)
+	if !c.TiedEmbed {
+		names = append(names, model.NameOutput)
+	}
+	ts := make([]*tensor.Tensor, 0, len(names))
+	for _, n := range names {
+		t, err := s.Tensor(n)
+		if err != nil {
+			return fmt.Errorf("synthetic %s: export: %w", s.preset, err)
+		}
+		ts = append(ts, t)
+	}
+	if err := gguf.Write(w, kv, ts); err != nil {
+		return fmt.Errorf("synthetic %s: export: %w", s.preset, err)
+	}
+	return nil
+}

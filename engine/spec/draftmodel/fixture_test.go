@@ -1,0 +1,120 @@
+package draftmodel_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/model"
+	"rigscope/engine/spec"
+	"rigscope/engine/spec/draftmodel"
+	"rigscope/engine/spec/ngram"
+	"rigscope/engine/tensor/cpu"
+	"rigscope/internal/fixtures"
+)
+
+func openRunner(t *testing.T, rel string, ctxLen, threads int) *model.Runner {
+	t.Helper()
+	src, err := loader.Open(fixtures.Path(t, rel), loader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model.NewRunner(w, ctxLen, nil, cpu.NewPool(threads))
+}
+
+func referencePrompts(t *testing.T) [][]int32 {
+	t.Helper()
+	b, err := os.ReadFile(fixtures.Path(t, "reference-public.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Prompts []struct {
+			IDs []int32 `json:"prompt_ids"`
+		} `json:"prompts"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	var ps [][]int32
+	for _, p := range ref.Prompts {
+		ps = append(ps, p.IDs)
+	}
+	return ps
+}
+
+// Over the reference prompts, greedy speculative decoding of gocoder-14m
+// (the bf16 Hugging Face files: float32 arithmetic whose per-row results do
+// not depend on the batch size) with either drafter, k = 1..8, chain and
+// tree, equals plain greedy decoding token for token. Prompts are cut to
+// their last 96 tokens to keep the prefill cheap (equality does not depend
+// on the prompt's length); under -race a subset runs.
+func TestGoldenGreedySpecEqualsPlain(t *testing.T) {
+	const ctxLen = 256
+	prompts := referencePrompts(t)
+	tgt := spec.NewRunnerTarget(openRunner(t, targetFile(), ctxLen, 2))
+	dm := draftmodel.New(openRunner(t, "gocoder-draft-1m.F16.gguf", ctxLen+spec.MaxK*spec.MaxBranch, 1))
+	ng, err := ngram.New(1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ks, treeKs, cut := 24, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{2, 4, 8}, 96
+	if raceEnabled || testing.Short() {
+		prompts, n, ks, treeKs, cut = prompts[:1], 8, []int{1, 4, 8}, []int{3}, 32
+	}
+	ctx := context.Background()
+	var drafts, accepted int
+	for pi, p := range prompts {
+		p = p[max(0, len(p)-cut):]
+		first, err := spec.Generate(ctx, tgt, p, spec.Options{MaxTokens: n, EOS: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reuse := len(p) - 1 // every later run keeps the prompt's cached positions
+		want, err := spec.Generate(ctx, tgt, p, spec.Options{MaxTokens: n, EOS: 2, Reuse: reuse})
+		if err != nil || !slices.Equal(want.Tokens, first.Tokens) {
+			t.Fatalf("prompt %d: plain greedy with a reused prefix = %v, %v; from scratch %v", pi, want.Tokens, err, first.Tokens)
+		}
+		for _, d := range []spec.Drafter{ng, dm} {
+			for _, branch := range []int{0, 2} {
+				kk := ks
+				if branch > 0 {
+					kk = treeKs
+				}
+				for _, k := range kk {
+					res, err := spec.Generate(ctx, tgt, p, spec.Options{MaxTokens: n, EOS: 2, Reuse: reuse, K: k, Branch: branch, Drafter: d})
+					if err != nil {
+						t.Fatalf("prompt %d, %s, k=%d, tree=%d: %v", pi, d.Name(), k, branch, err)
+					}
+					if !slices.Equal(res.Tokens, want.Tokens) {
+						t.Errorf("prompt %d, %s, k=%d, tree=%d: speculative greedy = %v, plain greedy = %v", pi, d.Name(), k, branch, res.Tokens, want.Tokens)
+					}
+					drafts += res.Counts.Drafts
+					accepted += res.Counts.Accepted
+				}
+			}
+		}
+	}
+	if drafts == 0 || accepted == 0 {
+		t.Errorf("%d drafts, %d accepted tokens over all runs: the drafters never drafted or were never right", drafts, accepted)
+	}
+	t.Logf("%d prompts x %d tokens: %d drafts, %d accepted", len(prompts), n, drafts, accepted)
+}
+
+// targetFile is the target fixture; RIGSCOPE_SPEC_TARGET overrides it (e.g.
+// gocoder-14m.Q8_0.gguf, whose kernels differ by batch size: see the note
+// in the test's comment).
+func targetFile() string {
+	if f := os.Getenv("RIGSCOPE_SPEC_TARGET"); f != "" {
+		return f
+	}
+	return "gocoder-14m-hf"
+}

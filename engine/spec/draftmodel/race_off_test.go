@@ -1,0 +1,5 @@
+//go:build !race
+
+package draftmodel_test
+
+const raceEnabled = false

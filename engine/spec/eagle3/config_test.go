@@ -1,0 +1,105 @@
+package eagle3_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"rigscope/engine/model"
+	"rigscope/engine/spec/eagle3"
+)
+
+func nil2() *rand.Rand { return rand.New(rand.NewPCG(2, 2)) }
+
+const baseConfig = `"architectures": ["LlamaForCausalLMEagle3"], "hidden_size": 512, "intermediate_size": 1024,
+	"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64, "num_hidden_layers": 1,
+	"rms_norm_eps": 1e-05, "vocab_size": 4096, "draft_vocab_size": 2048`
+
+var target14m = model.Config{Dim: 512, Layers: 4, Heads: 8, KVHeads: 4, HeadDim: 64, FFN: 1024, Vocab: 4096}
+
+// TestParseConfig: what each field becomes, both layer-id conventions,
+// RoPE settings, and the checks that need no target.
+func TestParseConfig(t *testing.T) {
+	cases := []struct {
+		name    string
+		json    string
+		aux     []int   // after Resolve against gocoder-14m's shape
+		theta   float32 // 0: not checked
+		tdim    int     // 0: not checked
+		wantErr string
+	}{
+		{"SGLang convention", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`, []int{0, 1, 2}, 10000, 512, ""},
+		{"vLLM convention", `{` + baseConfig + `, "eagle_aux_hidden_state_layer_ids": [1, 2, 3]}`, []int{0, 1, 2}, 0, 0, ""},
+		{"both, agreeing", `{` + baseConfig + `, "eagle_aux_hidden_state_layer_ids": [2, 3, 4], "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 2, 3]}}`, []int{1, 2, 3}, 0, 0, ""},
+		{"vLLM architecture name", `{"architectures": ["Eagle3LlamaForCausalLM"], "hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "vocab_size": 4096, "eagle_aux_hidden_state_layer_ids": [2, 3, 4]}`, []int{1, 2, 3}, 0, 512, ""},
+		{"rope_theta top level", `{` + baseConfig + `, "rope_theta": 500000, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`, []int{0, 1, 2}, 500000, 0, ""},
+		{"rope_parameters", `{` + baseConfig + `, "rope_parameters": {"rope_theta": 1000000, "rope_type": "default"}, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`, []int{0, 1, 2}, 1e6, 0, ""},
+		{"target_hidden_size", `{` + baseConfig + `, "target_hidden_size": 512, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 3]}}`, []int{0, 1, 3}, 0, 512, ""},
+		{"not JSON", `{`, nil, 0, 0, "not JSON"},
+		{"no architectures", `{"hidden_size": 512}`, nil, 0, 0, "not an EAGLE-3 head"},
+		{"zero sizes", `{"architectures": ["LlamaForCausalLMEagle3"]}`, nil, 0, 0, "non-positive size"},
+		{"heads not divisible", `{` + baseConfig + `, "num_key_value_heads": 3}`, nil, 0, 0, "not divisible"},
+		{"odd head dim", `{` + baseConfig + `, "head_dim": 63}`, nil, 0, 0, "odd"},
+		{"draft vocab larger", `{` + baseConfig + `, "draft_vocab_size": 5000}`, nil, 0, 0, "exceeds vocab_size"},
+		{"gelu", `{` + baseConfig + `, "hidden_act": "gelu"}`, nil, 0, 0, `hidden_act "gelu"`},
+		{"negative layer", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [-1, 1, 2]}}`, nil, 0, 0, "negative"},
+		{"four layers", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2, 3]}}`, nil, 0, 0, "4 aux layers"},
+		{"bad theta", `{` + baseConfig + `, "rope_theta": -1}`, nil, 0, 0, "rope_theta"},
+		{"rope_scaling type key", `{` + baseConfig + `, "rope_scaling": {"type": "linear", "factor": 2}}`, nil, 0, 0, `RoPE type "linear"`},
+		{"absurd", `{` + baseConfig + `, "hidden_size": 100000000}`, nil, 0, 0, "absurd"},
+	}
+	for _, c := range cases {
+		cfg, err := eagle3.ParseConfig([]byte(c.json))
+		if err == nil {
+			err = cfg.Resolve(target14m, false)
+		}
+		switch {
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: ParseConfig+Resolve(%s) = %v, want an error containing %q", c.name, c.json, err, c.wantErr)
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: ParseConfig+Resolve(%s): %v", c.name, c.json, err)
+		case c.wantErr != "":
+		case !slices.Equal(cfg.AuxLayers, c.aux):
+			t.Errorf("%s: ParseConfig(%s).AuxLayers = %v, want %v (%s)", c.name, c.json, cfg.AuxLayers, c.aux, cfg.AuxFrom)
+		case c.theta != 0 && cfg.RopeTheta != c.theta:
+			t.Errorf("%s: ParseConfig(%s).RopeTheta = %g, want %g", c.name, c.json, cfg.RopeTheta, c.theta)
+		case c.tdim != 0 && cfg.TargetDim != c.tdim:
+			t.Errorf("%s: ParseConfig(%s).TargetDim = %d, want %d", c.name, c.json, cfg.TargetDim, c.tdim)
+		}
+	}
+}
+
+// TestResolveDefaultLayers: without layer ids, SGLang's default
+// [1, L/2-1, L-4] is used when it names three distinct layers.
+func TestResolveDefaultLayers(t *testing.T) {
+	cfg, err := eagle3.ParseConfig([]byte(`{` + baseConfig + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := target14m
+	tc.Layers = 32
+	if err := cfg.Resolve(tc, false); err != nil {
+		t.Fatalf("Resolve(32-layer target): %v", err)
+	}
+	if want := []int{1, 15, 28}; !slices.Equal(cfg.AuxLayers, want) {
+		t.Errorf("default AuxLayers for 32 layers = %v, want %v", cfg.AuxLayers, want)
+	}
+}
+
+// FuzzParseConfig: any config.json is parsed or refused, never a panic,
+// and an accepted one resolves or is refused against a target.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(`{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`))
+	f.Add([]byte(`{` + baseConfig + `, "eagle_aux_hidden_state_layer_ids": [1, 2, 3], "rope_scaling": {"type": "linear"}}`))
+	f.Add([]byte(`{"architectures": ["Eagle3LlamaForCausalLM"], "rope_parameters": null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg, err := eagle3.ParseConfig(b)
+		if err != nil {
+			return
+		}
+		if err := cfg.Resolve(target14m, false); err == nil && len(cfg.AuxLayers) != eagle3.NumAux {
+			t.Errorf("ParseConfig(%q) resolved to %d aux layers", b, len(cfg.AuxLayers))
+		}
+	})
+}

@@ -1,0 +1,315 @@
+package eagle3
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"rigscope/engine/sample"
+	"rigscope/engine/spec"
+	"rigscope/engine/tensor/cpu"
+)
+
+// Drafter drafts with an EAGLE-3 head (a spec.FeatureDrafter). Not safe
+// for concurrent use. With n = len(seq) at a Propose, the target has
+// produced features for positions [0, n-1) and the head's extended rows
+// are t = 0..n-2, row t pairing the features of position t with token
+// seq[t+1] at RoPE position t; KV slot t holds row t, and draft rows
+// follow from slot n-1 on.
+type Drafter struct {
+	h     *Head
+	r     *runState
+	slots int
+	fw    int // NumAux*td: one position's concatenated features
+
+	feats   []float32 // (slots, fw) cat(f0, f1, f2) by position
+	featTok []int32   // (slots) the token at each position with features
+	featLen int       // positions [0, featLen) have features
+	rowTok  []int32   // (slots) the token row t was extended with (seq[t+1])
+	rows    int       // KV slots [0, rows) hold extended rows
+	err     error     // a bad Observe, reported by the next Propose
+
+	hin    []float32 // (T, dim) hidden inputs of a batch
+	hout   []float32 // (T, dim) outputs of a batch
+	nodeH  []float32 // (MaxK*MaxBranch, dim) tree nodes' outputs
+	logits []float32 // (T, draftVocab)
+	full   []float32 // (vocab) draft logits scattered to target ids, -Inf elsewhere
+	pos    []int32   // (T)
+	toks   []int32   // (T)
+}
+
+var _ spec.FeatureDrafter = (*Drafter)(nil)
+
+// New makes a drafter over h whose cache holds ctxLen positions plus a
+// full proposal (MaxK*MaxBranch draft rows). pool runs its matrix
+// products (nil: the calling goroutine only).
+func New(h *Head, ctxLen int, pool *cpu.Pool) *Drafter {
+	slots := ctxLen + spec.MaxK*spec.MaxBranch
+	fw := NumAux * h.Cfg.TargetDim
+	return &Drafter{
+		h: h, r: newRunState(h, slots, pool), slots: slots, fw: fw,
+		feats:   make([]float32, slots*fw),
+		featTok: make([]int32, slots),
+		rowTok:  make([]int32, slots),
+		nodeH:   make([]float32, spec.MaxK*spec.MaxBranch*h.Cfg.Dim),
+		full:    make([]float32, h.Cfg.Vocab),
+	}
+}
+
+func (d *Drafter) Name() string         { return "eagle3" }
+func (d *Drafter) Head() *Head          { return d.h }
+func (d *Drafter) FeatureLayers() []int { return d.h.Cfg.AuxLayers }
+
+// Accept needs nothing: draft rows past the extended prefix are
+// overwritten by the next round's extend.
+func (d *Drafter) Accept([]int) {}
+
+// Reset forgets all features and cached rows.
+func (d *Drafter) Reset() { d.featLen, d.rows, d.err = 0, 0, nil }
+
+// Observe records the target's features for the tokens at positions pos,
+// pos+1, ...; rows extended from replaced features are dropped.
+func (d *Drafter) Observe(pos int, tokens []int32, feats [][]float32) {
+	td, n := d.h.Cfg.TargetDim, len(tokens)
+	if pos == 0 {
+		d.err = nil
+	}
+	switch {
+	case len(feats) != NumAux:
+		d.err = fmt.Errorf("eagle3: observed features of %d layers, the head reads %d (%v)", len(feats), NumAux, d.h.Cfg.AuxLayers)
+		return
+	case pos > d.featLen:
+		d.err = fmt.Errorf("eagle3: features for positions from %d arrived, but positions %d..%d were never observed", pos, d.featLen, pos-1)
+		return
+	case pos+n > d.slots:
+		d.err = fmt.Errorf("eagle3: features for positions up to %d exceed the head's cache of %d", pos+n, d.slots)
+		return
+	}
+	for l, f := range feats {
+		if len(f) < n*td {
+			d.err = fmt.Errorf("eagle3: layer %d features hold %d floats for %d tokens of width %d", d.h.Cfg.AuxLayers[l], len(f), n, td)
+			return
+		}
+	}
+	for i := 0; i < n; i++ {
+		row := d.feats[(pos+i)*d.fw : (pos+i+1)*d.fw]
+		for l, f := range feats {
+			copy(row[l*td:(l+1)*td], f[i*td:(i+1)*td])
+		}
+	}
+	copy(d.featTok[pos:], tokens)
+	d.featLen = pos + n
+	d.rows = min(d.rows, pos)
+}
+
+// grow sizes the per-batch buffers for T rows.
+func (d *Drafter) grow(T int) {
+	dim, dv := d.h.Cfg.Dim, d.h.Cfg.DraftVocab
+	if len(d.hin) < T*dim {
+		d.hin = make([]float32, T*dim)
+		d.hout = make([]float32, T*dim)
+		d.pos = make([]int32, T)
+		d.toks = make([]int32, T)
+	}
+	if len(d.logits) < T*dv {
+		d.logits = make([]float32, T*dv)
+	}
+}
+
+// Propose drafts a chain or a tree after seq.
+func (d *Drafter) Propose(ctx context.Context, seq []int32, req spec.Request) (spec.Proposal, error) {
+	if d.err != nil {
+		return spec.Proposal{}, d.err
+	}
+	n := len(seq)
+	if n < 2 || req.K < 1 || n-1+req.MaxNodes() > d.slots {
+		return spec.Proposal{}, nil // nothing to extend from, or no room: a plain step
+	}
+	if d.featLen < n-1 || !slices.Equal(d.featTok[:n-1], seq[:n-1]) {
+		return spec.Proposal{}, fmt.Errorf("eagle3: the target's features cover %d positions, the %d-token sequence needs the first %d (the decode loop must pass every target forward's features to Observe)",
+			d.commonFeatures(seq), n, n-1)
+	}
+	if err := ctx.Err(); err != nil {
+		return spec.Proposal{}, err
+	}
+	rootH, rootLogits := d.extend(seq)
+	if req.Branch > 0 {
+		return d.tree(ctx, rootH, rootLogits, req, n)
+	}
+	return d.chain(ctx, rootH, rootLogits, req, n)
+}
+
+func (d *Drafter) commonFeatures(seq []int32) int {
+	i := 0
+	for i < d.featLen && i < len(seq) && d.featTok[i] == seq[i] {
+		i++
+	}
+	return i
+}
+
+// extend brings the extended rows to t = 0..n-2 (recomputing at least the
+// last one) and returns the last row's output (dim) and logits
+// (draftVocab).
+func (d *Drafter) extend(seq []int32) (h, logits []float32) {
+	c := d.h.Cfg
+	n := len(seq)
+	first := 0
+	for first < d.rows && first < n-2 && d.rowTok[first] == seq[first+1] {
+		first++
+	}
+	// first <= n-2: the last row is always recomputed, for its output.
+	T := n - 1 - first
+	d.grow(T)
+	d.r.fuse(d.hin, d.feats[first*d.fw:(n-1)*d.fw], T) // hin (T, dim)
+	for i := 0; i < T; i++ {
+		d.pos[i] = int32(first + i)
+	}
+	d.r.forward(batch{Tokens: seq[first+1 : n], Hin: d.hin, Pos: d.pos[:T], Slot: first, Prefix: first}, d.hout)
+	copy(d.rowTok[first:], seq[first+1:n])
+	d.rows = n - 1
+	h = d.hout[(T-1)*c.Dim : T*c.Dim]
+	logits = d.logits[:c.DraftVocab]
+	d.r.logits(logits, h, 1)
+	return h, logits
+}
+
+// chain drafts K tokens: each from the previous step's logits, then one
+// draft step (embed(token), previous output) at the next position.
+func (d *Drafter) chain(ctx context.Context, h, logits []float32, req spec.Request, n int) (spec.Proposal, error) {
+	c := d.h.Cfg
+	var p spec.Proposal
+	greedy := req.Sampler == nil || req.Sampler.P.Greedy()
+	hin := d.hin[:c.Dim]
+	for i := 0; i < req.K; i++ {
+		var x int32
+		if greedy {
+			x = d.h.DraftToTarget[sample.Argmax(logits)]
+		} else {
+			q := make([]float32, c.Vocab)
+			req.Sampler.Probs(q, d.scatter(logits))
+			x = req.Sampler.Draw(q)
+			p.Probs = append(p.Probs, q)
+		}
+		p.Tokens = append(p.Tokens, x)
+		if i == req.K-1 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return spec.Proposal{}, err
+		}
+		copy(hin, h)
+		d.pos[0], d.toks[0] = int32(n-1+i), x
+		// Slot n-1+i; a one-row causal batch sees every slot before it.
+		d.r.forward(batch{Tokens: d.toks[:1], Hin: hin, Pos: d.pos[:1], Slot: n - 1 + i, Prefix: n - 1 + i}, d.hout)
+		h = d.hout[:c.Dim]
+		d.r.logits(logits, h, 1)
+	}
+	return p, nil
+}
+
+// scatter writes draft logits to their target ids in d.full (-Inf at ids
+// outside the draft vocabulary).
+func (d *Drafter) scatter(logits []float32) []float32 {
+	ninf := float32(math.Inf(-1))
+	for i := range d.full {
+		d.full[i] = ninf
+	}
+	for j, v := range logits {
+		d.full[d.h.DraftToTarget[j]] = v
+	}
+	return d.full
+}
+
+// candidate is a possible tree node: draft id tok under node parent (-1:
+// the context) with cumulative log-probability score.
+type candidate struct {
+	parent int32
+	tok    int32 // draft vocabulary id
+	score  float64
+}
+
+// tree grows a beam tree: per depth, the Branch best children of the
+// previous depth's nodes, then one batched draft step over the new nodes
+// (each sees the extended rows, its ancestors and itself).
+func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spec.Request, n int) (spec.Proposal, error) {
+	c := d.h.Cfg
+	dim, dv := c.Dim, c.DraftVocab
+	var p spec.Proposal
+	var score []float64 // (nodes)
+	base := n - 1       // slot of node 0
+	cands := topChildren(nil, rootLogits, -1, 0, req.Branch)
+	for depth := 1; ; depth++ {
+		sort.SliceStable(cands, func(a, b int) bool { return cands[a].score > cands[b].score })
+		f0 := len(p.Tokens)
+		for _, cd := range cands[:min(len(cands), req.Branch)] {
+			p.Tokens = append(p.Tokens, d.h.DraftToTarget[cd.tok])
+			p.Parent = append(p.Parent, cd.parent)
+			score = append(score, cd.score)
+		}
+		if depth == req.K {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return spec.Proposal{}, err
+		}
+		T := len(p.Tokens) - f0
+		d.grow(T)
+		see := make([][]int32, T)
+		for i := 0; i < T; i++ {
+			node := f0 + i
+			par := p.Parent[node]
+			src := rootH
+			if par >= 0 {
+				src = d.nodeH[int(par)*dim : int(par+1)*dim]
+			}
+			copy(d.hin[i*dim:(i+1)*dim], src)
+			d.pos[i] = int32(n - 2 + depth)
+			for a := int32(node); a >= 0; a = p.Parent[a] {
+				see[i] = append(see[i], int32(base)+a)
+			}
+			slices.Reverse(see[i])
+		}
+		d.r.forward(batch{Tokens: p.Tokens[f0:], Hin: d.hin, Pos: d.pos[:T], Slot: base + f0, Prefix: base, See: see}, d.nodeH[f0*dim:])
+		logits := d.logits[:T*dv]
+		d.r.logits(logits, d.nodeH[f0*dim:], T)
+		cands = cands[:0]
+		for i := 0; i < T; i++ {
+			cands = topChildren(cands, logits[i*dv:(i+1)*dv], int32(f0+i), score[f0+i], req.Branch)
+		}
+	}
+	return p, nil
+}
+
+// topChildren appends the b most likely entries of logits as children of
+// parent, scored by parentScore plus their log-probability.
+func topChildren(dst []candidate, logits []float32, parent int32, parentScore float64, b int) []candidate {
+	m := float32(math.Inf(-1))
+	for _, v := range logits {
+		m = max(m, v)
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v - m))
+	}
+	lse := float64(m) + math.Log(sum)
+	top := make([]int32, 0, b+1) // indices, best first
+	for i, v := range logits {
+		if len(top) == b && v <= logits[top[b-1]] {
+			continue
+		}
+		j := len(top)
+		for j > 0 && v > logits[top[j-1]] {
+			j--
+		}
+		top = slices.Insert(top, j, int32(i))
+		if len(top) > b {
+			top = top[:b]
+		}
+	}
+	for _, t := range top {
+		dst = append(dst, candidate{parent: parent, tok: t, score: parentScore + float64(logits[t]) - lse})
+	}
+	return dst
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package eagle3_test
+
+const raceEnabled = true
