@@ -37,7 +37,7 @@ cuda:
 	$(GO) build -tags 'headless cuda' -o bin/rigscope-cuda .
 
 fuzz:
-	./bench/fuzz.sh
+	FUZZTIME=$${FUZZTIME:-60} ./bench/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...

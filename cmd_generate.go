@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"rigscope/engine"
 )
@@ -20,6 +21,7 @@ type runFlags struct {
 	model, tokenizer  string
 	prompt, promptIDs string
 	ctxLen            int
+	device, logDir    string
 	cfg               engine.RunConfig
 	seed              uint64
 	ngramMin          int
@@ -32,6 +34,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.prompt, "prompt", "", "prompt text")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "prompt as token ids, e.g. 1,2,3 (for models without a tokenizer)")
 	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
+	fs.StringVar(&f.device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	fs.StringVar(&f.logDir, "log-dir", "", "write a JSONL event log per run into this directory")
 	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", 128, "tokens to generate at most")
 	fs.Func("temperature", "sampling temperature (0 = greedy)", func(s string) error {
 		return parseFloat32(s, &f.cfg.Sampling.Temperature, 0, 100)
@@ -135,7 +139,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	eng, err := engine.Open(ctx, rf.model, engine.Options{TokenizerPath: rf.tokenizer, CtxLen: rf.ctxLen})
+	eng, err := engine.Open(ctx, rf.model, rf.engineOptions())
 	if err != nil {
 		return err
 	}
@@ -215,4 +219,9 @@ func fmtRates(r []float64) string {
 		s += fmt.Sprintf("%.2f", v)
 	}
 	return s + "]"
+}
+
+// engineOptions are the load options the flags ask for.
+func (f *runFlags) engineOptions() engine.Options {
+	return engine.Options{TokenizerPath: f.tokenizer, CtxLen: f.ctxLen, Device: f.device, LogDir: f.logDir}
 }

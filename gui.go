@@ -7,7 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
+	"rigscope/engine"
 	"time"
 
 	"rigscope/ui"
@@ -26,7 +26,7 @@ func runPanel(ctx context.Context, args []string) error {
 	maxTokens := fs.Int("max-tokens", 0, "override the saved max tokens for this session")
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
-	fakeDelay := fs.Duration("fake-step", 2*time.Millisecond, "step time of the stand-in engine")
+	logDir := fs.String("log-dir", "", "also write each run's JSONL event log into this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,7 +36,8 @@ func runPanel(ctx context.Context, args []string) error {
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
 	}
-	_ = tokenizer // TODO(lead): pass to engine.Options.TokenizerPath in the real opener
+	w := &panelWiring{opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir}}
+	defer w.close()
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,
 		DraftPath:    *draft,
@@ -45,33 +46,10 @@ func runPanel(ctx context.Context, args []string) error {
 		MaxTokens:    *maxTokens,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
-		// TODO(lead): replace the stand-in with an adapter over engine.Open /
-		// (*engine.Engine).Run (path "" = engine.DefaultModel) and real
-		// backend/TP availability; the Dashboard hook takes ui.NewDashboard.
-		Open:     ui.FakeOpener(*fakeDelay),
-		Backends: fakeBackends,
-		TPSizes:  fakeTPSizes,
-		Report:   os.Stderr,
+		Open:         w.open,
+		Backends:     w.backends,
+		TPSizes:      w.tpSizes,
+		Dashboard:    w.dashboard,
+		Report:       os.Stderr,
 	})
-}
-
-func fakeBackends() []ui.Choice {
-	return []ui.Choice{
-		{Name: "ring", Available: true},
-		{Name: "tree", Available: true},
-		{Name: "nccl", Reason: "no NVIDIA GPU found (NVML: library not loaded)"},
-		{Name: "cuda-p2p", Reason: "needs two GPUs with peer access"},
-	}
-}
-
-func fakeTPSizes() []ui.Choice {
-	var c []ui.Choice
-	for _, n := range []int{1, 2, 4, 8} {
-		ch := ui.Choice{Name: strconv.Itoa(n), Available: n <= 4}
-		if !ch.Available {
-			ch.Reason = "the model has 4 KV heads; TP must divide them"
-		}
-		c = append(c, ch)
-	}
-	return c
 }

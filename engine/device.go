@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"rigscope/engine/loader"
 	"rigscope/engine/spec"
@@ -48,4 +49,41 @@ func deviceTarget(name string) (DeviceTarget, error) {
 		return nil, fmt.Errorf("device %q is not in this build (devices: %s); GPU devices need a -tags cuda build", name, strings.Join(Devices(), ", "))
 	}
 	return f, nil
+}
+
+// accelTarget is a device target kept between runs of the same TP size and
+// backend (its weights live on the device).
+type accelTarget struct {
+	spec.Target
+	key string
+}
+
+func (a *accelTarget) allReduceTime() time.Duration      { return 0 }
+func (a *accelTarget) commStats(st *Stats, wall float64) {}
+
+// deviceTarget builds (or reuses) the accelerator target for cfg. Weights
+// are uploaded once per (TP, backend); a new combination uploads again.
+func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
+	f, err := deviceTarget(e.opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("%d/%s", cfg.TP, cfg.AllReduce)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.accel != nil && e.accel.key == key {
+		return e.accel, nil
+	}
+	if e.accel != nil {
+		if c, ok := e.accel.Target.(interface{ Close() error }); ok {
+			c.Close()
+		}
+		e.accel = nil
+	}
+	t, err := f(e.src, cfg.TP, cfg.AllReduce, e.opts.CtxLen)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e.opts.Device, err)
+	}
+	e.accel = &accelTarget{Target: t, key: key}
+	return e.accel, nil
 }

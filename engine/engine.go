@@ -31,6 +31,9 @@ type Options struct {
 	LogDir string
 	// CacheDir holds the allreduce calibration cache ("" = the default).
 	CacheDir string
+	// Device runs the target on "cpu" (default) or a registered accelerator
+	// ("cuda" in a -tags cuda build); drafters stay on the CPU.
+	Device string
 }
 
 // ModelInfo describes the loaded target for display.
@@ -60,6 +63,7 @@ type Engine struct {
 	targets  map[int]*tpTarget
 	drafters drafterCache      // draft models by path, plain-run baselines (drafter.go)
 	rec      *metrics.Recorder // live counters for the panel (runlog.go)
+	accel    *accelTarget      // the device target, when Options.Device is set
 }
 
 // Open loads a model (a path or "synthetic:PRESET").

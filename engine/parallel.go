@@ -3,6 +3,9 @@ package engine
 import (
 	"fmt"
 	"runtime"
+	"time"
+
+	"rigscope/engine/spec"
 
 	"rigscope/engine/model"
 	"rigscope/engine/tp"
@@ -15,12 +18,15 @@ const DefaultAllReduce = "auto"
 // of cfg's backend attached. The group lives for this run only, so a run in
 // flight keeps its backend and the next run may use another one; the
 // weights are never reloaded.
-func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (*tpTarget, error) {
+func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (runTarget, error) {
 	if cfg.TP <= 0 {
 		cfg.TP = 1
 	}
 	if cfg.AllReduce == "" {
 		cfg.AllReduce = DefaultAllReduce
+	}
+	if e.opts.Device != "" && e.opts.Device != "cpu" {
+		return e.deviceTarget(*cfg)
 	}
 	if err := checkTPSize(e.cfg, cfg.TP); err != nil {
 		return nil, err
@@ -61,8 +67,16 @@ func checkTPSize(cfg model.Config, n int) error {
 	return nil
 }
 
+// runTarget is a target as a run sees it: the spec loop's view plus the
+// allreduce counters for the stats.
+type runTarget interface {
+	spec.Target
+	allReduceTime() time.Duration
+	commStats(st *Stats, wall float64)
+}
+
 // commStats fills the tensor-parallel parts of st after a run.
-func commStats(t *tpTarget, st *Stats, wall float64) {
+func (t *tpTarget) commStats(st *Stats, wall float64) {
 	st.AllReduceMs = ms(t.allReduceTime())
 	if wall > 0 {
 		st.AllReduceShare = st.AllReduceMs / wall

@@ -176,7 +176,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		st.BreakEvenAcceptLen = spec.BreakEven(st.BaselineTokensPerS, res.Counts.StepTime())
 	}
 	e.rec.SetBaseline(st.BaselineTokensPerS)
-	commStats(t, &st, ms(time.Since(start)))
+	t.commStats(&st, ms(time.Since(start)))
 	if err != nil {
 		err = fmt.Errorf("run: %w", err)
 	}

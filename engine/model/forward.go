@@ -311,10 +311,12 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 			cpu.AttnMix(oh, sc, Vh, width)
 			continue
 		}
+		// Scores and the mix below accumulate each key exactly as the chain
+		// path does, so a tree node's result equals its chain's bit for bit.
 		cpu.AttnScores(sc[:base], qh, Kh, width, scale)
 		for i, e := range extra {
 			slot := base + int(e)
-			sc[base+i] = cpu.Dot(qh, K[slot*width+kvh*hd:slot*width+(kvh+1)*hd]) * scale
+			cpu.AttnScores(sc[base+i:base+i+1], qh, K[slot*width+kvh*hd:], width, scale)
 		}
 		cpu.Softmax(sc)
 		cpu.AttnMix(oh, sc[:base], Vh, width)

@@ -49,19 +49,17 @@ func dot(a, b []float32) float32 {
 	return s
 }
 
-// axpy: y += a*x[:len(y)].
+// axpy: y += a*x[:len(y)], each element rounded as AttnMix rounds it (fused
+// multiply-add in the assembly, which needs len(y) a multiple of 8), so a
+// tree batch's mix continued with axpy equals a chain's AttnMix.
 func axpy(y []float32, a float32, x []float32) {
 	n := len(y)
 	x = x[:n]
-	if !hasAVX2 || n < 8 {
+	if !hasAVX2 || n%8 != 0 || n == 0 {
 		axpyGo(y, a, x)
 		return
 	}
-	m := n &^ 7
-	axpyAVX2(&y[0], a, &x[0], m)
-	if m < n {
-		axpyGo(y[m:], a, x[m:])
-	}
+	axpyAVX2(&y[0], a, &x[0], n)
 }
 
 // dotF16 is the inner product of the F16 row w (2*len(x) bytes) with x.
@@ -197,15 +195,21 @@ func usePortable(on bool) (restore func()) {
 }
 
 //go:noescape
-func dotF32x4AVX2(w *float32, x *float32, n int, xstride int, out *float32)
+func dotF32x2AVX2(w *float32, x *float32, n int, xstride int, out *float32)
 
-// dotF32x4 sets out[k] = dot(w, x[k*xstride:]) for k < 4.
-func dotF32x4(out *[4]float32, w, x []float32, xstride int) {
+// dotF32x2 sets out[k] = dot(x[k*xstride:k*xstride+len(w)], w) for k < 2,
+// bit for bit: one weight row read once for two tokens.
+func dotF32x2(out *[2]float32, w, x []float32, xstride int) {
 	n := len(w)
-	_ = x[3*xstride+n-1]
-	if !hasAVX2 || n%8 != 0 || n == 0 {
-		dotF32x4Go(out, w, x, xstride)
+	x0, x1 := x[:n], x[xstride:xstride+n]
+	if !hasAVX2 || n < 16 {
+		out[0], out[1] = dotGo(x0, w), dotGo(x1, w)
 		return
 	}
-	dotF32x4AVX2(&w[0], &x[0], n, xstride*4, &out[0])
+	m := n &^ 15
+	dotF32x2AVX2(&w[0], &x0[0], m, xstride*4, &out[0])
+	if m < n {
+		out[0] += dotGo(x0[m:], w[m:])
+		out[1] += dotGo(x1[m:], w[m:])
+	}
 }

@@ -4,6 +4,17 @@
 
 #include "textflag.h"
 
+// HSUM8 reduces the eight lanes a of Y0 to X0[0] =
+// ((a0+a1)+(a2+a3)) + ((a4+a5)+(a6+a7)), the order in which the
+// four-row kernels (VHADDPS of four accumulators, then low + high half)
+// reduce each of theirs: a result never depends on which kernel computed it.
+// Clobbers X1.
+#define HSUM8 \
+	VHADDPS Y0, Y0, Y0; \
+	VHADDPS Y0, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDSS X1, X0, X0
+
 // func dotQ8Q8AVX2(w *byte, qx *int8, dx *float32, nb int, tbl *float32) float32
 //
 // sum over nb blocks of f16(w.d) * dx[b] * sum_i w.q[i]*qx[i]; w is ggml
@@ -47,7 +58,7 @@ q8pair:
 	VMOVSS (R8)(AX*4), X14
 	VMULSS 4(DX), X14, X14
 	VBROADCASTSS X14, Y14
-	VFMADD231PS Y13, Y14, Y8
+	VFMADD231PS Y13, Y14, Y0
 
 	ADDQ $68, SI
 	ADDQ $64, DI
@@ -72,11 +83,7 @@ q8one:
 	VFMADD231PS Y5, Y6, Y0
 
 q8done:
-	VADDPS Y8, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	HSUM8
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
@@ -108,7 +115,7 @@ x4loop:
 	VMOVDQU 2(SI), Y4
 	VPSIGNB Y4, Y4, Y5 // |w|
 	MOVWLZX (SI), AX
-	VMOVSS (R8)(AX*4), X6 // f16(w.d)
+	VBROADCASTSS (R8)(AX*4), Y6 // f16(w.d)
 
 	// row 0
 	VMOVDQU (DI), Y7
@@ -116,8 +123,8 @@ x4loop:
 	VPXOR Y8, Y8, Y8
 	VPDPBUSD Y7, Y5, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (DX), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (DX), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y0
 	// row 1
 	VMOVDQU (DI)(R9*1), Y7
@@ -125,8 +132,8 @@ x4loop:
 	VPXOR Y8, Y8, Y8
 	VPDPBUSD Y7, Y5, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (DX)(R10*1), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (DX)(R10*1), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y1
 	// row 2
 	VMOVDQU (R11), Y7
@@ -134,8 +141,8 @@ x4loop:
 	VPXOR Y8, Y8, Y8
 	VPDPBUSD Y7, Y5, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (R12), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (R12), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y2
 	// row 3
 	VMOVDQU (R11)(R9*1), Y7
@@ -143,8 +150,8 @@ x4loop:
 	VPXOR Y8, Y8, Y8
 	VPDPBUSD Y7, Y5, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (R12)(R10*1), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (R12)(R10*1), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y3
 
 	ADDQ $34, SI
@@ -194,15 +201,15 @@ a4loop:
 	VMOVDQU 2(SI), Y4
 	VPSIGNB Y4, Y4, Y5
 	MOVWLZX (SI), AX
-	VMOVSS (R8)(AX*4), X6
+	VBROADCASTSS (R8)(AX*4), Y6
 
 	VMOVDQU (DI), Y7
 	VPSIGNB Y4, Y7, Y7
 	VPMADDUBSW Y7, Y5, Y8
 	VPMADDWD Y10, Y8, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (DX), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (DX), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y0
 
 	VMOVDQU (DI)(R9*1), Y7
@@ -210,8 +217,8 @@ a4loop:
 	VPMADDUBSW Y7, Y5, Y8
 	VPMADDWD Y10, Y8, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (DX)(R10*1), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (DX)(R10*1), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y1
 
 	VMOVDQU (R11), Y7
@@ -219,8 +226,8 @@ a4loop:
 	VPMADDUBSW Y7, Y5, Y8
 	VPMADDWD Y10, Y8, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (R12), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (R12), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y2
 
 	VMOVDQU (R11)(R9*1), Y7
@@ -228,8 +235,8 @@ a4loop:
 	VPMADDUBSW Y7, Y5, Y8
 	VPMADDWD Y10, Y8, Y8
 	VCVTDQ2PS Y8, Y8
-	VMULSS (R12)(R10*1), X6, X9
-	VBROADCASTSS X9, Y9
+	VBROADCASTSS (R12)(R10*1), Y9
+	VMULPS Y6, Y9, Y9
 	VFMADD231PS Y8, Y9, Y3
 
 	ADDQ $34, SI
@@ -467,10 +474,7 @@ sc1in:
 	CMPQ AX, BX
 	JLT sc1in
 
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	HSUM8
 	VMULSS X15, X0, X0
 	VMOVSS X0, (DI)
 	ADDQ $4, DI
@@ -614,7 +618,7 @@ blkcvt:
 	VMOVSS (R8)(AX*4), X14
 	VMULSS 4(DX), X14, X14
 	VBROADCASTSS X14, Y14
-	VFMADD231PS Y13, Y14, Y8
+	VFMADD231PS Y13, Y14, Y0
 	ADDQ $68, SI
 	ADDQ $64, DI
 	ADDQ $8, DX
@@ -638,11 +642,7 @@ blk1:
 	VFMADD231PS Y5, Y6, Y0
 
 rowsum:
-	VADDPS Y8, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	HSUM8
 	VMOVSS X0, (BX)
 	ADDQ $4, BX
 	ADDQ R14, R13
@@ -653,43 +653,80 @@ rowsdone:
 	VZEROUPPER
 	RET
 
-// func dotF32x4AVX2(w *float32, x *float32, n int, xstride int, out *float32)
+// func dotF32x2AVX2(w *float32, x *float32, n int, xstride int, out *float32)
 //
-// out[k] = sum_i w[i] * x[k*xstride/4 + i] for k < 4; n a multiple of 8,
-// xstride in bytes: one (dequantized) weight row against four tokens.
-TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-40
+// out[k] = sum_i w[i] * x[k*xstride/4 + i] for k < 2; n a multiple of 16,
+// xstride in bytes: one (dequantized) weight row against two tokens, each
+// with dotF32AVX2's accumulators (chunk c of 8 into accumulator c%4) and
+// reduction, so out[k] is bit-identical to dotF32AVX2(x_k, w, n).
+TEXT ·dotF32x2AVX2(SB), NOSPLIT, $0-40
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), DI
 	MOVQ n+16(FP), CX
 	MOVQ xstride+24(FP), R9
-	LEAQ (DI)(R9*2), R11
+	LEAQ (DI)(R9*1), R11 // token 1
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ AX, AX
-	SHLQ $2, CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
 
-f4loop:
-	CMPQ AX, CX
-	JGE f4done
-	VMOVUPS (SI)(AX*1), Y4
-	VFMADD231PS (DI)(AX*1), Y4, Y0
-	LEAQ (DI)(R9*1), DX
-	VFMADD231PS (DX)(AX*1), Y4, Y1
-	VFMADD231PS (R11)(AX*1), Y4, Y2
-	LEAQ (R11)(R9*1), DX
-	VFMADD231PS (DX)(AX*1), Y4, Y3
-	ADDQ $32, AX
-	JMP f4loop
+x2quad:
+	CMPQ CX, $32
+	JLT x2pair
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	VFMADD231PS 64(DI), Y6, Y4
+	VFMADD231PS 96(DI), Y7, Y5
+	VFMADD231PS (R11), Y2, Y8
+	VFMADD231PS 32(R11), Y3, Y9
+	VFMADD231PS 64(R11), Y6, Y10
+	VFMADD231PS 96(R11), Y7, Y11
+	ADDQ $128, SI
+	ADDQ $128, DI
+	ADDQ $128, R11
+	SUBQ $32, CX
+	JMP x2quad
 
-f4done:
+x2pair:
+	CMPQ CX, $16
+	JLT x2done
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	VFMADD231PS (R11), Y2, Y8
+	VFMADD231PS 32(R11), Y3, Y9
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, R11
+	SUBQ $16, CX
+	JMP x2pair
+
+x2done:
 	MOVQ out+32(FP), AX
-	VHADDPS Y1, Y0, Y0
-	VHADDPS Y3, Y2, Y2
-	VHADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y1, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
-	VMOVUPS X0, (AX)
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (AX)
+	VADDPS Y10, Y8, Y8
+	VADDPS Y11, Y9, Y9
+	VADDPS Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VMOVSS X8, 4(AX)
 	VZEROUPPER
 	RET

@@ -124,10 +124,3 @@ func dotQ8Q8RowsGo(out []float32, w []byte, wstride int, qx []int8, dx []float32
 		out[r] = dotQ8Q8Go(w[r*wstride:], qx, dx)
 	}
 }
-
-func dotF32x4Go(out *[4]float32, w, x []float32, xstride int) {
-	n := len(w)
-	for k := 0; k < 4; k++ {
-		out[k] = dotGo(w, x[k*xstride:k*xstride+n])
-	}
-}

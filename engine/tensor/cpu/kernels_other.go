@@ -42,4 +42,8 @@ func dotQ8Q8Rows(out []float32, w []byte, wstride int, qx []int8, dx []float32) 
 
 func usePortable(bool) (restore func()) { return func() {} }
 
-func dotF32x4(out *[4]float32, w, x []float32, xstride int) { dotF32x4Go(out, w, x, xstride) }
+// dotF32x2 sets out[k] = dot(x[k*xstride:k*xstride+len(w)], w) for k < 2.
+func dotF32x2(out *[2]float32, w, x []float32, xstride int) {
+	n := len(w)
+	out[0], out[1] = dot(x[:n], w), dot(x[xstride:xstride+n], w)
+}

@@ -272,17 +272,22 @@ func TestDotQ8Q8Rows(t *testing.T) {
 	}
 }
 
-func TestDotF32x4(t *testing.T) {
+// dotF32x2 must equal dot per token bit for bit (batch-size independence).
+func TestDotF32x2(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{8, 32, 128, 136, 12} {
-		w, x := randVec(rng, n), randVec(rng, 4*(n+3))
-		var got, want [4]float32
-		dotF32x4(&got, w, x, n+3)
-		dotF32x4Go(&want, w, x, n+3)
-		for k := range got {
-			if !close32(got[k], want[k], 1e-4*float32(n)) {
-				t.Errorf("dotF32x4(n=%d)[%d] = %v, portable %v", n, k, got[k], want[k])
+	for _, portable := range []bool{false, true} {
+		restore := usePortable(portable)
+		for _, n := range []int{8, 16, 32, 48, 128, 136, 12, 200} {
+			w, x := randVec(rng, n), randVec(rng, 2*(n+3))
+			var got [2]float32
+			dotF32x2(&got, w, x, n+3)
+			for k := range got {
+				want := dot(x[k*(n+3):k*(n+3)+n], w)
+				if math.Float32bits(got[k]) != math.Float32bits(want) {
+					t.Errorf("portable=%v: dotF32x2(n=%d)[%d] = %v, dot = %v", portable, n, k, got[k], want)
+				}
 			}
 		}
+		restore()
 	}
 }

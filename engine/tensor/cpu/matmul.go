@@ -212,12 +212,12 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 				dequant(buf[(r-rb)*cols:(r-rb+1)*cols], w.DType, w.Row(r))
 			}
 			t := t0
-			var o [4]float32
-			for ; t+4 <= t1; t += 4 {
-				x := m.x[t*cols : (t+4)*cols]
+			var o [2]float32
+			for ; t+2 <= t1; t += 2 {
+				x := m.x[t*cols : (t+2)*cols]
 				for r := rb; r < re; r++ {
-					dotF32x4(&o, buf[(r-rb)*cols:(r-rb+1)*cols], x, cols)
-					out[t*os+r], out[(t+1)*os+r], out[(t+2)*os+r], out[(t+3)*os+r] = o[0], o[1], o[2], o[3]
+					dotF32x2(&o, buf[(r-rb)*cols:(r-rb+1)*cols], x, cols)
+					out[t*os+r], out[(t+1)*os+r] = o[0], o[1]
 				}
 			}
 			for ; t < t1; t++ {

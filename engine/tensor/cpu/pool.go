@@ -7,11 +7,20 @@ import (
 )
 
 // Pool runs data-parallel kernels on persistent worker goroutines. The
-// caller's goroutine is worker 0; Threads-1 workers wait for work, spinning
-// briefly after each job (a decode step issues a few dozen small jobs per
-// token, and waking a parked goroutine costs more than the job) and then
-// parking. Jobs from concurrent callers are serialized. Workers exit when
-// the Pool becomes unreachable.
+// caller's goroutine is worker 0; Threads-1 workers wait for jobs. Jobs
+// from concurrent callers are serialized. Workers exit when the Pool becomes
+// unreachable.
+//
+// Protocol (one job at a time, under Pool.mu): the caller publishes the job
+// and increments gen under crew.mu, then broadcasts; each worker, having
+// finished job g, waits until gen > g, first by polling briefly (a decode
+// step issues a few dozen small jobs per token, and waking a parked
+// goroutine costs more than the job), then by sleeping on crew.wake, whose
+// condition gen != seen is checked under crew.mu, so no wakeup is lost.
+// The caller waits for left == 0 the same way: the worker that brings left
+// to zero broadcasts crew.done under crew.mu. Because the next job is
+// published only after every worker has reported the current one, a worker
+// sees each generation exactly once.
 type Pool struct {
 	Threads int
 
@@ -23,28 +32,27 @@ type Pool struct {
 	mm     *matmul // the matrix product in flight (MatMulFused)
 }
 
-// spinBudget is how many polls a worker makes before it parks (on the order
-// of 50-100 µs).
+// spinBudget is how many polls a waiting worker or caller makes before it
+// sleeps (on the order of 50-100 µs).
 const spinBudget = 20000
 
 // crew is the state the workers share; it does not point back to the Pool,
 // so the Pool can be collected and its cleanup can stop the crew.
 type crew struct {
-	n        int           // workers besides the caller
-	gen      atomic.Uint64 // job generation; odd bit never used, just a counter
-	quit     atomic.Bool   // stop after the current job
-	fn       func(lo, hi, worker int)
-	size     int          // elements of the current job
-	grain    int          // elements per claimed chunk
-	next     atomic.Int64 // next unclaimed element
-	left     atomic.Int32 // workers still running the current job
-	sleepers []sleeper
-}
+	n    int           // workers besides the caller
+	gen  atomic.Uint64 // job generation; written under mu
+	left atomic.Int32  // workers still running the current job
+	next atomic.Int64  // next unclaimed element of the current job
 
-type sleeper struct {
-	parked atomic.Bool
-	wake   chan struct{}
-	_      [48]byte // keep workers' flags on separate cache lines
+	mu   sync.Mutex
+	wake sync.Cond // workers: gen changed
+	done sync.Cond // caller: left reached zero
+
+	// The current job, written before gen is incremented.
+	quit  bool
+	fn    func(lo, hi, worker int)
+	size  int // elements
+	grain int // elements per claimed chunk
 }
 
 // NewPool returns a pool with n threads (n <= 0: one per CPU).
@@ -63,60 +71,46 @@ func (p *Pool) threads() int {
 }
 
 func (p *Pool) start() {
-	c := &crew{n: p.Threads - 1, sleepers: make([]sleeper, p.Threads-1)}
-	for i := range c.sleepers {
-		c.sleepers[i].wake = make(chan struct{}, 1)
-	}
+	c := &crew{n: p.threads() - 1}
+	c.wake.L, c.done.L = &c.mu, &c.mu
 	for w := 1; w <= c.n; w++ {
 		go c.work(w)
 	}
 	p.crew = c
 	runtime.AddCleanup(p, func(c *crew) {
-		c.quit.Store(true)
+		c.mu.Lock()
+		c.quit = true
 		c.gen.Add(1)
-		c.wakeAll()
+		c.mu.Unlock()
+		c.wake.Broadcast()
 	}, c)
 }
 
-func (c *crew) wakeAll() {
-	for i := range c.sleepers {
-		s := &c.sleepers[i]
-		if s.parked.CompareAndSwap(true, false) {
-			s.wake <- struct{}{}
-		}
-	}
-}
-
-// work is worker w's loop: wait for a new generation, run chunks, report.
+// work is worker w's loop: wait for the next generation, run chunks,
+// report. Generation 0 is the state before any job.
 func (c *crew) work(w int) {
-	s := &c.sleepers[w-1]
-	seen := c.gen.Load()
-	for {
-		spins := 0
-		for c.gen.Load() == seen {
-			spins++
-			if spins < spinBudget {
-				if spins&63 == 0 {
-					runtime.Gosched()
-				}
-				continue
+	for seen := uint64(0); ; seen++ {
+		for i := 0; i < spinBudget && c.gen.Load() == seen; i++ {
+			if i&63 == 63 {
+				runtime.Gosched()
 			}
-			s.parked.Store(true)
-			if c.gen.Load() != seen {
-				if !s.parked.CompareAndSwap(true, false) {
-					<-s.wake // a waker already claimed us; take its token
-				}
-				break
-			}
-			<-s.wake
-			spins = 0
 		}
-		seen = c.gen.Load()
-		if c.quit.Load() {
+		if c.gen.Load() == seen {
+			c.mu.Lock()
+			for c.gen.Load() == seen {
+				c.wake.Wait()
+			}
+			c.mu.Unlock()
+		}
+		if c.quit { // written before gen moved on
 			return
 		}
 		c.runChunks(w)
-		c.left.Add(-1)
+		if c.left.Add(-1) == 0 {
+			c.mu.Lock() // the caller checks left under mu before it sleeps
+			c.mu.Unlock()
+			c.done.Broadcast()
+		}
 	}
 }
 
@@ -147,18 +141,26 @@ func (p *Pool) Parallel(n, grain int, fn func(lo, hi, worker int)) {
 	}
 	p.once.Do(p.start)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	c := p.crew
+	c.mu.Lock()
 	c.fn, c.size, c.grain = fn, n, grain
 	c.next.Store(0)
 	c.left.Store(int32(c.n))
 	c.gen.Add(1)
-	c.wakeAll()
+	c.mu.Unlock()
+	c.wake.Broadcast()
 	c.runChunks(0)
-	for spins := 0; c.left.Load() != 0; spins++ {
-		if spins&63 == 63 {
+	for i := 0; i < spinBudget && c.left.Load() != 0; i++ {
+		if i&63 == 63 {
 			runtime.Gosched()
 		}
 	}
+	c.mu.Lock()
+	for c.left.Load() != 0 {
+		c.done.Wait()
+	}
 	c.fn = nil
+	c.mu.Unlock()
+	p.mu.Unlock()
+	runtime.KeepAlive(p) // the cleanup must not stop the crew mid-job
 }

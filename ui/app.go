@@ -1,0 +1,374 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"rigscope/assets"
+	"rigscope/engine"
+)
+
+// AppID is the application ID from FyneApp.toml; preferences live under it.
+const AppID = "io.rigscope.panel"
+
+// Options configure the panel.
+type Options struct {
+	ModelPath    string        // "" opens the embedded synthetic default
+	DraftPath    string        // a draft model for the model drafter
+	Autorun      string        // a prompt to run as soon as the model is loaded
+	QuitAfterRun bool          // quit when the autorun ends; Run returns its error
+	MaxTokens    int           // overrides the saved max tokens when > 0
+	DoneFile     string        // touched when the autorun ends (a screenshot cue)
+	Linger       time.Duration // how long the window stays up after the autorun
+
+	Open      Opener
+	Backends  func() []Choice                    // allreduce backends with availability
+	TPSizes   func() []Choice                    // TP sizes with availability
+	Dashboard func(eng Engine) fyne.CanvasObject // the live charts for a loaded engine; nil shows a placeholder
+	LogDir    string                             // run logs; "" = the user cache dir
+	Report    io.Writer                          // where the responsiveness figures go at exit (nil: nowhere)
+}
+
+// Panel is the main window's content and the glue between its views and the
+// session. All its methods run on the UI goroutine.
+type Panel struct {
+	app  fyne.App
+	win  fyne.Window
+	opts Options
+	post func(func())
+
+	Chat     *ChatView
+	Controls *ControlsView
+	Runs     *RunsView
+	Tabs     *container.AppTabs
+	status   *widget.Label
+	dashSlot *fyne.Container
+	Content  fyne.CanvasObject
+
+	session  *Session
+	info     ModelInfo
+	loading  *ProgressDialog
+	autorun  string
+	runErr   error
+	finished chan struct{} // closed when the autorun ended (tests)
+}
+
+// NewPanel builds the panel in win; post runs functions on the UI goroutine
+// (fyne.Do in the app, a queue in tests).
+func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Panel {
+	p := &Panel{app: a, win: win, opts: opts, post: post, autorun: opts.Autorun, finished: make(chan struct{})}
+	settings := LoadSettings(a.Preferences())
+	if opts.MaxTokens > 0 {
+		settings.MaxTokens = opts.MaxTokens
+	}
+	if opts.DraftPath != "" {
+		settings.DraftPath = opts.DraftPath
+		settings.Drafter = DrafterModel
+	}
+	backends, tps := defaultChoices(opts)
+	draftPicker := NewPicker(win, func(path, _ string) { p.Controls.SetDraftPath(path) })
+	pickDraft := func(folder bool) {
+		if folder {
+			draftPicker.ShowFolder()
+		} else {
+			draftPicker.ShowFile()
+		}
+	}
+	p.Controls = NewControlsView(settings, backends, tps, pickDraft, func(s Settings) {
+		SaveSettings(a.Preferences(), s)
+		p.updateTemplateInfo()
+	})
+	p.Chat = NewChatView(settings.MarkDrafts)
+	p.Chat.SetHistory(a.Preferences().StringList(prefHistory))
+	p.Chat.OnSend = func(prompt string) {
+		a.Preferences().SetStringList(prefHistory, p.Chat.HistoryPrompts())
+		p.Send(prompt)
+	}
+	p.Chat.OnStop = func() {
+		if p.session != nil {
+			p.session.Stop()
+		}
+	}
+	p.Chat.OnMarkDrafts = func(on bool) {
+		s := p.Controls.Settings()
+		s.MarkDrafts = on
+		p.Controls.s = s
+		SaveSettings(a.Preferences(), s)
+	}
+	p.Chat.SetReady(false)
+	p.Runs = NewRunsView()
+	p.Runs.OnExport = p.export
+	p.dashSlot = container.NewStack(widget.NewLabel("The live dashboard appears once a model is loaded."))
+	p.Tabs = container.NewAppTabs(
+		container.NewTabItem("Chat", p.Chat.Root),
+		container.NewTabItem("Dashboard", p.dashSlot),
+		container.NewTabItem("Runs", p.Runs.Root),
+	)
+	p.status = widget.NewLabel("no model loaded")
+	p.status.Truncation = fyne.TextTruncateEllipsis
+	var picker *Picker
+	picker = NewPicker(win, func(path, format string) {
+		if format == FormatEagle3 {
+			picker.Refused(fmt.Errorf("%s is an EAGLE-3 draft head, not a target model: choose it under Drafter (Folder…)", filepath.Base(path)))
+			return
+		}
+		p.LoadModel(path)
+	})
+	top := container.NewBorder(nil, nil, nil, picker.Buttons("Model"), p.status)
+	side := container.NewVScroll(container.NewPadded(p.Controls.Root))
+	split := container.NewHSplit(p.Tabs, side)
+	split.Offset = 0.70
+	p.Content = container.NewBorder(top, nil, nil, nil, split)
+	return p
+}
+
+func defaultChoices(opts Options) (backends, tps []Choice) {
+	if opts.Backends != nil {
+		backends = opts.Backends()
+	} else {
+		backends = []Choice{{Name: "ring", Available: true}}
+	}
+	if opts.TPSizes != nil {
+		tps = opts.TPSizes()
+	} else {
+		tps = []Choice{{Name: "1", Available: true}}
+	}
+	return backends, tps
+}
+
+// LoadModel opens path in the background behind a cancellable progress
+// dialog; the previous model stays in use until the new one is ready.
+func (p *Panel) LoadModel(path string) {
+	if p.session != nil {
+		if _, running := p.session.Running(); running {
+			dialog.ShowInformation("Model busy", "Stop the run in flight before opening another model.", p.win)
+			return
+		}
+	}
+	if path != "" && !strings.HasPrefix(path, "synthetic:") {
+		if _, err := CheckModelPath(path); err != nil {
+			p.modelOpened(path, nil, err)
+			return
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	name := "the synthetic default model"
+	if path != "" {
+		name = baseName(path)
+	}
+	prog := NewProgressDialog(p.win, "Opening "+name, cancel)
+	p.loading = prog
+	prog.Show()
+	go func() {
+		eng, err := p.opts.Open(ctx, path, func(pr engine.Progress) {
+			p.post(func() { prog.Update(pr) })
+		})
+		cancel()
+		p.post(func() {
+			prog.Hide()
+			p.loading = nil
+			p.modelOpened(path, eng, err)
+		})
+	}()
+}
+
+func (p *Panel) modelOpened(path string, eng Engine, err error) {
+	if err != nil {
+		err = fmt.Errorf("open model: %w", err)
+		p.status.SetText("no model loaded: " + err.Error())
+		if p.autorun != "" {
+			p.finishAutorun(err)
+			return
+		}
+		dialog.ShowError(err, p.win)
+		return
+	}
+	p.session = NewSession(eng, p.post, p.logDir())
+	p.info = eng.Info()
+	if path != "" {
+		p.app.Preferences().SetString(prefLastModel, path)
+	}
+	p.status.SetText(fmt.Sprintf("%s · %s · %.1fM params · context %d", p.info.Name, p.info.Format, float64(p.info.Params)/1e6, p.info.MaxSeq))
+	p.updateTemplateInfo()
+	if p.opts.Dashboard != nil {
+		p.dashSlot.Objects = []fyne.CanvasObject{p.opts.Dashboard(eng)}
+		p.dashSlot.Refresh()
+	}
+	p.Chat.SetReady(true)
+	if p.autorun != "" {
+		p.Send(p.autorun)
+	}
+}
+
+func (p *Panel) logDir() string {
+	dir := p.opts.LogDir
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(cache, "rigscope", "runs")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// template returns the chat template the next run uses, if any.
+func (p *Panel) template() (ChatTemplate, bool) {
+	if p.Controls.Settings().Mode == ModeRaw {
+		return ChatTemplate{}, false
+	}
+	return DetectTemplate(p.info.ChatTemplate)
+}
+
+func (p *Panel) updateTemplateInfo() {
+	if p.Chat == nil {
+		return
+	}
+	switch t, ok := p.template(); {
+	case ok:
+		p.Chat.SetTemplateInfo("Chat template: " + t.Label + " (declared by the model)")
+	case p.Controls.Settings().Mode == ModeRaw:
+		p.Chat.SetTemplateInfo("Raw completion")
+	case p.session == nil:
+		p.Chat.SetTemplateInfo("")
+	default:
+		p.Chat.SetTemplateInfo("Raw completion (the model declares no chat template the panel knows)")
+	}
+}
+
+// Send starts a run of prompt with the current settings.
+func (p *Panel) Send(prompt string) {
+	if p.session == nil {
+		return
+	}
+	s := p.Controls.Settings()
+	if err := s.Validate(); err != nil {
+		dialog.ShowError(err, p.win)
+		return
+	}
+	text, name := prompt, ""
+	if t, ok := p.template(); ok {
+		text, name = t.Format(append(p.Chat.History(), Message{Role: "user", Content: prompt})), t.Name
+	}
+	cfg := s.RunConfig(text, name)
+	p.Chat.BeginTurn(prompt, Describe(cfg))
+	_, err := p.session.Start(cfg, RunHandlers{
+		Tokens: p.Chat.AppendTokens,
+		Done:   p.runDone,
+	})
+	if err != nil {
+		p.Chat.FinishTurn(&RunRecord{Config: cfg, Err: err.Error()})
+		if p.autorun != "" {
+			p.finishAutorun(err)
+		}
+		return
+	}
+	p.Controls.SetInFlight(&cfg)
+	p.Chat.SetRunning(true)
+}
+
+func (p *Panel) runDone(rec *RunRecord, err error) {
+	p.Chat.FinishTurn(rec)
+	p.Runs.Add(rec)
+	p.Controls.SetInFlight(nil)
+	p.Chat.SetRunning(false)
+	if p.autorun != "" {
+		p.finishAutorun(err)
+	}
+}
+
+// finishAutorun records the autorun's outcome and, with QuitAfterRun,
+// touches DoneFile and quits after Linger.
+func (p *Panel) finishAutorun(err error) {
+	p.autorun = ""
+	p.runErr = err
+	close(p.finished)
+	if !p.opts.QuitAfterRun {
+		return
+	}
+	if p.opts.DoneFile != "" {
+		if werr := os.WriteFile(p.opts.DoneFile, nil, 0o644); werr != nil && p.runErr == nil {
+			p.runErr = fmt.Errorf("done file: %w", werr)
+		}
+	}
+	time.AfterFunc(p.opts.Linger, func() { p.post(p.app.Quit) })
+}
+
+// export asks for a folder and writes runs there in every format.
+func (p *Panel) export(runs []*RunRecord) {
+	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil {
+			dialog.ShowError(err, p.win)
+			return
+		}
+		if u == nil {
+			return
+		}
+		paths, err := ExportRuns(u.Path(), runs)
+		if err != nil {
+			dialog.ShowError(err, p.win)
+			return
+		}
+		dialog.ShowInformation("Exported", fmt.Sprintf("%d runs written to\n%s", len(runs), joinLines(paths)), p.win)
+	}, p.win)
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for _, l := range s {
+		out += l + "\n"
+	}
+	return out
+}
+
+// Run opens the panel window and blocks until it is closed. With
+// QuitAfterRun it returns the autorun's error (nil when the run succeeded).
+func Run(ctx context.Context, opts Options) error {
+	if opts.Open == nil {
+		return errors.New("ui: no model opener")
+	}
+	a := app.NewWithID(AppID)
+	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
+	win := a.NewWindow("rigscope")
+	p := NewPanel(a, win, opts, fyne.Do)
+	win.SetContent(p.Content)
+	win.Resize(fyne.NewSize(1240, 760))
+	win.SetMaster()
+	go func() {
+		<-ctx.Done()
+		fyne.Do(a.Quit)
+	}()
+	a.Lifecycle().SetOnStarted(func() { p.LoadModel(opts.ModelPath) })
+	win.ShowAndRun()
+	if p.session != nil {
+		p.session.Stop()
+		p.session.Wait()
+		if opts.Report != nil {
+			fmt.Fprintln(opts.Report, "ui:", p.session.RefreshReport())
+		}
+	}
+	if opts.QuitAfterRun && opts.Autorun != "" {
+		select {
+		case <-p.finished:
+		default:
+			return errors.New("the window closed before the autorun finished")
+		}
+		return p.runErr
+	}
+	return nil
+}

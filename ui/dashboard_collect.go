@@ -1,0 +1,235 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"rigscope/engine/metrics"
+	"rigscope/gpu"
+	"rigscope/ui/widgets"
+)
+
+// pushEvery is the run-time spacing of the dashboard's own time series.
+const pushEvery = 500 * time.Millisecond
+
+// history is what the dashboard accumulates across frames, all in ring
+// buffers so memory stays flat however long the session.
+type history struct {
+	runID    string
+	runStart time.Time
+	lastPush time.Time
+
+	arX, arP50, arP99 *widgets.Series // run seconds, seconds, seconds
+	arBytes           int64           // the bucket arP50/arP99 follow
+	tokX, tokY        *widgets.Series // run seconds, tokens/s
+
+	rankSent, rankRecv []int64           // previous totals
+	rankAt             time.Time         // when they were read
+	rankTX, rankRX     []*widgets.Series // bytes/s per rank
+}
+
+func newHistory() history {
+	return history{
+		arX: widgets.NewSeries(historyLen), arP50: widgets.NewSeries(historyLen), arP99: widgets.NewSeries(historyLen),
+		tokX: widgets.NewSeries(historyLen), tokY: widgets.NewSeries(historyLen),
+	}
+}
+
+// frameKey changes whenever anything shown may have changed.
+type frameKey struct {
+	taken  time.Time
+	gen    int
+	gpuSeq uint64
+	ngpu   int
+	nRuns  string
+}
+
+// frame is everything one redraw needs, computed off the UI goroutine.
+type frame struct {
+	key    frameKey
+	snap   metrics.Snapshot
+	gpus   []gpu.GPUSnapshot
+	gpuErr error
+	topo   *gpu.Topology
+
+	arTitle    string
+	arTime     []widgets.Line
+	curves     []widgets.Line
+	crossovers []widgets.Marker
+	curveNote  string
+
+	acceptCats []string
+	acceptCur  []float64
+	acceptPrev []float64
+	posCats    []string
+	posRate    []float64
+	mean       float64
+	verdict    string
+
+	stepBars    [][]float64 // (step, [draft, verify, allreduce, other]) seconds
+	stepSummary string
+	tokLine     []widgets.Point
+
+	rankTX, rankRX [][]float64 // per rank, bytes/s series
+}
+
+// collect reads the source and folds it into the history; safe off the UI
+// goroutine.
+func (d *Dashboard) collect(now time.Time) *frame {
+	snap := d.src.Snapshot()
+	f := &frame{snap: snap, gpus: d.src.GPUs(), gpuErr: d.src.GPUError(), topo: d.src.Topology()}
+	f.key = frameKey{taken: snap.Taken, gen: snap.Generated, ngpu: len(f.gpus), nRuns: snap.RunID}
+	for _, g := range f.gpus {
+		f.key.gpuSeq += g.Seq
+	}
+	at := snap.Taken
+	if at.IsZero() {
+		at = now
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := &d.hist
+	if snap.RunID != h.runID {
+		h.runID, h.runStart, h.lastPush = snap.RunID, at, time.Time{}
+		h.arX.Reset()
+		h.arP50.Reset()
+		h.arP99.Reset()
+		h.tokX.Reset()
+		h.tokY.Reset()
+	}
+	if snap.Running && (h.lastPush.IsZero() || at.Sub(h.lastPush) >= pushEvery) {
+		h.lastPush = at
+		x := at.Sub(h.runStart).Seconds()
+		if b, ok := DominantBucket(snap); ok {
+			h.arBytes = b.Bytes
+			h.arX.Push(x)
+			h.arP50.Push(b.P50.Seconds())
+			h.arP99.Push(b.P99.Seconds())
+		}
+		h.tokX.Push(x)
+		h.tokY.Push(snap.TokensPerS)
+	}
+	h.rankRates(snap, at)
+	d.fillAllReduce(f, h)
+	fillAcceptance(f, snap)
+	fillSteps(f, snap)
+	f.tokLine = points(h.tokX.Values(nil), h.tokY.Values(nil))
+	f.rankTX, f.rankRX = make([][]float64, len(h.rankTX)), make([][]float64, len(h.rankRX))
+	for i := range h.rankTX {
+		f.rankTX[i], f.rankRX[i] = h.rankTX[i].Values(nil), h.rankRX[i].Values(nil)
+	}
+	return f
+}
+
+// rankRates turns the engine's cumulative per-rank byte counts into rates.
+func (h *history) rankRates(s metrics.Snapshot, at time.Time) {
+	n := len(s.RankBytesSent)
+	if len(s.RankBytesRecv) != n {
+		return
+	}
+	if len(h.rankTX) != n {
+		h.rankTX, h.rankRX = make([]*widgets.Series, n), make([]*widgets.Series, n)
+		for i := range n {
+			h.rankTX[i], h.rankRX[i] = widgets.NewSeries(historyLen/4), widgets.NewSeries(historyLen/4)
+		}
+		h.rankSent, h.rankRecv = nil, nil
+	}
+	dt := at.Sub(h.rankAt).Seconds()
+	if h.rankSent != nil && dt < pushEvery.Seconds() {
+		return
+	}
+	if h.rankSent != nil && dt > 0 {
+		for i := range n {
+			ds, dr := s.RankBytesSent[i]-h.rankSent[i], s.RankBytesRecv[i]-h.rankRecv[i]
+			if ds < 0 || dr < 0 { // a new run reset the counters
+				h.rankTX[i].Push(math.NaN())
+				h.rankRX[i].Push(math.NaN())
+				continue
+			}
+			h.rankTX[i].Push(float64(ds) / dt)
+			h.rankRX[i].Push(float64(dr) / dt)
+		}
+	}
+	h.rankSent = append(h.rankSent[:0], s.RankBytesSent...)
+	h.rankRecv = append(h.rankRecv[:0], s.RankBytesRecv...)
+	h.rankAt = at
+}
+
+func points(xs, ys []float64) []widgets.Point {
+	out := make([]widgets.Point, min(len(xs), len(ys)))
+	for i := range out {
+		out[i] = widgets.Point{X: xs[i], Y: ys[i]}
+	}
+	return out
+}
+
+func (d *Dashboard) fillAllReduce(f *frame, h *history) {
+	backend := f.snap.Backend
+	if backend == "" {
+		backend = "allreduce"
+	}
+	f.arTitle = fmt.Sprintf("Allreduce latency over time: %s", backend)
+	if h.arBytes > 0 {
+		f.arTitle += fmt.Sprintf(", %s messages", fmtBytes(float64(h.arBytes)))
+	}
+	xs := h.arX.Values(nil)
+	f.arTime = []widgets.Line{
+		{Name: "p50", Points: points(xs, h.arP50.Values(nil)), Color: widgets.SeriesColor(0)},
+		{Name: "p99", Points: points(xs, h.arP99.Values(nil)), Color: widgets.SeriesColor(1)},
+	}
+	curves := d.src.AllReduceCurves()
+	f.curveNote = "from the last calibration / allreduce-bench"
+	if len(curves) == 0 {
+		curves = CurvesFromSnapshot(f.snap)
+		f.curveNote = "live p50 per size bucket (no calibration loaded)"
+	}
+	for i, c := range curves {
+		l := widgets.Line{Name: c.Backend, Color: widgets.SeriesColor(i)}
+		for _, p := range c.Points {
+			l.Points = append(l.Points, widgets.Point{X: float64(p.Bytes), Y: p.Latency.Seconds()})
+		}
+		f.curves = append(f.curves, l)
+	}
+	for _, x := range Crossovers(curves) {
+		f.crossovers = append(f.crossovers, widgets.Marker{X: x.Bytes, Label: fmt.Sprintf("auto: %s→%s at %s", x.From, x.To, fmtBytes(x.Bytes))})
+	}
+}
+
+func fillAcceptance(f *frame, s metrics.Snapshot) {
+	n := max(len(s.AcceptHist), len(s.PrevAcceptHist))
+	for i := range n {
+		f.acceptCats = append(f.acceptCats, fmt.Sprint(i))
+	}
+	f.acceptCur, f.acceptPrev = Fractions(s.AcceptHist), Fractions(s.PrevAcceptHist)
+	f.posRate = s.AcceptPerPos
+	if len(f.posRate) == 0 {
+		f.posRate = PerPositionRate(s.AcceptHist)
+	}
+	for i := range f.posRate {
+		f.posCats = append(f.posCats, fmt.Sprint(i+1))
+	}
+	f.mean = s.MeanAcceptLen
+	if f.mean == 0 {
+		f.mean = MeanAcceptLen(s.AcceptHist)
+	}
+	f.verdict = Verdict(s)
+}
+
+// stepWindow is how many recent steps the stacked chart shows.
+const stepWindow = 64
+
+func fillSteps(f *frame, s metrics.Snapshot) {
+	steps := s.Steps[max(0, len(s.Steps)-stepWindow):]
+	totals := make([]float64, 0, len(steps))
+	for _, st := range steps {
+		verify := max(st.Verify-st.AllReduce, 0) // Verify includes AllReduce
+		bar := []float64{st.Draft.Seconds(), verify.Seconds(), st.AllReduce.Seconds(), st.Other.Seconds()}
+		f.stepBars = append(f.stepBars, bar)
+		totals = append(totals, bar[0]+bar[1]+bar[2]+bar[3])
+	}
+	if len(totals) > 0 {
+		f.stepSummary = fmt.Sprintf("last %d steps: median %s, p99 %s per step; %.1f tokens/s now",
+			len(totals), fmtSeconds(Quantile(totals, 0.5)), fmtSeconds(Quantile(totals, 0.99)), s.TokensPerS)
+	}
+}

@@ -1,0 +1,145 @@
+//go:build ci
+
+package ui
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+)
+
+func TestExportWritesWhatTheTableShows(t *testing.T) {
+	test.NewTempApp(t)
+	v := NewRunsView()
+	v.Add(fixedRecord(1, "ring", 101.5))
+	v.Add(fixedRecord(2, "tree", 87.25))
+	dir := t.TempDir()
+	paths, err := ExportRuns(dir, v.Runs())
+	if err != nil {
+		t.Fatalf("ExportRuns: %v", err)
+	}
+	if len(paths) != 4 {
+		t.Errorf("ExportRuns wrote %v, want 4 files", paths)
+	}
+
+	f, err := os.Open(filepath.Join(dir, ExportRunsCSVName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("runs.csv: %v", err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("runs.csv has %d rows, want header + 2", len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	// table column title -> CSV column holding the same value
+	same := map[string]string{
+		"#": "run_id", "allreduce": "allreduce", "TP": "tp", "T": "temperature", "tok/s": "decode_tokens_per_s",
+		"tokens": "generated_tokens", "accept len": "mean_accept_len", "AR p50 µs": "allreduce_p50_us",
+		"AR p99 µs": "allreduce_p99_us", "stop": "stop_reason",
+	}
+	for r := range v.Runs() {
+		for c, rc := range runsColumns {
+			name, ok := same[rc.title]
+			if !ok {
+				continue
+			}
+			if got, want := rows[r+1][col[name]], v.Cell(r, c); got != want {
+				t.Errorf("run %d: runs.csv %s = %q, the table's %q shows %q", r+1, name, got, rc.title, want)
+			}
+		}
+		if got := rows[r+1][col["bytes_moved"]]; got != strconv.FormatInt(v.Runs()[r].BytesMoved, 10) {
+			t.Errorf("run %d: runs.csv bytes_moved = %q, want %d", r+1, got, v.Runs()[r].BytesMoved)
+		}
+	}
+
+	// JSONL: run_start (with config), steps, run_end per run.
+	jf, err := os.Open(filepath.Join(dir, ExportJSONLName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jf.Close()
+	var types []string
+	sc := bufio.NewScanner(jf)
+	for sc.Scan() {
+		var ev LogEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("runs.jsonl line %q: %v", sc.Text(), err)
+		}
+		if ev.Type == "run_start" && (ev.Config == nil || ev.Config.AllReduce == "") {
+			t.Errorf("run_start without the full config: %s", sc.Text())
+		}
+		types = append(types, ev.Type)
+	}
+	want := []string{"run_start", "step", "step", "run_end", "run_start", "step", "step", "run_end"}
+	if len(types) != len(want) {
+		t.Errorf("runs.jsonl event types = %v, want %v", types, want)
+	}
+
+	// Steps CSV: units in the column names, one row per step.
+	sf, _ := os.Open(filepath.Join(dir, ExportStepsCSV))
+	defer sf.Close()
+	srows, err := csv.NewReader(sf).ReadAll()
+	if err != nil || len(srows) != 5 || srows[0][2] != "t_ms" {
+		t.Errorf("steps.csv = %v (%v), want header with t_ms and 4 step rows", srows, err)
+	}
+
+	// Chrome trace: parses, has spans per rank and counters.
+	tb, err := os.ReadFile(filepath.Join(dir, ExportTraceName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(tb, &tr); err != nil {
+		t.Fatalf("trace.json: %v", err)
+	}
+	count := map[string]int{}
+	for _, e := range tr.TraceEvents {
+		count[e.Ph+" "+e.Name]++
+	}
+	for _, k := range []string{"X draft", "X verify", "X allreduce ring", "C PCIe throughput (MB/s)", "C tokens", "M thread_name"} {
+		if count[k] == 0 {
+			t.Errorf("trace.json has no %q events (have %v)", k, count)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 4 {
+		t.Errorf("export dir holds %d entries, want exactly the 4 exports (no temp files left)", len(ents))
+	}
+}
+
+func TestWriteFileAtomicKeepsOldFileOnError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "out.csv")
+	os.WriteFile(p, []byte("old"), 0o644)
+	boom := errors.New("boom")
+	err := WriteFileAtomic(p, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("WriteFileAtomic with a failing writer = %v, want boom", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old" {
+		t.Errorf("after a failed write the file holds %q, want the old content", b)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(p))
+	if len(ents) != 1 {
+		t.Errorf("a failed write left %d files, want 1", len(ents))
+	}
+}

@@ -1,0 +1,131 @@
+//go:build ci
+
+package ui
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"rigscope/engine"
+)
+
+func TestSessionStreamsAllTokensAndLogs(t *testing.T) {
+	q := &uiQueue{}
+	dir := t.TempDir()
+	s := NewSession(NewFakeEngine(ModelInfo{Name: "fake"}, 0), q.post, dir)
+	cfg := DefaultSettings().RunConfig("hello", "")
+	cfg.MaxTokens = 500
+	var got strings.Builder
+	var fromDraft int
+	var done *RunRecord
+	if _, err := s.Start(cfg, RunHandlers{
+		Tokens: func(toks []engine.Token) {
+			for _, tk := range toks {
+				got.WriteString(tk.Text)
+				if tk.FromDraft {
+					fromDraft++
+				}
+			}
+		},
+		Done: func(rec *RunRecord, err error) {
+			if err != nil {
+				t.Errorf("run error: %v", err)
+			}
+			done = rec
+		},
+	}); err != nil {
+		t.Fatalf("Start(%+v): %v", cfg, err)
+	}
+	q.until(t, "the run to end", func() bool { return done != nil })
+	if done.Stats.GeneratedTokens != 500 || done.Stats.StopReason != "max_tokens" {
+		t.Errorf("stats = %d tokens, stop %q; want 500, max_tokens", done.Stats.GeneratedTokens, done.Stats.StopReason)
+	}
+	if got.String() != done.Text {
+		t.Errorf("streamed text (%d bytes) differs from the record's (%d bytes)", got.Len(), len(done.Text))
+	}
+	if fromDraft != done.Stats.AcceptedTokens {
+		t.Errorf("%d tokens marked FromDraft, stats say %d accepted", fromDraft, done.Stats.AcceptedTokens)
+	}
+	if done.AllReduceP50 <= 0 || done.AllReduceP99 < done.AllReduceP50 || done.BytesMoved <= 0 {
+		t.Errorf("summary p50 %v p99 %v bytes %d: want positive, p99 >= p50", done.AllReduceP50, done.AllReduceP99, done.BytesMoved)
+	}
+
+	evs, err := ReadRunLog(done.LogPath)
+	if err != nil {
+		t.Fatalf("ReadRunLog(%s): %v", done.LogPath, err)
+	}
+	if evs[0].Type != "run_start" || evs[0].Config == nil || evs[0].Config.MaxTokens != 500 {
+		t.Errorf("first log line = %+v; want run_start with the full config", evs[0])
+	}
+	if last := evs[len(evs)-1]; last.Type != "run_end" || last.Stats == nil || last.Stats.GeneratedTokens != 500 {
+		t.Errorf("last log line = %+v; want run_end with the stats", last)
+	}
+	if steps := len(evs) - 2; steps != len(done.Steps) {
+		t.Errorf("log has %d step lines, record has %d steps", steps, len(done.Steps))
+	}
+}
+
+func TestSessionStopCancels(t *testing.T) {
+	q := &uiQueue{}
+	g := newGateEngine()
+	s := NewSession(g, q.post, "")
+	var done *RunRecord
+	if _, err := s.Start(DefaultSettings().RunConfig("x", ""), RunHandlers{Done: func(r *RunRecord, _ error) { done = r }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(DefaultSettings().RunConfig("y", ""), RunHandlers{}); !errors.Is(err, ErrRunInFlight) {
+		t.Errorf("second Start while running: err = %v, want ErrRunInFlight", err)
+	}
+	s.Stop()
+	q.until(t, "the cancelled run to end", func() bool { return done != nil })
+	if done.Stats.StopReason != "cancelled" {
+		t.Errorf("stop reason after Stop = %q, want cancelled", done.Stats.StopReason)
+	}
+	if _, running := s.Running(); running {
+		t.Error("Running() = true after the run ended")
+	}
+}
+
+func TestRunLogSurvivesATornLine(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "run.jsonl")
+	rec := fixedRecord(1, "ring", 10)
+	l, err := CreateRunLog(p, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Step(rec.Steps[0])
+	// a crash mid-write: half a line at the end, no run_end
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"step","run_id":1,"st`)
+	f.Close()
+	evs, err := ReadRunLog(p)
+	if err != nil {
+		t.Fatalf("ReadRunLog of a torn log: %v", err)
+	}
+	if len(evs) != 2 || evs[1].Type != "step" {
+		t.Errorf("ReadRunLog of a torn log = %d events (%+v), want run_start and one step", len(evs), evs)
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	for _, tc := range []struct {
+		in       []time.Duration
+		p50, p99 time.Duration
+	}{
+		{nil, 0, 0},
+		{[]time.Duration{5}, 5, 5},
+		{[]time.Duration{4, 1, 3, 2}, 2, 4},
+	} {
+		if p50, p99 := percentiles(tc.in); p50 != tc.p50 || p99 != tc.p99 {
+			t.Errorf("percentiles(%v) = %v, %v; want %v, %v", tc.in, p50, p99, tc.p50, tc.p99)
+		}
+	}
+}
