@@ -27,6 +27,7 @@ func runPanel(ctx context.Context, args []string) error {
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
 	logDir := fs.String("log-dir", "", "also write each run's JSONL event log into this directory")
+	ctxLen := fs.Int("ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func runPanel(ctx context.Context, args []string) error {
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
 	}
-	w := &panelWiring{opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir}}
+	w := &panelWiring{opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir, CtxLen: *ctxLen}}
 	defer w.close()
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,

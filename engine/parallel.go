@@ -78,6 +78,10 @@ type runTarget interface {
 // commStats fills the tensor-parallel parts of st after a run.
 func (t *tpTarget) commStats(st *Stats, wall float64) {
 	st.AllReduceMs = ms(t.allReduceTime())
+	for _, r := range t.ranks {
+		st.WeightBytesPerRank = append(st.WeightBytesPerRank, r.W.Bytes())
+		st.KVBytesPerRank = append(st.KVBytesPerRank, r.KV.Bytes())
+	}
 	if wall > 0 {
 		st.AllReduceShare = st.AllReduceMs / wall
 	}

@@ -76,4 +76,8 @@ type Stats struct {
 	AllReduceShare     float64   `json:"allreduce_share"`
 	BytesSent          []int64   `json:"bytes_sent_per_rank,omitempty"`
 	BytesRecv          []int64   `json:"bytes_recv_per_rank,omitempty"`
+	// WeightBytesPerRank is the weight memory each rank reads (its shards
+	// plus the replicated embedding); KVBytesPerRank its KV cache.
+	WeightBytesPerRank []int64 `json:"weight_bytes_per_rank,omitempty"`
+	KVBytesPerRank     []int64 `json:"kv_bytes_per_rank,omitempty"`
 }

@@ -267,9 +267,29 @@ func (p *Panel) Send(prompt string) {
 	}
 	cfg := s.RunConfig(text, name)
 	p.Chat.BeginTurn(prompt, Describe(cfg))
+	var progress *ProgressDialog
 	_, err := p.session.Start(cfg, RunHandlers{
 		Tokens: p.Chat.AppendTokens,
-		Done:   p.runDone,
+		Done: func(rec *RunRecord, err error) {
+			if progress != nil {
+				progress.Hide()
+			}
+			p.runDone(rec, err)
+		},
+		Progress: func(pr engine.Progress) {
+			if pr.Total > 0 && pr.Done >= pr.Total {
+				if progress != nil {
+					progress.Hide()
+					progress = nil
+				}
+				return
+			}
+			if progress == nil {
+				progress = NewProgressDialog(p.win, "Preparing the run", func() { p.session.Stop() })
+				progress.Show()
+			}
+			progress.Update(pr)
+		},
 	})
 	if err != nil {
 		p.Chat.FinishTurn(&RunRecord{Config: cfg, Err: err.Error()})

@@ -36,6 +36,9 @@ type RunRecord struct {
 type RunHandlers struct {
 	Tokens func(toks []engine.Token)       // a frame's worth of new tokens
 	Done   func(rec *RunRecord, err error) // the run ended; rec is final
+	// Progress reports long work inside a run (an allreduce calibration
+	// sweep); Done == Total > 0 means it finished. May be nil.
+	Progress func(engine.Progress)
 }
 
 // Session owns the loaded engine and the one run that may be in flight. It
@@ -180,7 +183,7 @@ func (s *Session) Start(cfg engine.RunConfig, h RunHandlers) (*RunRecord, error)
 
 // sink receives engine events on the run goroutine; it only appends under
 // the lock and writes the step to the run log, never waiting on the UI.
-func (s *Session) sink(a *activeRun, rec *RunRecord, log *RunLog) func(engine.Event) {
+func (s *Session) sink(a *activeRun, rec *RunRecord, log *RunLog, h RunHandlers) func(engine.Event) {
 	return func(ev engine.Event) {
 		switch ev.Kind {
 		case engine.EventTokens:
@@ -193,6 +196,11 @@ func (s *Session) sink(a *activeRun, rec *RunRecord, log *RunLog) func(engine.Ev
 		case engine.EventStep:
 			rec.Steps = append(rec.Steps, ev.Step)
 			log.Step(ev.Step)
+		case engine.EventProgress:
+			if h.Progress != nil {
+				pr := ev.Progress
+				s.post(func() { h.Progress(pr) })
+			}
 		}
 	}
 }
@@ -238,7 +246,7 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *Ru
 			}
 		}
 	}()
-	stats, err := s.eng.Run(ctx, a.cfg, s.sink(a, rec, log))
+	stats, err := s.eng.Run(ctx, a.cfg, s.sink(a, rec, log, h))
 	close(stopFrames)
 	<-framesDone
 	if err != nil && stats.StopReason == "" {

@@ -23,7 +23,7 @@ import (
 // Presets are the named shapes.
 var Presets = map[string]model.Config{
 	"tiny": {Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, FFN: 192,
-		Vocab: 512, MaxSeq: 4096, NormEps: 1e-5, RopeTheta: 10000},
+		Vocab: 512, MaxSeq: 32768, NormEps: 1e-5, RopeTheta: 10000},
 	"small": {Arch: "llama", Dim: 512, Layers: 4, Heads: 8, KVHeads: 4, HeadDim: 64, FFN: 1024,
 		Vocab: 4096, MaxSeq: 4096, NormEps: 1e-5, RopeTheta: 10000},
 	// Llama-3.2-1B's shape.
