@@ -263,7 +263,12 @@ func (p *Panel) Send(prompt string) {
 	}
 	text, name := prompt, ""
 	if t, ok := p.template(); ok {
-		text, name = t.Format(append(p.Chat.History(), Message{Role: "user", Content: prompt})), t.Name
+		formatted, err := t.Format(append(p.Chat.History(), Message{Role: "user", Content: prompt}))
+		if err != nil {
+			dialog.ShowError(err, p.win)
+			return
+		}
+		text, name = formatted, t.Name
 	}
 	cfg := s.RunConfig(text, name)
 	p.Chat.BeginTurn(prompt, Describe(cfg))

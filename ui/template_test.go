@@ -25,7 +25,7 @@ func TestDetectTemplate(t *testing.T) {
 }
 
 func TestTemplateFormat(t *testing.T) {
-	msgs := []Message{{"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello."}, {"user", "Bye"}}
+	msgs := []Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Hello."}, {Role: "user", Content: "Bye"}}
 	for _, tc := range []struct {
 		t    ChatTemplate
 		want string
@@ -39,7 +39,7 @@ func TestTemplateFormat(t *testing.T) {
 			"<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n<|im_start|>assistant\n"},
 		{TemplateLlama2, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello. </s><s>[INST] Bye [/INST]"},
 	} {
-		if got := tc.t.Format(msgs); got != tc.want {
+		if got, err := tc.t.Format(msgs); err != nil || got != tc.want {
 			t.Errorf("%s.Format(%v) =\n%q\nwant\n%q", tc.t.Name, msgs, got, tc.want)
 		}
 	}
