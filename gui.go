@@ -28,6 +28,9 @@ func runPanel(ctx context.Context, args []string) error {
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
 	logDir := fs.String("log-dir", "", "also write each run's JSONL event log into this directory")
 	ctxLen := fs.Int("ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
+	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
+	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
+	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,6 +48,9 @@ func runPanel(ctx context.Context, args []string) error {
 		Autorun:      *autorun,
 		QuitAfterRun: *quit,
 		MaxTokens:    *maxTokens,
+		TP:           *tpSize,
+		Backend:      *backend,
+		Tab:          *tab,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
 		Open:         w.open,

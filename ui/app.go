@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"rigscope/engine/spec/eagle3"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type Options struct {
 	Autorun      string        // a prompt to run as soon as the model is loaded
 	QuitAfterRun bool          // quit when the autorun ends; Run returns its error
 	MaxTokens    int           // overrides the saved max tokens when > 0
+	TP           int           // overrides the saved TP size when > 0
+	Backend      string        // overrides the saved allreduce backend when set
+	Tab          string        // the tab shown first: chat (default), dashboard or runs
 	DoneFile     string        // touched when the autorun ends (a screenshot cue)
 	Linger       time.Duration // how long the window stays up after the autorun
 
@@ -76,6 +80,15 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	if opts.DraftPath != "" {
 		settings.DraftPath = opts.DraftPath
 		settings.Drafter = DrafterModel
+		if eagle3.IsHead(opts.DraftPath) {
+			settings.Drafter = DrafterEagle3
+		}
+	}
+	if opts.TP > 0 {
+		settings.TP = opts.TP
+	}
+	if opts.Backend != "" {
+		settings.Backend = opts.Backend
 	}
 	backends, tps := defaultChoices(opts)
 	draftPicker := NewPicker(win, func(path, _ string) { p.Controls.SetDraftPath(path) })
@@ -116,6 +129,11 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 		container.NewTabItem("Dashboard", p.dashSlot),
 		container.NewTabItem("Runs", p.Runs.Root),
 	)
+	for i, name := range []string{"chat", "dashboard", "runs"} {
+		if strings.EqualFold(opts.Tab, name) {
+			p.Tabs.SelectIndex(i)
+		}
+	}
 	p.status = widget.NewLabel("no model loaded")
 	p.status.Truncation = fyne.TextTruncateEllipsis
 	var picker *Picker
