@@ -213,3 +213,36 @@ func dotF32x2(out *[2]float32, w, x []float32, xstride int) {
 		out[1] += dotGo(x1[m:], w[m:])
 	}
 }
+
+//go:noescape
+func dotQ8Q8x4RowsAVX2(w *byte, wstride int, nrows int, qx *int8, xstride int, dx *float32, nb int, tbl *float32, out *float32, ostride int, vnni bool)
+
+// dotQ8Q8x4Rows sets out[k*ostride+r] = dotQ8Q8(w[r*wstride:], qx[k*xstride:],
+// dx[k*nb:]) for r < nrows and k < 4 (nb = len(dx)/4): a prefill tile of
+// rows against four tokens in one call, bit-identical to dotQ8Q8 per element.
+func dotQ8Q8x4Rows(out []float32, ostride, nrows int, w []byte, wstride int, qx []int8, xstride int, dx []float32) {
+	nb := len(dx) / 4
+	if nrows == 0 {
+		return
+	}
+	_ = out[3*ostride+nrows-1]
+	_ = w[(nrows-1)*wstride+nb*34-1]
+	_ = qx[3*xstride+nb*32-1]
+	if !hasAVX2 || nb == 0 {
+		var o [4]float32
+		for r := range nrows {
+			dotQ8Q8x4Go(&o, w[r*wstride:], qx, xstride, dx)
+			out[r], out[ostride+r], out[2*ostride+r], out[3*ostride+r] = o[0], o[1], o[2], o[3]
+		}
+		return
+	}
+	dotQ8Q8x4RowsAVX2(&w[0], wstride, nrows, &qx[0], xstride, &dx[0], nb, &f16Table[0], &out[0], ostride*4, hasVNNI)
+}
+
+// useNoVNNI switches the VNNI kernels off for tests (the AVX2 ones run); it
+// returns a function that restores the detected setting.
+func useNoVNNI() (restore func()) {
+	v := hasVNNI
+	hasVNNI = false
+	return func() { hasVNNI = v }
+}

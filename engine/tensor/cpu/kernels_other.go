@@ -47,3 +47,15 @@ func dotF32x2(out *[2]float32, w, x []float32, xstride int) {
 	n := len(w)
 	out[0], out[1] = dot(x[:n], w), dot(x[xstride:xstride+n], w)
 }
+
+// dotQ8Q8x4Rows sets out[k*ostride+r] = dotQ8Q8(w[r*wstride:], qx[k*xstride:],
+// dx[k*nb:]) for r < nrows and k < 4 (nb = len(dx)/4).
+func dotQ8Q8x4Rows(out []float32, ostride, nrows int, w []byte, wstride int, qx []int8, xstride int, dx []float32) {
+	var o [4]float32
+	for r := range nrows {
+		dotQ8Q8x4Go(&o, w[r*wstride:], qx, xstride, dx)
+		out[r], out[ostride+r], out[2*ostride+r], out[3*ostride+r] = o[0], o[1], o[2], o[3]
+	}
+}
+
+func useNoVNNI() (restore func()) { return func() {} }

@@ -25,6 +25,13 @@ type MatMulJob struct {
 // For Q8_0 weights x is quantized to int8 blocks of 32 (one float32 scale
 // each) and the products are integer, as llama.cpp does; every other dtype
 // is computed in float32.
+//
+// Each output element is bit-identical whatever T and the thread count:
+// each token row is quantized on its own, and the kernels that handle
+// several rows or tokens at once accumulate and reduce every (row, token)
+// pair in the one-row kernel's order (TestMatMulBatchInvariant). A batch
+// of k+1 tokens (speculative verification) thus reproduces k+1 decode
+// steps exactly.
 func (p *Pool) MatMul(out []float32, outStride int, x []float32, T int, w *tensor.Tensor) {
 	p.MatMulFused(x, T, MatMulJob{out, outStride, w})
 }
@@ -169,14 +176,9 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 			}
 			return
 		}
-		var o [4]float32
 		t := t0
 		for ; t+4 <= t1; t += 4 {
-			qx, dx := m.qx[t*cols:], m.dx[t*nb:(t+4)*nb]
-			for r := r0; r < r1; r++ {
-				dotQ8Q8x4(&o, w.Data[r*ws:r*ws+nb*34], qx, cols, dx)
-				out[t*os+r], out[(t+1)*os+r], out[(t+2)*os+r], out[(t+3)*os+r] = o[0], o[1], o[2], o[3]
-			}
+			dotQ8Q8x4Rows(out[t*os+r0:], os, r1-r0, w.Data[r0*ws:], ws, m.qx[t*cols:], cols, m.dx[t*nb:(t+4)*nb])
 		}
 		for ; t < t1; t++ {
 			for r := r0; r < r1; r++ {

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -16,9 +15,14 @@ import (
 // reproduce plain decoding (batches of 1) exactly, or greedy outputs
 // diverge on near-ties.
 func TestMatMulBatchInvariant(t *testing.T) {
-	for _, portable := range []bool{false, true} {
-		t.Run(fmt.Sprintf("portable=%v", portable), func(t *testing.T) {
-			defer usePortable(portable)()
+	for _, mode := range []string{"detected", "no-vnni", "portable"} {
+		t.Run(mode, func(t *testing.T) {
+			switch mode {
+			case "no-vnni":
+				defer useNoVNNI()()
+			case "portable":
+				defer usePortable(true)()
+			}
 			testMatMulBatchInvariant(t)
 		})
 	}

@@ -141,6 +141,7 @@ func (p *Pool) Parallel(n, grain int, fn func(lo, hi, worker int)) {
 	}
 	p.once.Do(p.start)
 	p.mu.Lock()
+	defer p.finish() // also when fn panics here: the pool stays usable
 	c := p.crew
 	c.mu.Lock()
 	c.fn, c.size, c.grain = fn, n, grain
@@ -150,6 +151,13 @@ func (p *Pool) Parallel(n, grain int, fn func(lo, hi, worker int)) {
 	c.mu.Unlock()
 	c.wake.Broadcast()
 	c.runChunks(0)
+}
+
+// finish waits until every worker has reported the job in flight, then
+// releases the pool. Being deferred on p, it also keeps p reachable (and
+// its cleanup from stopping the crew) until the job is over.
+func (p *Pool) finish() {
+	c := p.crew
 	for i := 0; i < spinBudget && c.left.Load() != 0; i++ {
 		if i&63 == 63 {
 			runtime.Gosched()
@@ -162,5 +170,4 @@ func (p *Pool) Parallel(n, grain int, fn func(lo, hi, worker int)) {
 	c.fn = nil
 	c.mu.Unlock()
 	p.mu.Unlock()
-	runtime.KeepAlive(p) // the cleanup must not stop the crew mid-job
 }

@@ -158,3 +158,26 @@ func TestPoolWorkersStop(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A panic in fn on the caller's goroutine propagates, and the pool stays
+// usable afterwards (no lock left held, no worker left mid-job).
+func TestPoolPanicLeavesPoolUsable(t *testing.T) {
+	p := NewPool(3)
+	watchdog(t, time.Minute, "pool after a panic", func() {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("Parallel: the panic in fn did not propagate")
+				}
+			}()
+			p.Parallel(64, 1, func(lo, hi, worker int) {
+				if worker == 0 {
+					panic("boom")
+				}
+			})
+		}()
+		if err := checkCover(p, 100, 1); err != nil {
+			t.Error(err)
+		}
+	})
+}
