@@ -153,7 +153,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		ss := StepStats{Step: step, Drafted: s.Drafted, Accepted: s.Accepted, Draft: s.Draft, Verify: s.Verify,
 			AllReduce: ar - lastAR, NewTokens: s.New, ElapsedTime: now.Sub(start)}
 		lastStep, lastAR = now, ar
-		sample := metrics.StepSample{At: ss.ElapsedTime, Draft: s.Draft, Verify: s.Verify, AllReduce: ss.AllReduce,
+		sample := metrics.StepSample{Step: step, Drafted: s.Drafted, At: ss.ElapsedTime, Draft: s.Draft, Verify: s.Verify, AllReduce: ss.AllReduce,
 			Other: max(0, wall-s.Draft-s.Verify), Tokens: s.New, Accepted: s.Accepted}
 		e.rec.RecordStep(sample, s.Drafted)
 		log.step(sample, cfg.TP)

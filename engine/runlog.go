@@ -23,10 +23,7 @@ func (e *Engine) Snapshot() metrics.Snapshot { return e.rec.Snapshot() }
 
 // runLog writes a run's JSONL event log as the run goes (Options.LogDir);
 // the zero value (no directory) writes nothing.
-type runLog struct {
-	l   *metrics.RunLog
-	err error // the first failed write; the run reports it at its end
-}
+type runLog struct{ l *metrics.RunLog }
 
 func (e *Engine) openRunLog(runID string, cfg RunConfig) (*runLog, error) {
 	if e.opts.LogDir == "" {
@@ -39,35 +36,18 @@ func (e *Engine) openRunLog(runID string, cfg RunConfig) (*runLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run log: %w", err)
 	}
-	if err := l.Start(struct {
-		Model  string    `json:"model"`
-		Config RunConfig `json:"config"`
-	}{e.info.Path, cfg}); err != nil {
+	if err := l.StartModel(e.info.Path, cfg); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("run log: %w", err)
 	}
-	return &runLog{l: l}, nil
+	return &runLog{l}, nil
 }
 
-// step appends one step; spans are per rank (the verify span covers every
-// rank; allreduce is reported on each rank as the group's wait).
+// step appends one step with its spans per rank. A failed write is kept by
+// the log and reported when the run ends.
 func (r *runLog) step(s metrics.StepSample, ranks int) {
-	if r.l == nil {
-		return
-	}
-	var spans []metrics.Span
-	t0 := s.At - s.Draft - s.Verify
-	for rank := 0; rank < ranks; rank++ {
-		if s.Draft > 0 && rank == 0 {
-			spans = append(spans, metrics.Span{Name: "draft", Rank: rank, Start: t0, Dur: s.Draft})
-		}
-		spans = append(spans, metrics.Span{Name: "verify", Rank: rank, Start: t0 + s.Draft, Dur: s.Verify})
-		if s.AllReduce > 0 {
-			spans = append(spans, metrics.Span{Name: "allreduce", Rank: rank, Start: t0 + s.Draft + s.Verify - s.AllReduce, Dur: s.AllReduce})
-		}
-	}
-	if err := r.l.Step(s, spans); err != nil && r.err == nil {
-		r.err = fmt.Errorf("run log: %w", err)
+	if r.l != nil {
+		r.l.Step(s, metrics.StepSpans(s, ranks))
 	}
 }
 
@@ -77,11 +57,8 @@ func (r *runLog) end(st Stats, runErr error) error {
 	if r.l == nil {
 		return nil
 	}
-	if err := r.l.End(st, runErr); err != nil && r.err == nil {
-		r.err = fmt.Errorf("run log: %w", err)
+	if err := r.l.Finish(st, runErr); err != nil {
+		return fmt.Errorf("run log: %w", err)
 	}
-	if err := r.l.Close(); err != nil && r.err == nil {
-		r.err = fmt.Errorf("run log: %w", err)
-	}
-	return r.err
+	return nil
 }

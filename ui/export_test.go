@@ -6,14 +6,16 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
 	"fyne.io/fyne/v2/test"
+
+	"rigscope/engine"
+	"rigscope/engine/metrics"
 )
 
 func TestExportWritesWhatTheTableShows(t *testing.T) {
@@ -30,7 +32,7 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 		t.Errorf("ExportRuns wrote %v, want 4 files", paths)
 	}
 
-	f, err := os.Open(filepath.Join(dir, ExportRunsCSVName))
+	f, err := os.Open(filepath.Join(dir, metrics.ExportRunsCSVName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 	}
 
 	// JSONL: run_start (with config), steps, run_end per run.
-	jf, err := os.Open(filepath.Join(dir, ExportJSONLName))
+	jf, err := os.Open(filepath.Join(dir, metrics.ExportJSONLName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,22 +78,40 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 	var types []string
 	sc := bufio.NewScanner(jf)
 	for sc.Scan() {
-		var ev LogEvent
+		var ev metrics.LogEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("runs.jsonl line %q: %v", sc.Text(), err)
 		}
-		if ev.Type == "run_start" && (ev.Config == nil || ev.Config.AllReduce == "") {
-			t.Errorf("run_start without the full config: %s", sc.Text())
+		var cfg engine.RunConfig
+		if ev.Type == "run_start" && (json.Unmarshal(ev.Config, &cfg) != nil || cfg.AllReduce == "" || ev.Model == "") {
+			t.Errorf("run_start without the model and the full config: %s", sc.Text())
 		}
 		types = append(types, ev.Type)
 	}
 	want := []string{"run_start", "step", "step", "run_end", "run_start", "step", "step", "run_end"}
-	if len(types) != len(want) {
+	if !slices.Equal(types, want) {
 		t.Errorf("runs.jsonl event types = %v, want %v", types, want)
+	}
+	evs, err := metrics.ReadRunLog(filepath.Join(dir, metrics.ExportJSONLName))
+	if err != nil {
+		t.Fatalf("metrics.ReadRunLog(runs.jsonl): %v", err)
+	}
+	back, err := metrics.Runs(evs)
+	if err != nil || len(back) != 2 {
+		t.Fatalf("metrics.Runs(runs.jsonl events) = %d runs, %v; want 2", len(back), err)
+	}
+	for i, r := range back {
+		orig := v.Runs()[i]
+		if r.RunID != strconv.Itoa(orig.ID) || r.Model != orig.Model || len(r.Steps) != len(orig.Steps) || !r.Complete || len(r.BytesSent) != 1 {
+			t.Errorf("run %d read back from runs.jsonl = %+v; want id %d, model %q, %d steps, complete, bytes per rank", i+1, r, orig.ID, orig.Model, len(orig.Steps))
+		}
+		if got := r.Steps[1]; got.Step != 2 || got.Drafted != 4 || got.Tokens != 5 || got.At != orig.Steps[1].ElapsedTime {
+			t.Errorf("run %d step 2 read back = %+v; want step 2, 4 drafted, 5 new tokens, at %v", i+1, got, orig.Steps[1].ElapsedTime)
+		}
 	}
 
 	// Steps CSV: units in the column names, one row per step.
-	sf, _ := os.Open(filepath.Join(dir, ExportStepsCSV))
+	sf, _ := os.Open(filepath.Join(dir, metrics.ExportStepsCSVName))
 	defer sf.Close()
 	srows, err := csv.NewReader(sf).ReadAll()
 	if err != nil || len(srows) != 5 || srows[0][2] != "t_ms" {
@@ -99,12 +119,12 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 	}
 
 	// Chrome trace: parses, has spans per rank and counters.
-	tb, err := os.ReadFile(filepath.Join(dir, ExportTraceName))
+	tb, err := os.ReadFile(filepath.Join(dir, metrics.ExportTraceName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tr struct {
-		TraceEvents []traceEvent `json:"traceEvents"`
+		TraceEvents []struct{ Name, Ph string } `json:"traceEvents"`
 	}
 	if err := json.Unmarshal(tb, &tr); err != nil {
 		t.Fatalf("trace.json: %v", err)
@@ -113,7 +133,7 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 	for _, e := range tr.TraceEvents {
 		count[e.Ph+" "+e.Name]++
 	}
-	for _, k := range []string{"X draft", "X verify", "X allreduce ring", "C PCIe throughput (MB/s)", "C tokens", "M thread_name"} {
+	for _, k := range []string{"X draft", "X verify", "X allreduce", "C " + metrics.TraceThroughputCounter, "C tokens", "M thread_name"} {
 		if count[k] == 0 {
 			t.Errorf("trace.json has no %q events (have %v)", k, count)
 		}
@@ -121,25 +141,5 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 4 {
 		t.Errorf("export dir holds %d entries, want exactly the 4 exports (no temp files left)", len(ents))
-	}
-}
-
-func TestWriteFileAtomicKeepsOldFileOnError(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "out.csv")
-	os.WriteFile(p, []byte("old"), 0o644)
-	boom := errors.New("boom")
-	err := WriteFileAtomic(p, func(w io.Writer) error {
-		io.WriteString(w, "partial")
-		return boom
-	})
-	if !errors.Is(err, boom) {
-		t.Errorf("WriteFileAtomic with a failing writer = %v, want boom", err)
-	}
-	if b, _ := os.ReadFile(p); string(b) != "old" {
-		t.Errorf("after a failed write the file holds %q, want the old content", b)
-	}
-	ents, _ := os.ReadDir(filepath.Dir(p))
-	if len(ents) != 1 {
-		t.Errorf("a failed write left %d files, want 1", len(ents))
 	}
 }

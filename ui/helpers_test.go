@@ -102,7 +102,7 @@ func fixedRecord(id int, backend string, tokS float64) *RunRecord {
 		Config: s.RunConfig("hello", "chatml"),
 		Stats: engine.Stats{
 			GeneratedTokens: 64, DecodeTokensPerS: tokS, TimeToFirstTokenMs: 12, StopReason: "max_tokens",
-			Drafts: 20, DraftTokens: 80, AcceptedTokens: 44, MeanAcceptLen: 3.2,
+			Drafts: 20, DraftTokens: 80, AcceptedTokens: 44, MeanAcceptLen: 3.2, BytesSent: []int64{8192},
 		},
 		Steps: []engine.StepStats{
 			{Step: 1, Drafted: 4, Accepted: 2, NewTokens: 3, Draft: 100 * time.Microsecond, Verify: 500 * time.Microsecond, AllReduce: 50 * time.Microsecond, ElapsedTime: time.Millisecond},

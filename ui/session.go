@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rigscope/engine"
+	"rigscope/engine/metrics"
 )
 
 // RunRecord is one finished (or failed) run as the runs table and the
@@ -165,11 +166,16 @@ func (s *Session) Start(cfg engine.RunConfig, h RunHandlers) (*RunRecord, error)
 	s.nextID++
 	cfg.PromptIDs = slices.Clone(cfg.PromptIDs)
 	rec := &RunRecord{ID: s.nextID, Model: s.eng.Info().Name, Started: time.Now(), Config: cfg}
-	var log *RunLog
+	var log *metrics.RunLog // nil writes nothing
 	if s.logDir != "" {
 		rec.LogPath = filepath.Join(s.logDir, fmt.Sprintf("run-%s-%03d.jsonl", rec.Started.Format("20060102-150405"), rec.ID))
 		var err error
-		if log, err = CreateRunLog(rec.LogPath, rec); err != nil {
+		if log, err = metrics.OpenRunLog(rec.LogPath, rec.runLogID()); err == nil {
+			if err = log.StartModel(rec.Model, rec.Config); err != nil {
+				log.Close()
+			}
+		}
+		if err != nil {
 			s.nextID--
 			return nil, err
 		}
@@ -183,7 +189,7 @@ func (s *Session) Start(cfg engine.RunConfig, h RunHandlers) (*RunRecord, error)
 
 // sink receives engine events on the run goroutine; it only appends under
 // the lock and writes the step to the run log, never waiting on the UI.
-func (s *Session) sink(a *activeRun, rec *RunRecord, log *RunLog, h RunHandlers) func(engine.Event) {
+func (s *Session) sink(a *activeRun, rec *RunRecord, log *metrics.RunLog, h RunHandlers) func(engine.Event) {
 	return func(ev engine.Event) {
 		switch ev.Kind {
 		case engine.EventTokens:
@@ -195,7 +201,8 @@ func (s *Session) sink(a *activeRun, rec *RunRecord, log *RunLog, h RunHandlers)
 			}
 		case engine.EventStep:
 			rec.Steps = append(rec.Steps, ev.Step)
-			log.Step(ev.Step)
+			sample := stepSample(ev.Step)
+			log.Step(sample, metrics.StepSpans(sample, a.cfg.TP)) // an error is kept; Finish reports it
 		case engine.EventProgress:
 			if h.Progress != nil {
 				pr := ev.Progress
@@ -219,7 +226,7 @@ func (s *Session) take(a *activeRun) []engine.Token {
 	return t
 }
 
-func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *RunLog, h RunHandlers) {
+func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *metrics.RunLog, h RunHandlers) {
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
 	go func() {
@@ -258,7 +265,7 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *Ru
 	rec.Stats = stats
 	rec.Text = a.text.String()
 	s.summarize(rec)
-	if lerr := log.End(stats, err); lerr != nil && err == nil {
+	if lerr := log.Finish(stats, err); lerr != nil && err == nil {
 		err = lerr
 		rec.Err = lerr.Error()
 	}

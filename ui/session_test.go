@@ -3,14 +3,15 @@
 package ui
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"rigscope/engine"
+	"rigscope/engine/metrics"
 )
 
 func TestSessionStreamsAllTokensAndLogs(t *testing.T) {
@@ -54,18 +55,42 @@ func TestSessionStreamsAllTokensAndLogs(t *testing.T) {
 		t.Errorf("summary p50 %v p99 %v bytes %d: want positive, p99 >= p50", done.AllReduceP50, done.AllReduceP99, done.BytesMoved)
 	}
 
-	evs, err := ReadRunLog(done.LogPath)
+	evs, err := metrics.ReadRunLog(done.LogPath)
 	if err != nil {
-		t.Fatalf("ReadRunLog(%s): %v", done.LogPath, err)
+		t.Fatalf("metrics.ReadRunLog(%s): %v", done.LogPath, err)
 	}
-	if evs[0].Type != "run_start" || evs[0].Config == nil || evs[0].Config.MaxTokens != 500 {
-		t.Errorf("first log line = %+v; want run_start with the full config", evs[0])
+	var logCfg engine.RunConfig
+	if evs[0].Type != "run_start" || json.Unmarshal(evs[0].Config, &logCfg) != nil || logCfg.MaxTokens != 500 || evs[0].Model != "fake" {
+		t.Errorf("first log line = %+v; want run_start with the model and the full config", evs[0])
 	}
-	if last := evs[len(evs)-1]; last.Type != "run_end" || last.Stats == nil || last.Stats.GeneratedTokens != 500 {
+	var logStats engine.Stats
+	if last := evs[len(evs)-1]; last.Type != "run_end" || json.Unmarshal(last.Stats, &logStats) != nil || logStats.GeneratedTokens != 500 {
 		t.Errorf("last log line = %+v; want run_end with the stats", last)
 	}
-	if steps := len(evs) - 2; steps != len(done.Steps) {
-		t.Errorf("log has %d step lines, record has %d steps", steps, len(done.Steps))
+	runs, err := metrics.Runs(evs)
+	if err != nil || len(runs) != 1 || len(runs[0].Steps) != len(done.Steps) {
+		t.Fatalf("metrics.Runs(log) = %+v, %v; want one run with the record's %d steps", runs, err, len(done.Steps))
+	}
+	for i, st := range done.Steps {
+		if got := runs[0].Steps[i]; got != stepSample(st) {
+			t.Errorf("logged step %d = %+v, want %+v", i, got, stepSample(st))
+			break
+		}
+	}
+	if len(runs[0].Spans) < len(done.Steps) {
+		t.Errorf("log has %d spans for %d steps; want at least a verify span per step", len(runs[0].Spans), len(done.Steps))
+	}
+
+	// A crash mid-write leaves half a line: every whole line still reads.
+	f, err := os.OpenFile(done.LogPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"step","run_id":"1","st`)
+	f.Close()
+	torn, err := metrics.ReadRunLog(done.LogPath)
+	if err != nil || len(torn) != len(evs) {
+		t.Errorf("metrics.ReadRunLog of the log with a torn last line = %d events, %v; want %d", len(torn), err, len(evs))
 	}
 }
 
@@ -87,31 +112,6 @@ func TestSessionStopCancels(t *testing.T) {
 	}
 	if _, running := s.Running(); running {
 		t.Error("Running() = true after the run ended")
-	}
-}
-
-func TestRunLogSurvivesATornLine(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "run.jsonl")
-	rec := fixedRecord(1, "ring", 10)
-	l, err := CreateRunLog(p, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Step(rec.Steps[0])
-	// a crash mid-write: half a line at the end, no run_end
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`{"type":"step","run_id":1,"st`)
-	f.Close()
-	evs, err := ReadRunLog(p)
-	if err != nil {
-		t.Fatalf("ReadRunLog of a torn log: %v", err)
-	}
-	if len(evs) != 2 || evs[1].Type != "step" {
-		t.Errorf("ReadRunLog of a torn log = %d events (%+v), want run_start and one step", len(evs), evs)
 	}
 }
 

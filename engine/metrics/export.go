@@ -9,7 +9,40 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 )
+
+// File names Export writes into its folder.
+const (
+	ExportJSONLName    = "runs.jsonl"
+	ExportRunsCSVName  = "runs.csv"
+	ExportStepsCSVName = "steps.csv"
+	ExportTraceName    = "trace.json"
+)
+
+// Export writes runs into dir in every format (the JSONL event log, the run
+// summary CSV, the per-step CSV and the Chrome trace), each file atomically,
+// and returns the paths written.
+func Export(dir string, runs []RunRecord) ([]string, error) {
+	files := []struct {
+		name  string
+		write func(string, []RunRecord) error
+	}{
+		{ExportJSONLName, WriteJSONL},
+		{ExportRunsCSVName, WriteCSV},
+		{ExportStepsCSVName, WriteStepsCSV},
+		{ExportTraceName, WriteChromeTrace},
+	}
+	var paths []string
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := f.write(p, runs); err != nil {
+			return paths, fmt.Errorf("export: %w", err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
 
 // WriteFileAtomic writes data to path through a temp file in the same
 // directory and a rename, so readers see the old file or the new one.
@@ -32,7 +65,11 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }
 
 // flatten turns a JSON object into dotted-key columns: nested objects
@@ -63,10 +100,34 @@ func flatten(prefix string, raw json.RawMessage, out map[string]string) error {
 	return nil
 }
 
-// WriteCSV writes one row per run: run_id, started, ended, complete, error,
-// then every config.* and stats.* field (nested objects as dotted names,
-// arrays as JSON), columns sorted by name.
+// writeCSVFile writes header and rows as CSV to path atomically; what
+// names the file in errors.
+func writeCSVFile(path, what string, header []string, rows [][]string) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(header)
+	w.WriteAll(rows) // flushes
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// WriteCSV writes one row per run: run_id, model, started, ended, complete,
+// error, then the run's Summary fields (in order of first appearance; a
+// name already taken is skipped), then every config.* and stats.* field
+// (nested objects as dotted names, arrays as JSON), sorted by name.
 func WriteCSV(path string, runs []RunRecord) error {
+	header := []string{"run_id", "model", "started", "ended", "complete", "error"}
+	taken := map[string]bool{}
+	for _, h := range header {
+		taken[h] = true
+	}
 	rows := make([]map[string]string, len(runs))
 	cols := map[string]bool{}
 	for i, r := range runs {
@@ -80,38 +141,101 @@ func WriteCSV(path string, runs []RunRecord) error {
 		for k := range m {
 			cols[k] = true
 		}
-		m["run_id"] = r.RunID
-		m["started"] = r.Started.Format("2006-01-02T15:04:05.000Z07:00")
+		for _, f := range r.Summary {
+			if !taken[f.Name] {
+				taken[f.Name] = true
+				header = append(header, f.Name)
+			}
+			if _, ok := m[f.Name]; !ok {
+				m[f.Name] = f.Value
+			}
+		}
+		m["run_id"], m["model"] = r.RunID, r.Model
+		m["started"] = r.Started.Format(timeFormat)
 		if !r.Ended.IsZero() {
-			m["ended"] = r.Ended.Format("2006-01-02T15:04:05.000Z07:00")
+			m["ended"] = r.Ended.Format(timeFormat)
 		}
 		m["complete"] = strconv.FormatBool(r.Complete)
 		m["error"] = r.Err
 		rows[i] = m
 	}
-	header := []string{"run_id", "started", "ended", "complete", "error"}
 	rest := make([]string, 0, len(cols))
 	for c := range cols {
-		rest = append(rest, c)
+		if !taken[c] {
+			rest = append(rest, c)
+		}
 	}
 	sort.Strings(rest)
 	header = append(header, rest...)
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.Write(header)
-	for _, m := range rows {
-		rec := make([]string, len(header))
-		for i, h := range header {
-			rec[i] = m[h]
+	recs := make([][]string, len(rows))
+	for i, m := range rows {
+		recs[i] = make([]string, len(header))
+		for j, h := range header {
+			recs[i][j] = m[h]
 		}
-		w.Write(rec)
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("csv: %w", err)
+	return writeCSVFile(path, "csv", header, recs)
+}
+
+// StepsCSVHeader names the per-step CSV columns, units in the names.
+var StepsCSVHeader = []string{"run_id", "step", "t_ms", "draft_ms", "verify_ms", "allreduce_ms", "other_ms", "drafted_tokens", "accepted_tokens", "new_tokens"}
+
+// WriteStepsCSV writes one row per step of every run (StepsCSVHeader);
+// t_ms is the step's end since its run started, verify_ms includes
+// allreduce_ms. A step without a number gets its 1-based index.
+func WriteStepsCSV(path string, runs []RunRecord) error {
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
+	}
+	var rows [][]string
+	for _, r := range runs {
+		for i, s := range r.Steps {
+			step := s.Step
+			if step == 0 {
+				step = i + 1
+			}
+			rows = append(rows, []string{
+				r.RunID, strconv.Itoa(step), ms(s.At), ms(s.Draft), ms(s.Verify), ms(s.AllReduce), ms(s.Other),
+				strconv.Itoa(s.Drafted), strconv.Itoa(s.Accepted), strconv.Itoa(s.Tokens),
+			})
+		}
+	}
+	return writeCSVFile(path, "steps csv", StepsCSVHeader, rows)
+}
+
+// WriteJSONL writes runs as the event log RunLog writes as a run goes:
+// run_start with the full config, one step line per step (with the spans
+// that start before the step's end), run_end with the stats (omitted for a
+// run that is not Complete). ReadRunLog and Runs read it back.
+func WriteJSONL(path string, runs []RunRecord) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range runs {
+		evs := []LogEvent{{Type: "run_start", RunID: r.RunID, Time: r.Started, Model: r.Model, Config: r.Config}}
+		spans := r.Spans
+		for i := range r.Steps {
+			s := r.Steps[i]
+			n := len(spans)
+			if i < len(r.Steps)-1 {
+				n = 0
+				for n < len(spans) && spans[n].Start < s.At {
+					n++
+				}
+			}
+			evs = append(evs, LogEvent{Type: "step", RunID: r.RunID, Time: r.Started.Add(s.At), Step: &s, Spans: spans[:n]})
+			spans = spans[n:]
+		}
+		if r.Complete {
+			evs = append(evs, LogEvent{Type: "run_end", RunID: r.RunID, Time: r.Ended, Stats: r.Stats, Err: r.Err})
+		}
+		for _, ev := range evs {
+			if err := enc.Encode(ev); err != nil {
+				return fmt.Errorf("jsonl: run %s: %s event: %w", r.RunID, ev.Type, err)
+			}
+		}
 	}
 	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("csv: %w", err)
+		return fmt.Errorf("jsonl: %w", err)
 	}
 	return nil
 }
@@ -120,7 +244,8 @@ func WriteCSV(path string, runs []RunRecord) error {
 // dur are microseconds.
 type traceEvent struct {
 	Name string         `json:"name"`
-	Ph   string         `json:"ph"`
+	Cat  string         `json:"cat,omitempty"`
+	Ph   string         `json:"ph"` // X = complete span, C = counter, M = metadata
 	Ts   float64        `json:"ts"`
 	Dur  float64        `json:"dur,omitempty"`
 	Pid  int            `json:"pid"`
@@ -128,28 +253,54 @@ type traceEvent struct {
 	Args map[string]any `json:"args,omitempty"`
 }
 
+// TraceThroughputCounter names the trace's per-rank PCIe throughput counter.
+const TraceThroughputCounter = "PCIe throughput (MB/s)"
+
 // WriteChromeTrace writes runs as a Chrome trace (chrome://tracing,
-// Perfetto): one process per run (pid = run index + 1, named by run id), one
-// thread per rank (tid = rank), an "X" event per span, and "C" counter
-// events per step (tokens and accepted drafts). Runs are laid out on their
-// own clocks (each starts at 0).
+// Perfetto): one process per run (pid = run index + 1, named by run id and
+// label), one thread per rank (tid = rank), an "X" event per span (draft
+// and verify in category spec, allreduce in comm), and per step a "tokens"
+// counter (new and accepted tokens). When the run's BytesSent is known, a
+// TraceThroughputCounter counter per step gives each rank's mean allreduce
+// bytes per step over the step's verify time, dropping to 0 at the step's
+// end. Runs are laid out on their own clocks (each starts at 0).
 func WriteChromeTrace(path string, runs []RunRecord) error {
 	evs := []traceEvent{}
-	us := func(d interface{ Nanoseconds() int64 }) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	for i, r := range runs {
 		pid := i + 1
-		evs = append(evs, traceEvent{Name: "process_name", Ph: "M", Pid: pid, Args: map[string]any{"name": "run " + r.RunID}})
+		name := "run " + r.RunID
+		if r.Label != "" {
+			name += " (" + r.Label + ")"
+		}
+		evs = append(evs, traceEvent{Name: "process_name", Ph: "M", Pid: pid, Args: map[string]any{"name": name}})
 		ranks := map[int]bool{}
 		for _, s := range r.Spans {
 			if !ranks[s.Rank] {
 				ranks[s.Rank] = true
 				evs = append(evs, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: s.Rank, Args: map[string]any{"name": "rank " + strconv.Itoa(s.Rank)}})
 			}
-			evs = append(evs, traceEvent{Name: s.Name, Ph: "X", Ts: us(s.Start), Dur: us(s.Dur), Pid: pid, Tid: s.Rank})
+			cat := "spec"
+			if s.Name == "allreduce" {
+				cat = "comm"
+			}
+			evs = append(evs, traceEvent{Name: s.Name, Cat: cat, Ph: "X", Ts: us(s.Start), Dur: us(s.Dur), Pid: pid, Tid: s.Rank})
 		}
 		for _, st := range r.Steps {
-			evs = append(evs, traceEvent{Name: "step", Ph: "C", Ts: us(st.At), Pid: pid,
-				Args: map[string]any{"tokens": st.Tokens, "accepted": st.Accepted}})
+			evs = append(evs, traceEvent{Name: "tokens", Ph: "C", Ts: us(st.At), Pid: pid,
+				Args: map[string]any{"new": st.Tokens, "accepted": st.Accepted}})
+			if len(r.BytesSent) == 0 || st.Verify <= 0 {
+				continue
+			}
+			busy, idle := map[string]any{}, map[string]any{}
+			for rank, b := range r.BytesSent {
+				key := "rank " + strconv.Itoa(rank)
+				busy[key] = float64(b) / float64(len(r.Steps)) / us(st.Verify) // bytes/µs = MB/s
+				idle[key] = 0
+			}
+			evs = append(evs,
+				traceEvent{Name: TraceThroughputCounter, Ph: "C", Ts: us(st.At - st.Verify), Pid: pid, Args: busy},
+				traceEvent{Name: TraceThroughputCounter, Ph: "C", Ts: us(st.At), Pid: pid, Args: idle})
 		}
 	}
 	data, err := json.Marshal(struct {

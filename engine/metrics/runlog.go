@@ -17,12 +17,32 @@ type Span struct {
 	Dur   time.Duration `json:"dur_ns"`
 }
 
+// StepSpans lays one step out as trace spans on ranks 0..ranks-1, ending at
+// s.At: the drafter runs once beside rank 0, then every rank verifies, and
+// the allreduce (the group's wait, inside verify) closes the step on each
+// rank.
+func StepSpans(s StepSample, ranks int) []Span {
+	var spans []Span
+	t0 := s.At - s.Draft - s.Verify
+	for rank := range max(ranks, 1) {
+		if s.Draft > 0 && rank == 0 {
+			spans = append(spans, Span{Name: "draft", Rank: rank, Start: t0, Dur: s.Draft})
+		}
+		spans = append(spans, Span{Name: "verify", Rank: rank, Start: t0 + s.Draft, Dur: s.Verify})
+		if s.AllReduce > 0 {
+			spans = append(spans, Span{Name: "allreduce", Rank: rank, Start: s.At - s.AllReduce, Dur: s.AllReduce})
+		}
+	}
+	return spans
+}
+
 // LogEvent is one line of a run log. Type says which fields are set:
-// run_start (Config), step (Step, Spans), run_end (Stats, Err).
+// run_start (Config, Model), step (Step, Spans), run_end (Stats, Err).
 type LogEvent struct {
 	Type   string          `json:"type"`
 	RunID  string          `json:"run_id"`
 	Time   time.Time       `json:"time"`
+	Model  string          `json:"model,omitempty"`
 	Config json.RawMessage `json:"config,omitempty"`
 	Step   *StepSample     `json:"step,omitempty"`
 	Spans  []Span          `json:"spans,omitempty"`
@@ -32,10 +52,14 @@ type LogEvent struct {
 
 // RunLog appends one run's events to a JSONL file: each event is written
 // with one write on the *os.File (no user-space buffer holds lines), and End
-// fsyncs, so a crash loses at most the line being written.
+// fsyncs, so a crash loses at most the line being written. The first error
+// any call meets is kept and returned again by Finish, so a writer may
+// ignore Step's error mid-run and report the log's health at the end. A nil
+// *RunLog writes nothing and reports no error.
 type RunLog struct {
 	f     *os.File
 	runID string
+	err   error // the first error any write, sync or close met
 }
 
 // OpenRunLog opens (creating) path for appending the run runID.
@@ -47,6 +71,14 @@ func OpenRunLog(path, runID string) (*RunLog, error) {
 	return &RunLog{f: f, runID: runID}, nil
 }
 
+// keep records err as the log's first error and returns it.
+func (l *RunLog) keep(err error) error {
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+	return err
+}
+
 func (l *RunLog) write(ev LogEvent) error {
 	ev.RunID = l.runID
 	if ev.Time.IsZero() {
@@ -54,34 +86,46 @@ func (l *RunLog) write(ev LogEvent) error {
 	}
 	line, err := json.Marshal(ev)
 	if err != nil {
-		return fmt.Errorf("run log %s: %s event: %w", l.f.Name(), ev.Type, err)
+		return l.keep(fmt.Errorf("run log %s: %s event: %w", l.f.Name(), ev.Type, err))
 	}
 	if _, err := l.f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("run log: %w", err)
+		return l.keep(fmt.Errorf("run log: %w", err))
 	}
 	return nil
 }
 
 // Start writes the run_start event; config is marshalled as JSON.
-func (l *RunLog) Start(config any) error {
+func (l *RunLog) Start(config any) error { return l.StartModel("", config) }
+
+// StartModel writes the run_start event naming the model the run uses.
+func (l *RunLog) StartModel(model string, config any) error {
+	if l == nil {
+		return nil
+	}
 	raw, err := json.Marshal(config)
 	if err != nil {
-		return fmt.Errorf("run log %s: config: %w", l.f.Name(), err)
+		return l.keep(fmt.Errorf("run log %s: config: %w", l.f.Name(), err))
 	}
-	return l.write(LogEvent{Type: "run_start", Config: raw})
+	return l.write(LogEvent{Type: "run_start", Model: model, Config: raw})
 }
 
 // Step writes one step event.
 func (l *RunLog) Step(s StepSample, spans []Span) error {
+	if l == nil {
+		return nil
+	}
 	return l.write(LogEvent{Type: "step", Step: &s, Spans: spans})
 }
 
 // End writes the run_end event (stats marshalled as JSON; runErr, if any,
 // as its message) and fsyncs the file.
 func (l *RunLog) End(stats any, runErr error) error {
+	if l == nil {
+		return nil
+	}
 	raw, err := json.Marshal(stats)
 	if err != nil {
-		return fmt.Errorf("run log %s: stats: %w", l.f.Name(), err)
+		return l.keep(fmt.Errorf("run log %s: stats: %w", l.f.Name(), err))
 	}
 	ev := LogEvent{Type: "run_end", Stats: raw}
 	if runErr != nil {
@@ -91,13 +135,32 @@ func (l *RunLog) End(stats any, runErr error) error {
 		return err
 	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("run log: %w", err)
+		return l.keep(fmt.Errorf("run log: %w", err))
 	}
 	return nil
 }
 
 // Close closes the file.
-func (l *RunLog) Close() error { return l.f.Close() }
+func (l *RunLog) Close() error {
+	if l == nil {
+		return nil
+	}
+	if err := l.f.Close(); err != nil {
+		return l.keep(fmt.Errorf("run log: %w", err))
+	}
+	return nil
+}
+
+// Finish ends the run (End), closes the file, and returns the first error
+// the log met since it was opened, mid-run steps included.
+func (l *RunLog) Finish(stats any, runErr error) error {
+	if l == nil {
+		return nil
+	}
+	l.End(stats, runErr)
+	l.Close()
+	return l.err
+}
 
 // ReadRunLog reads every complete event of a JSONL run log. A last line
 // without its newline (a write cut short by a crash) is dropped; a broken
@@ -127,17 +190,47 @@ func ReadRunLog(path string) ([]LogEvent, error) {
 	return out, nil
 }
 
-// RunRecord is one run assembled from its log events.
+// RunRecord is one run: assembled from its log events (Runs), or built by a
+// caller that kept the run in memory (the panel's runs table) for export.
 type RunRecord struct {
 	RunID    string          `json:"run_id"`
+	Model    string          `json:"model,omitempty"`
 	Started  time.Time       `json:"started"`
 	Ended    time.Time       `json:"ended"` // zero when the log stops mid-run
 	Config   json.RawMessage `json:"config,omitempty"`
 	Stats    json.RawMessage `json:"stats,omitempty"`
 	Err      string          `json:"error,omitempty"`
 	Steps    []StepSample    `json:"steps,omitempty"`
-	Spans    []Span          `json:"spans,omitempty"`
-	Complete bool            `json:"complete"` // has its run_end
+	Spans    []Span          `json:"spans,omitempty"` // in step order
+	Complete bool            `json:"complete"`        // has its run_end
+
+	// Label describes the run in a few words (the trace's process name
+	// shows it); "" shows the run id alone.
+	Label string `json:"label,omitempty"`
+	// BytesSent is the allreduce traffic each rank sent over the run
+	// (from the stats' bytes_sent_per_rank), for the trace's throughput
+	// counter; nil when unknown.
+	BytesSent []int64 `json:"bytes_sent_per_rank,omitempty"`
+	// Summary holds extra leading CSV columns, already formatted as the
+	// producer shows them (the panel's runs table), in column order.
+	Summary []Field `json:"summary,omitempty"`
+}
+
+// Field is one named, formatted summary value of a run.
+type Field struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// bytesSent reads bytes_sent_per_rank from a run's stats, if present.
+func bytesSent(stats json.RawMessage) []int64 {
+	var s struct {
+		BytesSent []int64 `json:"bytes_sent_per_rank"`
+	}
+	if len(stats) == 0 || json.Unmarshal(stats, &s) != nil {
+		return nil
+	}
+	return s.BytesSent
 }
 
 // Runs groups events into runs in order of first appearance.
@@ -157,7 +250,7 @@ func Runs(events []LogEvent) ([]RunRecord, error) {
 		r := &out[i]
 		switch ev.Type {
 		case "run_start":
-			r.Started, r.Config = ev.Time, ev.Config
+			r.Started, r.Config, r.Model = ev.Time, ev.Config, ev.Model
 		case "step":
 			if ev.Step != nil {
 				r.Steps = append(r.Steps, *ev.Step)
@@ -165,6 +258,7 @@ func Runs(events []LogEvent) ([]RunRecord, error) {
 			r.Spans = append(r.Spans, ev.Spans...)
 		case "run_end":
 			r.Ended, r.Stats, r.Err, r.Complete = ev.Time, ev.Stats, ev.Err, true
+			r.BytesSent = bytesSent(ev.Stats)
 		default:
 			return nil, errors.New("run log: unknown event type " + ev.Type)
 		}

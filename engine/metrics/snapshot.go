@@ -16,14 +16,18 @@ type LatencySummary struct {
 	Mean    time.Duration `json:"mean_ns"`
 }
 
-// StepSample is one step's time split, for the stacked step-time chart.
+// StepSample is one step's time split, for the stacked step-time chart,
+// the run log and the step exports. Step and Drafted are 0 where the
+// producer does not number steps or count drafts.
 type StepSample struct {
-	At        time.Duration `json:"at_ns"` // since run start
+	Step      int           `json:"step,omitempty"` // 1-based step number
+	At        time.Duration `json:"at_ns"`          // since run start, at the step's end
 	Draft     time.Duration `json:"draft_ns"`
 	Verify    time.Duration `json:"verify_ns"` // includes AllReduce
 	AllReduce time.Duration `json:"allreduce_ns"`
 	Other     time.Duration `json:"other_ns"`
-	Tokens    int           `json:"tokens"`
+	Tokens    int           `json:"tokens"`            // new tokens the step produced
+	Drafted   int           `json:"drafted,omitempty"` // tokens proposed by the drafter
 	Accepted  int           `json:"accepted"`
 }
 

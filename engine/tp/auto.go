@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"rigscope/engine/metrics"
 )
 
 // AutoRule: messages of at most MaxBytes (and more than the previous rule's)
@@ -360,7 +362,8 @@ func readCache(path string) (*cacheFile, string) {
 	return &cf, ""
 }
 
-// writeCache writes atomically: a temp file in the same directory, renamed.
+// writeCache writes atomically (temp file in the same directory, synced,
+// renamed).
 func writeCache(path string, cf *cacheFile) error {
 	data, err := json.MarshalIndent(cf, "", "  ")
 	if err != nil {
@@ -369,20 +372,7 @@ func writeCache(path string, cf *cacheFile) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".allreduce-*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return metrics.WriteFileAtomic(path, data)
 }
 
 // FormatBytes writes a size the way the bench flags take it (1K, 4M, 300).
