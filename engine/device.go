@@ -61,6 +61,16 @@ type accelTarget struct {
 func (a *accelTarget) allReduceTime() time.Duration      { return 0 }
 func (a *accelTarget) commStats(st *Stats, wall float64) {}
 
+// accelFeatureTarget is an accelerator target that captures hidden states
+// for EAGLE-3 heads (the device implements spec.FeatureTarget).
+type accelFeatureTarget struct {
+	*accelTarget
+	f spec.FeatureTarget
+}
+
+func (a accelFeatureTarget) SetCapture(layers []int) { a.f.SetCapture(layers) }
+func (a accelFeatureTarget) Captured() [][]float32   { return a.f.Captured() }
+
 // deviceTarget builds (or reuses) the accelerator target for cfg. Weights
 // are uploaded once per (TP, backend); a new combination uploads again.
 func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
@@ -72,7 +82,7 @@ func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.accel != nil && e.accel.key == key {
-		return e.accel, nil
+		return withFeatures(e.accel), nil
 	}
 	if e.accel != nil {
 		if c, ok := e.accel.Target.(interface{ Close() error }); ok {
@@ -85,5 +95,14 @@ func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
 		return nil, fmt.Errorf("%s: %w", e.opts.Device, err)
 	}
 	e.accel = &accelTarget{Target: t, key: key}
-	return e.accel, nil
+	return withFeatures(e.accel), nil
+}
+
+// withFeatures exposes the device target's hidden-state capture when it has
+// one, so the spec loop can feed an EAGLE-3 head.
+func withFeatures(a *accelTarget) runTarget {
+	if f, ok := a.Target.(spec.FeatureTarget); ok {
+		return accelFeatureTarget{a, f}
+	}
+	return a
 }
