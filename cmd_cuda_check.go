@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,11 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
+	"rigscope/engine"
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
+	"rigscope/engine/spec/eagle3"
 	"rigscope/engine/tensor/cpu"
 	"rigscope/gpu/cuda"
 )
@@ -41,18 +45,52 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("cuda-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	models := fs.String("models", "../shared/models", "folder with the gocoder fixtures and reference-public.json")
+	checks := fs.String("checks", "kernels,models,eagle", "which checks to run (comma-separated: kernels, models, eagle)")
+	head := fs.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	want := map[string]bool{}
+	for _, c := range strings.Split(*checks, ",") {
+		switch c = strings.TrimSpace(c); c {
+		case "kernels", "models", "eagle":
+			want[c] = true
+		case "":
+		default:
+			return fmt.Errorf("cuda-check: --checks: unknown check %q (kernels, models, eagle)", c)
+		}
+	}
+	if *head == "" {
+		*head = filepath.Join(*models, "gocoder-14m-eagle3")
 	}
 	d, err := cuda.Open(0)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "# cuda-check on %s\n", d)
-	if err := cuda.CheckKernels(d, stdout); err != nil {
-		return err
+	var errs []error
+	if want["kernels"] {
+		if err := cuda.CheckKernels(d, stdout); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	raw, err := os.ReadFile(filepath.Join(*models, "reference-public.json"))
+	if want["models"] {
+		if err := checkModels(ctx, d, *models, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["eagle"] {
+		if err := checkEagle(ctx, d, *models, *head, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkModels compares the CUDA target with the reference and the CPU
+// engine on the gocoder fixtures.
+func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.Writer) error {
+	raw, err := os.ReadFile(filepath.Join(models, "reference-public.json"))
 	if err != nil {
 		return fmt.Errorf("cuda-check: %w", err)
 	}
@@ -70,7 +108,7 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "\n%-28s %8s %10s %14s %14s\n", "model", "prompts", "greedy=ref", "greedy=cpu", "max rel logit")
 	for _, c := range cases {
-		if err := checkModel(ctx, d, filepath.Join(*models, c.file), c.draft, &ref, stdout); err != nil {
+		if err := checkModel(ctx, d, filepath.Join(models, c.file), c.draft, &ref, stdout); err != nil {
 			return fmt.Errorf("cuda-check: %s: %w", c.file, err)
 		}
 	}
@@ -188,6 +226,218 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 }
 
 func equal(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// eagleRef is gocoder-14m-eagle3/reference-public.json (the fields read).
+type eagleRef struct {
+	Prompts []struct {
+		Index     int     `json:"index"`
+		PromptIDs []int32 `json:"prompt_ids"`
+		Accepts4  []int   `json:"eagle_k4_accepts"`
+		Tokens4   []int32 `json:"eagle_k4_tokens"`
+	} `json:"prompts"`
+	Mean4 float64 `json:"mean_accept_len_k4"`
+}
+
+// checkEagle checks EAGLE-3 drafting on the CUDA target: the features the
+// target captures against the CPU runner's, then greedy chain speculative
+// decoding (k=4) through the engine on the head's 12 public prompts, on
+// "cuda" and on "cpu": accepted drafts per step against the PyTorch
+// reference, the tokens against plain greedy decoding.
+func checkEagle(ctx context.Context, d *cuda.Device, models, head string, stdout io.Writer) error {
+	raw, err := os.ReadFile(filepath.Join(head, "reference-public.json"))
+	if err != nil {
+		return err
+	}
+	var ref eagleRef
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		return fmt.Errorf("%s/reference-public.json: %w", head, err)
+	}
+	if len(ref.Prompts) == 0 {
+		return fmt.Errorf("%s/reference-public.json: no prompts", head)
+	}
+	target := filepath.Join(models, "gocoder-14m-hf")
+	layers, rel, err := checkFeatures(ctx, d, target, head, ref.Prompts[0].PromptIDs)
+	if err != nil {
+		return fmt.Errorf("captured features: %w", err)
+	}
+	fmt.Fprintf(stdout, "\neagle3 features (layers %v): CUDA vs CPU max rel diff %.2e (prefill of %d tokens in steps of %d, verify of 5, capture off/on)\n",
+		layers, rel, len(ref.Prompts[0].PromptIDs), cuda.MaxTokens)
+	const k = 4
+	type row struct {
+		dev                   string
+		match, greedy, refTok int
+		steps, accepted       int
+		plainTokS, eagleTokS  float64
+	}
+	var rows []row
+	for _, dev := range []string{"cuda", "cpu"} {
+		e, err := engine.Open(ctx, target, engine.Options{Device: dev})
+		if err != nil {
+			return fmt.Errorf("%s: %w", dev, err)
+		}
+		r := row{dev: dev}
+		for _, p := range ref.Prompts {
+			// The reference drafts a full k in every step until 64 tokens are
+			// out, so the budget leaves room for the last step's proposal (as
+			// engine/spec/eagle3's golden test does).
+			maxTok := 64 + k + 1
+			plain, _, pst, err := runCollect(ctx, e, engine.RunConfig{PromptIDs: p.PromptIDs, MaxTokens: maxTok, Drafter: engine.DrafterConfig{Kind: "none"}})
+			if err != nil {
+				e.Close()
+				return fmt.Errorf("%s: prompt %d plain: %w", dev, p.Index, err)
+			}
+			toks, accepts, est, err := runCollect(ctx, e, engine.RunConfig{PromptIDs: p.PromptIDs, MaxTokens: maxTok,
+				Drafter: engine.DrafterConfig{Kind: "eagle3", Path: head, K: k}})
+			if err != nil {
+				e.Close()
+				return fmt.Errorf("%s: prompt %d eagle3: %w", dev, p.Index, err)
+			}
+			got := accepts[:min(len(accepts), len(p.Accepts4))]
+			for _, a := range got {
+				r.accepted += a
+			}
+			r.steps += len(got)
+			if equal32(got, p.Accepts4) {
+				r.match++
+			} else {
+				fmt.Fprintf(stdout, "%s prompt %d: accepted per step %v, reference %v\n", dev, p.Index, got, p.Accepts4)
+			}
+			if equal(toks, plain) {
+				r.greedy++
+			} else {
+				fmt.Fprintf(stdout, "%s prompt %d: eagle3 tokens %v, plain greedy %v\n", dev, p.Index, toks, plain)
+			}
+			if n := min(len(toks), len(p.Tokens4)); n > 0 && equal(toks[:n], p.Tokens4[:n]) {
+				r.refTok++
+			}
+			r.plainTokS += pst.DecodeTokensPerS / float64(len(ref.Prompts))
+			r.eagleTokS += est.DecodeTokensPerS / float64(len(ref.Prompts))
+		}
+		if err := e.Close(); err != nil {
+			return fmt.Errorf("%s: %w", dev, err)
+		}
+		rows = append(rows, r)
+	}
+	n := len(ref.Prompts)
+	fmt.Fprintf(stdout, "\neagle3 k=%d greedy chain, gocoder-14m-hf + %s, %d prompts\n", k, filepath.Base(head), n)
+	fmt.Fprintf(stdout, "%-6s %12s %10s %12s %10s %8s %12s %12s\n", "device", "accepts=ref", "mean len", "ref mean", "=greedy", "=ref tok", "plain tok/s", "eagle tok/s")
+	for _, r := range rows {
+		mean := 1 + float64(r.accepted)/float64(max(r.steps, 1))
+		fmt.Fprintf(stdout, "%-6s %9d/%-2d %10.4f %12.4f %7d/%-2d %5d/%-2d %12.1f %12.1f\n",
+			r.dev, r.match, n, mean, ref.Mean4, r.greedy, n, r.refTok, n, r.plainTokS, r.eagleTokS)
+	}
+	return nil
+}
+
+// runCollect runs cfg and returns the generated tokens and, per
+// speculative step, the drafts accepted.
+func runCollect(ctx context.Context, e *engine.Engine, cfg engine.RunConfig) (toks []int32, accepts []int, st engine.Stats, err error) {
+	st, err = e.Run(ctx, cfg, func(ev engine.Event) {
+		switch ev.Kind {
+		case engine.EventTokens:
+			for _, t := range ev.Tokens {
+				toks = append(toks, t.ID)
+			}
+		case engine.EventStep:
+			if ev.Step.Drafted > 0 {
+				accepts = append(accepts, ev.Step.Accepted)
+			}
+		}
+	})
+	return toks, accepts, st, err
+}
+
+// checkFeatures runs the same batches on the CUDA target and the CPU runner
+// with hidden-state capture on, and returns the largest relative difference
+// of the captured features: a prefill longer than one GPU step, a verify of
+// 5 tokens, a decode with capture off (Captured must be nil) and one with it
+// back on (graphs of both capture sets).
+func checkFeatures(ctx context.Context, d *cuda.Device, path, head string, prompt []int32) (layers []int, maxRel float64, err error) {
+	src, err := loader.Open(path, loader.Options{})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer src.Close()
+	h, err := eagle3.Load(head, src)
+	if err != nil {
+		return nil, 0, err
+	}
+	layers = h.FeatureLayers()
+	h.Close()
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		return nil, 0, err
+	}
+	const ctxLen = 1024
+	gt, err := cuda.Load(d, w, ctxLen)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer gt.Close()
+	ct := spec.NewRunnerTarget(model.NewRunner(w, ctxLen, nil, cpu.NewPool(runtime.NumCPU())))
+	steps := []struct {
+		toks    []int32
+		mode    model.LogitsMode
+		capture bool
+	}{
+		{prompt, model.LogitsLast, true},
+		{prompt[:5], model.LogitsAll, true},
+		{prompt[5:6], model.LogitsLast, false},
+		{prompt[6:7], model.LogitsLast, true},
+		{prompt[7:9], model.LogitsAll, true},
+	}
+	for i, s := range steps {
+		set := layers
+		if !s.capture {
+			set = nil
+		}
+		gt.SetCapture(set)
+		ct.SetCapture(set)
+		b := model.Batch{Tokens: s.toks, Logits: s.mode}
+		if _, err := gt.Forward(ctx, b); err != nil {
+			return nil, 0, fmt.Errorf("step %d: cuda: %w", i, err)
+		}
+		if _, err := ct.Forward(ctx, b); err != nil {
+			return nil, 0, fmt.Errorf("step %d: cpu: %w", i, err)
+		}
+		gf, cf := gt.Captured(), ct.Captured()
+		if !s.capture {
+			if gf != nil {
+				return nil, 0, fmt.Errorf("step %d: capture off, Captured() has %d layers", i, len(gf))
+			}
+			continue
+		}
+		if len(gf) != len(layers) || len(cf) != len(layers) {
+			return nil, 0, fmt.Errorf("step %d: Captured() has %d layers on cuda, %d on cpu, want %d", i, len(gf), len(cf), len(layers))
+		}
+		for l := range layers {
+			if want := len(s.toks) * w.Cfg.Dim; len(gf[l]) != want || len(cf[l]) != want {
+				return nil, 0, fmt.Errorf("step %d layer %d: %d features on cuda, %d on cpu, want %d", i, layers[l], len(gf[l]), len(cf[l]), want)
+			}
+			var num, den float64
+			for j := range cf[l] {
+				num = math.Max(num, math.Abs(float64(gf[l][j]-cf[l][j])))
+				den = math.Max(den, math.Abs(float64(cf[l][j])))
+			}
+			if den > 0 {
+				maxRel = math.Max(maxRel, num/den)
+			}
+		}
+	}
+	return layers, maxRel, nil
+}
+
+func equal32(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
 	}

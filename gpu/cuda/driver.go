@@ -48,7 +48,7 @@ func cres(op string, r C.CUresult) error {
 
 func cuInit() error { return cres("cuInit", C.rs_init()) }
 
-func cstream(s cu.Stream) C.CUstream { return *(*C.CUstream)(unsafe.Pointer(&s)) }
+func cstream(s cu.Stream) C.CUstream   { return *(*C.CUstream)(unsafe.Pointer(&s)) }
 func cfunc(f cu.Function) C.CUfunction { return *(*C.CUfunction)(unsafe.Pointer(&f)) }
 
 // graph is an instantiated CUDA graph.
@@ -57,7 +57,9 @@ type graph struct {
 	exec C.CUgraphExec
 }
 
-func beginCapture(s cu.Stream) error { return cres("cuStreamBeginCapture", C.rs_begin_capture(cstream(s))) }
+func beginCapture(s cu.Stream) error {
+	return cres("cuStreamBeginCapture", C.rs_begin_capture(cstream(s)))
+}
 
 func endCapture(s cu.Stream) (*graph, error) {
 	g := &graph{}
@@ -71,7 +73,9 @@ func endCapture(s cu.Stream) (*graph, error) {
 	return g, nil
 }
 
-func (g *graph) launch(s cu.Stream) error { return cres("cuGraphLaunch", C.rs_graph_launch(g.exec, cstream(s))) }
+func (g *graph) launch(s cu.Stream) error {
+	return cres("cuGraphLaunch", C.rs_graph_launch(g.exec, cstream(s)))
+}
 
 func (g *graph) destroy() {
 	C.rs_exec_destroy(g.exec)

@@ -131,6 +131,9 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		if err := t.matvec("down", t.x, c.Dim, t.hbuf, L.down, T, 1); err != nil {
 			return err
 		}
+		if err := t.captureLayer(l, T); err != nil { // EAGLE-3 features: x after the layer's residual add
+			return err
+		}
 	}
 	if mode == model.LogitsNone {
 		return nil
@@ -192,11 +195,11 @@ func (p *profiler) after(s cu.Stream, cat string, bytes int64) error {
 
 // KernelTime is the time of one kind of kernel in a step.
 type KernelTime struct {
-	Kind    string
+	Kind     string
 	Launches int
-	Micros  float64
-	Bytes   int64   // bytes the kernels must read (weights; KV for attention)
-	GBps    float64 // Bytes / time
+	Micros   float64
+	Bytes    int64   // bytes the kernels must read (weights; KV for attention)
+	GBps     float64 // Bytes / time
 }
 
 // ProfileStep runs one ungraphed decode (or verify) step of T tokens with an

@@ -33,7 +33,7 @@ type stepParams struct {
 const stepBytes = int(unsafe.Sizeof(stepParams{}))
 
 func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }
-func sqrtf(x float64) float64           { return math.Sqrt(x) }
+func sqrtf(x float64) float64          { return math.Sqrt(x) }
 
 func (d *Device) newStream0() cu.Stream {
 	s, err := cu.MakeStream(cu.NonBlocking)
@@ -43,16 +43,16 @@ func (d *Device) newStream0() cu.Stream {
 	return s
 }
 
-// Target is a model on one GPU (spec.Target): a graph per (tokens, logits
-// mode) captured on first use and replayed after.
+// Target is a model on one GPU (spec.FeatureTarget): a graph per (tokens,
+// logits mode, capture set) captured on first use and replayed after.
 type Target struct {
 	dev *Device
 	m   *dmodel
 	cfg model.Config
 
 	slots, kvw, nqkv, S int
-	maxPos             int
-	stream             cu.Stream
+	maxPos              int
+	stream              cu.Stream
 
 	// device buffers
 	x, xn, qkv, att, hbuf cu.DevicePtr // (MaxTokens, dim|dim|nqkv|hq*hd|ffn) float32
@@ -65,13 +65,15 @@ type Target struct {
 	path                  cu.DevicePtr // (MaxTokens) int32
 	bufs                  []cu.DevicePtr
 
-	hstep   pinned // stepParams
-	hids    pinned // (MaxTokens) int32
-	hlogits pinned // (MaxTokens, vocab) float32
-	out     []float32
+	hstep   pinned    // stepParams
+	hids    pinned    // (MaxTokens) int32
+	hlogits pinned    // (MaxTokens, vocab) float32
+	out     []float32 // (rows, vocab) logits of the last forward
+	outIDs  []int32   // (rows) token ids of the last ForwardIDs
 
-	graphs    map[[2]int]*graph
-	UseGraphs bool // replay captured graphs (default true); false launches each kernel
+	graphs    map[graphKey]*graph
+	cap       featureCapture // hidden states copied out for EAGLE-3 (capture.go)
+	UseGraphs bool           // replay captured graphs (default true); false launches each kernel
 	Temp      float32
 	Seed      uint32
 	prof      *profiler
@@ -176,7 +178,7 @@ func stateBytes(cfg model.Config, ctxLen, sms int) int64 {
 
 func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	c := m.cfg
-	t := &Target{dev: d, m: m, cfg: c, graphs: map[[2]int]*graph{}, UseGraphs: true}
+	t := &Target{dev: d, m: m, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	t.slots = ctxLen + MaxTokens
 	t.kvw = c.KVHeads * c.HeadDim
 	t.nqkv = (c.Heads + 2*c.KVHeads) * c.HeadDim
@@ -281,7 +283,9 @@ func (t *Target) Close() error {
 	t.hstep.free()
 	t.hids.free()
 	t.hlogits.free()
+	t.cap.host.free()
 	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
+	t.cap.host, t.cap.dev = pinned{}, 0
 	if t.m != nil {
 		t.m.free()
 	}
@@ -389,9 +393,11 @@ func (t *Target) prepare(b model.Batch) (T int, err error) {
 	return T, nil
 }
 
-// Forward implements spec.Target: logits (rows, vocab) copied back.
+// Forward implements spec.Target: logits (rows, vocab) copied back. A chain
+// longer than MaxTokens (a prompt) runs as consecutive steps of at most
+// MaxTokens tokens.
 func (t *Target) Forward(ctx context.Context, b model.Batch) ([]float32, error) {
-	rows, err := t.run(ctx, b)
+	rows, err := t.forward(ctx, b, false)
 	if err != nil || rows == 0 {
 		return nil, err
 	}
@@ -401,24 +407,50 @@ func (t *Target) Forward(ctx context.Context, b model.Batch) ([]float32, error) 
 // ForwardIDs runs the batch and copies back only the argmax (or, with Temp
 // > 0, sampled) token id of each logits row: a decode step moves 4 bytes.
 func (t *Target) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error) {
-	saved := b.Logits
-	if saved == model.LogitsNone {
-		_, err := t.run(ctx, b)
+	rows, err := t.forward(ctx, b, true)
+	if err != nil || rows == 0 {
 		return nil, err
 	}
-	rows, err := t.runIDs(ctx, b)
-	if err != nil {
-		return nil, err
+	return append([]int32(nil), t.outIDs[:rows]...), nil
+}
+
+// forward runs b in steps of at most MaxTokens tokens (trees must fit one
+// step); on error the cache keeps its old length.
+func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
+	T := len(b.Tokens)
+	if T <= MaxTokens {
+		return t.exec(ctx, b, idsOnly, 0, true)
 	}
-	return append([]int32(nil), t.hids.ints()[:rows]...), nil
+	switch {
+	case b.Parent != nil:
+		return 0, fmt.Errorf("cuda: tree of %d nodes; the GPU path verifies at most %d per forward", T, MaxTokens)
+	case b.Pos != nil && len(b.Pos) != T:
+		return 0, fmt.Errorf("cuda: batch of %d tokens with %d positions", T, len(b.Pos))
+	}
+	start, rows := t.n, 0
+	for i := 0; i < T; i += MaxTokens {
+		j := min(T, i+MaxTokens)
+		c := model.Batch{Tokens: b.Tokens[i:j], Logits: model.LogitsNone}
+		if b.Pos != nil {
+			c.Pos = b.Pos[i:j]
+		}
+		if b.Logits == model.LogitsAll || b.Logits == model.LogitsLast && j == T {
+			c.Logits = b.Logits
+		}
+		n, err := t.exec(ctx, c, idsOnly, rows, i == 0)
+		if err != nil {
+			t.n = start
+			return 0, err
+		}
+		rows += n
+	}
+	return rows, nil
 }
 
-func (t *Target) run(ctx context.Context, b model.Batch) (int, error) { return t.exec(ctx, b, false) }
-func (t *Target) runIDs(ctx context.Context, b model.Batch) (int, error) {
-	return t.exec(ctx, b, true)
-}
-
-func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
+// exec runs one step of at most MaxTokens tokens; its result rows land at
+// row0 of the outputs, and its captured features start a new forward when
+// first is set (else they are appended).
+func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int, first bool) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -438,6 +470,9 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool) (int, er
 		return 0, err
 	}
 	defer unbind()
+	if err := t.prepareCapture(); err != nil {
+		return 0, err
+	}
 	if err := cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
 		return 0, fmt.Errorf("cuda: step parameters: %w", err)
 	}
@@ -454,14 +489,41 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool) (int, er
 			return 0, fmt.Errorf("cuda: copy results back: %w", err)
 		}
 	}
+	if err := t.copyCaptureBack(T); err != nil {
+		return 0, err
+	}
 	if err := t.stream.Synchronize(); err != nil {
 		return 0, fmt.Errorf("cuda: forward of %d tokens at %d: %w", T, t.n, err)
 	}
-	if rows > 0 && !idsOnly {
-		copy(t.out, t.hlogits.floats()[:rows*t.cfg.Vocab])
+	if rows > 0 {
+		if idsOnly {
+			t.outIDs = grow(t.outIDs, row0+rows)
+			copy(t.outIDs[row0:], t.hids.ints()[:rows])
+		} else {
+			v := t.cfg.Vocab
+			t.out = grow(t.out, (row0+rows)*v)
+			copy(t.out[row0*v:], t.hlogits.floats()[:rows*v])
+		}
 	}
+	t.collectCapture(T, first)
 	t.n += T
 	return rows, nil
+}
+
+// grow returns s with at least n elements (the old ones kept).
+func grow[E any](s []E, n int) []E {
+	if len(s) >= n {
+		return s
+	}
+	return append(s, make([]E, n-len(s))...)
+}
+
+// graphKey names a captured step: its token count, logits mode and the
+// layers whose hidden states it copies out.
+type graphKey struct {
+	T       int
+	mode    model.LogitsMode
+	capture string
 }
 
 // enqueueStep replays (capturing first if needed) the graph for (T, mode),
@@ -470,7 +532,7 @@ func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
 	if !t.UseGraphs || t.prof != nil {
 		return t.enqueue(T, mode)
 	}
-	key := [2]int{T, int(mode)}
+	key := graphKey{T, mode, t.cap.key}
 	g := t.graphs[key]
 	if g == nil {
 		if err := beginCapture(t.stream); err != nil {

@@ -1,0 +1,166 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/spec"
+)
+
+var _ spec.FeatureTarget = (*Target)(nil)
+
+// featureCapture copies the residual stream out after chosen layers (the
+// EAGLE-3 features) as part of the forward pass itself.
+//
+// Inside the step (and so inside its CUDA graph) each captured layer's
+// output x (T, dim) is copied device-to-device into its slot of dev; after
+// the step the slots are copied to pinned host memory on the same stream,
+// before the one synchronize the step already has. The graphs are keyed by
+// the capture set as well as (T, logits mode), so changing the set selects
+// (or captures) other graphs instead of invalidating them; graphs of sets
+// other than the current one and the empty one are freed when the set
+// changes (a run with a head and a plain run keep both sets warm).
+type featureCapture struct {
+	layers []int  // as SetCapture got them: the order of Captured
+	on     []bool // (layers) per model layer: copied in the step
+	key    string // the distinct valid layers, sorted ("" = none)
+	pruned string // the key graphs were last pruned for
+
+	dev  cu.DevicePtr // (layers, T, dim) float32 for the step's T; slot = model layer
+	host pinned       // (layers, T, dim) float32, the same layout
+	out  [][]float32  // (len(layers)) of (T, dim): the last forward's features, reused
+}
+
+// SetCapture implements spec.FeatureTarget: later forwards copy out the
+// residual stream (T, dim) after each listed layer (nil: none). Layers
+// outside [0, Layers) capture nothing (their Captured entry is empty).
+func (t *Target) SetCapture(layers []int) {
+	c := &t.cap
+	c.layers = slices.Clone(layers)
+	c.on = nil
+	var ks []string
+	for l := range t.cfg.Layers {
+		if slices.Contains(layers, l) {
+			if c.on == nil {
+				c.on = make([]bool, t.cfg.Layers)
+			}
+			c.on[l] = true
+			ks = append(ks, strconv.Itoa(l))
+		}
+	}
+	c.key = strings.Join(ks, ",")
+	if len(layers) == 0 {
+		c.out = c.out[:0]
+		return
+	}
+	for len(c.out) < len(layers) {
+		c.out = append(c.out, nil)
+	}
+	c.out = c.out[:len(layers)]
+	for i := range c.out {
+		c.out[i] = c.out[i][:0]
+	}
+}
+
+// Captured implements spec.FeatureTarget: per SetCapture layer, (T, dim)
+// features of the last forward's T tokens (all chunks of a long prefill).
+// Valid until the next forward.
+func (t *Target) Captured() [][]float32 {
+	if len(t.cap.layers) == 0 {
+		return nil
+	}
+	return t.cap.out
+}
+
+// prepareCapture allocates the capture buffers on first use (their size is
+// fixed, so graphs that hold dev stay valid) and frees graphs of capture
+// sets no longer in use. The device is bound.
+func (t *Target) prepareCapture() error {
+	c := &t.cap
+	if c.key != c.pruned {
+		for k, g := range t.graphs {
+			if k.capture != "" && k.capture != c.key {
+				g.destroy()
+				delete(t.graphs, k)
+			}
+		}
+		c.pruned = c.key
+	}
+	if c.key == "" || c.dev != 0 {
+		return nil
+	}
+	n := int64(t.cfg.Layers) * MaxTokens * int64(t.cfg.Dim) * 4
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		return fmt.Errorf("cuda: cuMemAlloc(%d bytes) for captured hidden states: %w", n, err)
+	}
+	h, err := allocPinned(int(n))
+	if err != nil {
+		cu.MemFree(p)
+		return fmt.Errorf("cuda: host buffer for captured hidden states: %w", err)
+	}
+	t.bufs = append(t.bufs, p)
+	c.dev, c.host = p, h
+	return nil
+}
+
+// captureLayer enqueues the copy of x (T, dim) after layer l when l is
+// captured (inside the step: recorded into its graph).
+func (t *Target) captureLayer(l, T int) error {
+	c := &t.cap
+	if c.on == nil || !c.on[l] || c.dev == 0 {
+		return nil
+	}
+	n := int64(T * t.cfg.Dim * 4)
+	if err := cu.MemcpyDtoDAsync(c.dev+cu.DevicePtr(int64(l)*n), t.x, n, t.stream); err != nil {
+		return fmt.Errorf("cuda: capture layer %d: %w", l, err)
+	}
+	return nil
+}
+
+// copyCaptureBack enqueues the captured slots' copies to the host (after
+// the step, before its synchronize).
+func (t *Target) copyCaptureBack(T int) error {
+	c := &t.cap
+	if c.on == nil {
+		return nil
+	}
+	n := int64(T * t.cfg.Dim * 4)
+	for l, on := range c.on {
+		if !on {
+			continue
+		}
+		off := int64(l) * n
+		if err := cu.MemcpyDtoHAsync(unsafe.Add(c.host.p, off), c.dev+cu.DevicePtr(off), n, t.stream); err != nil {
+			return fmt.Errorf("cuda: copy captured layer %d back: %w", l, err)
+		}
+	}
+	return nil
+}
+
+// collectCapture appends the step's features (the stream is synchronized)
+// to the per-layer outputs; first starts a new forward.
+func (t *Target) collectCapture(T int, first bool) {
+	c := &t.cap
+	if len(c.layers) == 0 {
+		return
+	}
+	td := T * t.cfg.Dim
+	host := c.host.floats()
+	for i, l := range c.layers {
+		if first {
+			c.out[i] = c.out[i][:0]
+		}
+		if c.on == nil || l < 0 || l >= len(c.on) {
+			continue
+		}
+		c.out[i] = append(c.out[i], host[l*td:(l+1)*td]...)
+	}
+}
