@@ -144,21 +144,8 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	if err != nil {
 		return st, err
 	}
-	step := 0
-	lastStep, lastAR := time.Now(), t.allReduceTime()
-	opts.Step = func(s spec.StepInfo) {
-		step++
-		now, ar := time.Now(), t.allReduceTime()
-		wall := now.Sub(lastStep)
-		ss := StepStats{Step: step, Drafted: s.Drafted, Accepted: s.Accepted, Draft: s.Draft, Verify: s.Verify,
-			AllReduce: ar - lastAR, NewTokens: s.New, ElapsedTime: now.Sub(start)}
-		lastStep, lastAR = now, ar
-		sample := metrics.StepSample{Step: step, Drafted: s.Drafted, At: ss.ElapsedTime, Draft: s.Draft, Verify: s.Verify, AllReduce: ss.AllReduce,
-			Other: max(0, wall-s.Draft-s.Verify), Tokens: s.New, Accepted: s.Accepted}
-		e.rec.RecordStep(sample, s.Drafted)
-		log.step(sample, cfg.TP)
-		sink(Event{Kind: EventStep, Step: ss})
-	}
+	steps := &stepper{e: e, t: t, log: log, sink: sink, ranks: cfg.TP, start: start, last: time.Now(), lastAR: t.allReduceTime()}
+	opts.Step = steps.step
 	res, err := spec.Generate(ctx, t, prompt, opts)
 	st.PromptTokens = len(prompt)
 	st.GeneratedTokens = len(res.Tokens)
@@ -192,6 +179,35 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		err = lerr
 	}
 	return st, err
+}
+
+// stepper turns the loop's step reports into StepStats events, recorder
+// samples and run-log lines, splitting each step's wall time into draft,
+// verify (which includes allreduce) and other.
+type stepper struct {
+	e      *Engine
+	t      runTarget
+	log    *runLog
+	sink   func(Event)
+	ranks  int
+	n      int
+	start  time.Time
+	last   time.Time     // when the previous step ended
+	lastAR time.Duration // allreduce time up to the previous step
+}
+
+func (s *stepper) step(si spec.StepInfo) {
+	s.n++
+	now, ar := time.Now(), s.t.allReduceTime()
+	wall := now.Sub(s.last)
+	ss := StepStats{Step: s.n, Drafted: si.Drafted, Accepted: si.Accepted, Draft: si.Draft, Verify: si.Verify,
+		AllReduce: ar - s.lastAR, NewTokens: si.New, ElapsedTime: now.Sub(s.start)}
+	s.last, s.lastAR = now, ar
+	sample := metrics.StepSample{Step: s.n, Drafted: si.Drafted, At: ss.ElapsedTime, Draft: si.Draft, Verify: si.Verify,
+		AllReduce: ss.AllReduce, Other: max(0, wall-si.Draft-si.Verify), Tokens: si.New, Accepted: si.Accepted}
+	s.e.rec.RecordStep(sample, si.Drafted)
+	s.log.step(sample, s.ranks)
+	s.sink(Event{Kind: EventStep, Step: ss})
 }
 
 // fillSpecStats copies the speculative counts into the run's stats.
