@@ -17,7 +17,6 @@ package draftmodel
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 
 	"rigscope/engine/model"
@@ -126,14 +125,6 @@ func (d *Drafter) chain(ctx context.Context, logits []float32, req spec.Request)
 	return p, nil
 }
 
-// candidate is a possible tree node: token tok under node parent (-1: the
-// context) with cumulative log-probability score.
-type candidate struct {
-	parent int32
-	tok    int32
-	score  float64
-}
-
 // tree grows a beam tree: depth by depth, the Branch best children of the
 // previous depth's nodes. The cache is rewound to the context afterwards.
 func (d *Drafter) tree(ctx context.Context, root []float32, req spec.Request) (spec.Proposal, error) {
@@ -142,16 +133,16 @@ func (d *Drafter) tree(ctx context.Context, root []float32, req spec.Request) (s
 	var p spec.Proposal
 	var pos []int32     // (nodes) RoPE positions
 	var score []float64 // (nodes) cumulative log-probability
-	cands := topChildren(nil, root, -1, 0, req.Branch)
+	cands := spec.TopChildren(nil, root, -1, 0, req.Branch)
 	frontier := 0 // first node of the last depth
 	for depth := 1; ; depth++ {
-		sort.SliceStable(cands, func(a, b int) bool { return cands[a].score > cands[b].score })
+		sort.SliceStable(cands, func(a, b int) bool { return cands[a].Score > cands[b].Score })
 		frontier = len(p.Tokens)
 		for _, c := range cands[:min(len(cands), req.Branch)] {
-			p.Tokens = append(p.Tokens, c.tok)
-			p.Parent = append(p.Parent, c.parent)
+			p.Tokens = append(p.Tokens, c.Tok)
+			p.Parent = append(p.Parent, c.Parent)
 			pos = append(pos, int32(base+depth-1))
-			score = append(score, c.score)
+			score = append(score, c.Score)
 		}
 		if depth == req.K || base+len(p.Tokens) > d.r.KV.Slots {
 			break
@@ -166,42 +157,8 @@ func (d *Drafter) tree(ctx context.Context, root []float32, req spec.Request) (s
 		}
 		cands = cands[:0]
 		for f := frontier; f < len(p.Tokens); f++ {
-			cands = topChildren(cands, logits[f*d.vocab:(f+1)*d.vocab], int32(f), score[f], req.Branch)
+			cands = spec.TopChildren(cands, logits[f*d.vocab:(f+1)*d.vocab], int32(f), score[f], req.Branch)
 		}
 	}
 	return p, nil
-}
-
-// topChildren appends the b most likely tokens of logits as children of
-// parent, scored by parentScore plus their log-probability.
-func topChildren(dst []candidate, logits []float32, parent int32, parentScore float64, b int) []candidate {
-	m := float32(math.Inf(-1))
-	for _, v := range logits {
-		m = max(m, v)
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v - m))
-	}
-	lse := float64(m) + math.Log(sum)
-	top := make([]int32, 0, b+1) // indices, best first
-	for i, v := range logits {
-		if len(top) == b && v <= logits[top[b-1]] {
-			continue
-		}
-		j := len(top)
-		for j > 0 && v > logits[top[j-1]] {
-			j--
-		}
-		top = append(top, 0)
-		copy(top[j+1:], top[j:])
-		top[j] = int32(i)
-		if len(top) > b {
-			top = top[:b]
-		}
-	}
-	for _, t := range top {
-		dst = append(dst, candidate{parent: parent, tok: t, score: parentScore + float64(logits[t]) - lse})
-	}
-	return dst
 }

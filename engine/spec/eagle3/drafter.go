@@ -222,14 +222,6 @@ func (d *Drafter) scatter(logits []float32) []float32 {
 	return d.full
 }
 
-// candidate is a possible tree node: draft id tok under node parent (-1:
-// the context) with cumulative log-probability score.
-type candidate struct {
-	parent int32
-	tok    int32 // draft vocabulary id
-	score  float64
-}
-
 // tree grows a beam tree: per depth, the Branch best children of the
 // previous depth's nodes, then one batched draft step over the new nodes
 // (each sees the extended rows, its ancestors and itself).
@@ -239,14 +231,14 @@ func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spe
 	var p spec.Proposal
 	var score []float64 // (nodes)
 	base := n - 1       // slot of node 0
-	cands := topChildren(nil, rootLogits, -1, 0, req.Branch)
+	cands := spec.TopChildren(nil, rootLogits, -1, 0, req.Branch)
 	for depth := 1; ; depth++ {
-		sort.SliceStable(cands, func(a, b int) bool { return cands[a].score > cands[b].score })
+		sort.SliceStable(cands, func(a, b int) bool { return cands[a].Score > cands[b].Score })
 		f0 := len(p.Tokens)
 		for _, cd := range cands[:min(len(cands), req.Branch)] {
-			p.Tokens = append(p.Tokens, d.h.DraftToTarget[cd.tok])
-			p.Parent = append(p.Parent, cd.parent)
-			score = append(score, cd.score)
+			p.Tokens = append(p.Tokens, d.h.DraftToTarget[cd.Tok])
+			p.Parent = append(p.Parent, cd.Parent)
+			score = append(score, cd.Score)
 		}
 		if depth == req.K {
 			break
@@ -276,40 +268,8 @@ func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spe
 		d.r.logits(logits, d.nodeH[f0*dim:], T)
 		cands = cands[:0]
 		for i := 0; i < T; i++ {
-			cands = topChildren(cands, logits[i*dv:(i+1)*dv], int32(f0+i), score[f0+i], req.Branch)
+			cands = spec.TopChildren(cands, logits[i*dv:(i+1)*dv], int32(f0+i), score[f0+i], req.Branch)
 		}
 	}
 	return p, nil
-}
-
-// topChildren appends the b most likely entries of logits as children of
-// parent, scored by parentScore plus their log-probability.
-func topChildren(dst []candidate, logits []float32, parent int32, parentScore float64, b int) []candidate {
-	m := float32(math.Inf(-1))
-	for _, v := range logits {
-		m = max(m, v)
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v - m))
-	}
-	lse := float64(m) + math.Log(sum)
-	top := make([]int32, 0, b+1) // indices, best first
-	for i, v := range logits {
-		if len(top) == b && v <= logits[top[b-1]] {
-			continue
-		}
-		j := len(top)
-		for j > 0 && v > logits[top[j-1]] {
-			j--
-		}
-		top = slices.Insert(top, j, int32(i))
-		if len(top) > b {
-			top = top[:b]
-		}
-	}
-	for _, t := range top {
-		dst = append(dst, candidate{parent: parent, tok: t, score: parentScore + float64(logits[t]) - lse})
-	}
-	return dst
 }
