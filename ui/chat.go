@@ -291,7 +291,7 @@ func StatsLine(rec *RunRecord) string {
 	parts := []string{
 		fmt.Sprintf("%.1f tok/s", s.DecodeTokensPerS),
 		fmt.Sprintf("%d tokens", s.GeneratedTokens),
-		fmt.Sprintf("%.0f ms to first token", s.TimeToFirstTokenMs),
+		ttft(s.TimeToFirstTokenMs)+" to first token",
 		"stop: " + s.StopReason,
 	}
 	if rec.Config.Drafter.Kind != DrafterNone && rec.Config.Drafter.Kind != "" {
@@ -346,4 +346,13 @@ func (e *promptEntry) TypedKey(k *fyne.KeyEvent) {
 	default:
 		e.Entry.TypedKey(k)
 	}
+}
+
+// ttft formats a time to first token: whole milliseconds, or one decimal
+// below 10 ms (small models answer in under a millisecond).
+func ttft(ms float64) string {
+	if ms < 10 {
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
 }
