@@ -51,15 +51,33 @@ func (b *BarHistogram) CreateRenderer() fyne.WidgetRenderer {
 	return newRenderer(func() fyne.Size { return fyne.NewSize(240, 160) }, b.draw)
 }
 
-func legend(sc *scene, names []string, colors []color.Color, right, y float32) {
-	ls := labelSize()
+// legend draws swatch+name pairs right-aligned on the title row, or on a
+// row of their own below the title when they would overlap it. It returns
+// the extra height it took (0 on the title row).
+func legend(sc *scene, title string, names []string, colors []color.Color, right float32, swatch func(x, y float32, c color.Color)) float32 {
+	ls, ts := labelSize(), titleSize()
+	width := float32(0)
+	for _, n := range names {
+		width += fyne.MeasureText(n, ls, fyne.TextStyle{}).Width + 24
+	}
+	titleW := fyne.MeasureText(title, ts, fyne.TextStyle{Bold: true}).Width
+	y, extra := float32(2), float32(0)
+	if titleW+12+width > right {
+		y, extra = ts+6, ls+6
+	}
 	x := right
 	for i := len(names) - 1; i >= 0; i-- {
 		w := sc.text(names[i], x, y, ls, fg(), fyne.TextAlignTrailing, false).Width
 		x -= w + 4
-		sc.rect(x-10, y+2, 10, ls-2, colors[i])
+		swatch(x, y, colors[i])
 		x -= 20
 	}
+	return extra
+}
+
+// boxSwatch is the legend mark of bar charts.
+func boxSwatch(sc *scene) func(x, y float32, c color.Color) {
+	return func(x, y float32, c color.Color) { sc.rect(x-10, y+2, 10, labelSize()-2, c) }
 }
 
 func (b *BarHistogram) draw(sc *scene, size fyne.Size) {
@@ -71,8 +89,8 @@ func (b *BarHistogram) draw(sc *scene, size fyne.Size) {
 		names[i], cols[i] = s.Name, s.Color
 		all = append(all, s.Values...)
 	}
-	legend(sc, names, cols, size.Width, 2)
-	top, bottom := ts+14, size.Height-ls-6
+	extra := legend(sc, b.Title, names, cols, size.Width, boxSwatch(sc))
+	top, bottom := ts+14+extra, size.Height-ls-6
 	if b.XLabel != "" {
 		bottom -= ls + 2
 	}
@@ -166,8 +184,8 @@ func (s *StackedBars) CreateRenderer() fyne.WidgetRenderer {
 func (s *StackedBars) draw(sc *scene, size fyne.Size) {
 	ls, ts := labelSize(), titleSize()
 	sc.text(s.Title, 0, 0, ts, fg(), fyne.TextAlignLeading, true)
-	legend(sc, s.Segments, s.Colors, size.Width, 2)
-	top, bottom := ts+14, size.Height-ls-6
+	extra := legend(sc, s.Title, s.Segments, s.Colors, size.Width, boxSwatch(sc))
+	top, bottom := ts+14+extra, size.Height-ls-6
 	if s.XLabel != "" {
 		bottom -= ls + 2
 	}

@@ -115,15 +115,13 @@ func (c *LineChart) axisScale(a Axis, vals []float64, p0, p1 float32) (scale, []
 func (c *LineChart) draw(sc *scene, size fyne.Size) {
 	ls, ts := labelSize(), titleSize()
 	sc.text(c.Title, 0, 0, ts, fg(), fyne.TextAlignLeading, true)
-	// Legend, right-aligned on the title row.
-	lx := size.Width
-	for i := len(c.lines) - 1; i >= 0; i-- {
-		l := c.lines[i]
-		w := sc.text(l.Name, lx, 2, ls, fg(), fyne.TextAlignTrailing, false).Width
-		lx -= w + 4
-		sc.line(lx-14, 2+ls/2+1, lx, 2+ls/2+1, l.Color, 3)
-		lx -= 24
+	names, cols := make([]string, len(c.lines)), make([]color.Color, len(c.lines))
+	for i, l := range c.lines {
+		names[i], cols[i] = l.Name, l.Color
 	}
+	extra := legend(sc, c.Title, names, cols, size.Width, func(x, y float32, col color.Color) {
+		sc.line(x-14, y+ls/2+1, x, y+ls/2+1, col, 3)
+	})
 	var xs, ys []float64
 	for _, l := range c.lines {
 		for _, p := range l.Points {
@@ -133,7 +131,7 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 			xs, ys = append(xs, p.X), append(ys, p.Y)
 		}
 	}
-	top := ts + 14
+	top := ts + 14 + extra
 	bottom := size.Height - ls - 8
 	if c.X.Label != "" {
 		bottom -= ls + 2
