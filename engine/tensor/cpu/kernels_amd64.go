@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -245,4 +246,134 @@ func useNoVNNI() (restore func()) {
 	v := hasVNNI
 	hasVNNI = false
 	return func() { hasVNNI = v }
+}
+
+//go:noescape
+func softmaxExpAVX2(x *float32, n int, m float32, lanes *float32)
+
+//go:noescape
+func swigluAVX2(out, gate, up *float32, n int)
+
+// softmaxExp sets x[i] = exp32(x[i]-m) for i < len(x) (a multiple of 8) and
+// adds each into lanes[i%8], in order.
+func softmaxExp(x []float32, m float32, lanes *[8]float32) {
+	if !hasAVX2 || len(x) == 0 {
+		softmaxExpGo(x, m, lanes)
+		return
+	}
+	softmaxExpAVX2(&x[0], len(x)&^7, m, &lanes[0])
+}
+
+// swiglu sets out = g / (1 + exp32(-g)) * up for g in gate.
+func swiglu(out, gate, up []float32) {
+	n := len(gate)
+	out, up = out[:n], up[:n]
+	m := 0
+	if hasAVX2 && n >= 8 {
+		m = n &^ 7
+		swigluAVX2(&out[0], &gate[0], &up[0], m)
+	}
+	if m < n {
+		swigluGo(out[m:], gate[m:], up[m:])
+	}
+}
+
+//go:noescape
+func dotQ8Q8x4RowsVNNIG(w *byte, wstride int, nrows int, xq *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, ostride int)
+
+//go:noescape
+func dotQ8Q8x4RowsAVX2G(w *byte, wstride int, nrows int, xq *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, ostride int)
+
+// dotQ8Q8x4RowsG is dotQ8Q8x4Rows on one four-token group laid out by
+// q8Groups (xq (nb, 4, 32), xc (nb, 4, 8), dx (nb, 4)): out[k*ostride+r]
+// for r < nrows and k < 4, bit-identical. Only with hasAVX2.
+func dotQ8Q8x4RowsG(out []float32, ostride, nrows int, w []byte, wstride int, xq []int8, xc []int32, dx []float32) {
+	nb := len(dx) / 4
+	if nrows == 0 || nb == 0 {
+		return
+	}
+	_ = out[3*ostride+nrows-1]
+	_ = w[(nrows-1)*wstride+nb*34-1]
+	_ = xq[nb*128-1]
+	if !hasVNNI {
+		dotQ8Q8x4RowsAVX2G(&w[0], wstride, nrows, &xq[0], nil, &dx[0], nb, &f16Table[0], &out[0], ostride*4)
+		return
+	}
+	_ = xc[nb*32-1]
+	dotQ8Q8x4RowsVNNIG(&w[0], wstride, nrows, &xq[0], &xc[0], &dx[0], nb, &f16Table[0], &out[0], ostride*4)
+}
+
+//go:noescape
+func dotQ8Q8Rows4AVX2(w *byte, wstride int, nrows int, qx *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, spacing int)
+
+//go:noescape
+func dotQ8Q8Rows4VNNI(w *byte, wstride int, nrows int, qx *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, spacing int)
+
+// dotQ8Q8RowsC is dotQ8Q8Rows given also qx's lane corrections xc (nb, 8)
+// (laneCorrections; used with VNNI only): the rows split in four streams
+// that run side by side; bit-identical.
+func dotQ8Q8RowsC(out []float32, w []byte, wstride int, qx []int8, xc []int32, dx []float32) {
+	nb, n := len(dx), len(out)
+	q := n / 4
+	if !hasAVX2 || nb == 0 || q == 0 {
+		dotQ8Q8Rows(out, w, wstride, qx, dx)
+		return
+	}
+	_ = w[(4*q-1)*wstride+nb*34-1]
+	_ = qx[nb*32-1]
+	if hasVNNI {
+		_ = xc[nb*8-1]
+		dotQ8Q8Rows4VNNI(&w[0], wstride, q, &qx[0], &xc[0], &dx[0], nb, &f16Table[0], &out[0], q*wstride)
+	} else {
+		dotQ8Q8Rows4AVX2(&w[0], wstride, q, &qx[0], nil, &dx[0], nb, &f16Table[0], &out[0], q*wstride)
+	}
+	if 4*q < n {
+		dotQ8Q8Rows(out[4*q:], w[4*q*wstride:], wstride, qx, dx)
+	}
+}
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func scaleAVX2(x *float32, n int, a float32)
+
+// maxOf is the largest element of x (-Inf when empty; no NaNs).
+func maxOf(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	n8 := 0
+	if hasAVX2 && len(x) >= 8 {
+		n8 = len(x) &^ 7
+		m = maxAVX2(&x[0], n8)
+	}
+	for _, v := range x[n8:] {
+		m = max(m, v)
+	}
+	return m
+}
+
+// scale sets x[i] *= a.
+func scale(x []float32, a float32) {
+	n8 := 0
+	if hasAVX2 && len(x) >= 8 {
+		n8 = len(x) &^ 7
+		scaleAVX2(&x[0], n8, a)
+	}
+	for i := n8; i < len(x); i++ {
+		x[i] *= a
+	}
+}
+
+//go:noescape
+func quantizeRowQ8AVX2(q *int8, d *float32, x *float32, nb int)
+
+// quantizeRowQ8 is quantizeRowQ8Go (the specification), bit for bit.
+func quantizeRowQ8(q []int8, d []float32, x []float32) {
+	nb := len(x) / 32
+	if !hasAVX2 || nb == 0 {
+		quantizeRowQ8Go(q, d, x)
+		return
+	}
+	_, _ = q[nb*32-1], d[nb-1]
+	quantizeRowQ8AVX2(&q[0], &d[0], &x[0], nb)
 }

@@ -160,7 +160,9 @@ cvdone:
 // func attnScoresAVX2(sc *float32, q *float32, k *float32, n int, stride int, hd int, scale float32)
 //
 // sc[j] = scale * sum_c q[c]*k[j*stride/4 + c] for j < n; stride in bytes,
-// hd a multiple of 8. Four keys at a time keep four FMA chains in flight.
+// hd a multiple of 8. Eight (then four) keys at a time keep as many FMA
+// chains in flight; each key has one accumulator, reduced in HSUM8's order,
+// whichever group it falls in.
 TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ sc+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -169,6 +171,60 @@ TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ stride+32(FP), R9
 	MOVQ hd+40(FP), R10
 	VBROADCASTSS scale+48(FP), X15
+	SHLQ $2, R10 // hd*4 bytes
+
+sc8:
+	CMPQ CX, $8
+	JLT sc4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	LEAQ (DX)(R9*1), R11 // key j+1
+	LEAQ (DX)(R9*2), R12 // j+2
+	LEAQ (R11)(R9*2), R13 // j+3
+	LEAQ (DX)(R9*4), R14 // j+4
+	LEAQ (R11)(R9*4), R15 // j+5
+	LEAQ (R12)(R9*4), R8 // j+6
+	LEAQ (R13)(R9*4), BX // j+7
+	XORQ AX, AX // byte offset in the head
+
+sc8in:
+	VMOVUPS (SI)(AX*1), Y8
+	VFMADD231PS (DX)(AX*1), Y8, Y0
+	VFMADD231PS (R11)(AX*1), Y8, Y1
+	VFMADD231PS (R12)(AX*1), Y8, Y2
+	VFMADD231PS (R13)(AX*1), Y8, Y3
+	VFMADD231PS (R14)(AX*1), Y8, Y4
+	VFMADD231PS (R15)(AX*1), Y8, Y5
+	VFMADD231PS (R8)(AX*1), Y8, Y6
+	VFMADD231PS (BX)(AX*1), Y8, Y7
+	ADDQ $32, AX
+	CMPQ AX, R10
+	JLT sc8in
+
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMULPS X15, X0, X0
+	VMOVUPS X0, (DI)
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VMULPS X15, X4, X4
+	VMOVUPS X4, 16(DI)
+	ADDQ $32, DI
+	LEAQ (DX)(R9*8), DX
+	SUBQ $8, CX
+	JMP sc8
 
 sc4:
 	CMPQ CX, $4
@@ -180,7 +236,6 @@ sc4:
 	LEAQ (DX)(R9*2), R11 // key j+2
 	XORQ AX, AX // byte offset in the head
 	MOVQ R10, BX
-	SHLQ $2, BX // hd*4 bytes
 
 sc4in:
 	VMOVUPS (SI)(AX*1), Y4
@@ -214,7 +269,6 @@ sc1:
 	VXORPS Y0, Y0, Y0
 	XORQ AX, AX
 	MOVQ R10, BX
-	SHLQ $2, BX
 
 sc1in:
 	VMOVUPS (SI)(AX*1), Y4
@@ -238,7 +292,8 @@ scdone:
 // func attnMixAVX2(out *float32, p *float32, v *float32, n int, stride int, hd int)
 //
 // out[c] = sum_j p[j] * v[j*stride/4 + c] for c < hd (a multiple of 8);
-// stride in bytes. Columns go in chunks of 32 (four accumulators) and 8.
+// stride in bytes. Columns go in chunks of 64 (eight accumulators), 32
+// (four) and 8; every column adds the keys in order.
 TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ p+8(FP), SI
@@ -246,6 +301,50 @@ TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 	MOVQ n+24(FP), R8
 	MOVQ stride+32(FP), R9
 	MOVQ hd+40(FP), R10
+
+mx64:
+	CMPQ R10, $64
+	JLT mx32
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ DX, R11
+	XORQ CX, CX
+
+mx64in:
+	CMPQ CX, R8
+	JGE mx64out
+	VBROADCASTSS (SI)(CX*4), Y8
+	VFMADD231PS (R11), Y8, Y0
+	VFMADD231PS 32(R11), Y8, Y1
+	VFMADD231PS 64(R11), Y8, Y2
+	VFMADD231PS 96(R11), Y8, Y3
+	VFMADD231PS 128(R11), Y8, Y4
+	VFMADD231PS 160(R11), Y8, Y5
+	VFMADD231PS 192(R11), Y8, Y6
+	VFMADD231PS 224(R11), Y8, Y7
+	ADDQ R9, R11
+	INCQ CX
+	JMP mx64in
+
+mx64out:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ $256, DI
+	ADDQ $256, DX
+	SUBQ $64, R10
+	JMP mx64
 
 mx32:
 	CMPQ R10, $32

@@ -50,10 +50,10 @@ func dotF16Go(h []uint16, x []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// quantizeRowQ8 quantizes x (a whole number of 32-blocks) as ggml's
+// quantizeRowQ8Go quantizes x (a whole number of 32-blocks) as ggml's
 // quantize_row_q8_0 does, but keeps the scale in float32: d = max|x|/127,
 // q = round-half-even(x/d). q (len(x)), d (len(x)/32).
-func quantizeRowQ8(q []int8, d []float32, x []float32) {
+func quantizeRowQ8Go(q []int8, d []float32, x []float32) {
 	nb := len(x) / 32
 	q, d = q[:nb*32], d[:nb]
 	for b := 0; b < nb; b++ {

@@ -2,7 +2,10 @@
 
 package cpu
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 const hasAVX2, hasVNNI = false, false
 
@@ -59,3 +62,30 @@ func dotQ8Q8x4Rows(out []float32, ostride, nrows int, w []byte, wstride int, qx 
 }
 
 func useNoVNNI() (restore func()) { return func() {} }
+
+func softmaxExp(x []float32, m float32, lanes *[8]float32) { softmaxExpGo(x, m, lanes) }
+func swiglu(out, gate, up []float32)                       { swigluGo(out, gate, up) }
+
+func dotQ8Q8x4RowsG(out []float32, ostride, nrows int, w []byte, wstride int, xq []int8, xc []int32, dx []float32) {
+	panic("cpu: dotQ8Q8x4RowsG needs AVX2")
+}
+
+func dotQ8Q8RowsC(out []float32, w []byte, wstride int, qx []int8, xc []int32, dx []float32) {
+	dotQ8Q8RowsGo(out, w, wstride, qx, dx)
+}
+
+func quantizeRowQ8(q []int8, d []float32, x []float32) { quantizeRowQ8Go(q, d, x) }
+
+func maxOf(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}
+
+func scale(x []float32, a float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}

@@ -93,6 +93,9 @@ type matmul struct {
 	tokBlocks int
 	rowChunks int
 	rowBuf    [][]float32 // per worker: tileRows dequantized rows
+	grouped   bool        // prefill with AVX2: groups holds the activations
+	xc        []int32     // decode with VNNI: (T, cols/4) lane corrections of qx
+	groups    q8Groups
 }
 
 func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
@@ -123,16 +126,30 @@ func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
 		}
 		m.qx, m.dx = m.qx[:T*m.cols], m.dx[:T*nb]
 		cols := m.cols
-		if T*cols < 1<<14 {
-			for t := 0; t < T; t++ {
-				quantizeRowQ8(m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb], m.x[t*cols:(t+1)*cols])
+		m.grouped = hasAVX2 && T >= 4
+		if m.grouped {
+			m.groups.size(T, nb)
+		} else if hasVNNI {
+			if cap(m.xc) < T*cols/4 {
+				m.xc = make([]int32, T*cols/4)
 			}
-		} else {
-			m.pool.Parallel(T, max(1, 4096/cols), func(lo, hi, _ int) {
-				for t := lo; t < hi; t++ {
-					quantizeRowQ8(m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb], m.x[t*cols:(t+1)*cols])
+			m.xc = m.xc[:T*cols/4]
+		}
+		quant := func(lo, hi, _ int) {
+			for t := lo; t < hi; t++ {
+				q, d := m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb]
+				quantizeRowQ8(q, d, m.x[t*cols:(t+1)*cols])
+				if m.grouped {
+					m.groups.put(t, q, d)
+				} else if hasVNNI {
+					laneCorrections(m.xc[t*cols/4:(t+1)*cols/4], q)
 				}
-			})
+			}
+		}
+		if T*cols < 1<<14 {
+			quant(0, T, 0)
+		} else {
+			m.pool.Parallel(T, max(1, 4096/cols), quant)
 		}
 	}
 }
@@ -172,11 +189,23 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 		}
 		if t1-t0 < 4 {
 			for t := t0; t < t1; t++ {
+				if hasAVX2 && !m.grouped {
+					var xc []int32 // lane corrections, with VNNI
+					if hasVNNI {
+						xc = m.xc[t*cols/4 : (t+1)*cols/4]
+					}
+					dotQ8Q8RowsC(out[t*os+r0:t*os+r1], w.Data[r0*ws:], ws, m.qx[t*cols:(t+1)*cols], xc, m.dx[t*nb:(t+1)*nb])
+					continue
+				}
 				dotQ8Q8Rows(out[t*os+r0:t*os+r1], w.Data[r0*ws:], ws, m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb])
 			}
 			return
 		}
 		t := t0
+		for ; m.grouped && t+4 <= t1; t += 4 {
+			xq, xc, dx := m.groups.group(t/4, nb)
+			dotQ8Q8x4RowsG(out[t*os+r0:], os, r1-r0, w.Data[r0*ws:], ws, xq, xc, dx)
+		}
 		for ; t+4 <= t1; t += 4 {
 			dotQ8Q8x4Rows(out[t*os+r0:], os, r1-r0, w.Data[r0*ws:], ws, m.qx[t*cols:], cols, m.dx[t*nb:(t+4)*nb])
 		}

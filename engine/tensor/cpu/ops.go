@@ -73,12 +73,9 @@ func (rt *RopeTable) Apply(v []float32, pos int, interleaved bool) {
 // MaxPos is the number of positions the table covers.
 func (rt *RopeTable) MaxPos() int { return len(rt.cos) / (rt.HeadDim / 2) }
 
-// SwiGLU: out = silu(gate) * up, elementwise.
-func SwiGLU(out, gate, up []float32) {
-	for i, g := range gate {
-		out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
-	}
-}
+// SwiGLU: out = silu(gate) * up, elementwise, with exp32 (exp.go); out may
+// alias gate.
+func SwiGLU(out, gate, up []float32) { swiglu(out, gate, up) }
 
 // Add: out += a, elementwise.
 func Add(out, a []float32) {
@@ -88,24 +85,22 @@ func Add(out, a []float32) {
 	}
 }
 
-// Softmax in place, in float32 with the max subtracted.
+// Softmax in place, in float32 with the max subtracted (exp32, exp.go).
 func Softmax(x []float32) {
-	m := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > m {
-			m = v
-		}
-	}
-	var s float32
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
+	m := maxOf(x)
+	// exp32 of the whole groups of eight, summed lane by lane, the lanes
+	// reduced in HSUM8's order, then the tail in order: the sum depends on
+	// len(x) and the values alone.
+	n8 := len(x) &^ 7
+	var lanes [8]float32
+	softmaxExp(x[:n8], m, &lanes)
+	s := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+	for i := n8; i < len(x); i++ {
+		e := exp32(x[i] - m)
 		x[i] = e
 		s += e
 	}
-	inv := 1 / s
-	for i := range x {
-		x[i] *= inv
-	}
+	scale(x, 1/s)
 }
 
 // Dot exposes the float32 inner product for attention.
