@@ -52,15 +52,21 @@ func referencePrompts(t *testing.T) [][]int32 {
 }
 
 // Over the reference prompts, greedy speculative decoding of gocoder-14m
-// (the bf16 Hugging Face files: float32 arithmetic whose per-row results do
-// not depend on the batch size) with either drafter, k = 1..8, chain and
+// (bf16 Hugging Face files and the Q8_0 GGUF: the CPU kernels' per-row
+// results do not depend on the batch size) with either drafter, k = 1..8, chain and
 // tree, equals plain greedy decoding token for token. Prompts are cut to
 // their last 96 tokens to keep the prefill cheap (equality does not depend
 // on the prompt's length); under -race a subset runs.
 func TestGoldenGreedySpecEqualsPlain(t *testing.T) {
+	for _, target := range targetFiles() {
+		t.Run(target, func(t *testing.T) { checkSpecEqualsPlain(t, target) })
+	}
+}
+
+func checkSpecEqualsPlain(t *testing.T, target string) {
 	const ctxLen = 256
 	prompts := referencePrompts(t)
-	tgt := spec.NewRunnerTarget(openRunner(t, targetFile(), ctxLen, 2))
+	tgt := spec.NewRunnerTarget(openRunner(t, target, ctxLen, 2))
 	dm := draftmodel.New(openRunner(t, "gocoder-draft-1m.F16.gguf", ctxLen+spec.MaxK*spec.MaxBranch, 1))
 	ng, err := ngram.New(1, 3)
 	if err != nil {
@@ -109,12 +115,12 @@ func TestGoldenGreedySpecEqualsPlain(t *testing.T) {
 	t.Logf("%d prompts x %d tokens: %d drafts, %d accepted", len(prompts), n, drafts, accepted)
 }
 
-// targetFile is the target fixture; RIGSCOPE_SPEC_TARGET overrides it (e.g.
-// gocoder-14m.Q8_0.gguf, whose kernels differ by batch size: see the note
-// in the test's comment).
-func targetFile() string {
+// targetFiles are the target fixtures: the bf16 Hugging Face files and the
+// Q8_0 GGUF (whose CPU matmul quantizes activations per token row, and is
+// batch-invariant all the same). RIGSCOPE_SPEC_TARGET picks one.
+func targetFiles() []string {
 	if f := os.Getenv("RIGSCOPE_SPEC_TARGET"); f != "" {
-		return f
+		return []string{f}
 	}
-	return "gocoder-14m-hf"
+	return []string{"gocoder-14m-hf", "gocoder-14m.Q8_0.gguf"}
 }
