@@ -4,7 +4,7 @@ APT_PKGS  := gcc pkg-config libgl1-mesa-dev xorg-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export CGO_ENABLED := 1
 
-.PHONY: run test deps build headless cuda vet fuzz bench kernels clean
+.PHONY: run test deps build headless cuda vet fuzz bench kernels package clean
 
 # Install the C headers Fyne's cgo build needs, once.
 deps:
@@ -44,6 +44,13 @@ bench:
 
 kernels:
 	$(GO) generate ./kernels
+
+# A Linux desktop bundle (rigscope.tar.xz) with the icon from assets/.
+# fyne package bumps Build in FyneApp.toml; the checkout's copy is restored.
+package: deps
+	$(GO) install fyne.io/tools/cmd/fyne@v1.7.4
+	cp FyneApp.toml bin/FyneApp.toml.orig 2>/dev/null || (mkdir -p bin && cp FyneApp.toml bin/FyneApp.toml.orig)
+	$$($(GO) env GOPATH)/bin/fyne package --os linux --release; status=$$?; cp bin/FyneApp.toml.orig FyneApp.toml; exit $$status
 
 clean:
 	rm -rf bin
