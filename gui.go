@@ -31,6 +31,7 @@ func runPanel(ctx context.Context, args []string) error {
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
+	metricsAddr := fs.String("metrics-addr", "", "serve live counters for Prometheus at http://ADDR/metrics (e.g. :9400)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +43,13 @@ func runPanel(ctx context.Context, args []string) error {
 	}
 	w := &panelWiring{opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir, CtxLen: *ctxLen}}
 	defer w.close()
+	if *metricsAddr != "" {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if err := w.serveMetrics(sctx, *metricsAddr); err != nil {
+			return err
+		}
+	}
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,
 		DraftPath:    *draft,

@@ -33,6 +33,7 @@ type Recorder struct {
 	acceptHist, prevAcceptHist []int
 	acceptPerPos               []int64 // drafts whose position i was accepted
 	drafts, accepted           int64
+	draftTokens                int64
 	generated                  int
 	stepTime, allReduceTime    time.Duration
 	draftTime, verifyTime      time.Duration
@@ -97,6 +98,7 @@ func (r *Recorder) RecordStep(s StepSample, drafted int) {
 	r.allReduceTime += s.AllReduce
 	if drafted > 0 {
 		r.drafts++
+		r.draftTokens += int64(drafted)
 		r.accepted += int64(s.Accepted)
 		a := min(max(s.Accepted, 0), len(r.acceptHist)-1)
 		if a >= 0 {
@@ -145,6 +147,7 @@ func (r *Recorder) Snapshot() Snapshot {
 	}
 	if r.drafts > 0 {
 		s.MeanAcceptLen = 1 + float64(r.accepted)/float64(r.drafts)
+		s.DraftTokens = r.draftTokens
 		s.AcceptPerPos = make([]float64, len(r.acceptPerPos))
 		for i, n := range r.acceptPerPos {
 			s.AcceptPerPos[i] = float64(n) / float64(r.drafts)

@@ -49,6 +49,7 @@ type Snapshot struct {
 	PrevAcceptHist []int     `json:"prev_accept_hist"` // the previous run's, for comparison
 	AcceptPerPos   []float64 `json:"accept_per_pos"`
 	MeanAcceptLen  float64   `json:"mean_accept_len"`
+	DraftTokens    int64     `json:"draft_tokens"` // tokens proposed (up to k per step)
 	BreakEven      float64   `json:"break_even_accept_len"`
 
 	AllReduce      []LatencySummary `json:"allreduce"`
