@@ -12,6 +12,8 @@ import (
 var (
 	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasVNNI = hasAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+	// hasAVX512 selects kernels that use AVX-512VL's 32 vector registers.
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 )
 
 //go:noescape
@@ -188,11 +190,11 @@ func dotQ8Q8Rows(out []float32, w []byte, wstride int, qx []int8, dx []float32) 
 // usePortable switches the assembly kernels off (on) for tests; it returns
 // a function that restores the detected setting.
 func usePortable(on bool) (restore func()) {
-	a, v := hasAVX2, hasVNNI
+	a, v, z := hasAVX2, hasVNNI, hasAVX512
 	if on {
-		hasAVX2, hasVNNI = false, false
+		hasAVX2, hasVNNI, hasAVX512 = false, false, false
 	}
-	return func() { hasAVX2, hasVNNI = a, v }
+	return func() { hasAVX2, hasVNNI, hasAVX512 = a, v, z }
 }
 
 //go:noescape
@@ -213,6 +215,42 @@ func dotF32x2(out *[2]float32, w, x []float32, xstride int) {
 		out[0] += dotGo(x0[m:], w[m:])
 		out[1] += dotGo(x1[m:], w[m:])
 	}
+}
+
+//go:noescape
+func dotF32x2x2RowsAVX512(w *float32, wstride int, npairs int, x *float32, xstride int, n int, out *float32, ostride int)
+
+//go:noescape
+func dotF32x2RowsAVX2(w *float32, wstride int, nrows int, x *float32, xstride int, n int, out *float32, ostride int)
+
+// dotF32x2Rows sets out[k*ostride+r] = dot(x[k*xstride:k*xstride+n],
+// w[r*n:(r+1)*n]) for r < nrows and k < 2, n = len(w)/nrows: a block of
+// dequantized rows against two tokens in one call, bit for bit.
+func dotF32x2Rows(out []float32, ostride, nrows int, w, x []float32, xstride int) {
+	if nrows == 0 {
+		return
+	}
+	n := len(w) / nrows
+	if !hasAVX2 || n < 16 || n%16 != 0 {
+		var o [2]float32
+		for r := range nrows {
+			dotF32x2(&o, w[r*n:(r+1)*n], x, xstride)
+			out[r], out[ostride+r] = o[0], o[1]
+		}
+		return
+	}
+	_ = out[ostride+nrows-1]
+	_ = w[nrows*n-1]
+	_ = x[xstride+n-1]
+	if hasAVX512 && nrows >= 2 {
+		p := nrows / 2
+		dotF32x2x2RowsAVX512(&w[0], n*4, p, &x[0], xstride*4, n, &out[0], ostride*4)
+		if 2*p == nrows {
+			return
+		}
+		out, w, nrows = out[2*p:], w[2*p*n:], 1
+	}
+	dotF32x2RowsAVX2(&w[0], n*4, nrows, &x[0], xstride*4, n, &out[0], ostride*4)
 }
 
 //go:noescape
@@ -238,6 +276,14 @@ func dotQ8Q8x4Rows(out []float32, ostride, nrows int, w []byte, wstride int, qx 
 		return
 	}
 	dotQ8Q8x4RowsAVX2(&w[0], wstride, nrows, &qx[0], xstride, &dx[0], nb, &f16Table[0], &out[0], ostride*4, hasVNNI)
+}
+
+// useNoAVX512 switches the AVX-512 kernels off for tests (the AVX2 ones
+// run); it returns a function that restores the detected setting.
+func useNoAVX512() (restore func()) {
+	z := hasAVX512
+	hasAVX512 = false
+	return func() { hasAVX512 = z }
 }
 
 // useNoVNNI switches the VNNI kernels off for tests (the AVX2 ones run); it
@@ -282,6 +328,9 @@ func swiglu(out, gate, up []float32) {
 func dotQ8Q8x4RowsVNNIG(w *byte, wstride int, nrows int, xq *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, ostride int)
 
 //go:noescape
+func dotQ8Q8x4RowsVNNIZ(w *byte, wstride int, npairs int, xq *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, ostride int)
+
+//go:noescape
 func dotQ8Q8x4RowsAVX2G(w *byte, wstride int, nrows int, xq *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, ostride int)
 
 // dotQ8Q8x4RowsG is dotQ8Q8x4Rows on one four-token group laid out by
@@ -300,6 +349,14 @@ func dotQ8Q8x4RowsG(out []float32, ostride, nrows int, w []byte, wstride int, xq
 		return
 	}
 	_ = xc[nb*32-1]
+	if hasAVX512 && nrows >= 2 {
+		p := nrows / 2
+		dotQ8Q8x4RowsVNNIZ(&w[0], wstride, p, &xq[0], &xc[0], &dx[0], nb, &f16Table[0], &out[0], ostride*4)
+		if 2*p == nrows {
+			return
+		}
+		out, w, nrows = out[2*p:], w[2*p*wstride:], 1
+	}
 	dotQ8Q8x4RowsVNNIG(&w[0], wstride, nrows, &xq[0], &xc[0], &dx[0], nb, &f16Table[0], &out[0], ostride*4)
 }
 

@@ -89,3 +89,20 @@ func scale(x []float32, a float32) {
 		x[i] *= a
 	}
 }
+
+// dotF32x2Rows sets out[k*ostride+r] = dot(x[k*xstride:k*xstride+n],
+// w[r*n:(r+1)*n]) for r < nrows and k < 2, n = len(w)/nrows.
+func dotF32x2Rows(out []float32, ostride, nrows int, w, x []float32, xstride int) {
+	if nrows == 0 {
+		return
+	}
+	n := len(w) / nrows
+	var o [2]float32
+	for r := range nrows {
+		dotF32x2(&o, w[r*n:(r+1)*n], x, xstride)
+		out[r], out[ostride+r] = o[0], o[1]
+	}
+}
+
+// useNoAVX512 is a no-op without amd64 kernels.
+func useNoAVX512() (restore func()) { return func() {} }

@@ -354,3 +354,109 @@ agblk:
 agdone:
 	VZEROUPPER
 	RET
+
+// func dotQ8Q8x4RowsVNNIZ(w *byte, wstride int, npairs int, xq *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, ostride int)
+//
+// dotQ8Q8x4RowsVNNIG two rows at a time (2npairs rows) in 512-bit
+// registers: the low half of Zk works on row 2p and token k, the high half
+// on row 2p+1. Every lane does the same integer sums, the same float32
+// scale product f16(w.d)*dx[k] and the same fused multiply-add as in the
+// 256-bit kernel, and each half is reduced in its order, so the results are
+// bit-identical.
+TEXT ·dotQ8Q8x4RowsVNNIZ(SB), NOSPLIT, $0-80
+	MOVQ w+0(FP), R13
+	MOVQ wstride+8(FP), R14
+	MOVQ npairs+16(FP), R15
+	MOVQ tbl+56(FP), R8
+	MOVQ out+64(FP), BX
+	MOVQ ostride+72(FP), R9
+	VBROADCASTI64X4 q8gc<>+0(SB), Z10
+
+zrow:
+	CMPQ R15, $0
+	JEQ zdone
+	MOVQ R13, SI
+	LEAQ (R13)(R14*1), R11
+	MOVQ xq+24(FP), DI
+	MOVQ xc+32(FP), R12
+	MOVQ dx+40(FP), DX
+	MOVQ nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+zblk:
+	VMOVDQU 2(SI), Y4
+	VINSERTI64X4 $1, 2(R11), Z4, Z4
+	VPXORD Z10, Z4, Z4 // w + 128 as uint8, rows 2p | 2p+1
+	MOVWLZX (SI), AX
+	MOVWLZX (R11), R10
+	VBROADCASTSS (R8)(AX*4), Y6
+	VBROADCASTSS (R8)(R10*4), Y7
+	VINSERTF64X4 $1, Y7, Z6, Z6
+	VBROADCASTF32X4 (DX), Z9
+	VMULPS Z9, Z6, Z9 // per half [d0 d1 d2 d3]x2 times that row's f16(w.d)
+	VBROADCASTI64X4 0(R12), Z8
+	VBROADCASTI64X4 0(DI), Z11
+	VPDPBUSD Z11, Z4, Z8
+	VCVTDQ2PS Z8, Z8
+	VPERMILPS $0x00, Z9, Z5
+	VFMADD231PS Z8, Z5, Z0
+	VBROADCASTI64X4 32(R12), Z8
+	VBROADCASTI64X4 32(DI), Z11
+	VPDPBUSD Z11, Z4, Z8
+	VCVTDQ2PS Z8, Z8
+	VPERMILPS $0x55, Z9, Z5
+	VFMADD231PS Z8, Z5, Z1
+	VBROADCASTI64X4 64(R12), Z8
+	VBROADCASTI64X4 64(DI), Z11
+	VPDPBUSD Z11, Z4, Z8
+	VCVTDQ2PS Z8, Z8
+	VPERMILPS $0xAA, Z9, Z5
+	VFMADD231PS Z8, Z5, Z2
+	VBROADCASTI64X4 96(R12), Z8
+	VBROADCASTI64X4 96(DI), Z11
+	VPDPBUSD Z11, Z4, Z8
+	VCVTDQ2PS Z8, Z8
+	VPERMILPS $0xFF, Z9, Z5
+	VFMADD231PS Z8, Z5, Z3
+	ADDQ $34, SI
+	ADDQ $34, R11
+	SUBQ $-128, DI
+	SUBQ $-128, R12
+	ADDQ $16, DX
+	DECQ CX
+	JNE zblk
+
+	VEXTRACTF64X4 $1, Z0, Y12
+	VEXTRACTF64X4 $1, Z1, Y13
+	VEXTRACTF64X4 $1, Z2, Y14
+	VEXTRACTF64X4 $1, Z3, Y15
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVSS X0, (BX)
+	VEXTRACTPS $1, X0, (BX)(R9*1)
+	VEXTRACTPS $2, X0, (BX)(R9*2)
+	LEAQ (BX)(R9*2), AX
+	VEXTRACTPS $3, X0, (AX)(R9*1)
+	VHADDPS Y13, Y12, Y12
+	VHADDPS Y15, Y14, Y14
+	VHADDPS Y14, Y12, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPS X13, X12, X12
+	VMOVSS X12, 4(BX)
+	VEXTRACTPS $1, X12, 4(BX)(R9*1)
+	VEXTRACTPS $2, X12, 4(BX)(R9*2)
+	VEXTRACTPS $3, X12, 4(AX)(R9*1)
+	ADDQ $8, BX
+	LEAQ (R13)(R14*2), R13
+	DECQ R15
+	JMP zrow
+
+zdone:
+	VZEROUPPER
+	RET

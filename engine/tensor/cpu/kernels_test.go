@@ -294,3 +294,34 @@ func TestDotF32x2(t *testing.T) {
 		restore()
 	}
 }
+
+// dotF32x2Rows must equal dot per (row, token) bit for bit.
+func TestDotF32x2Rows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, mode := range []string{"avx512", "avx2", "portable"} {
+		portable := mode == "portable"
+		restorePortable := usePortable(portable)
+		restoreAVX512 := func() {}
+		if mode == "avx2" {
+			restoreAVX512 = useNoAVX512()
+		}
+		restore := func() { restoreAVX512(); restorePortable() }
+		for _, n := range []int{16, 32, 48, 128, 136, 12} {
+			for _, nrows := range []int{1, 3, 16} {
+				w, x := randVec(rng, nrows*n), randVec(rng, 2*(n+3))
+				os := nrows + 5
+				got := make([]float32, os+nrows)
+				dotF32x2Rows(got, os, nrows, w, x, n+3)
+				for k := range 2 {
+					for r := range nrows {
+						want := dot(x[k*(n+3):k*(n+3)+n], w[r*n:(r+1)*n])
+						if g := got[k*os+r]; math.Float32bits(g) != math.Float32bits(want) {
+							t.Errorf("%s: dotF32x2Rows(n=%d, nrows=%d)[%d][%d] = %v, dot = %v", mode, n, nrows, k, r, g, want)
+						}
+					}
+				}
+			}
+		}
+		restore()
+	}
+}

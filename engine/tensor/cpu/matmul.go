@@ -243,13 +243,8 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 				dequant(buf[(r-rb)*cols:(r-rb+1)*cols], w.DType, w.Row(r))
 			}
 			t := t0
-			var o [2]float32
 			for ; t+2 <= t1; t += 2 {
-				x := m.x[t*cols : (t+2)*cols]
-				for r := rb; r < re; r++ {
-					dotF32x2(&o, buf[(r-rb)*cols:(r-rb+1)*cols], x, cols)
-					out[t*os+r], out[(t+1)*os+r] = o[0], o[1]
-				}
+				dotF32x2Rows(out[t*os+rb:], os, re-rb, buf[:(re-rb)*cols], m.x[t*cols:(t+2)*cols], cols)
 			}
 			for ; t < t1; t++ {
 				x := m.x[t*cols : (t+1)*cols]

@@ -15,9 +15,11 @@ import (
 // reproduce plain decoding (batches of 1) exactly, or greedy outputs
 // diverge on near-ties.
 func TestMatMulBatchInvariant(t *testing.T) {
-	for _, mode := range []string{"detected", "no-vnni", "portable"} {
+	for _, mode := range []string{"detected", "no-avx512", "no-vnni", "portable"} {
 		t.Run(mode, func(t *testing.T) {
 			switch mode {
+			case "no-avx512":
+				defer useNoAVX512()()
 			case "no-vnni":
 				defer useNoVNNI()()
 			case "portable":
