@@ -41,6 +41,9 @@ func runPanel(ctx context.Context, args []string) error {
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
 	}
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
+	}
 	w := &panelWiring{opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir, CtxLen: *ctxLen}}
 	defer w.close()
 	if *metricsAddr != "" {
