@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"rigscope/engine"
+	"rigscope/gpu"
 	"time"
 
 	"rigscope/ui"
@@ -31,6 +32,7 @@ func runPanel(ctx context.Context, args []string) error {
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
+	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
 	metricsAddr := fs.String("metrics-addr", "", "serve live counters for Prometheus at http://ADDR/metrics (e.g. :9400)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,7 +46,10 @@ func runPanel(ctx context.Context, args []string) error {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
 	}
-	w := &panelWiring{opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir, CtxLen: *ctxLen}}
+	if *gpuInterval < 10*time.Millisecond {
+		return fmt.Errorf("--gpu-interval %v: at least 10ms (PCIe throughput samples take 20 ms)", *gpuInterval)
+	}
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir, CtxLen: *ctxLen}}
 	defer w.close()
 	if *metricsAddr != "" {
 		sctx, cancel := context.WithCancel(ctx)

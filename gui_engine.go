@@ -41,7 +41,8 @@ func (p *panelEngine) Snapshot() metrics.Snapshot { return p.Engine.Snapshot() }
 // panelWiring connects the panel to the real engine, the allreduce backends
 // and the GPU sampler.
 type panelWiring struct {
-	opts engine.Options
+	opts        engine.Options
+	gpuInterval time.Duration
 
 	mu      sync.Mutex
 	cfg     model.Config   // the loaded target's, for the TP choices
@@ -117,7 +118,7 @@ func (w *panelWiring) dashboard(e ui.Engine) fyne.CanvasObject {
 	if w.sampler == nil {
 		w.sampler = gpu.Open()
 		if w.sampler.Err() == nil {
-			w.sampler.Start(context.Background(), gpu.DefaultInterval)
+			w.sampler.Start(context.Background(), w.gpuInterval)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
