@@ -91,8 +91,15 @@ func Open(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if e.tok != nil {
 		e.info.ChatTemplate = tokenizer.DetectTemplate(meta["chat_template"], e.tok)
 	}
-	// Load TP=1 now so a bad file fails at open, not at the first run.
-	if _, err := e.target(1); err != nil {
+	// Build the CPU target now so a bad file fails at open, not at the first
+	// run. (A device target uploads its weights at its first run instead;
+	// the loader has already checked every tensor's shape and dtype.)
+	if opts.Device == "" || opts.Device == "cpu" {
+		if _, err := e.target(1); err != nil {
+			src.Close()
+			return nil, err
+		}
+	} else if _, err := deviceTarget(opts.Device); err != nil {
 		src.Close()
 		return nil, err
 	}
