@@ -8,8 +8,8 @@ import (
 )
 
 // Engine is what the panel needs from a loaded target model. The real
-// engine satisfies it through a thin adapter in the main package; tests and
-// the temporary wiring use FakeEngine.
+// engine satisfies it through a thin adapter in the main package (gui_engine.go);
+// tests use FakeEngine.
 type Engine interface {
 	// Run blocks until the run ends. sink is called on the run's goroutine
 	// and must not block; the panel batches what it receives per frame.
