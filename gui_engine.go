@@ -94,13 +94,14 @@ func (w *panelWiring) tpSizes() []ui.Choice {
 	var out []ui.Choice
 	for _, n := range []int{1, 2, 4, 8} {
 		c := ui.Choice{Name: strconv.Itoa(n), Available: true}
-		switch {
-		case cfg.Heads > 0 && (cfg.Heads%n != 0 || cfg.KVHeads%n != 0 && n%cfg.KVHeads != 0):
-			c.Available = false
-			c.Reason = fmt.Sprintf("%d heads / %d kv heads do not split %d ways; valid: %v", cfg.Heads, cfg.KVHeads, n, model.ValidTP(cfg, 8))
-		case n > 4*runtime.NumCPU():
-			c.Available = false
-			c.Reason = fmt.Sprintf("more than 4x this machine's %d cores", runtime.NumCPU())
+		var err error
+		if cfg.Heads > 0 { // a model is loaded: its heads and this machine's cores
+			err = engine.CheckTP(cfg, n)
+		} else if n > 4*runtime.NumCPU() {
+			err = fmt.Errorf("more than 4x this machine's %d cores", runtime.NumCPU())
+		}
+		if err != nil {
+			c.Available, c.Reason = false, err.Error()
 		}
 		out = append(out, c)
 	}

@@ -28,7 +28,7 @@ func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (runTarget, erro
 	if e.opts.Device != "" && e.opts.Device != "cpu" {
 		return e.deviceTarget(*cfg)
 	}
-	if err := checkTPSize(e.cfg, cfg.TP); err != nil {
+	if err := CheckTP(e.cfg, cfg.TP); err != nil {
 		return nil, err
 	}
 	t, err := e.target(cfg.TP)
@@ -51,15 +51,11 @@ func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (runTarget, erro
 	return t, nil
 }
 
-// checkTPSize refuses TP sizes the heads or the cores cannot take.
-func checkTPSize(cfg model.Config, n int) error {
-	valid := model.ValidTP(cfg, tp.MaxRanks)
-	ok := false
-	for _, v := range valid {
-		ok = ok || v == n
-	}
-	if !ok {
-		return fmt.Errorf("TP %d does not split %d heads / %d kv heads; valid sizes: %v", n, cfg.Heads, cfg.KVHeads, valid)
+// CheckTP refuses TP sizes the model's heads or this machine's cores cannot
+// take (ranks are goroutines; more than 4 per core only adds waiting).
+func CheckTP(cfg model.Config, n int) error {
+	if err := model.CheckTP(cfg, n); err != nil {
+		return err
 	}
 	if limit := 4 * runtime.NumCPU(); n > limit {
 		return fmt.Errorf("TP %d is more than 4x this machine's %d cores (ranks are goroutines); use at most %d", n, runtime.NumCPU(), limit)

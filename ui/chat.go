@@ -291,7 +291,7 @@ func StatsLine(rec *RunRecord) string {
 	parts := []string{
 		fmt.Sprintf("%.1f tok/s", s.DecodeTokensPerS),
 		fmt.Sprintf("%d tokens", s.GeneratedTokens),
-		ttft(s.TimeToFirstTokenMs)+" to first token",
+		ttft(s.TimeToFirstTokenMs) + " to first token",
 		"stop: " + s.StopReason,
 	}
 	if rec.Config.Drafter.Kind != DrafterNone && rec.Config.Drafter.Kind != "" {

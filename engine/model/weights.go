@@ -64,7 +64,9 @@ func splits(cfg Config, tp int) bool {
 	return cfg.Heads%tp == 0 && (cfg.KVHeads%tp == 0 || tp%cfg.KVHeads == 0)
 }
 
-func checkTP(cfg Config, tp int) error {
+// CheckTP refuses a tensor-parallel size that does not split cfg's heads,
+// naming the sizes that do.
+func CheckTP(cfg Config, tp int) error {
 	if tp < 1 {
 		return fmt.Errorf("tensor-parallel size %d must be at least 1", tp)
 	}
@@ -86,7 +88,7 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 	if shard.Size == 0 {
 		shard.Size = 1
 	}
-	if err := checkTP(cfg, shard.Size); err != nil {
+	if err := CheckTP(cfg, shard.Size); err != nil {
 		return nil, err
 	}
 	w := &Weights{Cfg: cfg, Shard: shard}

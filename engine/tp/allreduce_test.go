@@ -276,22 +276,3 @@ func TestUnknownBackend(t *testing.T) {
 		t.Errorf("NewGroup(ring, 0) succeeded")
 	}
 }
-
-func TestValidateTP(t *testing.T) {
-	tests := []struct {
-		tp, heads, kv, cores int
-		want                 string
-	}{
-		{2, 8, 4, 4, ""},
-		{3, 8, 4, 0, "does not divide the model's 8 attention heads"},
-		{4, 8, 2, 0, "2 KV heads"},
-		{8, 8, 8, 2, "more than the 2 CPU cores"},
-		{0, 8, 8, 2, "at least 1"},
-	}
-	for _, tc := range tests {
-		err := ValidateTP(tc.tp, tc.heads, tc.kv, tc.cores)
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("ValidateTP(%d, %d, %d, %d) = %v, want %q", tc.tp, tc.heads, tc.kv, tc.cores, err, tc.want)
-		}
-	}
-}
