@@ -27,7 +27,7 @@ func runPanel(ctx context.Context, args []string) error {
 	maxTokens := fs.Int("max-tokens", 0, "override the saved max tokens for this session")
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
-	logDir := fs.String("log-dir", "", "also write each run's JSONL event log into this directory")
+	logDir := fs.String("log-dir", "", "write each run's JSONL event log into this directory (default: the user cache dir, rigscope/runs)")
 	ctxLen := fs.Int("ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
@@ -49,7 +49,7 @@ func runPanel(ctx context.Context, args []string) error {
 	if *gpuInterval < 10*time.Millisecond {
 		return fmt.Errorf("--gpu-interval %v: at least 10ms (PCIe throughput samples take 20 ms)", *gpuInterval)
 	}
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, LogDir: *logDir, CtxLen: *ctxLen}}
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen}}
 	defer w.close()
 	if *metricsAddr != "" {
 		sctx, cancel := context.WithCancel(ctx)
@@ -67,6 +67,7 @@ func runPanel(ctx context.Context, args []string) error {
 		TP:           *tpSize,
 		Backend:      *backend,
 		Tab:          *tab,
+		LogDir:       *logDir,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
 		Open:         w.open,
