@@ -77,15 +77,14 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	// The allreduce group's latency histograms and byte counters are the
 	// recorder's, so the panel sees them live.
 	lat, bytes := metrics.NewLatencySet(), metrics.NewRankBytes(max(cfg.TP, 1))
-	calibrating := cfg.TP > 1 && (cfg.AllReduce == "" || cfg.AllReduce == "auto")
-	const what = "allreduce auto: loading or measuring this machine's calibration table"
-	if calibrating {
-		sink(Event{Kind: EventProgress, Progress: Progress{What: what}})
+	calibrating := func(why string, done bool) {
+		pr := Progress{What: "measuring this machine's allreduce table for auto (" + why + ")"}
+		if done {
+			pr.Done, pr.Total = 1, 1
+		}
+		sink(Event{Kind: EventProgress, Progress: pr})
 	}
-	t, err := e.prepare(&cfg, tp.GroupOptions{Latency: lat, Bytes: bytes})
-	if calibrating {
-		sink(Event{Kind: EventProgress, Progress: Progress{What: what, Done: 1, Total: 1}})
-	}
+	t, err := e.prepare(&cfg, tp.GroupOptions{Latency: lat, Bytes: bytes, Calibrating: calibrating})
 	if err != nil {
 		return st, err
 	}

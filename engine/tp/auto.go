@@ -316,6 +316,10 @@ func Recalibrate(ctx context.Context, ranks int, opts GroupOptions) (*AutoTable,
 }
 
 func calibrateAndSave(ctx context.Context, ranks int, opts GroupOptions, path string, cf *cacheFile, why string) (*AutoTable, error) {
+	if opts.Calibrating != nil {
+		opts.Calibrating(why, false)
+		defer opts.Calibrating(why, true)
+	}
 	t, err := Calibrate(ctx, ranks, opts.CalibrationBudget)
 	if err != nil {
 		return nil, err

@@ -89,3 +89,20 @@ func TestAutoTablePick(t *testing.T) {
 		t.Errorf("NewGroup(auto, 3) with a 2-rank table succeeded")
 	}
 }
+
+// The Calibrating hook fires around a sweep that runs, and not for a table
+// read from the cache.
+func TestCalibratingHook(t *testing.T) {
+	var calls []bool
+	opts := GroupOptions{CacheDir: t.TempDir(), CalibrationBudget: 1,
+		Calibrating: func(_ string, done bool) { calls = append(calls, done) }}
+	for i, want := range [][]bool{{false, true}, nil} {
+		calls = nil
+		if _, err := LoadOrCalibrate(context.Background(), 2, opts); err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != len(want) || (len(want) == 2 && (calls[0] != false || calls[1] != true)) {
+			t.Errorf("LoadOrCalibrate call %d: Calibrating called with %v, want %v", i+1, calls, want)
+		}
+	}
+}

@@ -104,6 +104,10 @@ type GroupOptions struct {
 	CacheDir string
 	// CalibrationBudget bounds the auto sweep; 0 means 1.5 s.
 	CalibrationBudget time.Duration
+	// Calibrating, when set, is called before (done false) and after (done
+	// true) an auto calibration sweep actually runs, with the reason; a
+	// table read from the cache calls nothing.
+	Calibrating func(why string, done bool)
 }
 
 // Group creates the per-rank Comms of one run with one backend. A Group
