@@ -23,20 +23,14 @@ import (
 	"rigscope/ui"
 )
 
-// panelEngine adapts *engine.Engine to the panel's ui.Engine.
+// panelEngine adapts *engine.Engine to the panel's ui.Engine: Run and
+// Snapshot are the engine's own; Info describes it in the panel's terms.
 type panelEngine struct {
 	*engine.Engine
 	info ui.ModelInfo
 }
 
 func (p *panelEngine) Info() ui.ModelInfo { return p.info }
-
-// Run passes through; it is spelled out so ui.Engine's method set is clear.
-func (p *panelEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(engine.Event)) (engine.Stats, error) {
-	return p.Engine.Run(ctx, cfg, sink)
-}
-
-func (p *panelEngine) Snapshot() metrics.Snapshot { return p.Engine.Snapshot() }
 
 // panelWiring connects the panel to the real engine, the allreduce backends
 // and the GPU sampler.
