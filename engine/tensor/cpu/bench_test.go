@@ -58,13 +58,6 @@ func BenchmarkKernel(b *testing.B) {
 		}
 		report(b, float64(len(w8)), 2*n)
 	})
-	b.Run("dotQ8Q8x4", func(b *testing.B) {
-		var o [4]float32
-		for b.Loop() {
-			dotQ8Q8x4(&o, w8, qx, n, dx)
-		}
-		report(b, float64(len(w8)), 8*n)
-	})
 	b.Run("dotQ8Q8Go", func(b *testing.B) {
 		for b.Loop() {
 			sink += dotQ8Q8Go(w8, qx, dx[:n/32])

@@ -20,12 +20,6 @@ var (
 func dotQ8Q8AVX2(w *byte, qx *int8, dx *float32, nb int, tbl *float32) float32
 
 //go:noescape
-func dotQ8Q8x4AVX2(w *byte, qx *int8, dx *float32, nb int, tbl *float32, xstride int, out *float32)
-
-//go:noescape
-func dotQ8Q8x4VNNI(w *byte, qx *int8, dx *float32, nb int, tbl *float32, xstride int, out *float32)
-
-//go:noescape
 func dotF16AVX2(w *uint16, x *float32, n int) float32
 
 //go:noescape
@@ -104,23 +98,6 @@ func dotQ8Q8(w []byte, qx []int8, dx []float32) float32 {
 	_ = w[nb*34-1]
 	_ = qx[nb*32-1]
 	return dotQ8Q8AVX2(&w[0], &qx[0], &dx[0], nb, &f16Table[0])
-}
-
-// dotQ8Q8x4 computes out[k] = dotQ8Q8(w, qx[k*xstride:], dx[k*nb:]) for
-// k < 4: four activation rows against one weight row, read once.
-func dotQ8Q8x4(out *[4]float32, w []byte, qx []int8, xstride int, dx []float32) {
-	nb := len(dx) / 4
-	if !hasAVX2 || nb == 0 {
-		dotQ8Q8x4Go(out, w, qx, xstride, dx)
-		return
-	}
-	_ = w[nb*34-1]
-	_ = qx[3*xstride+nb*32-1]
-	if hasVNNI {
-		dotQ8Q8x4VNNI(&w[0], &qx[0], &dx[0], nb, &f16Table[0], xstride, &out[0])
-		return
-	}
-	dotQ8Q8x4AVX2(&w[0], &qx[0], &dx[0], nb, &f16Table[0], xstride, &out[0])
 }
 
 func f16s(w []byte, n int) []uint16 {

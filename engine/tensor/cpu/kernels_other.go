@@ -14,10 +14,6 @@ func axpy(y []float32, a float32, x []float32)          { axpyGo(y, a, x) }
 func dotF16(w []byte, x []float32) float32              { return dotF16Go(f16s(w, len(x)), x) }
 func dotQ8Q8(w []byte, qx []int8, dx []float32) float32 { return dotQ8Q8Go(w, qx, dx) }
 
-func dotQ8Q8x4(out *[4]float32, w []byte, qx []int8, xstride int, dx []float32) {
-	dotQ8Q8x4Go(out, w, qx, xstride, dx)
-}
-
 func f16Row(dst []float32, w []byte) {
 	for i, h := range f16s(w, len(dst)) {
 		dst[i] = f16Table[h]

@@ -99,25 +99,6 @@ func TestKernelsMatchPortable(t *testing.T) {
 				t.Errorf("dotQ8Q8(n=%d, row %d) = %v, portable %v", n, k, got, want)
 			}
 		}
-		var o4, g4 [4]float32
-		dotQ8Q8x4(&o4, w8, qx, n, dx)
-		dotQ8Q8x4Go(&g4, w8, qx, n, dx)
-		for k := range o4 {
-			if !close32(o4[k], g4[k], 1e-5*float32(n)) {
-				t.Errorf("dotQ8Q8x4(n=%d)[%d] = %v, portable %v (vnni=%v)", n, k, o4[k], g4[k], hasVNNI)
-			}
-		}
-		// The four-token kernels (VNNI or not) give dotQ8Q8's bits.
-		var a4 [4]float32
-		restore := useNoVNNI()
-		dotQ8Q8x4(&a4, w8, qx, n, dx)
-		restore()
-		for k := range o4 {
-			one := dotQ8Q8(w8, qx[k*n:(k+1)*n], dx[k*nb:(k+1)*nb])
-			if math.Float32bits(o4[k]) != math.Float32bits(one) || math.Float32bits(a4[k]) != math.Float32bits(one) {
-				t.Errorf("dotQ8Q8x4(n=%d)[%d] = %v (vnni=%v), %v without VNNI; dotQ8Q8 = %v", n, k, o4[k], hasVNNI, a4[k], one)
-			}
-		}
 	}
 }
 
