@@ -41,7 +41,7 @@ func Devices() []string {
 	return names
 }
 
-func deviceTarget(name string) (DeviceTarget, error) {
+func lookupDevice(name string) (DeviceTarget, error) {
 	devicesMu.Lock()
 	f, ok := devices[name]
 	devicesMu.Unlock()
@@ -74,7 +74,7 @@ func (a accelFeatureTarget) Captured() [][]float32   { return a.f.Captured() }
 // deviceTarget builds (or reuses) the accelerator target for cfg. Weights
 // are uploaded once per (TP, backend); a new combination uploads again.
 func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
-	f, err := deviceTarget(e.opts.Device)
+	f, err := lookupDevice(e.opts.Device)
 	if err != nil {
 		return nil, err
 	}

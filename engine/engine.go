@@ -99,7 +99,7 @@ func Open(ctx context.Context, path string, opts Options) (*Engine, error) {
 			src.Close()
 			return nil, err
 		}
-	} else if _, err := deviceTarget(opts.Device); err != nil {
+	} else if _, err := lookupDevice(opts.Device); err != nil {
 		src.Close()
 		return nil, err
 	}
