@@ -19,7 +19,7 @@ import (
 func init() {
 	register(command{
 		name:    "allreduce-bench",
-		summary: "time every allreduce backend over message sizes (nccl-tests style)",
+		summary: "time every allreduce backend over message sizes (nccl-tests style); --device cuda for GPU ranks",
 		run:     runAllReduceBench,
 	})
 }
@@ -41,22 +41,21 @@ type benchRow struct {
 func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("allreduce-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	backendFlag := fs.String("backend", "all", "all, or a comma-separated list of: "+strings.Join(tp.Names(), ", "))
+	device := fs.String("device", "cpu", "cpu (ranks are goroutines) or cuda (GPU ranks: one per GPU when there are enough, else all on GPU 0; needs a -tags cuda build)")
+	backendFlag := fs.String("backend", "all", "all, or a comma-separated list of: "+strings.Join(tp.Names(), ", ")+" (cpu); "+strings.Join(gpuBackendNames, ", ")+" (cuda)")
 	ranksFlag := fs.String("ranks", "2,4,8", "comma-separated group sizes")
+	shareGPU := fs.Bool("share-gpu", false, "cuda: put every rank on GPU 0 even when the machine has a GPU per rank")
+	latency := fs.Bool("latency", false, "cuda: also print the latency histogram summaries (p50/p99/mean per backend and size)")
 	sizesFlag := fs.String("sizes", "1K:16M", "bytes per rank: FIRST:LAST doubles, A,B,C is taken as is (K, M, G = 1024^n)")
 	iters := fs.Int("iters", 20, "timed calls per cell (after one warm-up call)")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
-	recal := fs.Bool("recalibrate", false, "redo the auto calibration sweep instead of using the cache")
+	recal := fs.Bool("recalibrate", false, "cpu: redo the auto calibration sweep instead of using the cache (cuda's auto always calibrates in the run)")
 	cacheDir := fs.String("cache-dir", "", "calibration cache directory (default $RIGSCOPE_CACHE_DIR or the user cache dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
-	}
-	backends, err := parseBackends(*backendFlag)
-	if err != nil {
-		return err
 	}
 	rankList, err := parseRanks(*ranksFlag)
 	if err != nil {
@@ -68,6 +67,22 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if *iters < 1 {
 		return fmt.Errorf("allreduce-bench: --iters %d: must be at least 1", *iters)
+	}
+	switch *device {
+	case "cpu":
+	case "cuda":
+		gb, err := parseGPUBackends(*backendFlag)
+		if err != nil {
+			return err
+		}
+		return runCUDAAllReduceBench(ctx, gpuBenchConfig{Backends: gb, Ranks: rankList, Sizes: sizes, Iters: *iters,
+			JSON: *asJSON, ShareGPU: *shareGPU, Latency: *latency}, stdout, stderr)
+	default:
+		return fmt.Errorf("allreduce-bench: --device %q: want cpu or cuda", *device)
+	}
+	backends, err := parseBackends(*backendFlag)
+	if err != nil {
+		return err
 	}
 	var rows []benchRow
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

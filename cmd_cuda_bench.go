@@ -7,14 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
-	"unsafe"
-
-	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
 	"rigscope/gpu/cuda"
@@ -25,11 +21,6 @@ func init() {
 		name:    "cuda-bench",
 		summary: "decode tokens/s of synthetic llama shapes on the GPU vs the bandwidth bound, verify cost, per-kernel bandwidth",
 		run:     runCUDABench,
-	})
-	register(command{
-		name:    "cuda-allreduce",
-		summary: "GPU allreduce backends (oneshot, twoshot, host, nccl) on ranks sharing one GPU, checked against a float64 sum",
-		run:     runCUDAAllReduce,
 	})
 }
 
@@ -57,11 +48,11 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	bw, err := cuda.CopyBandwidth(d, 4<<30)
+	cbw, bw, err := cuda.Bandwidth(d, 4<<30)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "# cuda-bench on %s; device-to-device copy %.0f GB/s (read+write)\n", d, bw)
+	fmt.Fprintf(stdout, "# cuda-bench on %s; read bandwidth %.0f GB/s (16-byte streaming loads, the bound below); device-to-device copy %.0f GB/s (read+write)\n", d, bw, cbw)
 	type row struct {
 		shape                 string
 		gb, bound, tok, ratio float64
@@ -130,22 +121,12 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		gb := float64(t.WeightBytes()) / 1e9
 		bound := bw / gb
 		rows = append(rows, row{name, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec})
-		prof, err := t.ProfileStep(1)
-		if err != nil {
+		if err := printKernelTimes(stdout, t, name, base, dec, ver); err != nil {
 			return err
-		}
-		var tot float64
-		for _, k := range prof {
-			tot += k.Micros
-		}
-		fmt.Fprintf(stdout, "\n## %s: one ungraphed decode step at %d cached, per kernel kind (events around each launch; total %.0f us, graphed step %.0f us)\n", name, base, tot, dec*1e6)
-		fmt.Fprintf(stdout, "%-12s %8s %10s %8s %10s %8s\n", "kernel", "launches", "us", "%", "MB", "GB/s")
-		for _, k := range prof {
-			fmt.Fprintf(stdout, "%-12s %8d %10.1f %8.1f %10.1f %8.0f\n", k.Kind, k.Launches, k.Micros, 100*k.Micros/tot, float64(k.Bytes)/1e6, k.GBps)
 		}
 		t.Close()
 	}
-	fmt.Fprintf(stdout, "\n# decode, batch 1, bf16 synthetic weights, context %d, CUDA graph per step, argmax on device (copy bandwidth %.0f GB/s)\n", *ctxLen, bw)
+	fmt.Fprintf(stdout, "\n# decode, batch 1, bf16 synthetic weights, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", *ctxLen, bw)
 	fmt.Fprintf(stdout, "%-10s %9s %12s %10s %9s %16s\n", "shape", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode")
 	for _, r := range rows {
 		fmt.Fprintf(stdout, "%-10s %9.2f %12.0f %10.1f %8.0f%% %16.3f\n", r.shape, r.gb, r.bound, r.tok, 100*r.ratio, r.verify)
@@ -153,75 +134,33 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-func runCUDAAllReduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cuda-allreduce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ranksFlag := fs.String("ranks", "2,4,8", "comma-separated rank counts (all on GPU 0)")
-	maxN := fs.Int("max", 64<<20, "largest message in floats")
-	iters := fs.Int("iters", 20, "timed calls per cell")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	d, err := cuda.Open(0)
-	if err != nil {
-		return err
-	}
-	if v, err := cuda.NCCLVersion(); err != nil {
-		fmt.Fprintf(stdout, "# nccl: %v\n", err)
-	} else {
-		fmt.Fprintf(stdout, "# nccl: libnccl.so.2 version %s loaded with dlopen\n", v)
-	}
-	var sizes []int
-	for n := 1; n <= *maxN; n *= 4 {
-		sizes = append(sizes, n)
-		if n > 1 && n*4 > *maxN && n != *maxN {
-			sizes = append(sizes, *maxN)
+// printKernelTimes profiles one ungraphed decode step and one verify step of
+// 5 tokens with events around every launch and prints time per kernel kind.
+func printKernelTimes(w io.Writer, t *cuda.Target, name string, base int, dec, ver float64) error {
+	profs := make([]map[string]cuda.KernelTime, 2)
+	var order []string
+	var tot [2]float64
+	for i, T := range []int{1, 5} {
+		prof, err := t.ProfileStep(T)
+		if err != nil {
+			return err
+		}
+		profs[i] = map[string]cuda.KernelTime{}
+		for _, k := range prof {
+			profs[i][k.Kind] = k
+			tot[i] += k.Micros
+			if i == 0 {
+				order = append(order, k.Kind)
+			}
 		}
 	}
-	sizes = append(sizes, 1000003)
-	sort.Ints(sizes)
-	fmt.Fprintf(stdout, "# float32 sum, ranks share %s; time = median of %d, events barrier to barrier (host: wall)\n", d.Name, *iters)
-	fmt.Fprintf(stdout, "%-8s %5s %10s %10s %10s %10s %12s\n", "backend", "ranks", "floats", "time us", "algbw GB/s", "busbw GB/s", "max rel err")
-	for _, rs := range strings.Split(*ranksFlag, ",") {
-		var R int
-		fmt.Sscan(rs, &R)
-		for _, be := range cuda.Backends {
-			g, err := cuda.NewGroup(d, be, R, *maxN)
-			if err != nil {
-				fmt.Fprintf(stdout, "%-8s %5d unavailable: %v\n", be, R, err)
-				continue
-			}
-			for _, n := range sizes {
-				rel, err := cuda.CheckAllReduce(g, n, uint32(n*31+R))
-				if err != nil {
-					g.Close()
-					return err
-				}
-				var ts []float64
-				it := *iters
-				if n >= 16<<20 {
-					it = 5
-				}
-				for i := 0; i < it; i++ {
-					dt, err := g.AllReduce(n)
-					if err != nil {
-						g.Close()
-						return err
-					}
-					ts = append(ts, dt.Seconds())
-				}
-				m := cudaMedian(ts)
-				alg := float64(4*n) / m / 1e9
-				fmt.Fprintf(stdout, "%-8s %5d %10d %10.1f %10.2f %10.2f %12.1e\n", be, R, n, m*1e6, alg, alg*2*float64(R-1)/float64(R), rel)
-				if rel > 1e-5 || math.IsNaN(rel) {
-					g.Close()
-					return fmt.Errorf("cuda-allreduce: %s with %d ranks, %d floats: relative error %.2e", be, R, n, rel)
-				}
-			}
-			g.Close()
-		}
+	fmt.Fprintf(w, "\n## %s: one ungraphed step at %d cached, per kernel kind (events around each launch); decode total %.0f us (graphed %.0f), verify of 5 total %.0f us (graphed %.0f)\n",
+		name, base, tot[0], dec*1e6, tot[1], ver*1e6)
+	fmt.Fprintf(w, "%-12s %8s %10s %7s %10s %8s %12s %8s\n", "kernel", "launches", "decode us", "%", "MB", "GB/s", "verify-5 us", "ratio")
+	for _, kind := range order {
+		k, v := profs[0][kind], profs[1][kind]
+		fmt.Fprintf(w, "%-12s %8d %10.1f %7.1f %10.1f %8.0f %12.1f %8.2f\n", kind, k.Launches, k.Micros, 100*k.Micros/tot[0],
+			float64(k.Bytes)/1e6, k.GBps, v.Micros, v.Micros/k.Micros)
 	}
-	_ = unsafe.Pointer(nil)
-	_ = cu.DevicePtr(0)
 	return nil
 }

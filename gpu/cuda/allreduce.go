@@ -5,64 +5,106 @@ package cuda
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"rigscope/engine/metrics"
 )
 
 // Backends lists the GPU allreduce backends.
 var Backends = []string{"oneshot", "twoshot", "host", "nccl"}
 
-// Group is ranks that share one GPU (one context, one stream per rank,
-// every rank's buffer visible to all) joined by an allreduce backend. Each
-// rank owns buf[r] (n floats); oneshot writes the sum to out[r], the other
-// backends sum in place into buf[r].
+// Group is the ranks of one allreduce joined by a backend, driven by one
+// goroutine (AllReduce launches every rank's work). Either every rank has
+// its own GPU (rank r on devs[r]; oneshot and twoshot then read peers'
+// buffers through peer pointers, after PeerTest passed; nccl uses one
+// communicator per GPU), or all ranks share one GPU (one context, one
+// stream per rank, every rank's buffer visible to all; nccl refused). Each
+// rank owns buf[r] (N floats on its GPU); oneshot writes the sum to out[r],
+// the other backends sum in place into buf[r].
 type Group struct {
-	dev     *Device
+	dev     *Device   // rank 0's GPU (every rank's when shared)
+	devs    []*Device // rank r's GPU
+	shared  bool      // several ranks on one GPU
 	Backend string
 	Ranks   int
 	N       int // floats per rank
+	// Latency, when set, receives every timed call (once per rank, like the
+	// CPU groups of engine/tp) under Backend and the message size in bytes.
+	Latency *metrics.LatencySet
 
 	streams []cu.Stream
-	buf     []cu.DevicePtr // (Ranks) of (N) float32
+	buf     []cu.DevicePtr // (Ranks) of (N) float32, buf[r] on devs[r]
 	out     []cu.DevicePtr // (Ranks) of (N) float32, oneshot's results
-	table   cu.DevicePtr   // device array of buf pointers (Ranks)
+	tables  []cu.DevicePtr // per rank, on its GPU: every rank's buf pointer
 	evs     []cu.Event     // barrier events, one per rank
-	t0, t1  cu.Event
-	host    []pinned // host: staging per rank
+	t0, t1  cu.Event       // on devs[0]
+	host    []pinned       // host: staging per rank
 	hsum    pinned
+	comms   []uintptr // nccl: one communicator per rank
+	cur     *Device   // whose context is current on the locked thread
 }
 
-// NewGroup makes a group of ranks on d with n floats per rank. nccl is
-// refused with the reason when ranks share one GPU.
+// NewGroup makes a group of ranks that all share d, with n floats per
+// rank. nccl is refused with the reason when two or more ranks share d; a
+// single rank on d is a one-GPU NCCL group.
 func NewGroup(d *Device, backend string, ranks, n int) (*Group, error) {
+	if ranks < 1 || ranks > 64 {
+		return nil, fmt.Errorf("cuda: allreduce group of %d ranks (1 to 64)", ranks)
+	}
+	devs := make([]*Device, ranks)
+	for i := range devs {
+		devs[i] = d
+	}
+	return NewGroupOn(devs, backend, n)
+}
+
+// NewGroupOn makes a group with rank r on devs[r] and n floats per rank.
+// The devices must all be the same (ranks share one GPU) or all distinct
+// (one GPU per rank).
+func NewGroupOn(devs []*Device, backend string, n int) (*Group, error) {
+	R := len(devs)
+	if R < 1 || R > 64 || n < 1 {
+		return nil, fmt.Errorf("cuda: allreduce group of %d ranks x %d floats", R, n)
+	}
+	shared, err := placement(devs)
+	if err != nil {
+		return nil, err
+	}
 	switch backend {
-	case "oneshot", "twoshot", "host":
-	case "nccl":
-		if ranks > 1 {
-			v, err := NCCLVersion()
+	case "oneshot", "twoshot":
+		if !shared && R > 1 {
+			rep, err := PeerTest(devs)
 			if err != nil {
-				return nil, fmt.Errorf("cuda: allreduce nccl unavailable: %w", err)
+				return nil, fmt.Errorf("cuda: allreduce %s across GPUs %v: the P2P self-test could not run: %w; use host or nccl", backend, ordinalsOf(devs), err)
 			}
-			return nil, fmt.Errorf("cuda: allreduce nccl unavailable: NCCL %s refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU); %d ranks would share %s — use oneshot, twoshot or host, or one rank per GPU", v, ranks, d.Name)
+			if !rep.OK() {
+				return nil, fmt.Errorf("cuda: allreduce %s across GPUs %v refused: P2P self-test %s; use host or nccl", backend, ordinalsOf(devs), rep.Failure())
+			}
+		}
+	case "host":
+	case "nccl":
+		v, err := NCCLVersion()
+		if err != nil {
+			return nil, fmt.Errorf("cuda: allreduce nccl unavailable: %w", err)
+		}
+		if shared {
+			return nil, fmt.Errorf("cuda: allreduce nccl unavailable: NCCL %s refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU); %d ranks would share GPU %d (%s) — use oneshot, twoshot or host, or one rank per GPU", v, R, devs[0].Ordinal, devs[0].Name)
 		}
 	default:
 		return nil, fmt.Errorf("cuda: unknown allreduce backend %q (have %v)", backend, Backends)
 	}
-	if ranks < 1 || n < 1 {
-		return nil, fmt.Errorf("cuda: allreduce group of %d ranks x %d floats", ranks, n)
-	}
-	unbind, err := d.Bind()
-	if err != nil {
-		return nil, err
-	}
-	defer unbind()
-	g := &Group{dev: d, Backend: backend, Ranks: ranks, N: n}
-	fail := func(e error) (*Group, error) { g.closeBound(); return nil, e }
-	ptrs := make([]uint64, ranks)
-	for r := 0; r < ranks; r++ {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g := &Group{dev: devs[0], devs: devs, shared: shared, Backend: backend, Ranks: R, N: n}
+	fail := func(e error) (*Group, error) { g.closeLocked(); return nil, e }
+	ptrs := make([]uint64, R)
+	for r := 0; r < R; r++ {
+		if err := g.use(r); err != nil {
+			return fail(err)
+		}
 		s, err := cu.MakeStream(cu.NonBlocking)
 		if err != nil {
 			return fail(fmt.Errorf("cuda: stream for rank %d: %w", r, err))
@@ -70,14 +112,14 @@ func NewGroup(d *Device, backend string, ranks, n int) (*Group, error) {
 		g.streams = append(g.streams, s)
 		b, err := cu.MemAlloc(int64(4 * n))
 		if err != nil {
-			return fail(fmt.Errorf("cuda: rank %d buffer of %d floats: %w", r, n, err))
+			return fail(fmt.Errorf("cuda: rank %d buffer of %d floats on GPU %d: %w", r, n, devs[r].Ordinal, err))
 		}
 		g.buf = append(g.buf, b)
 		ptrs[r] = uint64(b)
 		if backend == "oneshot" {
 			o, err := cu.MemAlloc(int64(4 * n))
 			if err != nil {
-				return fail(fmt.Errorf("cuda: rank %d output of %d floats: %w", r, n, err))
+				return fail(fmt.Errorf("cuda: rank %d output of %d floats on GPU %d: %w", r, n, devs[r].Ordinal, err))
 			}
 			g.out = append(g.out, o)
 		}
@@ -99,11 +141,23 @@ func NewGroup(d *Device, backend string, ranks, n int) (*Group, error) {
 			return fail(err)
 		}
 	}
-	if g.table, err = cu.MemAlloc(int64(8 * ranks)); err != nil {
-		return fail(fmt.Errorf("cuda: pointer table: %w", err))
+	if backend == "oneshot" || backend == "twoshot" {
+		for r := 0; r < R; r++ {
+			if err := g.use(r); err != nil {
+				return fail(err)
+			}
+			t, err := cu.MemAlloc(int64(8 * R))
+			if err != nil {
+				return fail(fmt.Errorf("cuda: pointer table: %w", err))
+			}
+			g.tables = append(g.tables, t)
+			if err := cu.MemcpyHtoD(t, unsafe.Pointer(&ptrs[0]), int64(8*R)); err != nil {
+				return fail(fmt.Errorf("cuda: pointer table: %w", err))
+			}
+		}
 	}
-	if err := cu.MemcpyHtoD(g.table, unsafe.Pointer(&ptrs[0]), int64(8*ranks)); err != nil {
-		return fail(fmt.Errorf("cuda: pointer table: %w", err))
+	if err := g.use(0); err != nil {
+		return fail(err)
 	}
 	if g.t0, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
 		return fail(err)
@@ -111,37 +165,112 @@ func NewGroup(d *Device, backend string, ranks, n int) (*Group, error) {
 	if g.t1, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
 		return fail(err)
 	}
+	if backend == "nccl" {
+		if g.comms, err = ncclInitAll(ordinalsOf(devs)); err != nil {
+			return fail(fmt.Errorf("cuda: allreduce nccl: %w", err))
+		}
+		g.cur = nil // NCCL may have made another context current
+	}
 	return g, nil
+}
+
+// placement says whether devs all share one GPU (true) or are all
+// distinct (false); anything else is an error.
+func placement(devs []*Device) (shared bool, err error) {
+	seen := map[int]int{}
+	for _, d := range devs {
+		if d == nil {
+			return false, fmt.Errorf("cuda: allreduce group: nil device")
+		}
+		seen[d.Ordinal]++
+	}
+	switch {
+	case len(devs) == 1 || len(seen) == len(devs):
+		return false, nil
+	case len(seen) == 1:
+		for _, d := range devs {
+			if d != devs[0] {
+				return false, fmt.Errorf("cuda: allreduce group: GPU %d opened twice; pass the same *Device for every rank", d.Ordinal)
+			}
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("cuda: allreduce group on GPUs %v: ranks must all share one GPU or each have their own", ordinalsOf(devs))
+}
+
+// Shared says whether the ranks share one GPU.
+func (g *Group) Shared() bool { return g.shared }
+
+// Devices returns rank r's device for every rank.
+func (g *Group) Devices() []*Device { return append([]*Device(nil), g.devs...) }
+
+// use makes rank r's context current (the thread must be locked).
+func (g *Group) use(r int) error {
+	d := g.devs[r]
+	if g.cur == d {
+		return nil
+	}
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		g.cur = nil
+		return fmt.Errorf("cuda: make context of GPU %d current: %w", d.Ordinal, err)
+	}
+	g.cur = d
+	return nil
 }
 
 // Close frees the group.
 func (g *Group) Close() {
-	unbind, err := g.dev.Bind()
-	if err != nil {
-		return
-	}
-	defer unbind()
-	g.closeBound()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g.cur = nil
+	g.closeLocked()
 }
 
-func (g *Group) closeBound() {
-	for _, p := range append(append([]cu.DevicePtr{}, g.buf...), g.out...) {
-		cu.MemFree(p)
+func (g *Group) closeLocked() {
+	ncclDestroy(g.comms)
+	g.cur = nil
+	free := func(r int, ps ...cu.DevicePtr) {
+		if r < len(g.devs) && g.use(r) == nil {
+			for _, p := range ps {
+				if p != 0 {
+					cu.MemFree(p)
+				}
+			}
+		}
 	}
-	if g.table != 0 {
-		cu.MemFree(g.table)
+	for r, p := range g.buf {
+		free(r, p)
 	}
-	for i := range g.streams {
-		g.streams[i].Destroy()
+	for r, p := range g.out {
+		free(r, p)
 	}
-	for i := range g.evs {
-		cu.DestroyEvent(&g.evs[i])
+	for r, p := range g.tables {
+		free(r, p)
+	}
+	for r := range g.streams {
+		if g.use(r) == nil {
+			g.streams[r].Destroy()
+		}
+	}
+	for r := range g.evs {
+		if g.use(r) == nil {
+			cu.DestroyEvent(&g.evs[r])
+		}
+	}
+	if g.use(0) == nil {
+		var zero cu.Event
+		if g.t0 != zero {
+			cu.DestroyEvent(&g.t0)
+		}
+		if g.t1 != zero {
+			cu.DestroyEvent(&g.t1)
+		}
 	}
 	for _, p := range g.host {
 		p.free()
 	}
 	g.hsum.free()
-	*g = Group{dev: g.dev}
+	*g = Group{dev: g.dev, devs: g.devs, shared: g.shared, Backend: g.Backend}
 }
 
 // Buf is rank r's input buffer; Result is where its sum lands.
@@ -153,18 +282,25 @@ func (g *Group) Result(r int) cu.DevicePtr {
 	return g.buf[r]
 }
 
-// barrier makes every stream wait for the work queued so far on all others.
+// barrier makes every stream wait for the work queued so far on all others
+// (cuStreamWaitEvent takes events of other devices' contexts).
 func (g *Group) barrier() error {
 	for r, s := range g.streams {
+		if err := g.use(r); err != nil {
+			return err
+		}
 		if err := g.evs[r].Record(s); err != nil {
-			return fmt.Errorf("cuda: barrier record: %w", err)
+			return fmt.Errorf("cuda: barrier record (rank %d): %w", r, err)
 		}
 	}
 	for r, s := range g.streams {
+		if err := g.use(r); err != nil {
+			return err
+		}
 		for q := range g.streams {
 			if q != r {
 				if err := s.Wait(g.evs[q], 0); err != nil {
-					return fmt.Errorf("cuda: barrier wait: %w", err)
+					return fmt.Errorf("cuda: barrier wait (rank %d on %d): %w", r, q, err)
 				}
 			}
 		}
@@ -172,124 +308,133 @@ func (g *Group) barrier() error {
 	return nil
 }
 
-func (g *Group) grid(n int) [3]int { return [3]int{min(max(1, (n+255)/256), 4*g.dev.SMs), 1, 1} }
+func (g *Group) grid(r, n int) [3]int {
+	return [3]int{min(max(1, (n+255)/256), 4*g.devs[r].SMs), 1, 1}
+}
 
 // AllReduce sums the first n floats of every rank's buffer and returns the
-// device time (events on rank 0's stream around barrier-to-barrier) or,
-// for host, wall time.
+// device time (CUDA events on rank 0's stream, from before the entry
+// barrier to after the exit barrier, so every rank's work is inside) or,
+// for host, wall time. The call is recorded into Latency when set.
 func (g *Group) AllReduce(n int) (time.Duration, error) {
+	dt, err := g.allReduce(n)
+	if err == nil && g.Latency != nil {
+		for range g.Ranks {
+			g.Latency.Record(g.Backend, int64(4*n), dt)
+		}
+	}
+	return dt, err
+}
+
+func (g *Group) allReduce(n int) (time.Duration, error) {
 	if n < 1 || n > g.N {
 		return 0, fmt.Errorf("cuda: allreduce of %d floats on buffers of %d", n, g.N)
 	}
-	unbind, err := g.dev.Bind()
-	if err != nil {
-		return 0, err
-	}
-	defer unbind()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g.cur = nil // another goroutine (or NCCL) may have used this thread
 	if g.Backend == "host" {
 		return g.hostAllReduce(n)
 	}
+	if err := g.use(0); err != nil {
+		return 0, err
+	}
 	if err := g.t0.Record(g.streams[0]); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("cuda: allreduce %s: start event: %w", g.Backend, err)
 	}
 	if err := g.barrier(); err != nil {
 		return 0, err
 	}
-	R := g.Ranks
-	switch g.Backend {
-	case "oneshot":
-		fn, err := g.dev.fn("ar_oneshot")
-		if err != nil {
-			return 0, err
-		}
-		for r, s := range g.streams {
-			if err := launch(fn, g.grid((n+3)/4), [3]int{256, 1, 1}, 0, s, ptr(g.out[r]), ptr(g.table), i32(R), i64(n)); err != nil {
-				return 0, err
-			}
-		}
-	case "twoshot":
-		red, err := g.dev.fn("ar_reduce_range")
-		if err != nil {
-			return 0, err
-		}
-		gat, err := g.dev.fn("ar_gather")
-		if err != nil {
-			return 0, err
-		}
-		for r, s := range g.streams {
-			lo, hi := n*r/R, n*(r+1)/R
-			if hi > lo {
-				if err := launch(red, g.grid(hi-lo), [3]int{256, 1, 1}, 0, s, ptr(g.buf[r]), ptr(g.table), i32(R), i64(lo), i64(hi)); err != nil {
-					return 0, err
-				}
-			}
-		}
-		if err := g.barrier(); err != nil {
-			return 0, err
-		}
-		for r, s := range g.streams {
-			if err := launch(gat, g.grid(n), [3]int{256, 1, 1}, 0, s, ptr(g.buf[r]), ptr(g.table), i32(R), i32(r), i64(n)); err != nil {
-				return 0, err
-			}
-		}
+	if err := g.enqueue(n); err != nil {
+		return 0, fmt.Errorf("cuda: allreduce %s of %d floats on %d ranks: %w", g.Backend, n, g.Ranks, err)
 	}
 	if err := g.barrier(); err != nil {
+		return 0, err
+	}
+	if err := g.use(0); err != nil {
 		return 0, err
 	}
 	if err := g.t1.Record(g.streams[0]); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("cuda: allreduce %s: end event: %w", g.Backend, err)
 	}
 	if err := g.t1.Synchronize(); err != nil {
 		return 0, fmt.Errorf("cuda: allreduce %s: %w", g.Backend, err)
 	}
+	if !g.shared {
+		// A fault on another GPU is reported by its own stream.
+		for r, s := range g.streams[1:] {
+			if err := g.use(r + 1); err != nil {
+				return 0, err
+			}
+			if err := s.Synchronize(); err != nil {
+				return 0, fmt.Errorf("cuda: allreduce %s: rank %d on GPU %d: %w", g.Backend, r+1, g.devs[r+1].Ordinal, err)
+			}
+		}
+		if err := g.use(0); err != nil {
+			return 0, err
+		}
+	}
 	ms, err := g.t0.Elapsed(g.t1)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("cuda: allreduce %s: event time: %w", g.Backend, err)
 	}
-	return time.Duration(ms * 1e6), nil
+	return time.Duration(float64(ms) * 1e6), nil
 }
 
-// hostAllReduce stages through pinned host memory: every rank copies its
-// buffer down, the host sums in rank order, every rank copies the sum up.
-func (g *Group) hostAllReduce(n int) (time.Duration, error) {
-	start := time.Now()
-	for r, s := range g.streams {
-		if err := cu.MemcpyDtoHAsync(g.host[r].p, g.buf[r], int64(4*n), s); err != nil {
-			return 0, fmt.Errorf("cuda: host allreduce down: %w", err)
-		}
-	}
-	for _, s := range g.streams {
-		if err := s.Synchronize(); err != nil {
-			return 0, fmt.Errorf("cuda: host allreduce: %w", err)
-		}
-	}
-	sum := g.hsum.floats()[:n]
-	workers := min(runtime.NumCPU(), max(1, n/(1<<16)))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(sum[lo:hi], g.host[0].floats()[lo:hi])
-			for r := 1; r < g.Ranks; r++ {
-				src := g.host[r].floats()[lo:hi]
-				for i := range src {
-					sum[lo+i] += src[i]
-				}
+// enqueue queues the backend's work on every rank's stream.
+func (g *Group) enqueue(n int) error {
+	R := g.Ranks
+	block := [3]int{256, 1, 1}
+	switch g.Backend {
+	case "nccl":
+		err := ncclAllReduceAll(g.comms, g.buf, g.streams, n)
+		g.cur = nil
+		return err
+	case "oneshot":
+		for r, s := range g.streams {
+			if err := g.use(r); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	for r, s := range g.streams {
-		if err := cu.MemcpyHtoDAsync(g.buf[r], g.hsum.p, int64(4*n), s); err != nil {
-			return 0, fmt.Errorf("cuda: host allreduce up: %w", err)
+			fn, err := g.devs[r].fn("ar_oneshot")
+			if err != nil {
+				return err
+			}
+			if err := launch(fn, g.grid(r, (n+3)/4), block, 0, s, ptr(g.out[r]), ptr(g.tables[r]), i32(R), i64(n)); err != nil {
+				return fmt.Errorf("rank %d: %w", r, err)
+			}
+		}
+	case "twoshot":
+		for r, s := range g.streams {
+			lo, hi := n*r/R, n*(r+1)/R
+			if hi <= lo {
+				continue
+			}
+			if err := g.use(r); err != nil {
+				return err
+			}
+			red, err := g.devs[r].fn("ar_reduce_range")
+			if err != nil {
+				return err
+			}
+			if err := launch(red, g.grid(r, hi-lo), block, 0, s, ptr(g.buf[r]), ptr(g.tables[r]), i32(R), i64(lo), i64(hi)); err != nil {
+				return fmt.Errorf("rank %d reduce: %w", r, err)
+			}
+		}
+		if err := g.barrier(); err != nil {
+			return err
+		}
+		for r, s := range g.streams {
+			if err := g.use(r); err != nil {
+				return err
+			}
+			gat, err := g.devs[r].fn("ar_gather")
+			if err != nil {
+				return err
+			}
+			if err := launch(gat, g.grid(r, n), block, 0, s, ptr(g.buf[r]), ptr(g.tables[r]), i32(R), i32(r), i64(n)); err != nil {
+				return fmt.Errorf("rank %d gather: %w", r, err)
+			}
 		}
 	}
-	for _, s := range g.streams {
-		if err := s.Synchronize(); err != nil {
-			return 0, fmt.Errorf("cuda: host allreduce: %w", err)
-		}
-	}
-	return time.Since(start), nil
+	return nil
 }

@@ -11,60 +11,79 @@ import (
 	"gorgonia.org/cu"
 )
 
-// CopyBandwidth measures a device-to-device copy of n bytes (median of 10,
-// after a warm-up) and returns GB/s counting bytes read plus written.
-func CopyBandwidth(d *Device, n int64) (float64, error) {
+// Bandwidth measures, on n bytes (medians of 10 after a warm-up), a
+// device-to-device copy (GB/s counting bytes read plus written) and a
+// read-only stream of 16-byte loads, the access pattern of the weights.
+func Bandwidth(d *Device, n int64) (copyGBps, readGBps float64, err error) {
 	unbind, err := d.Bind()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer unbind()
 	a, err := cu.MemAlloc(n)
 	if err != nil {
-		return 0, fmt.Errorf("cuda: copy bandwidth buffer: %w", err)
+		return 0, 0, fmt.Errorf("cuda: copy bandwidth buffer: %w", err)
 	}
 	defer cu.MemFree(a)
 	b, err := cu.MemAlloc(n)
 	if err != nil {
-		return 0, fmt.Errorf("cuda: copy bandwidth buffer: %w", err)
+		return 0, 0, fmt.Errorf("cuda: copy bandwidth buffer: %w", err)
 	}
 	defer cu.MemFree(b)
 	s, err := cu.MakeStream(cu.NonBlocking)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer s.Destroy()
 	fill, err := d.fn("fill_f32")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := launch(fill, [3]int{4 * d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(a), i64(int(n/4)), 5, f32(1), f32(0)); err != nil {
-		return 0, err
+		return 0, 0, err
+	}
+	read, err := d.fn("read_bw")
+	if err != nil {
+		return 0, 0, err
 	}
 	e0, _ := cu.MakeEvent(cu.DefaultEvent)
 	e1, _ := cu.MakeEvent(cu.DefaultEvent)
 	defer cu.DestroyEvent(&e0)
 	defer cu.DestroyEvent(&e1)
-	var ts []float64
-	for i := 0; i < 11; i++ {
-		e0.Record(s)
-		if err := cu.MemcpyDtoDAsync(b, a, n, s); err != nil {
-			return 0, fmt.Errorf("cuda: copy: %w", err)
+	median := func(op func() error) (float64, error) {
+		var ts []float64
+		for i := 0; i < 11; i++ {
+			e0.Record(s)
+			if err := op(); err != nil {
+				return 0, err
+			}
+			e1.Record(s)
+			if err := e1.Synchronize(); err != nil {
+				return 0, err
+			}
+			ms, err := e0.Elapsed(e1)
+			if err != nil {
+				return 0, err
+			}
+			if i > 0 {
+				ts = append(ts, ms)
+			}
 		}
-		e1.Record(s)
-		if err := e1.Synchronize(); err != nil {
-			return 0, err
-		}
-		ms, err := e0.Elapsed(e1)
-		if err != nil {
-			return 0, err
-		}
-		if i > 0 {
-			ts = append(ts, ms)
-		}
+		sort.Float64s(ts)
+		return ts[len(ts)/2], nil
 	}
-	sort.Float64s(ts)
-	return 2 * float64(n) / (ts[len(ts)/2] * 1e6), nil
+	ms, err := median(func() error { return cu.MemcpyDtoDAsync(b, a, n, s) })
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda: copy: %w", err)
+	}
+	copyGBps = 2 * float64(n) / (ms * 1e6)
+	ms, err = median(func() error {
+		return launch(read, [3]int{8 * d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(b), ptr(a), i64(int(n/16)))
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda: read bandwidth: %w", err)
+	}
+	return copyGBps, float64(n) / (ms * 1e6), nil
 }
 
 // CheckAllReduce fills every rank's first n floats with fresh random values

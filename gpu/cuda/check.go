@@ -12,6 +12,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 )
 
@@ -99,10 +100,18 @@ func CheckKernels(d *Device, w io.Writer) error {
 		return v
 	}
 
-	// Matrix-vector products: every dtype, token buckets, store/add/GLU.
-	for _, dt := range []tensor.DType{tensor.BF16, tensor.F16, tensor.F32, tensor.Q8_0} {
-		for _, T := range []int{1, 3, 5, 16} {
-			N, K := 72, 1056
+	// Matrix products through the Target's dispatch: every dtype on the
+	// CUDA cores (72 rows), bf16 tiled on the tensor cores (80 rows), token
+	// buckets, store/add/GLU+norm/norm.
+	tgt := &Target{dev: d, stream: s, cfg: model.Config{NormEps: 1e-5}}
+	for _, mc := range []struct {
+		dt    tensor.DType
+		N     int
+		tiled bool
+	}{{tensor.BF16, 72, false}, {tensor.F16, 72, false}, {tensor.F32, 72, false}, {tensor.Q8_0, 72, false}, {tensor.BF16, 80, true}} {
+		dt, N := mc.dt, mc.N
+		for _, T := range []int{1, 3, 5, 8, 9, 16} {
+			K := 1056
 			wv := randn(N * K)
 			wq, wdeq := quantize(dt, wv, N, K)
 			w2v := randn(N * K)
@@ -110,18 +119,30 @@ func CheckKernels(d *Device, w io.Writer) error {
 			x := randn(T * K)
 			base := randn(T * N)
 			m := &dmodel{}
-			W, e := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
+			upload := m.uploadMatrix
+			if mc.tiled {
+				upload = m.uploadLayerMatrix
+			}
+			W, e := upload(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
 			if e != nil {
 				return e
 			}
-			W2, e := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
+			W2, e := upload(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
 			if e != nil {
 				return e
 			}
 			allocs = append(allocs, m.allocs...)
+			if W.tiled != mc.tiled {
+				return fmt.Errorf("cuda check: %v (%d, %d) tiled = %v, want %v (RIGSCOPE_CUDA_TC=0 set?)", dt, N, K, W.tiled, mc.tiled)
+			}
 			xd := up(f32b(x))
 			suf, _ := kernelSuffix(dt)
-			for mode := 0; mode < 3; mode++ {
+			if mc.tiled {
+				suf = "bf16 tensor cores"
+			}
+			g := randn(K)
+			gd := up(f32b(g))
+			for mode := 0; mode < 4; mode++ {
 				var out cu.DevicePtr
 				if mode == 1 {
 					out = up(f32b(base))
@@ -131,17 +152,13 @@ func CheckKernels(d *Device, w io.Writer) error {
 				if err != nil {
 					return err
 				}
-				var fn cu.Function
-				if mode == 2 {
-					fn, e = d.fn(fmt.Sprintf("glu_%s_%d", suf, bucket(T)))
-					if e == nil {
-						e = launch(fn, [3]int{(N + 3) / 4, 1, 1}, [3]int{128, 1, 1}, 0, s, ptr(out), i32(N), ptr(xd), ptr(W.w), ptr(W.s), ptr(W2.w), ptr(W2.s), i32(N), i32(K), i32(T))
-					}
-				} else {
-					fn, e = d.fn(fmt.Sprintf("mv_%s_%d", suf, bucket(T)))
-					if e == nil {
-						e = launch(fn, [3]int{(N + 3) / 4, 1, 1}, [3]int{128, 1, 1}, 0, s, ptr(out), i32(N), ptr(xd), ptr(W.w), ptr(W.s), i32(N), i32(K), i32(T), i32(mode))
-					}
+				switch mode {
+				case 0, 1:
+					e = tgt.matvec("check", out, N, xd, W, T, mode, 0)
+				case 2:
+					e = tgt.glu(out, xd, W, W2, T, gd)
+				case 3:
+					e = tgt.matvec("check", out, N, xd, W, T, 0, gd)
 				}
 				if e != nil {
 					return e
@@ -152,14 +169,26 @@ func CheckKernels(d *Device, w io.Writer) error {
 				}
 				ref := make([]float64, T*N)
 				for t := 0; t < T; t++ {
+					xr := make([]float64, K) // x, or rmsnorm(x, g) for glu and mvn
+					var ss float64
+					for k := range xr {
+						xr[k] = float64(x[t*K+k])
+						ss += xr[k] * xr[k]
+					}
+					if mode >= 2 {
+						inv := 1 / math.Sqrt(ss/float64(K)+1e-5)
+						for k := range xr {
+							xr[k] *= inv * float64(g[k])
+						}
+					}
 					for n := 0; n < N; n++ {
 						var a, b float64
 						for k := 0; k < K; k++ {
-							a += float64(wdeq[n*K+k]) * float64(x[t*K+k])
-							b += float64(w2deq[n*K+k]) * float64(x[t*K+k])
+							a += float64(wdeq[n*K+k]) * xr[k]
+							b += float64(w2deq[n*K+k]) * xr[k]
 						}
 						switch mode {
-						case 0:
+						case 0, 3:
 							ref[t*N+n] = a
 						case 1:
 							ref[t*N+n] = a + float64(base[t*N+n])
@@ -168,20 +197,30 @@ func CheckKernels(d *Device, w io.Writer) error {
 						}
 					}
 				}
-				if e := report(fmt.Sprintf("%s T=%d %s", []string{"mv", "mv+add", "glu"}[mode], T, suf), got, ref, 1e-5); e != nil {
+				if e := report(fmt.Sprintf("%s T=%d %s", []string{"mv", "mv+add", "glu+norm", "mv+norm"}[mode], T, suf), got, ref, 1e-5); e != nil {
 					return e
 				}
 			}
 		}
 	}
 
-	// Attention (split + combine) with a tree mask over a cache, vs float64.
-	for _, tc := range []struct{ hq, hk, hd, base, T, S int }{{8, 4, 64, 300, 5, 7}, {32, 8, 128, 511, 1, 9}, {4, 2, 32, 40, 16, 3}} {
+	// Attention (RoPE, cache store, split softmax, merge) with a tree mask
+	// over a random cache, vs float64; the new slots of the cache too.
+	for _, tc := range []struct {
+		hq, hk, hd, base, T, S int
+		inter                  bool
+	}{{8, 4, 64, 300, 5, 7, false}, {32, 8, 128, 511, 1, 32, false}, {32, 8, 128, 511, 5, 32, true},
+		{4, 2, 32, 40, 16, 3, false}, {16, 2, 64, 1000, 16, 9, false}, {4, 2, 16, 0, 7, 1, true}, {8, 8, 256, 77, 2, 4, false}} {
 		slots := tc.base + tc.T
 		width := tc.hk * tc.hd
 		ld := (tc.hq + 2*tc.hk) * tc.hd
-		q := randn(tc.T * ld)
+		half := tc.hd / 2
+		qkv := randn(tc.T * ld)
 		Kc, Vc := randn(slots*width), randn(slots*width)
+		for i := tc.base * width; i < slots*width; i++ {
+			Kc[i], Vc[i] = float32(math.NaN()), float32(math.NaN()) // the kernel stores these
+		}
+		cs, sn := ropeTable(tc.hd, slots+8, 10000)
 		st := stepParams{Base: int32(tc.base), T: int32(tc.T)}
 		parent := make([]int, tc.T)
 		for i := range parent {
@@ -190,34 +229,77 @@ func CheckKernels(d *Device, w io.Writer) error {
 				parent[i] = rng.IntN(i)
 			}
 			st.Mask[i] = 1 << i
+			st.Pos[i] = int32(tc.base + i)
 			if parent[i] >= 0 {
 				st.Mask[i] |= st.Mask[parent[i]]
+				st.Pos[i] = st.Pos[parent[i]] + 1
 			}
 		}
 		stb := (*[1 << 10]byte)(unsafe.Pointer(&st))[:stepBytes:stepBytes]
-		qd, kd, vd, sd := up(f32b(q)), up(f32b(Kc)), up(f32b(Vc)), up(append([]byte(nil), stb...))
-		pm, pl, pacc := poison(tc.T*tc.hq*tc.S), poison(tc.T*tc.hq*tc.S), poison(tc.T*tc.hq*tc.S*tc.hd)
+		qd, kd, vd, sd := up(f32b(qkv)), up(f32b(Kc)), up(f32b(Vc)), up(append([]byte(nil), stb...))
+		csd, snd := up(f32b(cs)), up(f32b(sn))
+		G := tc.hq / tc.hk
+		cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
+		rowsAll := tc.hq * MaxTokens * tc.S
+		pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
+		cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
 		out := poison(tc.T * tc.hq * tc.hd)
 		if err != nil {
 			return err
 		}
-		fs, _ := d.fn("attn_split")
-		fc, _ := d.fn("attn_combine")
-		scale := float32(1 / math.Sqrt(float64(tc.hd)))
-		if e := launch(fs, [3]int{tc.hq, tc.S, 1}, [3]int{128, 1, 1}, 0, s, ptr(pm), ptr(pl), ptr(pacc), ptr(qd), i32(ld), ptr(kd), ptr(vd), ptr(sd), i32(tc.hq), i32(tc.hk), i32(tc.hd), f32(scale)); e != nil {
+		name, grid := attnLaunch(cfg, tc.S, tc.T)
+		fn, e := d.fn(name)
+		if e != nil {
 			return e
 		}
-		if e := launch(fc, [3]int{tc.hq, tc.T, 1}, [3]int{max(tc.hd, 32), 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), i32(tc.hq), i32(tc.hd), i32(tc.S)); e != nil {
-			return e
+		inter := 0
+		if tc.inter {
+			inter = 1
+		}
+		scale := float32(1 / math.Sqrt(float64(tc.hd)))
+		for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
+			if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
+				ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter)); e != nil {
+				return e
+			}
 		}
 		got := down(out, tc.T*tc.hq*tc.hd)
+		gotK, gotV := down(kd, slots*width), down(vd, slots*width)
 		if err != nil {
 			return err
+		}
+		rope := func(x []float32, p int) []float64 { // x: one head
+			r := make([]float64, tc.hd)
+			for j := 0; j < half; j++ {
+				a, b := j, j+half
+				if tc.inter {
+					a, b = 2*j, 2*j+1
+				}
+				c, sv := float64(cs[p*half+j]), float64(sn[p*half+j])
+				r[a] = float64(x[a])*c - float64(x[b])*sv
+				r[b] = float64(x[a])*sv + float64(x[b])*c
+			}
+			return r
+		}
+		refK := make([]float64, slots*width)
+		refV := make([]float64, slots*width)
+		for i := 0; i < tc.base*width; i++ {
+			refK[i], refV[i] = float64(Kc[i]), float64(Vc[i])
+		}
+		for t := 0; t < tc.T; t++ {
+			for h := 0; h < tc.hk; h++ {
+				k := rope(qkv[t*ld+(tc.hq+h)*tc.hd:], int(st.Pos[t]))
+				for e := 0; e < tc.hd; e++ {
+					refK[(tc.base+t)*width+h*tc.hd+e] = k[e]
+					refV[(tc.base+t)*width+h*tc.hd+e] = float64(qkv[t*ld+(tc.hq+tc.hk+h)*tc.hd+e])
+				}
+			}
 		}
 		ref := make([]float64, tc.T*tc.hq*tc.hd)
 		for t := 0; t < tc.T; t++ {
 			for h := 0; h < tc.hq; h++ {
-				kvh := h / (tc.hq / tc.hk)
+				kvh := h / G
+				q := rope(qkv[t*ld+h*tc.hd:], int(st.Pos[t]))
 				var sc []float64
 				var idx []int
 				for j := 0; j < slots; j++ {
@@ -226,7 +308,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 					}
 					var dot float64
 					for e := 0; e < tc.hd; e++ {
-						dot += float64(q[t*ld+h*tc.hd+e]) * float64(Kc[j*width+kvh*tc.hd+e])
+						dot += q[e] * refK[j*width+kvh*tc.hd+e]
 					}
 					sc = append(sc, dot/math.Sqrt(float64(tc.hd)))
 					idx = append(idx, j)
@@ -243,41 +325,28 @@ func CheckKernels(d *Device, w io.Writer) error {
 				for e := 0; e < tc.hd; e++ {
 					var a float64
 					for i, j := range idx {
-						a += sc[i] * float64(Vc[j*width+kvh*tc.hd+e])
+						a += sc[i] * refV[j*width+kvh*tc.hd+e]
 					}
 					ref[(t*tc.hq+h)*tc.hd+e] = a / sum
 				}
 			}
 		}
-		if e := report(fmt.Sprintf("attention hq=%d hd=%d base=%d T=%d tree", tc.hq, tc.hd, tc.base, tc.T), got, ref, 1e-5); e != nil {
+		desc := fmt.Sprintf("hq=%d hk=%d hd=%d base=%d T=%d S=%d", tc.hq, tc.hk, tc.hd, tc.base, tc.T, tc.S)
+		if e := report("attention "+desc, got, ref, 1e-5); e != nil {
+			return e
+		}
+		if e := report("k cache "+desc, gotK, refK, 1e-6); e != nil {
+			return e
+		}
+		if e := report("v cache "+desc, gotV, refV, 0); e != nil {
 			return e
 		}
 	}
 
+	// Argmax.
 	// RMSNorm and argmax.
 	{
-		T, dim := 3, 4096
-		x, g := randn(T*dim), randn(dim)
-		xd, gd, out := up(f32b(x)), up(f32b(g)), poison(T*dim)
-		fn, _ := d.fn("rmsnorm")
-		if e := launch(fn, [3]int{T, 1, 1}, [3]int{normThreads(dim), 1, 1}, 0, s, ptr(out), ptr(xd), ptr(gd), i32(dim), f32(1e-5), i32(0)); e != nil {
-			return e
-		}
-		got := down(out, T*dim)
-		ref := make([]float64, T*dim)
-		for t := 0; t < T; t++ {
-			var ss float64
-			for i := 0; i < dim; i++ {
-				ss += float64(x[t*dim+i]) * float64(x[t*dim+i])
-			}
-			inv := 1 / math.Sqrt(ss/float64(dim)+1e-5)
-			for i := 0; i < dim; i++ {
-				ref[t*dim+i] = float64(x[t*dim+i]) * inv * float64(g[i])
-			}
-		}
-		if e := report("rmsnorm dim=4096 T=3", got, ref, 1e-6); e != nil {
-			return e
-		}
+		T := 3
 		V := 128256
 		lg := randn(T * V)
 		lg[5*V/7] = 9 // row 0

@@ -25,7 +25,11 @@ func bucket(T int) int {
 const (
 	mvRows    = 4   // ROWS in kernels.cu
 	mvThreads = 128 // MV_WARPS*32
+	tcThreads = 512 // TC_WARPS*32
 )
+
+// tcTiles is the tensor-core kernel's count of 8-token n-tiles for T.
+func tcTiles(T int) int { return (T + 7) / 8 }
 
 // kernel launches one named kernel, timing it when profiling.
 func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int, args ...arg) error {
@@ -47,33 +51,68 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 	return nil
 }
 
-// matvec: out (T, ldo) [+]= x (T, w.cols) . w^T.
-func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w dweight, T, mode int) error {
+// matvec: out (T, ldo) [+]= x (T, w.cols) . w^T; with norm set, x is
+// rmsnorm(x, norm) (fused into the product).
+func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(w.dt)
 	if err != nil {
 		return err
 	}
-	name := fmt.Sprintf("mv_%s_%d", suf, bucket(T))
-	return t.kernel(cat, w.bytes(), name, [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
+	if w.tiled {
+		grid, block := [3]int{w.rows / 16, 1, 1}, [3]int{tcThreads, 1, 1}
+		if norm != 0 {
+			return t.kernel(cat, w.bytes(), fmt.Sprintf("tcn_%d", tcTiles(T)), grid, block,
+				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
+		}
+		return t.kernel(cat, w.bytes(), fmt.Sprintf("tc_%d", tcTiles(T)), grid, block,
+			ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), i32(mode))
+	}
+	grid, block := [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1}
+	if norm != 0 {
+		return t.kernel(cat, w.bytes(), fmt.Sprintf("mvn_%s_%d", suf, bucket(T)), grid, block,
+			ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
+	}
+	return t.kernel(cat, w.bytes(), fmt.Sprintf("mv_%s_%d", suf, bucket(T)), grid, block,
 		ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), i32(mode))
 }
 
-func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int) error {
+// glu: out (T, ffn) = silu(rmsnorm(x).g^T) * (rmsnorm(x).u^T).
+func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(g.dt)
 	if err != nil {
 		return err
 	}
-	if u.dt != g.dt {
+	if u.dt != g.dt || u.tiled != g.tiled {
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
+	}
+	if g.tiled {
+		return t.kernel("gate_up", g.bytes()+u.bytes(), fmt.Sprintf("tcglu_%d", tcTiles(T)), [3]int{g.rows / 16, 1, 1}, [3]int{tcThreads, 1, 1},
+			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
-		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T))
+		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 }
 
-func normThreads(dim int) int { return min(1024, max(32, (dim/4+31)/32*32)) }
+// attnMaxRows is the most query rows one attention block serves (4 warps
+// x RPW rows, RPW at most 2 in kernels.cu).
+func attnMaxRows(hd int) int { return 8 }
 
-// enqueue launches the whole forward pass for T tokens on the stream.
+// attnLaunch is the attention kernel for T tokens: its name (attn_HD_RPW)
+// and grid (hk, S, row groups); block ATT_WARPS*32.
+func attnLaunch(c model.Config, S, T int) (string, [3]int) {
+	rows := c.Heads / c.KVHeads * T // query rows per KV head
+	rpw := 1
+	for 4*rpw < min(rows, attnMaxRows(c.HeadDim)) {
+		rpw *= 2
+	}
+	return fmt.Sprintf("attn_%d_%d", c.HeadDim, rpw), [3]int{c.KVHeads, S, (rows + 4*rpw - 1) / (4 * rpw)}
+}
+
+// enqueue launches the whole forward pass for T tokens on the stream:
+// per layer qkv (with the attention norm), attention (RoPE, cache store,
+// split softmax), wo (+residual), gate/up (with the FFN norm), down
+// (+residual); then the output projection (with the final norm) and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	c, m := t.cfg, t.m
 	hd, hq, hk := c.HeadDim, c.Heads, c.KVHeads
@@ -86,49 +125,32 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		ptr(t.x), ptr(m.emb.w), ptr(m.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
 		return err
 	}
-	nt := normThreads(c.Dim)
 	inter := 0
 	if c.RopeLayout == model.RopeInterleaved {
 		inter = 1
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	attnName, attnGrid := attnLaunch(c, t.S, T)
 	layerKV := cu.DevicePtr(4 * t.slots * t.kvw)
 	for l := range m.layers {
 		L := &m.layers[l]
 		kc, vc := t.kc+cu.DevicePtr(l)*layerKV, t.vc+cu.DevicePtr(l)*layerKV
-		if err := t.kernel("rmsnorm", 0, "rmsnorm", [3]int{T, 1, 1}, [3]int{nt, 1, 1},
-			ptr(t.xn), ptr(t.x), ptr(L.attnNorm), i32(c.Dim), f32(c.NormEps), i32(0)); err != nil {
-			return err
-		}
-		if err := t.matvec("qkv", t.qkv, t.nqkv, t.xn, L.qkv, T, 0); err != nil {
-			return err
-		}
-		if err := t.kernel("rope_store", 0, "rope_store", [3]int{T, hq + hk, 1}, [3]int{max(32, min(128, hd/2)), 1, 1},
-			ptr(t.qkv), i32(t.nqkv), ptr(kc), ptr(vc), ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin),
-			i32(hq), i32(hk), i32(hd), i32(inter)); err != nil {
+		if err := t.matvec("qkv", t.qkv, t.nqkv, t.x, L.qkv, T, 0, L.attnNorm); err != nil {
 			return err
 		}
 		kvBytes := int64(2 * 4 * t.kvw * (t.n + T))
-		if err := t.kernel("attention", kvBytes, "attn_split", [3]int{hq, t.S, 1}, [3]int{128, 1, 1},
-			ptr(t.pm), ptr(t.pl), ptr(t.pacc), ptr(t.qkv), i32(t.nqkv), ptr(kc), ptr(vc), ptr(t.step),
-			i32(hq), i32(hk), i32(hd), f32(scale)); err != nil {
+		if err := t.kernel("attention", kvBytes, attnName, attnGrid, [3]int{128, 1, 1},
+			ptr(t.att), ptr(t.pm), ptr(t.pl), ptr(t.pacc), ptr(t.attnCnt), ptr(t.qkv), i32(t.nqkv), ptr(kc), ptr(vc),
+			ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)); err != nil {
 			return err
 		}
-		if err := t.kernel("attention", 0, "attn_combine", [3]int{hq, T, 1}, [3]int{max(hd, 32), 1, 1},
-			ptr(t.att), ptr(t.pm), ptr(t.pl), ptr(t.pacc), i32(hq), i32(hd), i32(t.S)); err != nil {
+		if err := t.matvec("wo", t.x, c.Dim, t.att, L.wo, T, 1, 0); err != nil {
 			return err
 		}
-		if err := t.matvec("wo", t.x, c.Dim, t.att, L.wo, T, 1); err != nil {
+		if err := t.glu(t.hbuf, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
 			return err
 		}
-		if err := t.kernel("rmsnorm", 0, "rmsnorm", [3]int{T, 1, 1}, [3]int{nt, 1, 1},
-			ptr(t.xn), ptr(t.x), ptr(L.ffnNorm), i32(c.Dim), f32(c.NormEps), i32(0)); err != nil {
-			return err
-		}
-		if err := t.glu(t.hbuf, t.xn, L.gate, L.up, T); err != nil {
-			return err
-		}
-		if err := t.matvec("down", t.x, c.Dim, t.hbuf, L.down, T, 1); err != nil {
+		if err := t.matvec("down", t.x, c.Dim, t.hbuf, L.down, T, 1, 0); err != nil {
 			return err
 		}
 		if err := t.captureLayer(l, T); err != nil { // EAGLE-3 features: x after the layer's residual add
@@ -142,11 +164,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	if mode == model.LogitsAll {
 		first, rows = 0, T
 	}
-	if err := t.kernel("rmsnorm", 0, "rmsnorm", [3]int{rows, 1, 1}, [3]int{nt, 1, 1},
-		ptr(t.xn), ptr(t.x), ptr(m.outNorm), i32(c.Dim), f32(c.NormEps), i32(first)); err != nil {
-		return err
-	}
-	if err := t.matvec("output", t.logits, c.Vocab, t.xn, m.out, rows, 0); err != nil {
+	if err := t.matvec("output", t.logits, c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), m.out, rows, 0, m.outNorm); err != nil {
 		return err
 	}
 	return t.kernel("argmax", 0, "argmax_rows", [3]int{rows, 1, 1}, [3]int{1024, 1, 1},

@@ -55,15 +55,16 @@ type Target struct {
 	stream              cu.Stream
 
 	// device buffers
-	x, xn, qkv, att, hbuf cu.DevicePtr // (MaxTokens, dim|dim|nqkv|hq*hd|ffn) float32
-	logits                cu.DevicePtr // (MaxTokens, vocab) float32
-	ids                   cu.DevicePtr // (MaxTokens) int32
-	step                  cu.DevicePtr // stepParams
-	pm, pl, pacc          cu.DevicePtr // attention partials (MaxTokens, hq, S[, hd])
-	ropeCos, ropeSin      cu.DevicePtr // (maxPos, hd/2)
-	kc, vc                cu.DevicePtr // (layers, slots, kvw) float32
-	path                  cu.DevicePtr // (MaxTokens) int32
-	bufs                  []cu.DevicePtr
+	x, qkv, att, hbuf cu.DevicePtr // (MaxTokens, dim|nqkv|hq*hd|ffn) float32
+	logits            cu.DevicePtr // (MaxTokens, vocab) float32
+	ids               cu.DevicePtr // (MaxTokens) int32
+	step              cu.DevicePtr // stepParams
+	pm, pl, pacc      cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd])
+	attnCnt           cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches
+	ropeCos, ropeSin  cu.DevicePtr // (maxPos, hd/2)
+	kc, vc            cu.DevicePtr // (layers, slots, kvw) float32
+	path              cu.DevicePtr // (MaxTokens) int32
+	bufs              []cu.DevicePtr
 
 	hstep   pinned    // stepParams
 	hids    pinned    // (MaxTokens) int32
@@ -160,9 +161,19 @@ func (d *Device) checkFits(need int64, cfg model.Config, ctxLen int) error {
 	return nil
 }
 
+// attnSplits is how many parts the attention kernel splits the cache into
+// (grid (hk, S, row groups)): about two blocks per SM at most, at most 32,
+// and no more than 32-slot chunks in the cache.
 func attnSplits(cfg model.Config, slots, sms int) int {
-	s := (8*sms + cfg.Heads - 1) / cfg.Heads
-	return max(1, min(s, (slots+15)/16))
+	s := (2*sms + cfg.KVHeads - 1) / cfg.KVHeads
+	return max(1, min(s, 32, (slots+31)/32))
+}
+
+// attnRowGroups is the most row groups (grid z) the attention kernel uses:
+// query rows (G*T) per KV head in blocks of at most attnMaxRows.
+func attnRowGroups(cfg model.Config) int {
+	m := attnMaxRows(cfg.HeadDim)
+	return (cfg.Heads/cfg.KVHeads*MaxTokens + m - 1) / m
 }
 
 func stateBytes(cfg model.Config, ctxLen, sms int) int64 {
@@ -170,7 +181,7 @@ func stateBytes(cfg model.Config, ctxLen, sms int) int64 {
 	kvw := cfg.KVHeads * cfg.HeadDim
 	S := attnSplits(cfg, slots, sms)
 	n := 2 * int64(cfg.Layers) * int64(slots) * int64(kvw) * 4
-	n += MaxTokens * 4 * int64(2*cfg.Dim+(cfg.Heads+2*cfg.KVHeads)*cfg.HeadDim+cfg.Heads*cfg.HeadDim+cfg.FFN+cfg.Vocab)
+	n += MaxTokens * 4 * int64(cfg.Dim+(cfg.Heads+2*cfg.KVHeads)*cfg.HeadDim+cfg.Heads*cfg.HeadDim+cfg.FFN+cfg.Vocab)
 	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
 	n += int64(slots+64) * int64(cfg.HeadDim) * 4
 	return n
@@ -184,8 +195,13 @@ func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	t.nqkv = (c.Heads + 2*c.KVHeads) * c.HeadDim
 	t.S = attnSplits(c, t.slots, d.SMs)
 	t.maxPos = t.slots + 64
-	if c.HeadDim > 256 || c.HeadDim%32 != 0 && c.HeadDim > 32 {
-		return nil, fmt.Errorf("cuda: head dim %d is not supported (at most 256)", c.HeadDim)
+	switch c.HeadDim {
+	case 16, 32, 64, 128, 256:
+	default:
+		return nil, fmt.Errorf("cuda: head dim %d is not supported by the attention kernel (16, 32, 64, 128 or 256); run this model with --device cpu", c.HeadDim)
+	}
+	if c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 {
+		return nil, fmt.Errorf("cuda: %d query heads are not a multiple of %d KV heads", c.Heads, c.KVHeads)
 	}
 	var err error
 	if t.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
@@ -206,7 +222,6 @@ func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	const T = MaxTokens
 	hd, hq := c.HeadDim, c.Heads
 	t.x = alloc(T * 4 * int64(c.Dim))
-	t.xn = alloc(T * 4 * int64(c.Dim))
 	t.qkv = alloc(T * 4 * int64(t.nqkv))
 	t.att = alloc(T * 4 * int64(hq*hd))
 	t.hbuf = alloc(T * 4 * int64(c.FFN))
@@ -221,6 +236,10 @@ func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	t.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(t.kvw))
 	t.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(t.kvw))
 	t.path = alloc(T * 4)
+	nCnt := int64(c.KVHeads * attnRowGroups(c))
+	if t.attnCnt = alloc(4 * nCnt); err == nil {
+		err = cu.MemsetD32(t.attnCnt, 0, nCnt)
+	}
 	if err != nil {
 		t.Close()
 		return nil, err

@@ -5,6 +5,7 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -15,11 +16,44 @@ import (
 
 // dweight is a weight matrix (rows, cols) in device memory. Q8_0 is
 // repacked: w = int8 (rows, cols), s = f16 scales (rows, cols/32); other
-// types are dense row-major in their file dtype and s is 0.
+// types are dense row-major in their file dtype and s is 0, except tiled
+// bf16 matrices, stored in the tensor-core fragment order of tileBF16.
 type dweight struct {
 	dt         tensor.DType
 	w, s       cu.DevicePtr
 	rows, cols int
+	tiled      bool
+}
+
+// useTensorCores says whether bf16 layer matrices are tiled for the
+// tensor-core kernels (tc_*). RIGSCOPE_CUDA_TC=0 keeps them row-major on
+// the CUDA-core kernels (mv_*), for comparison.
+func useTensorCores() bool { return os.Getenv("RIGSCOPE_CUDA_TC") != "0" }
+
+// tileable: a bf16 matrix whose rows and cols are multiples of 16.
+func tileable(dt tensor.DType, rows, cols int) bool {
+	return dt == tensor.BF16 && rows%16 == 0 && cols%16 == 0 && useTensorCores()
+}
+
+// tileBF16 reorders a row-major bf16 matrix (rows, cols) into 16x16 tiles,
+// tile (nt, kt) at ((nt*cols/16)+kt)*256 elements; inside a tile lane
+// L = 4g+c holds 8 elements, its mma.m16n8k16 A fragment: W[g][2c+e],
+// W[g+8][2c+e], W[g][2c+8+e], W[g+8][2c+8+e] for e = 0, 1.
+func tileBF16(src []byte, rows, cols int) []byte {
+	dst := make([]byte, len(src))
+	kt := cols / 16
+	for r := 0; r < rows; r++ {
+		nt, rr := r/16, r%16
+		g, hr := rr%8, rr/8
+		for k := 0; k < cols; k++ {
+			kk := k % 16
+			lane := g*4 + (kk%8)/2
+			idx := (kk/8)*4 + hr*2 + kk%2
+			off := ((nt*kt+k/16)*32+lane)*8 + idx
+			copy(dst[2*off:2*off+2], src[2*(r*cols+k):])
+		}
+	}
+	return dst
 }
 
 // kernelSuffix names the kernel variant for the weight's dtype.
@@ -111,6 +145,16 @@ func denseRows(t *tensor.Tensor) []byte {
 // uploadMatrix stacks the tensors' rows (same dtype and cols) into one
 // device matrix, repacking Q8_0.
 func (m *dmodel) uploadMatrix(ts ...*tensor.Tensor) (dweight, error) {
+	return m.uploadStacked(false, ts...)
+}
+
+// uploadLayerMatrix is uploadMatrix for the matrices of the decoder
+// layers, which go to the tensor-core kernels when tileable.
+func (m *dmodel) uploadLayerMatrix(ts ...*tensor.Tensor) (dweight, error) {
+	return m.uploadStacked(true, ts...)
+}
+
+func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error) {
 	dt, cols := ts[0].DType, ts[0].Cols()
 	if _, err := kernelSuffix(dt); err != nil {
 		return dweight{}, fmt.Errorf("%w (tensor %q)", err, ts[0].Name)
@@ -131,6 +175,9 @@ func (m *dmodel) uploadMatrix(ts ...*tensor.Tensor) (dweight, error) {
 		var all []byte
 		for _, t := range ts {
 			all = append(all, denseRows(t)...)
+		}
+		if tile && tileable(dt, rows, cols) {
+			all, w.tiled = tileBF16(all, rows, cols), true
 		}
 		w.w, err = m.upload(all)
 		return w, err
@@ -201,19 +248,19 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 		if D.ffnNorm, err = m.uploadVec(L.FFNNorm); err != nil {
 			return fail(err)
 		}
-		if D.qkv, err = m.uploadMatrix(L.Wq, L.Wk, L.Wv); err != nil {
+		if D.qkv, err = m.uploadLayerMatrix(L.Wq, L.Wk, L.Wv); err != nil {
 			return fail(err)
 		}
-		if D.wo, err = m.uploadMatrix(L.Wo); err != nil {
+		if D.wo, err = m.uploadLayerMatrix(L.Wo); err != nil {
 			return fail(err)
 		}
-		if D.gate, err = m.uploadMatrix(L.Gate); err != nil {
+		if D.gate, err = m.uploadLayerMatrix(L.Gate); err != nil {
 			return fail(err)
 		}
-		if D.up, err = m.uploadMatrix(L.Up); err != nil {
+		if D.up, err = m.uploadLayerMatrix(L.Up); err != nil {
 			return fail(err)
 		}
-		if D.down, err = m.uploadMatrix(L.Down); err != nil {
+		if D.down, err = m.uploadLayerMatrix(L.Down); err != nil {
 			return fail(err)
 		}
 	}
@@ -234,8 +281,11 @@ func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
 	if err != nil {
 		return nil, err
 	}
-	mat := func(rows, cols int) (dweight, error) {
-		w := dweight{dt: tensor.BF16, rows: rows, cols: cols}
+	// mat fills a (rows, cols) bf16 matrix; tile marks layer matrices for
+	// the tensor-core kernels (the values are random, so the order of the
+	// elements does not matter).
+	mat := func(rows, cols int, tile bool) (dweight, error) {
+		w := dweight{dt: tensor.BF16, rows: rows, cols: cols, tiled: tile && tileable(tensor.BF16, rows, cols)}
 		p, err := m.alloc(w.bytes())
 		if err != nil {
 			return w, err
@@ -255,10 +305,10 @@ func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
 	}
 	fail := func(e error) (*dmodel, error) { m.free(); return nil, e }
 	hd := cfg.HeadDim
-	if m.emb, err = mat(cfg.Vocab, cfg.Dim); err != nil {
+	if m.emb, err = mat(cfg.Vocab, cfg.Dim, false); err != nil {
 		return fail(err)
 	}
-	if m.out, err = mat(cfg.Vocab, cfg.Dim); err != nil {
+	if m.out, err = mat(cfg.Vocab, cfg.Dim, false); err != nil {
 		return fail(err)
 	}
 	if m.outNorm, err = vec(cfg.Dim); err != nil {
@@ -270,11 +320,11 @@ func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
 		steps := []func() error{
 			func() (e error) { D.attnNorm, e = vec(cfg.Dim); return },
 			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
-			func() (e error) { D.qkv, e = mat((cfg.Heads+2*cfg.KVHeads)*hd, cfg.Dim); return },
-			func() (e error) { D.wo, e = mat(cfg.Dim, cfg.Heads*hd); return },
-			func() (e error) { D.gate, e = mat(cfg.FFN, cfg.Dim); return },
-			func() (e error) { D.up, e = mat(cfg.FFN, cfg.Dim); return },
-			func() (e error) { D.down, e = mat(cfg.Dim, cfg.FFN); return },
+			func() (e error) { D.qkv, e = mat((cfg.Heads+2*cfg.KVHeads)*hd, cfg.Dim, true); return },
+			func() (e error) { D.wo, e = mat(cfg.Dim, cfg.Heads*hd, true); return },
+			func() (e error) { D.gate, e = mat(cfg.FFN, cfg.Dim, true); return },
+			func() (e error) { D.up, e = mat(cfg.FFN, cfg.Dim, true); return },
+			func() (e error) { D.down, e = mat(cfg.Dim, cfg.FFN, true); return },
 		}
 		for _, f := range steps {
 			if err := f(); err != nil {

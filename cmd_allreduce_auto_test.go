@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"rigscope/engine/tp"
+)
+
+func TestParseGPUBackends(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"all", gpuBackendNames, ""},
+		{"nccl,auto", []string{"nccl", "auto"}, ""},
+		{" oneshot , oneshot,host", []string{"oneshot", "host"}, ""},
+		{"ring", nil, `"ring" is not a GPU backend`},
+		{"", nil, `"" is not a GPU backend`},
+		{"nccl,compressed", nil, `"compressed" is not a GPU backend`},
+	} {
+		got, err := parseGPUBackends(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseGPUBackends(%q) error %v, want one containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("parseGPUBackends(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseSizesAndRanks(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int64
+		err  bool
+	}{
+		{"1K:8K", []int64{1024, 2048, 4096, 8192}, false},
+		{"4,16,1M", []int64{4, 16, 1 << 20}, false},
+		{"1K:64M", nil, false},
+		{"6", nil, true},     // not whole float32s
+		{"8K:1K", nil, true}, // backwards
+		{"x", nil, true},
+		{"8G", nil, true}, // over 4G
+	} {
+		got, err := parseSizes(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("parseSizes(%q) error %v, want error %v", tc.in, err, tc.err)
+			continue
+		}
+		if tc.want != nil && !slices.Equal(got, tc.want) {
+			t.Errorf("parseSizes(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if tc.in == "1K:64M" && (len(got) != 17 || got[16] != 64<<20) {
+			t.Errorf("parseSizes(1K:64M) = %d sizes ending %d, want 17 ending at 64M", len(got), got[len(got)-1])
+		}
+	}
+	if _, err := parseRanks("2,0"); err == nil {
+		t.Errorf("parseRanks(2,0) accepted a group of 0")
+	}
+	if got, err := parseRanks("1,2,8"); err != nil || !slices.Equal(got, []int{1, 2, 8}) {
+		t.Errorf("parseRanks(1,2,8) = %v, %v", got, err)
+	}
+}
+
+func pt(b string, bytes int64, us, rel float64) autoPoint {
+	return autoPoint{Backend: b, Bytes: bytes, TimeUs: us, MaxRelErr: rel}
+}
+
+func TestBuildAutoTable(t *testing.T) {
+	K := int64(1024)
+	for _, tc := range []struct {
+		name  string
+		pts   []autoPoint
+		rules []tp.AutoRule
+		picks map[int64]string // bytes -> Pick
+		err   bool
+	}{
+		{
+			name: "oneshot small, nccl large",
+			pts: []autoPoint{
+				pt("nccl", 64*K, 20, 0), pt("oneshot", 64*K, 30, 0), // unsorted input
+				pt("oneshot", 1*K, 5, 0), pt("twoshot", 1*K, 8, 0), pt("host", 1*K, 40, 0), pt("nccl", 1*K, 18, 0),
+				pt("oneshot", 4*K, 6, 0), pt("twoshot", 4*K, 7, 0), pt("nccl", 4*K, 19, 0),
+			},
+			rules: []tp.AutoRule{{MaxBytes: 4 * K, Backend: "oneshot"}, {MaxBytes: 64 * K, Backend: "nccl"}},
+			picks: map[int64]string{1: "oneshot", 4 * K: "oneshot", 5 * K: "nccl", 1 << 30: "nccl"},
+		},
+		{
+			name: "inexact and NaN never picked",
+			pts: []autoPoint{
+				pt("oneshot", 1*K, 1, 1e-3), pt("twoshot", 1*K, 2, math.NaN()), pt("host", 1*K, 50, 1e-7),
+			},
+			rules: []tp.AutoRule{{MaxBytes: 1 * K, Backend: "host"}},
+		},
+		{
+			name:  "tie goes to the earlier candidate",
+			pts:   []autoPoint{pt("nccl", 1*K, 5, 0), pt("twoshot", 1*K, 5, 0)},
+			rules: []tp.AutoRule{{MaxBytes: 1 * K, Backend: "twoshot"}},
+		},
+		{
+			name:  "a size with nothing exact is skipped",
+			pts:   []autoPoint{pt("oneshot", 1*K, 1, 0), pt("oneshot", 2*K, 1, 1), pt("oneshot", 4*K, 2, 0)},
+			rules: []tp.AutoRule{{MaxBytes: 4 * K, Backend: "oneshot"}},
+		},
+		{
+			name: "nothing exact at all",
+			pts:  []autoPoint{pt("oneshot", 1*K, 1, 1)},
+			err:  true,
+		},
+		{name: "no points", err: true},
+	} {
+		tab, err := buildAutoTable(2, tc.pts)
+		if tc.err {
+			if err == nil {
+				t.Errorf("%s: no error", tc.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !slices.Equal(tab.Rules, tc.rules) {
+			t.Errorf("%s: rules %+v, want %+v", tc.name, tab.Rules, tc.rules)
+		}
+		for b, want := range tc.picks {
+			if got := tab.Pick(b); got != want {
+				t.Errorf("%s: Pick(%d) = %s, want %s", tc.name, b, got, want)
+			}
+		}
+	}
+}
+
+func TestAutoCrossoverDescription(t *testing.T) {
+	tab, err := buildAutoTable(4, []autoPoint{
+		pt("oneshot", 1024, 5, 0), pt("nccl", 1024, 9, 0),
+		pt("oneshot", 1<<20, 90, 0), pt("nccl", 1<<20, 40, 0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := describeAuto(tab)
+	for _, want := range []string{"oneshot up to 1K", "nccl above", "oneshot->nccl after 1K"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("describeAuto = %q, want it to contain %q", got, want)
+		}
+	}
+}
+
+func TestAutoVsNCCL(t *testing.T) {
+	row := func(b string, bytes int64, us float64) benchRow {
+		return benchRow{Backend: b, Bytes: bytes, TimeUs: us}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []benchRow
+		want []string
+	}{
+		{"no nccl", []benchRow{row("auto", 1024, 5)}, nil},
+		{"fast everywhere", []benchRow{row("nccl", 1024, 20), row("auto", 1024, 8), row("nccl", 1<<20, 50), row("auto", 1<<20, 50)},
+			[]string{"over 2 sizes: never slower", "at most 0.40x", "target <= 0.5x: met"}},
+		{"slower at 1M, small target missed", []benchRow{row("nccl", 1024, 10), row("auto", 1024, 6), row("nccl", 1<<20, 50), row("auto", 1<<20, 60)},
+			[]string{"slower at 1M (1.20x)", "at most 0.60x", "NOT met"}},
+	} {
+		got := autoVsNCCL(tc.rows)
+		if tc.want == nil && got != "" {
+			t.Errorf("%s: %q, want empty", tc.name, got)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q, want it to contain %q", tc.name, got, w)
+			}
+		}
+	}
+}
+
+func TestInexactRows(t *testing.T) {
+	rows := []benchRow{
+		{Backend: "oneshot", Bytes: 1024, MaxRelErr: 1e-7},
+		{Backend: "twoshot", Bytes: 1024, MaxRelErr: 1e-3},
+		{Backend: "host", Bytes: 1024, MaxRelErr: math.NaN()},
+		{Backend: "nccl", Bytes: 1024, MaxRelErr: -1},
+	}
+	got := inexactRows(rows)
+	if len(got) != 3 || !strings.HasPrefix(got[0], "twoshot") {
+		t.Errorf("inexactRows = %q, want twoshot, host, nccl", got)
+	}
+}
+
+func TestCUDAAllReduceSizes(t *testing.T) {
+	for _, tc := range []struct {
+		max  int
+		want string
+		err  bool
+	}{
+		{1, "4", false},
+		{16, "4,16,64", false},
+		{20, "4,16,64,80", false},
+		{1 << 20, "4,16,64,256,1024,4096,16384,65536,262144,1048576,4000012,4194304", false},
+		{0, "", true},
+		{1<<30 + 1, "", true},
+	} {
+		got, err := cudaAllReduceSizes(tc.max)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("cudaAllReduceSizes(%d) = %q, %v; want %q (error %v)", tc.max, got, err, tc.want, tc.err)
+			continue
+		}
+		if err == nil {
+			if _, err := parseSizes(got); err != nil {
+				t.Errorf("cudaAllReduceSizes(%d) = %q does not parse: %v", tc.max, got, err)
+			}
+		}
+	}
+}
+
+func TestAllReduceBenchDeviceFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--device", "tpu"}, `--device "tpu": want cpu or cuda`},
+		{[]string{"--device", "cuda", "--backend", "ring"}, `"ring" is not a GPU backend`},
+		{[]string{"--device", "cuda", "--sizes", "6"}, "not a whole number of float32s"},
+		{[]string{"--device", "cuda", "--iters", "0"}, "must be at least 1"},
+	} {
+		var out, errOut bytes.Buffer
+		err := runAllReduceBench(context.Background(), tc.args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("allreduce-bench %v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+}
