@@ -12,6 +12,23 @@
 #define ROWS 4       // weight rows per warp in the matrix-vector product
 #define MV_WARPS 4   // warps per block (split over K) in the matrix-vector product
 
+// --------------------------------------------- programmatic dependent launch
+// The forward pass's kernels are launched with programmatic stream
+// serialization on sm_90 (gpu/cuda: launchPDL): a kernel may start while the
+// previous one drains, so each calls pdl_wait before it touches anything
+// the previous kernels write (and before it writes anything they read), and
+// pdl_trigger once its main work is issued. Both are no-ops otherwise.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 // ---------------------------------------------------------------- weights
 // Weights are read once per step: load them without allocating in L1, so
 // that L1 keeps the activations every block of a product re-reads.
@@ -87,6 +104,7 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
       for (int r = 0; r < ROWS; r++) acc[m][r][t] = 0.f;
   }
   const int chunks = K / E;
+  pdl_wait();
   for (int c = warp * 32 + lane; c < chunks; c += MV_WARPS * 32) {
     float wv[NW][ROWS][E];
 #pragma unroll
@@ -130,6 +148,7 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
       }
     }
   }
+  pdl_trigger();
   __shared__ float red[MV_WARPS][NW][ROWS][NT];
   __shared__ float red_ss[MV_WARPS][NT];
 #pragma unroll
@@ -248,6 +267,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
       for (int i = 0; i < 4; i++) acc[m][j][i] = accl[m][j][i] = 0.f;
   }
+  pdl_wait();
   for (int kt0 = warp * TC_U; kt0 < KT; kt0 += TC_WARPS * TC_U) {
     uint4 a[TC_U][NW];
 #pragma unroll
@@ -288,6 +308,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
       }
     }
   }
+  pdl_trigger();
 #pragma unroll
   for (int m = 0; m < NW; m++)
 #pragma unroll
@@ -342,19 +363,19 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 
 // tc_N: plain (mode store/add); tcn_N: of rmsnorm(x, g); tcglu_N: GLU of
 // rmsnorm(x, g). N = n-tiles (1: T <= 8, 2: T <= 16). grid rows/16.
-#define TC_INST(NTT)                                                                                     \
-  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tc_##NTT(                                  \
+#define TC_INST(NTT)                                                                            \
+  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tc_##NTT(                             \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, int mode) {             \
-    tc_body<NTT, false, false>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                               \
+    tc_body<NTT, false, false>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                         \
   }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcn_##NTT(                                 \
+  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcn_##NTT(                            \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, const float* g, float eps) { \
-    tc_body<NTT, false, true>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                                   \
+    tc_body<NTT, false, true>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                             \
   }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcglu_##NTT(                               \
+  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcglu_##NTT(                          \
       float* out, int ldo, const float* x, const uint4* w, const uint4* w2, int N, int K, int T,         \
       const float* g, float eps) {                                                                       \
-    tc_body<NTT, true, true>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                                   \
+    tc_body<NTT, true, true>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                             \
   }
 TC_INST(1)
 TC_INST(2)
@@ -363,6 +384,7 @@ TC_INST(2)
 // Embedding lookup: x[t] = emb[tokens[t]] dequantized. grid T.
 template <class WT>
 __device__ void embed_body(float* x, const void* w, const void* ws, const int* tokens, int dim) {
+  pdl_wait();
   int t = blockIdx.x;
   long row = tokens[t];
   for (int c = threadIdx.x; c < dim / WT::E; c += blockDim.x) {
@@ -445,6 +467,33 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   const int per = max(64, ((base + S - 1) / S + 31) / 32 * 32);
   const int active = (base + per - 1) / per;  // splits with cached slots
 
+  // Chunks of 32 slots: n0 over the cached range [lo0, hi0), then (last
+  // split) one over the new slots [base, base+T). Each chunk of K and V is
+  // loaded by the whole block at once (coalesced, all loads in flight) into
+  // registers, one chunk ahead: the first before the prologue when it is
+  // cached, the next while this one's V products run.
+  constexpr int NL = 32 * HD / 4 / (ATT_WARPS * 32);  // float4 per thread per chunk
+  const int lo0 = min(base, s * per), hi0 = min(base, (s + 1) * per);
+  const int n0 = (hi0 - lo0 + 31) / 32, nc = n0 + (s == S - 1 && T > 0 ? 1 : 0);
+  float4 kr[NL], vr[NL];
+  auto load_chunk = [&](int c) {
+    const int j0 = c < n0 ? lo0 + 32 * c : base, cntj = min(32, (c < n0 ? hi0 : base + T) - j0);
+#pragma unroll
+    for (int i = 0; i < NL; i++) {
+      int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / 4), c4 = f % (HD / 4);
+      if (sl < cntj) {
+        long off = (long)(j0 + sl) * width + h * HD + 4 * c4;
+        kr[i] = *reinterpret_cast<const float4*>(Kc + off);
+        vr[i] = *reinterpret_cast<const float4*>(Vc + off);
+      } else {
+        kr[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        vr[i] = kr[i];
+      }
+    }
+  };
+  if (n0 > 0) load_chunk(0);  // cached slots: written by earlier steps
+  pdl_wait();
+
   // RoPE on this block's query rows, into shared memory.
   for (int i = threadIdx.x; i < rn * HALF; i += blockDim.x) {
     int rl = i / HALF, j = i % HALF, r = r0 + rl, t = r / G;
@@ -485,31 +534,11 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 #pragma unroll
     for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
   }
-  // Slot ranges: [lo0, hi0) cached, then [base, base+T) new (last split).
-  // Each 32-slot chunk of K and V is loaded by the whole block at once
-  // (coalesced, all loads in flight), staged in registers, and passed
-  // through one shared buffer: K for the scores, then V.
-  constexpr int NL = 32 * HD / 4 / (ATT_WARPS * 32);  // float4 per thread per chunk
+  if (n0 == 0 && nc > 0) load_chunk(0);  // new slots only: after the prologue stored them
   __shared__ __align__(16) float buf[32][HD + 4];
-  const int lo0 = min(base, s * per), hi0 = min(base, (s + 1) * per);
-  const int hi1 = s == S - 1 ? base + T : base;
-  for (int pass = 0; pass < 2; pass++) {
-    const int lo = pass == 0 ? lo0 : base, hi = pass == 0 ? hi0 : hi1;
-    for (int j0 = lo; j0 < hi; j0 += 32) {
-      const int cntj = min(32, hi - j0);
-      float4 kr[NL], vr[NL];
-#pragma unroll
-      for (int i = 0; i < NL; i++) {
-        int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / 4), c4 = f % (HD / 4);
-        if (sl < cntj) {
-          long off = (long)(j0 + sl) * width + h * HD + 4 * c4;
-          kr[i] = *reinterpret_cast<const float4*>(Kc + off);
-          vr[i] = *reinterpret_cast<const float4*>(Vc + off);
-        } else {
-          kr[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-          vr[i] = kr[i];
-        }
-      }
+  for (int c = 0; c < nc; c++) {
+    {
+      const int j0 = c < n0 ? lo0 + 32 * c : base, hi = c < n0 ? hi0 : base + T;
       __syncthreads();  // the previous chunk's V reads are done
 #pragma unroll
       for (int i = 0; i < NL; i++) {
@@ -559,6 +588,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
         *reinterpret_cast<float4*>(&buf[f / (HD / 4)][4 * (f % (HD / 4))]) = vr[i];
       }
       __syncthreads();
+      if (c + 1 < nc) load_chunk(c + 1);
 #pragma unroll 4
       for (int jj = 0; jj < 32; jj++) {
         Vec<HD> vv;
@@ -573,6 +603,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
     }
   }
 
+  pdl_trigger();
   const long rows = (long)G * MAXT;  // partial rows per KV head
   if (S == 1) {
 #pragma unroll
@@ -660,32 +691,62 @@ __device__ __forceinline__ float uniform01(unsigned seed, unsigned row, unsigned
 }
 
 // ids[r] = argmax of logits row r (lowest index on ties), or with
-// st->temp > 0 a sample from softmax(logits/temp) by the Gumbel-max trick.
-// grid rows, block 1024.
-extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab, const Step* st) {
-  __shared__ float bv[32];
-  __shared__ int bi[32];
-  const float* lr = logits + (long)blockIdx.x * vocab;
-  float temp = st->temp;
+// st->temp > 0 a sample from softmax(logits/temp) by the Gumbel-max trick
+// (the noise of element i depends only on seed, row and i). grid (AM_BLOCKS,
+// rows), block 256: block b scans a slice, writes its best to part, and the
+// last block of the row to finish (counted in cnt, reset after) reduces.
+#define AM_BLOCKS 32
+__device__ __forceinline__ void am_better(float& best, int& besti, float v, int i) {
+  if (v > best || (v == best && i < besti)) { best = v; besti = i; }
+}
+extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab, const Step* st, float2* part,
+                                       unsigned* cnt) {
+  __shared__ float bv[8];
+  __shared__ int bi[8];
+  __shared__ int last;
+  pdl_wait();
+  const int row = blockIdx.y, nb = gridDim.x;
+  const float* lr = logits + (long)row * vocab;
+  const float temp = st->temp;
+  const int per = (vocab + nb - 1) / nb, lo = blockIdx.x * per, hi = min(vocab, lo + per);
   float best = -INFINITY;
   int besti = 0x7fffffff;
-  for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
     float v = lr[i];
-    if (temp > 0.f) v = v / temp - __logf(-__logf(uniform01(st->seed, blockIdx.x, i)));
-    if (v > best || (v == best && i < besti)) { best = v; besti = i; }
+    if (temp > 0.f) v = v / temp - __logf(-__logf(uniform01(st->seed, row, i)));
+    am_better(best, besti, v, i);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1) {
+    float ov = __shfl_xor_sync(0xffffffffu, best, o);
+    int oi = __shfl_xor_sync(0xffffffffu, besti, o);
+    am_better(best, besti, ov, oi);
+  }
+  if (lane == 0) { bv[warp] = best; bi[warp] = besti; }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < (int)(blockDim.x >> 5); w++) am_better(best, besti, bv[w], bi[w]);
+    part[row * nb + blockIdx.x] = make_float2(best, __int_as_float(besti));
+    __threadfence();
+    last = atomicAdd(&cnt[row], 1u) == (unsigned)(nb - 1);
+  }
+  __syncthreads();
+  if (!last || warp != 0) return;
+  __threadfence();
+  best = -INFINITY;
+  besti = 0x7fffffff;
+  for (int b = lane; b < nb; b += 32) {
+    float2 p = __ldcg(part + row * nb + b);
+    am_better(best, besti, p.x, __float_as_int(p.y));
   }
   for (int o = 16; o > 0; o >>= 1) {
     float ov = __shfl_xor_sync(0xffffffffu, best, o);
     int oi = __shfl_xor_sync(0xffffffffu, besti, o);
-    if (ov > best || (ov == best && oi < besti)) { best = ov; besti = oi; }
+    am_better(best, besti, ov, oi);
   }
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) { bv[warp] = best; bi[warp] = besti; }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < (int)(blockDim.x >> 5); w++)
-      if (bv[w] > best || (bv[w] == best && bi[w] < besti)) { best = bv[w]; besti = bi[w]; }
-    ids[blockIdx.x] = besti == 0x7fffffff ? 0 : besti;
+  if (lane == 0) {
+    ids[row] = besti == 0x7fffffff ? 0 : besti;
+    cnt[row] = 0;
   }
 }
 

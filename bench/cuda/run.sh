@@ -2,7 +2,7 @@
 # One device call: decode benchmark vs the bandwidth bound and the PyTorch
 # graph peer, kernel + fixture checks, GPU allreduce, NVML telemetry.
 # Build here:  go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda .
-# Run there:   sh bench/cuda/run.sh   (device run with carry: ["carry"])
+# Run there:   sh bench/cuda/run.sh   (device run with carry: ["carry/m2", "carry/rigscope-cuda.gz"]; README.md says how to make carry/m2)
 set -u
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
 O=${OUT:-/tmp/out}; mkdir -p "$O"
@@ -10,7 +10,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$O/smi.txt" 2>&1
 timeout ${T_BENCH:-150} $B cuda-bench ${BENCH_ARGS:-} > "$O/bench.txt" 2>&1
 timeout ${T_TORCH:-120} python3 bench/cuda/torch_peer.py > "$O/torch.txt" 2>&1
-timeout ${T_CHECK:-120} $B cuda-check --models carry/models > "$O/check.txt" 2>&1
+timeout ${T_CHECK:-120} $B cuda-check --models ${MODELS:-carry/m2} > "$O/check.txt" 2>&1
 timeout ${T_AR:-120} $B cuda-allreduce ${AR_ARGS:-} > "$O/allreduce.txt" 2>&1
 timeout 30 $B gpus > "$O/gpus.txt" 2>&1
 cat "$O/bench.txt" "$O/torch.txt"; tail -20 "$O/check.txt"; tail -30 "$O/allreduce.txt"; cat "$O/gpus.txt"

@@ -356,8 +356,11 @@ func CheckKernels(d *Device, w io.Writer) error {
 		sd := up(append([]byte(nil), stb...))
 		ids := poison(T)
 		fa, _ := d.fn("argmax_rows")
-		if e := launch(fa, [3]int{T, 1, 1}, [3]int{1024, 1, 1}, 0, s, ptr(ids), ptr(ld), i32(V), ptr(sd)); e != nil {
-			return e
+		part, cnt := poison(2*T*argmaxBlocks), up(make([]byte, 4*T))
+		for rep := 0; rep < 2; rep++ { // twice: the row counters must be back at zero
+			if e := launch(fa, [3]int{argmaxBlocks, T, 1}, [3]int{256, 1, 1}, 0, s, ptr(ids), ptr(ld), i32(V), ptr(sd), ptr(part), ptr(cnt)); e != nil {
+				return e
+			}
 		}
 		gotf := down(ids, T)
 		for t := 0; t < T; t++ {

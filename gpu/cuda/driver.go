@@ -26,6 +26,23 @@ static CUresult rs_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 	for (int i = 0; i < n && i < 24; i++) ptrs[i] = &args[i];
 	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shm, s, ptrs, NULL);
 }
+// rs_launch_pdl launches with programmatic stream serialization: the
+// kernel may begin while the previous kernel in the stream drains; it
+// must execute griddepcontrol.wait before using that kernel's results.
+static CUresult rs_launch_pdl(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                             unsigned shm, CUstream s, uint64_t* args, int n) {
+	void* ptrs[24];
+	for (int i = 0; i < n && i < 24; i++) ptrs[i] = &args[i];
+	CUlaunchAttribute attr;
+	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	attr.value.programmaticStreamSerializationAllowed = 1;
+	CUlaunchConfig cfg = {0};
+	cfg.gridDimX = gx; cfg.gridDimY = gy; cfg.gridDimZ = gz;
+	cfg.blockDimX = bx; cfg.blockDimY = by; cfg.blockDimZ = bz;
+	cfg.sharedMemBytes = shm; cfg.hStream = s;
+	cfg.attrs = &attr; cfg.numAttrs = 1;
+	return cuLaunchKernelEx(&cfg, f, ptrs, NULL);
+}
 static CUresult rs_init(void) { return cuInit(0); }
 static const char* rs_err_name(CUresult r) { const char* s = 0; cuGetErrorName(r, &s); return s ? s : "unknown"; }
 */
@@ -118,6 +135,16 @@ func f32(v float32) arg      { return uint64(math.Float32bits(v)) }
 // launch enqueues fn on s. args live in C memory for the call only: the
 // driver copies parameter values at launch (and at capture).
 func launch(fn cu.Function, grid, block [3]int, shm int, s cu.Stream, args ...arg) error {
+	return launchWith(false, fn, grid, block, shm, s, args...)
+}
+
+// launchPDL is launch with programmatic dependent launch (sm_90): see
+// pdl_wait in kernels.cu.
+func launchPDL(fn cu.Function, grid, block [3]int, shm int, s cu.Stream, args ...arg) error {
+	return launchWith(true, fn, grid, block, shm, s, args...)
+}
+
+func launchWith(pdl bool, fn cu.Function, grid, block [3]int, shm int, s cu.Stream, args ...arg) error {
 	n := len(args)
 	if n > 24 {
 		return fmt.Errorf("cuda: launch with %d arguments (max 24)", n)
@@ -127,6 +154,10 @@ func launch(fn cu.Function, grid, block [3]int, shm int, s cu.Stream, args ...ar
 	for i, a := range args {
 		buf[i] = C.uint64_t(a)
 	}
-	return cres("cuLaunchKernel", C.rs_launch(cfunc(fn), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
-		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shm), cstream(s), &buf[0], C.int(n)))
+	f, gx, gy, gz := cfunc(fn), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2])
+	bx, by, bz := C.uint(block[0]), C.uint(block[1]), C.uint(block[2])
+	if pdl {
+		return cres("cuLaunchKernelEx", C.rs_launch_pdl(f, gx, gy, gz, bx, by, bz, C.uint(shm), cstream(s), &buf[0], C.int(n)))
+	}
+	return cres("cuLaunchKernel", C.rs_launch(f, gx, gy, gz, bx, by, bz, C.uint(shm), cstream(s), &buf[0], C.int(n)))
 }

@@ -26,6 +26,8 @@ const (
 	mvRows    = 4   // ROWS in kernels.cu
 	mvThreads = 128 // MV_WARPS*32
 	tcThreads = 512 // TC_WARPS*32
+
+	argmaxBlocks = 32 // AM_BLOCKS: blocks per logits row in argmax_rows
 )
 
 // tcTiles is the tensor-core kernel's count of 8-token n-tiles for T.
@@ -42,7 +44,11 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 			return err
 		}
 	}
-	if err := launch(fn, grid, block, 0, t.stream, args...); err != nil {
+	lf := launch
+	if t.pdl && cat != "embed" { // embed follows the step's parameter copy, not a kernel
+		lf = launchPDL
+	}
+	if err := lf(fn, grid, block, 0, t.stream, args...); err != nil {
 		return fmt.Errorf("cuda: %s: %w", name, err)
 	}
 	if t.prof != nil {
@@ -167,8 +173,8 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	if err := t.matvec("output", t.logits, c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), m.out, rows, 0, m.outNorm); err != nil {
 		return err
 	}
-	return t.kernel("argmax", 0, "argmax_rows", [3]int{rows, 1, 1}, [3]int{1024, 1, 1},
-		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step))
+	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
+		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt))
 }
 
 // profiler times each kernel of an ungraphed step with events.

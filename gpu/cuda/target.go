@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -61,6 +62,7 @@ type Target struct {
 	step              cu.DevicePtr // stepParams
 	pm, pl, pacc      cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd])
 	attnCnt           cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches
+	amPart, amCnt     cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
 	ropeCos, ropeSin  cu.DevicePtr // (maxPos, hd/2)
 	kc, vc            cu.DevicePtr // (layers, slots, kvw) float32
 	path              cu.DevicePtr // (MaxTokens) int32
@@ -78,7 +80,8 @@ type Target struct {
 	Temp      float32
 	Seed      uint32
 	prof      *profiler
-	n         int // cached positions
+	pdl       bool // launch the forward's kernels with programmatic dependent launch (sm_90)
+	n         int  // cached positions
 }
 
 // NewTarget loads src onto GPU 0 (the spec.Target behind --device cuda).
@@ -190,6 +193,7 @@ func stateBytes(cfg model.Config, ctxLen, sms int) int64 {
 func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	c := m.cfg
 	t := &Target{dev: d, m: m, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
+	t.pdl = d.Major >= 9 && os.Getenv("RIGSCOPE_CUDA_PDL") != "0"
 	t.slots = ctxLen + MaxTokens
 	t.kvw = c.KVHeads * c.HeadDim
 	t.nqkv = (c.Heads + 2*c.KVHeads) * c.HeadDim
@@ -239,6 +243,10 @@ func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	nCnt := int64(c.KVHeads * attnRowGroups(c))
 	if t.attnCnt = alloc(4 * nCnt); err == nil {
 		err = cu.MemsetD32(t.attnCnt, 0, nCnt)
+	}
+	t.amPart = alloc(T * argmaxBlocks * 8)
+	if t.amCnt = alloc(4 * T); err == nil {
+		err = cu.MemsetD32(t.amCnt, 0, T)
 	}
 	if err != nil {
 		t.Close()
