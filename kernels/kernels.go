@@ -1,9 +1,10 @@
 // Package kernels holds the CUDA kernels of rigscope's GPU path as PTX
-// text, compiled from kernels.cu and embedded in the binary. gpu/cuda loads
+// text, compiled from kernels.cu (which includes tc.cu, attention.cu and
+// allreduce.cu) and embedded in the binary. gpu/cuda loads
 // the PTX that matches the device (sm_90 on Hopper, sm_80 otherwise) with
 // cu.LoadData; the driver compiles it for the actual chip at load.
 //
-// Rebuild after editing kernels.cu (nvcc 11.8 from Debian non-free's
+// Rebuild after editing any .cu file here (nvcc 11.8 from Debian non-free's
 // nvidia-cuda-toolkit, or nvcc 13.0 on the GPU machine):
 //
 //	go generate ./kernels

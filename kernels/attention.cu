@@ -1,0 +1,275 @@
+// rigscope CUDA kernels: attention (included by kernels.cu, after struct
+// Step).
+
+// ----------------------------------------------------------- attention
+// One launch per layer does RoPE, the KV-cache store and attention for all
+// T tokens (decode, or verify with a causal or tree mask), split over the
+// cache length (flash-decoding style).
+//
+// qkv (T, ldq) holds q (hq*HD), k (hk*HD), v (hk*HD) per token; cs, sn
+// (maxPos, HD/2) are the RoPE tables; Kc, Vc (slots, hk*HD) the layer's
+// cache. out (T, hq*HD).
+//
+// grid (hk, S, RG), block 128 (4 warps). Block (h, s, rg) serves KV head h
+// and the query rows r = t*G + g (token t, query head h*G + g, G = hq/hk)
+// in [rg*4*RPW, +4*RPW) (RPW 1 or 2: more rows make more row groups,
+// which keeps each block's merge short); warp w owns RPW of those rows, lane j owns slot
+// j of each 32-slot chunk, so scores and the online softmax stay in
+// registers. Split s covers the cached slots [s*per, (s+1)*per) ∩ [0, base)
+// with per a multiple of 32; the last split also owns the T new slots: it
+// rotates their k, stores k and v in the cache and attends to them. With
+// S > 1 each block writes partials (pm, pl: (hk, G*MAXT, S); pacc: (...,
+// HD)) and the last block of (h, rg) to finish, counted in cnt (reset to 0
+// after use), merges them.
+#define ATT_WARPS 4
+template <int HD>
+struct Vec {  // the EPL = HD/32 (at least 1) elements of a row a lane owns
+  enum { EPL = HD >= 32 ? HD / 32 : 1 };
+  float v[EPL];
+  __device__ __forceinline__ void load(const float* p) {
+    if (EPL % 4 == 0) {
+#pragma unroll
+      for (int i = 0; i < EPL; i += 4) {
+        float4 f = *reinterpret_cast<const float4*>(p + i);
+        v[i] = f.x; v[i + 1] = f.y; v[i + 2] = f.z; v[i + 3] = f.w;
+      }
+    } else if (EPL == 2) {
+      float2 f = *reinterpret_cast<const float2*>(p);
+      v[0] = f.x; v[1] = f.y;
+    } else {
+      v[0] = *p;
+    }
+  }
+};
+
+template <int HD, int RPW>
+__device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
+                                          const float* qkv, int ldq, float* Kc, float* Vc, const Step* st,
+                                          const float* __restrict__ cs, const float* __restrict__ sn,
+                                          int hq, int hk, float scale, int interleaved) {
+  constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
+  __shared__ __align__(16) float qs[RB][HD];
+  __shared__ int last;
+  const int h = blockIdx.x, s = blockIdx.y, S = gridDim.y, rg = blockIdx.z;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int T = st->T, base = st->base, G = hq / hk, R = G * T;
+  const int r0 = rg * RB, rn = min(RB, R - r0);
+  const int width = hk * HD;
+  const int per = max(64, ((base + S - 1) / S + 31) / 32 * 32);
+  const int active = (base + per - 1) / per;  // splits with cached slots
+
+  // Chunks of 32 slots: n0 over the cached range [lo0, hi0), then (last
+  // split) one over the new slots [base, base+T). Each chunk of K and V is
+  // loaded by the whole block at once (coalesced, all loads in flight) into
+  // registers, one chunk ahead: the first before the prologue when it is
+  // cached, the next while this one's V products run.
+  constexpr int NL = 32 * HD / 4 / (ATT_WARPS * 32);  // float4 per thread per chunk
+  const int lo0 = min(base, s * per), hi0 = min(base, (s + 1) * per);
+  const int n0 = (hi0 - lo0 + 31) / 32, nc = n0 + (s == S - 1 && T > 0 ? 1 : 0);
+  float4 kr[NL], vr[NL];
+  auto load_chunk = [&](int c) {
+    const int j0 = c < n0 ? lo0 + 32 * c : base, cntj = min(32, (c < n0 ? hi0 : base + T) - j0);
+#pragma unroll
+    for (int i = 0; i < NL; i++) {
+      int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / 4), c4 = f % (HD / 4);
+      if (sl < cntj) {
+        long off = (long)(j0 + sl) * width + h * HD + 4 * c4;
+        kr[i] = *reinterpret_cast<const float4*>(Kc + off);
+        vr[i] = *reinterpret_cast<const float4*>(Vc + off);
+      } else {
+        kr[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        vr[i] = kr[i];
+      }
+    }
+  };
+  if (n0 > 0) load_chunk(0);  // cached slots: written by earlier steps
+  pdl_wait();
+
+  // RoPE on this block's query rows, into shared memory.
+  for (int i = threadIdx.x; i < rn * HALF; i += blockDim.x) {
+    int rl = i / HALF, j = i % HALF, r = r0 + rl, t = r / G;
+    const float* x = qkv + (long)t * ldq + (h * G + r % G) * HD;
+    int p = st->pos[t];
+    float c = cs[(long)p * HALF + j], sv = sn[(long)p * HALF + j];
+    int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+    float xa = x[a], xb = x[b];
+    qs[rl][a] = xa * c - xb * sv;
+    qs[rl][b] = xa * sv + xb * c;
+  }
+  // The last split stores the new tokens' rotated k and their v.
+  if (s == S - 1) {
+    for (int i = threadIdx.x; i < T * HALF; i += blockDim.x) {
+      int t = i / HALF, j = i % HALF;
+      const float* k = qkv + (long)t * ldq + hq * HD + h * HD;
+      const float* v = k + hk * HD;
+      int p = st->pos[t];
+      float c = cs[(long)p * HALF + j], sv = sn[(long)p * HALF + j];
+      int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+      float ka = k[a], kb = k[b];
+      float* kc = Kc + (long)(base + t) * width + h * HD;
+      float* vc = Vc + (long)(base + t) * width + h * HD;
+      kc[a] = ka * c - kb * sv;
+      kc[b] = ka * sv + kb * c;
+      vc[a] = v[a];
+      vc[b] = v[b];
+    }
+  }
+  __syncthreads();
+
+  float mrun[RPW], lrun[RPW];
+  Vec<HD> acc[RPW];
+#pragma unroll
+  for (int i = 0; i < RPW; i++) {
+    mrun[i] = -INFINITY;
+    lrun[i] = 0.f;
+#pragma unroll
+    for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
+  }
+  if (n0 == 0 && nc > 0) load_chunk(0);  // new slots only: after the prologue stored them
+  __shared__ __align__(16) float buf[32][HD + 4];
+  for (int c = 0; c < nc; c++) {
+    {
+      const int j0 = c < n0 ? lo0 + 32 * c : base, hi = c < n0 ? hi0 : base + T;
+      __syncthreads();  // the previous chunk's V reads are done
+#pragma unroll
+      for (int i = 0; i < NL; i++) {
+        int f = threadIdx.x + i * ATT_WARPS * 32;
+        *reinterpret_cast<float4*>(&buf[f / (HD / 4)][4 * (f % (HD / 4))]) = kr[i];
+      }
+      __syncthreads();
+      const int j = j0 + lane;
+      float sc[RPW];
+#pragma unroll
+      for (int i = 0; i < RPW; i++) sc[i] = 0.f;
+#pragma unroll 8
+      for (int d = 0; d < HD; d += 4) {
+        float4 k4 = *reinterpret_cast<const float4*>(&buf[lane][d]);
+#pragma unroll
+        for (int i = 0; i < RPW; i++) {
+          const float4 q4 = *reinterpret_cast<const float4*>(&qs[warp * RPW + i][d]);
+          sc[i] = fmaf(k4.x, q4.x, fmaf(k4.y, q4.y, fmaf(k4.z, q4.z, fmaf(k4.w, q4.w, sc[i]))));
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < RPW; i++) {
+        const int rl = warp * RPW + i;
+        if (rl >= rn) break;  // warp-uniform
+        const int t = (r0 + rl) / G;
+        bool vis = j < hi && (j < base || ((st->mask[t] >> (j - base)) & 1u));
+        float v = vis ? sc[i] * scale : -INFINITY;
+        float mx = v;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        float mnew = fmaxf(mrun[i], mx);
+        float p = mnew == -INFINITY ? 0.f : __expf(v - mnew);
+        float alpha = mrun[i] == -INFINITY ? 0.f : __expf(mrun[i] - mnew);
+        float sum = p;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        mrun[i] = mnew;
+        lrun[i] = lrun[i] * alpha + sum;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[i].v[e] *= alpha;
+        sc[i] = p;
+      }
+      __syncthreads();  // K reads are done
+#pragma unroll
+      for (int i = 0; i < NL; i++) {
+        int f = threadIdx.x + i * ATT_WARPS * 32;
+        *reinterpret_cast<float4*>(&buf[f / (HD / 4)][4 * (f % (HD / 4))]) = vr[i];
+      }
+      __syncthreads();
+      if (c + 1 < nc) load_chunk(c + 1);
+#pragma unroll 4
+      for (int jj = 0; jj < 32; jj++) {
+        Vec<HD> vv;
+        vv.load(&buf[jj][min(lane * EPL, HD - EPL)]);
+#pragma unroll
+        for (int i = 0; i < RPW; i++) {
+          float pj = __shfl_sync(0xffffffffu, sc[i], jj);
+#pragma unroll
+          for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
+        }
+      }
+    }
+  }
+
+  pdl_trigger();
+  const long rows = (long)G * MAXT;  // partial rows per KV head
+  if (S == 1) {
+#pragma unroll
+    for (int i = 0; i < RPW; i++) {
+      const int rl = warp * RPW + i, r = r0 + rl;
+      if (rl < rn && lane * EPL < HD) {
+        float* o = out + (long)(r / G) * hq * HD + (h * G + r % G) * HD + lane * EPL;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) o[e] = acc[i].v[e] / lrun[i];
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < RPW; i++) {
+    const int rl = warp * RPW + i;
+    if (rl < rn) {
+      long idx = ((long)h * rows + r0 + rl) * S + s;
+      if (lane == 0) { pm[idx] = mrun[i]; pl[idx] = lrun[i]; }
+      if (lane * EPL < HD)
+#pragma unroll
+        for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&cnt[h * gridDim.z + rg], 1u) == (unsigned)(S - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  // Merge the splits that saw slots, [0, active) and S-1: lane q holds
+  // split q's max and sum (S <= 32).
+  for (int rl = warp; rl < rn; rl += ATT_WARPS) {
+    const int r = r0 + rl;
+    const long b = ((long)h * rows + r) * S;
+    const bool valid = lane < S && (lane < active || lane == S - 1);
+    const float m = valid ? __ldcg(pm + b + lane) : -INFINITY;
+    const float l = valid ? __ldcg(pl + b + lane) : 0.f;
+    float M = m;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+    const float f = valid && m != -INFINITY ? __expf(m - M) : 0.f;
+    float den = f * l;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
+    float num[EPL];
+#pragma unroll
+    for (int e = 0; e < EPL; e++) num[e] = 0.f;
+    const int col = min(lane * EPL, HD - EPL);
+    const int nq = active < S ? active + 1 : S;
+#pragma unroll 16
+    for (int k = 0; k < nq; k++) {
+      const int q = k < active ? k : S - 1;
+      const float fq = __shfl_sync(0xffffffffu, f, q);
+#pragma unroll
+      for (int e = 0; e < EPL; e++) num[e] = fmaf(fq, __ldcg(pacc + (b + q) * HD + col + e), num[e]);
+    }
+    if (lane * EPL < HD) {
+      float* o = out + (long)(r / G) * hq * HD + (h * G + r % G) * HD + lane * EPL;
+#pragma unroll
+      for (int e = 0; e < EPL; e++) o[e] = num[e] / den;
+    }
+  }
+  if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
+}
+
+#define ATT_INST(HD, RPW)                                                                                    \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) attn_##HD##_##RPW(                            \
+      float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, float* Kc,    \
+      float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter) { \
+    attn_body<HD, RPW>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter);         \
+  }
+#define ATT_ALL(HD) ATT_INST(HD, 1) ATT_INST(HD, 2)
+ATT_ALL(16)
+ATT_ALL(32)
+ATT_ALL(64)
+ATT_ALL(128)
+ATT_ALL(256)

@@ -1,0 +1,158 @@
+// rigscope CUDA kernels: tensor-core products (included by kernels.cu,
+// after the weight loaders).
+
+// ------------------------------------- tensor-core product (bf16 weights)
+// Weights tiled at upload (gpu/cuda/weights.go): tile (nt, kt) is rows
+// [16nt, 16nt+16) x cols [16kt, 16kt+16), 512 bytes, tiles row-major;
+// lane L's 16 bytes are its mma.m16n8k16 A fragment: with g = L/4,
+// c = L%4, elements W[g][2c..2c+1], W[g+8][2c..], W[g][2c+8..], W[g+8][2c+8..].
+// x (T, K) f32 becomes the B fragment (k x tokens) split into bf16 hi + lo,
+// both multiplied, so the products keep about 16 bits of x's mantissa and
+// every token's result is computed the same way whatever T is.
+// Block: TC_WARPS warps own 16 rows and split the k tiles, TC_U tiles in
+// flight per warp; the hi and lo products go to separate accumulators (two
+// independent mma chains), summed at the end. NTT n-tiles of 8 tokens (T <= 8*NTT). mode, GLU, NORM
+// as in mv_body.
+#define TC_WARPS 16
+#define TC_U 4
+__device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned bf16x2_bits(__nv_bfloat162 h) { return *reinterpret_cast<unsigned*>(&h); }
+
+template <int NTT, bool GLU, bool NORM>
+__device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
+                                        const uint4* w, const uint4* w2, int N, int K, int T, int mode,
+                                        const float* __restrict__ g, float eps) {
+  constexpr int NW = GLU ? 2 : 1;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = lane >> 2, tig = lane & 3;
+  const int KT = K / 16;
+  const uint4* wt[NW];
+  wt[0] = w + (long)blockIdx.x * KT * 32 + lane;
+  if (GLU) wt[NW - 1] = w2 + (long)blockIdx.x * KT * 32 + lane;
+  float acc[NW][NTT][4], accl[NW][NTT][4];
+  float ss[NTT];
+#pragma unroll
+  for (int j = 0; j < NTT; j++) {
+    ss[j] = 0.f;
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[m][j][i] = accl[m][j][i] = 0.f;
+  }
+  pdl_wait();
+  for (int kt0 = warp * TC_U; kt0 < KT; kt0 += TC_WARPS * TC_U) {
+    uint4 a[TC_U][NW];
+#pragma unroll
+    for (int u = 0; u < TC_U; u++)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+        a[u][m] = kt0 + u < KT ? ld_stream(wt[m] + (long)(kt0 + u) * 32) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int u = 0; u < TC_U; u++) {
+      if (kt0 + u >= KT) break;  // warp-uniform
+      const int k = (kt0 + u) * 16 + 2 * tig;
+      float2 g0 = make_float2(1.f, 1.f), g1 = g0;
+      if (NORM) {
+        g0 = *reinterpret_cast<const float2*>(g + k);
+        g1 = *reinterpret_cast<const float2*>(g + k + 8);
+      }
+#pragma unroll
+      for (int j = 0; j < NTT; j++) {
+        const int t = grp + 8 * j;
+        float2 x0 = make_float2(0.f, 0.f), x1 = x0;
+        if (t < T) {
+          x0 = *reinterpret_cast<const float2*>(x + (long)t * K + k);
+          x1 = *reinterpret_cast<const float2*>(x + (long)t * K + k + 8);
+        }
+        if (NORM) {
+          ss[j] = fmaf(x0.x, x0.x, fmaf(x0.y, x0.y, fmaf(x1.x, x1.x, fmaf(x1.y, x1.y, ss[j]))));
+          x0.x *= g0.x; x0.y *= g0.y; x1.x *= g1.x; x1.y *= g1.y;
+        }
+        __nv_bfloat162 h0 = __floats2bfloat162_rn(x0.x, x0.y), h1 = __floats2bfloat162_rn(x1.x, x1.y);
+        float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
+        __nv_bfloat162 l0 = __floats2bfloat162_rn(x0.x - f0.x, x0.y - f0.y);
+        __nv_bfloat162 l1 = __floats2bfloat162_rn(x1.x - f1.x, x1.y - f1.y);
+#pragma unroll
+        for (int m = 0; m < NW; m++) {
+          mma_bf16(acc[m][j], a[u][m], bf16x2_bits(h0), bf16x2_bits(h1));
+          mma_bf16(accl[m][j], a[u][m], bf16x2_bits(l0), bf16x2_bits(l1));
+        }
+      }
+    }
+  }
+  pdl_trigger();
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int j = 0; j < NTT; j++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[m][j][i] += accl[m][j][i];
+  // acc[m][j]: rows grp, grp+8 of the tile x tokens 8j+2tig, 8j+2tig+1.
+  __shared__ float red[TC_WARPS][NW][16][8 * NTT];
+  __shared__ float red_ss[TC_WARPS][8 * NTT];
+#pragma unroll
+  for (int j = 0; j < NTT; j++) {
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+      red[warp][m][grp][8 * j + 2 * tig] = acc[m][j][0];
+      red[warp][m][grp][8 * j + 2 * tig + 1] = acc[m][j][1];
+      red[warp][m][grp + 8][8 * j + 2 * tig] = acc[m][j][2];
+      red[warp][m][grp + 8][8 * j + 2 * tig + 1] = acc[m][j][3];
+    }
+    if (NORM) {  // token grp+8j: the 4 lanes of the group hold its 16 k of each tile
+      float v = ss[j];
+      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      v += __shfl_xor_sync(0xffffffffu, v, 2);
+      if (tig == 0) red_ss[warp][8 * j + grp] = v;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < 16 * 8 * NTT; i += blockDim.x) {
+    const int r = i / (8 * NTT), t = i % (8 * NTT);
+    const long row = (long)blockIdx.x * 16 + r;
+    if (t >= T || row >= N) continue;
+    float inv = 1.f;
+    if (NORM) {
+      float q = 0.f;
+#pragma unroll
+      for (int wq = 0; wq < TC_WARPS; wq++) q += red_ss[wq][t];
+      inv = rsqrtf(q / K + eps);
+    }
+    float sv[NW];
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+      sv[m] = 0.f;
+#pragma unroll
+      for (int wq = 0; wq < TC_WARPS; wq++) sv[m] += red[wq][m][r][t];
+      sv[m] *= inv;
+    }
+    float v = sv[0];
+    if (GLU) v = sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
+    float* o = out + (long)t * ldo + row;
+    if (mode == 1) *o += v; else *o = v;
+  }
+}
+
+// tc_N: plain (mode store/add); tcn_N: of rmsnorm(x, g); tcglu_N: GLU of
+// rmsnorm(x, g). N = n-tiles (1: T <= 8, 2: T <= 16). grid rows/16.
+#define TC_INST(NTT)                                                                            \
+  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tc_##NTT(                             \
+      float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, int mode) {             \
+    tc_body<NTT, false, false>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                         \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcn_##NTT(                            \
+      float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, const float* g, float eps) { \
+    tc_body<NTT, false, true>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                             \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcglu_##NTT(                          \
+      float* out, int ldo, const float* x, const uint4* w, const uint4* w2, int N, int K, int T,         \
+      const float* g, float eps) {                                                                       \
+    tc_body<NTT, true, true>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                             \
+  }
+TC_INST(1)
+TC_INST(2)
