@@ -9,11 +9,11 @@
 // x (T, K) f32 becomes the B fragment (k x tokens) split into bf16 hi + lo,
 // both multiplied, so the products keep about 16 bits of x's mantissa and
 // every token's result is computed the same way whatever T is.
-// Block: TC_WARPS warps own 16 rows and split the k tiles, TC_U tiles in
+// Block: W warps (8, 16 or 32: gpu/cuda picks per matrix shape, never per
+// T, so every T sums in the same order) own 16 rows and split the k tiles, TC_U tiles in
 // flight per warp; the hi and lo products go to separate accumulators (two
 // independent mma chains), summed at the end. NTT n-tiles of 8 tokens (T <= 8*NTT). mode, GLU, NORM
 // as in mv_body.
-#define TC_WARPS 16
 #define TC_U 4
 __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigned b1) {
   asm volatile(
@@ -23,7 +23,7 @@ __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigne
 }
 __device__ __forceinline__ unsigned bf16x2_bits(__nv_bfloat162 h) { return *reinterpret_cast<unsigned*>(&h); }
 
-template <int NTT, bool GLU, bool NORM>
+template <int NTT, bool GLU, bool NORM, int W>
 __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const uint4* w, const uint4* w2, int N, int K, int T, int mode,
                                         const float* __restrict__ g, float eps) {
@@ -45,7 +45,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
       for (int i = 0; i < 4; i++) acc[m][j][i] = accl[m][j][i] = 0.f;
   }
   pdl_wait();
-  for (int kt0 = warp * TC_U; kt0 < KT; kt0 += TC_WARPS * TC_U) {
+  for (int kt0 = warp * TC_U; kt0 < KT; kt0 += W * TC_U) {
     uint4 a[TC_U][NW];
 #pragma unroll
     for (int u = 0; u < TC_U; u++)
@@ -93,8 +93,8 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
       for (int i = 0; i < 4; i++) acc[m][j][i] += accl[m][j][i];
   // acc[m][j]: rows grp, grp+8 of the tile x tokens 8j+2tig, 8j+2tig+1.
-  __shared__ float red[TC_WARPS][NW][16][8 * NTT];
-  __shared__ float red_ss[TC_WARPS][8 * NTT];
+  __shared__ float red[W][NW][16][8 * NTT];
+  __shared__ float red_ss[W][8 * NTT];
 #pragma unroll
   for (int j = 0; j < NTT; j++) {
 #pragma unroll
@@ -120,7 +120,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     if (NORM) {
       float q = 0.f;
 #pragma unroll
-      for (int wq = 0; wq < TC_WARPS; wq++) q += red_ss[wq][t];
+      for (int wq = 0; wq < W; wq++) q += red_ss[wq][t];
       inv = rsqrtf(q / K + eps);
     }
     float sv[NW];
@@ -128,7 +128,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     for (int m = 0; m < NW; m++) {
       sv[m] = 0.f;
 #pragma unroll
-      for (int wq = 0; wq < TC_WARPS; wq++) sv[m] += red[wq][m][r][t];
+      for (int wq = 0; wq < W; wq++) sv[m] += red[wq][m][r][t];
       sv[m] *= inv;
     }
     float v = sv[0];
@@ -138,21 +138,23 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
   }
 }
 
-// tc_N: plain (mode store/add); tcn_N: of rmsnorm(x, g); tcglu_N: GLU of
-// rmsnorm(x, g). N = n-tiles (1: T <= 8, 2: T <= 16). grid rows/16.
-#define TC_INST(NTT)                                                                            \
-  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tc_##NTT(                             \
+// tcW_N: plain (mode store/add); tcnW_N: of rmsnorm(x, g); tcgluW_N: GLU
+// of rmsnorm(x, g). W warps, N n-tiles (1: T <= 8, 2: T <= 16). grid rows/16.
+#define TC_INST(NTT, W)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(W * 32) tc##W##_##NTT(                                    \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, int mode) {             \
-    tc_body<NTT, false, false>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                         \
+    tc_body<NTT, false, false, W>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                            \
   }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcn_##NTT(                            \
+  extern "C" __global__ void __launch_bounds__(W * 32) tcn##W##_##NTT(                                   \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, const float* g, float eps) { \
-    tc_body<NTT, false, true>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                             \
-  }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(TC_WARPS * 32) tcglu_##NTT(                          \
+    tc_body<NTT, false, true, W>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                                \
+  }
+#define TCGLU_INST(NTT, W)                                                                               \
+  extern "C" __global__ void __launch_bounds__(W * 32) tcglu##W##_##NTT(                                 \
       float* out, int ldo, const float* x, const uint4* w, const uint4* w2, int N, int K, int T,         \
       const float* g, float eps) {                                                                       \
-    tc_body<NTT, true, true>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                             \
+    tc_body<NTT, true, true, W>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                                \
   }
-TC_INST(1)
-TC_INST(2)
+// GLU stops at 16 warps (the reduction buffer of 32 would pass 48 KB).
+TC_INST(1, 8) TC_INST(1, 16) TC_INST(1, 32) TC_INST(2, 8) TC_INST(2, 16) TC_INST(2, 32)
+TCGLU_INST(1, 8) TCGLU_INST(1, 16) TCGLU_INST(2, 8) TCGLU_INST(2, 16)
