@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	shapes := fs.String("shapes", "llama-8b,llama-1b", "comma-separated shapes")
 	ctxLen := fs.Int("ctx", 512, "context: decode steps are timed with this many cached positions")
 	steps := fs.Int("steps", 100, "timed decode steps per repeat")
+	tpFlag := fs.String("tp", "1", "comma-separated tensor-parallel sizes (ranks share the GPU, joined by oneshot)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,10 +55,19 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fmt.Fprintf(stdout, "# cuda-bench on %s; read bandwidth %.0f GB/s (16-byte streaming loads, the bound below); device-to-device copy %.0f GB/s (read+write)\n", d, bw, cbw)
+	var tps []int
+	for _, f := range strings.Split(*tpFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("cuda-bench: --tp %q: %q is not a tensor-parallel size", *tpFlag, f)
+		}
+		tps = append(tps, n)
+	}
 	type row struct {
 		shape                 string
+		tp                    int
 		gb, bound, tok, ratio float64
-		verify                float64
+		verify, arShare       float64
 	}
 	var rows []row
 	for _, name := range strings.Split(*shapes, ",") {
@@ -64,86 +75,90 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if !ok {
 			return fmt.Errorf("cuda-bench: unknown shape %q", name)
 		}
-		t, err := cuda.LoadSynthetic(d, cfg, *ctxLen+64, 1)
-		if err != nil {
-			return err
-		}
-		// Fill the cache to ctx-1 positions with 16-token chunks.
-		rng := rand.New(rand.NewPCG(1, 2))
-		tok := func() int32 { return int32(rng.IntN(cfg.Vocab)) }
-		for t.Len() < *ctxLen-1 {
-			n := min(cuda.MaxTokens, *ctxLen-1-t.Len())
-			b := make([]int32, n)
-			for i := range b {
-				b[i] = tok()
-			}
-			if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
+		for _, tp := range tps {
+			t, err := cuda.LoadSyntheticTP(d, cfg, tp, *ctxLen+64, 1)
+			if err != nil {
 				return err
 			}
-		}
-		base := t.Len()
-		timeT := func(T int) (float64, error) {
-			var reps []float64
-			b := make([]int32, T)
-			for i := range b {
-				b[i] = tok()
-			}
-			mode := model.LogitsLast
-			if T > 1 {
-				mode = model.LogitsAll
-			}
-			for rep := 0; rep < 5; rep++ {
-				start := time.Now()
-				for s := 0; s < *steps; s++ {
-					if err := t.Rewind(base); err != nil {
-						return 0, err
-					}
-					ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
-					if err != nil {
-						return 0, err
-					}
-					b[0] = ids[0]
+			// Fill the cache to ctx-1 positions with 16-token chunks.
+			rng := rand.New(rand.NewPCG(1, 2))
+			tok := func() int32 { return int32(rng.IntN(cfg.Vocab)) }
+			for t.Len() < *ctxLen-1 {
+				n := min(cuda.MaxTokens, *ctxLen-1-t.Len())
+				b := make([]int32, n)
+				for i := range b {
+					b[i] = tok()
 				}
-				if rep > 0 { // first repeat warms up (graph capture)
-					reps = append(reps, time.Since(start).Seconds()/float64(*steps))
+				if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
+					return err
 				}
 			}
-			return cudaMedian(reps), nil
+			base := t.Len()
+			timeT := func(T int) (float64, error) {
+				var reps []float64
+				b := make([]int32, T)
+				for i := range b {
+					b[i] = tok()
+				}
+				mode := model.LogitsLast
+				if T > 1 {
+					mode = model.LogitsAll
+				}
+				for rep := 0; rep < 5; rep++ {
+					start := time.Now()
+					for s := 0; s < *steps; s++ {
+						if err := t.Rewind(base); err != nil {
+							return 0, err
+						}
+						ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
+						if err != nil {
+							return 0, err
+						}
+						b[0] = ids[0]
+					}
+					if rep > 0 { // first repeat warms up (graph capture)
+						reps = append(reps, time.Since(start).Seconds()/float64(*steps))
+					}
+				}
+				return cudaMedian(reps), nil
+			}
+			dec, err := timeT(1)
+			if err != nil {
+				return err
+			}
+			ver, err := timeT(5)
+			if err != nil {
+				return err
+			}
+			gb := float64(t.WeightBytes()) / 1e9
+			bound := bw / gb
+			share, err := printKernelTimes(stdout, t, fmt.Sprintf("%s tp %d", name, tp), base, dec, ver)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row{name, tp, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec, share})
+			t.Close()
 		}
-		dec, err := timeT(1)
-		if err != nil {
-			return err
-		}
-		ver, err := timeT(5)
-		if err != nil {
-			return err
-		}
-		gb := float64(t.WeightBytes()) / 1e9
-		bound := bw / gb
-		rows = append(rows, row{name, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec})
-		if err := printKernelTimes(stdout, t, name, base, dec, ver); err != nil {
-			return err
-		}
-		t.Close()
 	}
 	fmt.Fprintf(stdout, "\n# decode, batch 1, bf16 synthetic weights, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", *ctxLen, bw)
-	fmt.Fprintf(stdout, "%-10s %9s %12s %10s %9s %16s\n", "shape", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode")
+	fmt.Fprintf(stdout, "%-10s %3s %9s %12s %10s %9s %16s %10s\n", "shape", "tp", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-10s %9.2f %12.0f %10.1f %8.0f%% %16.3f\n", r.shape, r.gb, r.bound, r.tok, 100*r.ratio, r.verify)
+		fmt.Fprintf(stdout, "%-10s %3d %9.2f %12.0f %10.1f %8.0f%% %16.3f %9.1f%%\n", r.shape, r.tp, r.gb, r.bound, r.tok, 100*r.ratio, r.verify, 100*r.arShare)
 	}
 	return nil
 }
 
 // printKernelTimes profiles one ungraphed decode step and one verify step of
-// 5 tokens with events around every launch and prints time per kernel kind.
-func printKernelTimes(w io.Writer, t *cuda.Target, name string, base int, dec, ver float64) error {
+// 5 tokens with events around every launch and prints time per kernel kind;
+// it returns the decode step's share of time in allreduce.
+func printKernelTimes(w io.Writer, t *cuda.Target, name string, base int, dec, ver float64) (float64, error) {
 	profs := make([]map[string]cuda.KernelTime, 2)
 	var order []string
 	var tot [2]float64
 	for i, T := range []int{1, 5} {
 		prof, err := t.ProfileStep(T)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		profs[i] = map[string]cuda.KernelTime{}
 		for _, k := range prof {
@@ -162,5 +177,5 @@ func printKernelTimes(w io.Writer, t *cuda.Target, name string, base int, dec, v
 		fmt.Fprintf(w, "%-12s %8d %10.1f %7.1f %10.1f %8.0f %12.1f %8.2f\n", kind, k.Launches, k.Micros, 100*k.Micros/tot[0],
 			float64(k.Bytes)/1e6, k.GBps, v.Micros, v.Micros/k.Micros)
 	}
-	return nil
+	return profs[0]["allreduce"].Micros / tot[0], nil
 }

@@ -45,7 +45,7 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("cuda-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	models := fs.String("models", "../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checks := fs.String("checks", "kernels,models,eagle", "which checks to run (comma-separated: kernels, models, eagle)")
+	checks := fs.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp)")
 	head := fs.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -53,11 +53,11 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	want := map[string]bool{}
 	for _, c := range strings.Split(*checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle":
+		case "kernels", "models", "eagle", "tp":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: --checks: unknown check %q (kernels, models, eagle)", c)
+			return fmt.Errorf("cuda-check: --checks: unknown check %q (kernels, models, eagle, tp)", c)
 		}
 	}
 	if *head == "" {
@@ -79,6 +79,11 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			errs = append(errs, err)
 		}
 	}
+	if want["tp"] {
+		if err := checkTP(ctx, d, *models, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: tp: %w", err))
+		}
+	}
 	if want["eagle"] {
 		if err := checkEagle(ctx, d, *models, *head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
@@ -87,16 +92,25 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return errors.Join(errs...)
 }
 
-// checkModels compares the CUDA target with the reference and the CPU
-// engine on the gocoder fixtures.
-func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.Writer) error {
+// readRef reads MODELS/reference-public.json.
+func readRef(models string) (*refPrompts, error) {
 	raw, err := os.ReadFile(filepath.Join(models, "reference-public.json"))
 	if err != nil {
-		return fmt.Errorf("cuda-check: %w", err)
+		return nil, err
 	}
 	var ref refPrompts
 	if err := json.Unmarshal(raw, &ref); err != nil {
-		return fmt.Errorf("cuda-check: reference-public.json: %w", err)
+		return nil, fmt.Errorf("reference-public.json: %w", err)
+	}
+	return &ref, nil
+}
+
+// checkModels compares the CUDA target with the reference and the CPU
+// engine on the gocoder fixtures.
+func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.Writer) error {
+	ref, err := readRef(models)
+	if err != nil {
+		return fmt.Errorf("cuda-check: %w", err)
 	}
 	cases := []struct {
 		file  string
@@ -113,7 +127,7 @@ func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.W
 			fmt.Fprintf(stdout, "%-28s skipped: not in %s\n", c.file, models)
 			continue
 		}
-		if err := checkModel(ctx, d, path, c.draft, &ref, stdout); err != nil {
+		if err := checkModel(ctx, d, path, c.draft, ref, stdout); err != nil {
 			return fmt.Errorf("cuda-check: %s: %w", c.file, err)
 		}
 	}
@@ -181,12 +195,11 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 		if err := ct.Rewind(0); err != nil {
 			return err
 		}
-		gl, err := prefill(ctx, gt, p.PromptIDs)
+		gl, gtok, err := gpuGreedy(ctx, gt, p.PromptIDs, len(want))
 		if err != nil {
 			return err
 		}
-		gl = append([]float32(nil), gl...)
-		fmt.Fprintf(os.Stderr, "prompt %d (%d tokens): gpu prefill %v", pi, len(p.PromptIDs), time.Since(t0))
+		fmt.Fprintf(os.Stderr, "prompt %d (%d tokens): gpu greedy %v", pi, len(p.PromptIDs), time.Since(t0))
 		cl, err := ct.Forward(ctx, model.Batch{Tokens: p.PromptIDs, Logits: model.LogitsLast})
 		if err != nil {
 			return err
@@ -200,17 +213,8 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 			maxRel = math.Max(maxRel, num/den)
 		}
 		fmt.Fprintf(os.Stderr, ", cpu prefill done %v", time.Since(t0))
-		// Greedy continuation on the GPU (ids only) and on the CPU.
-		gtok := []int32{argmax(gl)}
+		// Greedy continuation on the CPU.
 		ctok := []int32{argmax(cl)}
-		for len(gtok) < len(want) {
-			ids, err := gt.ForwardIDs(ctx, model.Batch{Tokens: gtok[len(gtok)-1:], Logits: model.LogitsLast})
-			if err != nil {
-				return err
-			}
-			gtok = append(gtok, ids[0])
-		}
-		fmt.Fprintf(os.Stderr, ", gpu greedy done %v", time.Since(t0))
 		for len(ctok) < len(want) {
 			l, err := ct.Forward(ctx, model.Batch{Tokens: ctok[len(ctok)-1:], Logits: model.LogitsLast})
 			if err != nil {
@@ -227,6 +231,84 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 		}
 	}
 	fmt.Fprintf(stdout, "%-28s %8d %10d %14d %14.2e\n", filepath.Base(path), len(ref.Prompts), matchRef, matchCPU, maxRel)
+	return nil
+}
+
+// gpuGreedy prefills prompt on a fresh cache and continues greedily (ids
+// only) to n tokens; it returns the prefill's last logits row too.
+func gpuGreedy(ctx context.Context, t *cuda.Target, prompt []int32, n int) ([]float32, []int32, error) {
+	if err := t.Rewind(0); err != nil {
+		return nil, nil, err
+	}
+	l, err := prefill(ctx, t, prompt)
+	if err != nil {
+		return nil, nil, err
+	}
+	l = append([]float32(nil), l...)
+	toks := []int32{argmax(l)}
+	for len(toks) < n {
+		ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: toks[len(toks)-1:], Logits: model.LogitsLast})
+		if err != nil {
+			return nil, nil, err
+		}
+		toks = append(toks, ids[0])
+	}
+	return l, toks, nil
+}
+
+// checkTP splits gocoder-14m-hf over 2, 4 and 8 ranks sharing the GPU
+// (joined by oneshot) and compares greedy tokens and first logits with
+// TP=1 on the GPU and with the reference.
+func checkTP(ctx context.Context, d *cuda.Device, models string, stdout io.Writer) error {
+	ref, err := readRef(models)
+	if err != nil {
+		return err
+	}
+	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fmt.Fprintf(stdout, "\ntensor parallel on one GPU (ranks share it, oneshot), gocoder-14m-hf, 12 prompts\n%-4s %12s %12s %22s\n", "tp", "greedy=tp1", "greedy=ref", "max rel logit vs tp1")
+	var base [][]int32
+	var baseLogits [][]float32
+	for _, tp := range []int{1, 2, 4, 8} {
+		ws := make([]*model.Weights, tp)
+		for r := range ws {
+			if ws[r], err = model.LoadWeights(src, model.Shard{Rank: r, Size: tp}); err != nil {
+				return err
+			}
+		}
+		t, err := cuda.LoadTP(d, ws, 1024)
+		if err != nil {
+			return err
+		}
+		same, sameRef, maxRel := 0, 0, 0.0
+		for pi, p := range ref.Prompts {
+			l, toks, err := gpuGreedy(ctx, t, p.PromptIDs, len(p.TargetGreedy))
+			if err != nil {
+				t.Close()
+				return fmt.Errorf("tp %d, prompt %d: %w", tp, pi, err)
+			}
+			if tp == 1 {
+				base, baseLogits = append(base, toks), append(baseLogits, l)
+			}
+			if equal(toks, base[pi]) {
+				same++
+			}
+			if equal(toks, p.TargetGreedy) {
+				sameRef++
+			}
+			var num, den float64
+			for i := range l {
+				num = math.Max(num, math.Abs(float64(l[i]-baseLogits[pi][i])))
+				den = math.Max(den, math.Abs(float64(baseLogits[pi][i])))
+			}
+			maxRel = math.Max(maxRel, num/math.Max(den, 1e-30))
+		}
+		t.Close()
+		fmt.Fprintf(stdout, "%-4d %9d/%d %9d/%d %22.2e\n", tp, same, len(ref.Prompts), sameRef, len(ref.Prompts), maxRel)
+	}
 	return nil
 }
 

@@ -58,3 +58,15 @@ extern "C" __global__ void p2p_probe(unsigned* peer_dst, const unsigned* peer_sr
     local_dst[i] = peer_src[i];
   }
 }
+
+// x[i] += sum over ranks r (in rank order) of parts[r][i]: the residual add
+// after a row-parallel product when tensor-parallel ranks share one GPU
+// (oneshot: every rank's partial sums read where they are).
+extern "C" __global__ void ar_add(float* x, const float* const* parts, int nranks, long n) {
+  pdl_wait();
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    float s = parts[0][i];
+    for (int r = 1; r < nranks; r++) s += parts[r][i];
+    x[i] += s;
+  }
+}

@@ -143,19 +143,22 @@ func attnLaunch(c model.Config, S, T int) (string, [3]int) {
 }
 
 // enqueue launches the whole forward pass for T tokens on the stream:
-// per layer qkv (with the attention norm), attention (RoPE, cache store,
-// split softmax), wo (+residual), gate/up (with the FFN norm), down
-// (+residual); then the output projection (with the final norm) and argmax.
+// per layer and rank qkv (with the attention norm), attention (RoPE, cache
+// store, split softmax), wo; with TP > 1 the ranks' wo partial sums are
+// added into the replicated x by one allreduce; then gate/up (with the FFN
+// norm) and down, joined the same way; then every rank's output rows (with
+// the final norm) into the shared logits, and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
-	c, m := t.cfg, t.m
-	hd, hq, hk := c.HeadDim, c.Heads, c.KVHeads
-	suf, err := kernelSuffix(m.emb.dt)
+	c, m0 := t.cfg, t.ranks[0].m
+	hd := c.HeadDim
+	tp := len(t.ranks) > 1
+	suf, err := kernelSuffix(m0.emb.dt)
 	if err != nil {
 		return err
 	}
 	// step.tokens is at byte offset 16 of struct Step.
 	if err := t.kernel("embed", 0, "embed_"+suf, [3]int{T, 1, 1}, [3]int{128, 1, 1},
-		ptr(t.x), ptr(m.emb.w), ptr(m.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
+		ptr(t.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
 		return err
 	}
 	inter := 0
@@ -163,28 +166,53 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		inter = 1
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	attnName, attnGrid := attnLaunch(c, t.S, T)
-	layerKV := cu.DevicePtr(4 * t.slots * t.kvw)
-	for l := range m.layers {
-		L := &m.layers[l]
-		kc, vc := t.kc+cu.DevicePtr(l)*layerKV, t.vc+cu.DevicePtr(l)*layerKV
-		if err := t.matvec("qkv", t.qkv, t.nqkv, t.x, L.qkv, T, 0, L.attnNorm); err != nil {
-			return err
+	residual := func(R *rankState) (cu.DevicePtr, int) { // where wo and down write
+		if tp {
+			return R.part, 0
 		}
-		kvBytes := int64(2 * 4 * t.kvw * (t.n + T))
-		if err := t.kernel("attention", kvBytes, attnName, attnGrid, [3]int{128, 1, 1},
-			ptr(t.att), ptr(t.pm), ptr(t.pl), ptr(t.pacc), ptr(t.attnCnt), ptr(t.qkv), i32(t.nqkv), ptr(kc), ptr(vc),
-			ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)); err != nil {
-			return err
+		return t.x, 1
+	}
+	for l := range c.Layers {
+		for _, R := range t.ranks {
+			L := &R.m.layers[l]
+			layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
+			kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
+			if err := t.matvec("qkv", R.qkv, R.nqkv, t.x, L.qkv, T, 0, L.attnNorm); err != nil {
+				return err
+			}
+			rc := c
+			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
+			name, grid := attnLaunch(rc, t.S, T)
+			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
+			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
+				ptr(R.att), ptr(t.pm), ptr(t.pl), ptr(t.pacc), ptr(t.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
+				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter)); err != nil {
+				return err
+			}
+			out, mode := residual(R)
+			if err := t.matvec("wo", out, c.Dim, R.att, L.wo, T, mode, 0); err != nil {
+				return err
+			}
 		}
-		if err := t.matvec("wo", t.x, c.Dim, t.att, L.wo, T, 1, 0); err != nil {
-			return err
+		if tp {
+			if err := t.allReduceAdd(T); err != nil {
+				return err
+			}
 		}
-		if err := t.glu(t.hbuf, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
-			return err
+		for _, R := range t.ranks {
+			L := &R.m.layers[l]
+			if err := t.glu(R.hbuf, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
+				return err
+			}
+			out, mode := residual(R)
+			if err := t.matvec("down", out, c.Dim, R.hbuf, L.down, T, mode, 0); err != nil {
+				return err
+			}
 		}
-		if err := t.matvec("down", t.x, c.Dim, t.hbuf, L.down, T, 1, 0); err != nil {
-			return err
+		if tp {
+			if err := t.allReduceAdd(T); err != nil {
+				return err
+			}
 		}
 		if err := t.captureLayer(l, T); err != nil { // EAGLE-3 features: x after the layer's residual add
 			return err
@@ -197,8 +225,10 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	if mode == model.LogitsAll {
 		first, rows = 0, T
 	}
-	if err := t.matvec("output", t.logits, c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), m.out, rows, 0, m.outNorm); err != nil {
-		return err
+	for _, R := range t.ranks { // vocab-parallel: each rank writes its columns of the shared logits
+		if err := t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), R.m.out, rows, 0, R.m.outNorm); err != nil {
+			return err
+		}
 	}
 	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
 		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt))

@@ -44,19 +44,21 @@ func (d *Device) newStream0() cu.Stream {
 	return s
 }
 
-// Target is a model on one GPU (spec.FeatureTarget): a graph per (tokens,
-// logits mode, capture set) captured on first use and replayed after.
+// Target is a model on one GPU (spec.FeatureTarget), split over one or
+// more tensor-parallel ranks that share it: a graph per (tokens, logits
+// mode, capture set) captured on first use and replayed after.
 type Target struct {
-	dev *Device
-	m   *dmodel
-	cfg model.Config
+	dev   *Device
+	ranks []*rankState
+	cfg   model.Config
 
-	slots, kvw, nqkv, S int
-	maxPos              int
-	stream              cu.Stream
+	slots, S int
+	maxPos   int
+	stream   cu.Stream
 
 	// device buffers
-	x, qkv, att, hbuf cu.DevicePtr // (MaxTokens, dim|nqkv|hq*hd|ffn) float32
+	x                 cu.DevicePtr // (MaxTokens, dim) float32, replicated over the ranks
+	partTable         cu.DevicePtr // the ranks' part pointers (TP > 1)
 	logits            cu.DevicePtr // (MaxTokens, vocab) float32
 	ids               cu.DevicePtr // (MaxTokens) int32
 	step              cu.DevicePtr // stepParams
@@ -64,7 +66,6 @@ type Target struct {
 	attnCnt           cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches
 	amPart, amCnt     cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
 	ropeCos, ropeSin  cu.DevicePtr // (maxPos, hd/2)
-	kc, vc            cu.DevicePtr // (layers, slots, kvw) float32
 	path              cu.DevicePtr // (MaxTokens) int32
 	bufs              []cu.DevicePtr
 
@@ -84,72 +85,34 @@ type Target struct {
 	n         int  // cached positions
 }
 
-// NewTarget loads src onto GPU 0 (the spec.Target behind --device cuda).
-// tp > 1 is not implemented on the GPU yet; allreduce names the backend that
-// would join the ranks.
+// NewTarget loads src onto GPU 0 (the spec.Target behind --device cuda),
+// split over tp ranks that share the GPU, joined by allreduce (oneshot).
 func NewTarget(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Target, error) {
-	if tp > 1 {
-		return nil, fmt.Errorf("cuda: tensor-parallel size %d: the GPU forward pass runs TP=1 only so far (the %q allreduce backend is benchmarked by `rigscope cuda-allreduce`)", tp, allreduce)
+	if err := checkTPBackend(tp, allreduce); err != nil {
+		return nil, err
 	}
 	d, err := Open(0)
 	if err != nil {
 		return nil, err
 	}
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return nil, err
+	ws := make([]*model.Weights, max(1, tp))
+	for r := range ws {
+		if ws[r], err = model.LoadWeights(src, model.Shard{Rank: r, Size: len(ws)}); err != nil {
+			return nil, err
+		}
 	}
-	return Load(d, w, ctxLen)
+	return LoadTP(d, ws, ctxLen)
 }
 
 // Load uploads w to d with a cache of ctxLen positions. Device memory is
 // checked first and the numbers are given when it does not fit.
 func Load(d *Device, w *model.Weights, ctxLen int) (*Target, error) {
-	unbind, err := d.Bind()
-	if err != nil {
-		return nil, err
-	}
-	defer unbind()
-	need := modelBytes(w) + stateBytes(w.Cfg, ctxLen, d.SMs)
-	if err := d.checkFits(need, w.Cfg, ctxLen); err != nil {
-		return nil, err
-	}
-	m, err := uploadModel(w)
-	if err != nil {
-		return nil, err
-	}
-	t, err := newTarget(d, m, ctxLen)
-	if err != nil {
-		m.free()
-	}
-	return t, err
+	return LoadTP(d, []*model.Weights{w}, ctxLen)
 }
 
 // LoadSynthetic builds a bf16 model of cfg's shape on the device itself.
 func LoadSynthetic(d *Device, cfg model.Config, ctxLen int, seed uint32) (*Target, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	unbind, err := d.Bind()
-	if err != nil {
-		return nil, err
-	}
-	defer unbind()
-	hd := int64(cfg.HeadDim)
-	per := int64(cfg.Dim)*((int64(cfg.Heads)+2*int64(cfg.KVHeads))*hd) + int64(cfg.Dim)*int64(cfg.Heads)*hd + 3*int64(cfg.Dim)*int64(cfg.FFN)
-	need := 2*(per*int64(cfg.Layers)+2*int64(cfg.Vocab)*int64(cfg.Dim)) + stateBytes(cfg, ctxLen, d.SMs)
-	if err := d.checkFits(need, cfg, ctxLen); err != nil {
-		return nil, err
-	}
-	m, err := syntheticModel(d, cfg, seed)
-	if err != nil {
-		return nil, err
-	}
-	t, err := newTarget(d, m, ctxLen)
-	if err != nil {
-		m.free()
-	}
-	return t, err
+	return LoadSyntheticTP(d, cfg, 1, ctxLen, seed)
 }
 
 func (d *Device) checkFits(need int64, cfg model.Config, ctxLen int) error {
@@ -179,24 +142,27 @@ func attnRowGroups(cfg model.Config) int {
 	return (cfg.Heads/cfg.KVHeads*MaxTokens + m - 1) / m
 }
 
-func stateBytes(cfg model.Config, ctxLen, sms int) int64 {
+// stateBytes is the run state of tp ranks (KV caches as rank 0's times tp).
+func stateBytes(cfg model.Config, ctxLen, sms, tp int) int64 {
 	slots := ctxLen + MaxTokens
-	kvw := cfg.KVHeads * cfg.HeadDim
+	d0 := syntheticDims(cfg, model.Shard{Rank: 0, Size: tp})
+	kvw := d0.hk * cfg.HeadDim
 	S := attnSplits(cfg, slots, sms)
-	n := 2 * int64(cfg.Layers) * int64(slots) * int64(kvw) * 4
-	n += MaxTokens * 4 * int64(cfg.Dim+(cfg.Heads+2*cfg.KVHeads)*cfg.HeadDim+cfg.Heads*cfg.HeadDim+cfg.FFN+cfg.Vocab)
+	n := int64(tp) * 2 * int64(cfg.Layers) * int64(slots) * int64(kvw) * 4
+	n += int64(tp) * MaxTokens * 4 * int64(cfg.Dim+(d0.hq+2*d0.hk)*cfg.HeadDim+d0.hq*cfg.HeadDim+d0.ffn)
+	n += MaxTokens * 4 * int64(cfg.Dim+cfg.Vocab)
 	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
 	n += int64(slots+64) * int64(cfg.HeadDim) * 4
 	return n
 }
 
-func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
-	c := m.cfg
-	t := &Target{dev: d, m: m, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
+// newTarget makes the run state for the ranks' models ms (dims: their
+// local sizes) on d; on error the caller frees ms.
+func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, error) {
+	c := ms[0].cfg
+	t := &Target{dev: d, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	t.pdl = d.Major >= 9 && os.Getenv("RIGSCOPE_CUDA_PDL") != "0"
 	t.slots = ctxLen + MaxTokens
-	t.kvw = c.KVHeads * c.HeadDim
-	t.nqkv = (c.Heads + 2*c.KVHeads) * c.HeadDim
 	t.S = attnSplits(c, t.slots, d.SMs)
 	t.maxPos = t.slots + 64
 	switch c.HeadDim {
@@ -226,9 +192,27 @@ func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	const T = MaxTokens
 	hd, hq := c.HeadDim, c.Heads
 	t.x = alloc(T * 4 * int64(c.Dim))
-	t.qkv = alloc(T * 4 * int64(t.nqkv))
-	t.att = alloc(T * 4 * int64(hq*hd))
-	t.hbuf = alloc(T * 4 * int64(c.FFN))
+	parts := make([]uint64, len(ms))
+	for r, m := range ms {
+		R := &rankState{m: m, dims: dims[r]}
+		R.nqkv = (R.dims.hq + 2*R.dims.hk) * hd
+		R.kvw = R.dims.hk * hd
+		R.qkv = alloc(T * 4 * int64(R.nqkv))
+		R.att = alloc(T * 4 * int64(R.dims.hq*hd))
+		R.hbuf = alloc(T * 4 * int64(R.dims.ffn))
+		R.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
+		R.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
+		if len(ms) > 1 {
+			R.part = alloc(T * 4 * int64(c.Dim))
+			parts[r] = uint64(R.part)
+		}
+		t.ranks = append(t.ranks, R)
+	}
+	if len(ms) > 1 {
+		if t.partTable = alloc(int64(8 * len(parts))); err == nil {
+			err = cu.MemcpyHtoD(t.partTable, unsafe.Pointer(&parts[0]), int64(8*len(parts)))
+		}
+	}
 	t.logits = alloc(T * 4 * int64(c.Vocab))
 	t.ids = alloc(T * 4)
 	t.step = alloc(int64(stepBytes))
@@ -237,8 +221,6 @@ func newTarget(d *Device, m *dmodel, ctxLen int) (*Target, error) {
 	t.pacc = alloc(T * 4 * int64(hq*t.S*hd))
 	t.ropeCos = alloc(4 * int64(t.maxPos*hd/2))
 	t.ropeSin = alloc(4 * int64(t.maxPos*hd/2))
-	t.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(t.kvw))
-	t.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(t.kvw))
 	t.path = alloc(T * 4)
 	nCnt := int64(c.KVHeads * attnRowGroups(c))
 	if t.attnCnt = alloc(4 * nCnt); err == nil {
@@ -313,9 +295,10 @@ func (t *Target) Close() error {
 	t.cap.host.free()
 	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
-	if t.m != nil {
-		t.m.free()
+	for _, R := range t.ranks {
+		R.m.free()
 	}
+	t.ranks = nil
 	t.stream.Destroy()
 	return nil
 }
@@ -328,7 +311,16 @@ func (t *Target) MaxLen() int { return t.slots - MaxTokens }
 func (t *Target) Device() *Device { return t.dev }
 
 // WeightBytes is what one decode step reads from the weights.
-func (t *Target) WeightBytes() int64 { return t.m.weightBytes() }
+func (t *Target) WeightBytes() int64 {
+	var n int64
+	for _, R := range t.ranks {
+		n += R.m.weightBytes()
+	}
+	return n
+}
+
+// TP is the number of tensor-parallel ranks (sharing the GPU).
+func (t *Target) TP() int { return len(t.ranks) }
 
 func (t *Target) Rewind(n int) error {
 	if n < 0 || n > t.n {
@@ -363,9 +355,11 @@ func (t *Target) KeepPath(base int, path []int) error {
 		if err != nil {
 			return err
 		}
-		if err := launch(fn, [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1}, 0, t.stream,
-			ptr(t.kc), ptr(t.vc), i64(t.slots), i32(t.kvw), i32(base), ptr(t.path), i32(len(path))); err != nil {
-			return err
+		for _, R := range t.ranks {
+			if err := launch(fn, [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1}, 0, t.stream,
+				ptr(R.kc), ptr(R.vc), i64(t.slots), i32(R.kvw), i32(base), ptr(t.path), i32(len(path))); err != nil {
+				return err
+			}
 		}
 		if err := t.stream.Synchronize(); err != nil {
 			return fmt.Errorf("cuda: kv keep: %w", err)

@@ -267,10 +267,10 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 	return m, nil
 }
 
-// syntheticModel makes a bf16 model of cfg's shape directly on the device
+// syntheticModel makes a bf16 model (one rank's shard sh of cfg's shape) directly on the device
 // (uniform random weights from seed, norms near 1): for benchmarks, where
 // generating billions of weights on the CPU would take minutes.
-func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
+func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dmodel, error) {
 	m := &dmodel{cfg: cfg}
 	s := d.newStream0()
 	fillBF16, err := d.fn("fill_bf16")
@@ -308,7 +308,7 @@ func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
 	if m.emb, err = mat(cfg.Vocab, cfg.Dim, false); err != nil {
 		return fail(err)
 	}
-	if m.out, err = mat(cfg.Vocab, cfg.Dim, false); err != nil {
+	if m.out, err = mat(sh.vocab, cfg.Dim, false); err != nil {
 		return fail(err)
 	}
 	if m.outNorm, err = vec(cfg.Dim); err != nil {
@@ -320,11 +320,11 @@ func syntheticModel(d *Device, cfg model.Config, seed uint32) (*dmodel, error) {
 		steps := []func() error{
 			func() (e error) { D.attnNorm, e = vec(cfg.Dim); return },
 			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
-			func() (e error) { D.qkv, e = mat((cfg.Heads+2*cfg.KVHeads)*hd, cfg.Dim, true); return },
-			func() (e error) { D.wo, e = mat(cfg.Dim, cfg.Heads*hd, true); return },
-			func() (e error) { D.gate, e = mat(cfg.FFN, cfg.Dim, true); return },
-			func() (e error) { D.up, e = mat(cfg.FFN, cfg.Dim, true); return },
-			func() (e error) { D.down, e = mat(cfg.Dim, cfg.FFN, true); return },
+			func() (e error) { D.qkv, e = mat((sh.hq+2*sh.hk)*hd, cfg.Dim, true); return },
+			func() (e error) { D.wo, e = mat(cfg.Dim, sh.hq*hd, true); return },
+			func() (e error) { D.gate, e = mat(sh.ffn, cfg.Dim, true); return },
+			func() (e error) { D.up, e = mat(sh.ffn, cfg.Dim, true); return },
+			func() (e error) { D.down, e = mat(cfg.Dim, sh.ffn, true); return },
 		}
 		for _, f := range steps {
 			if err := f(); err != nil {
