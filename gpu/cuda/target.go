@@ -57,17 +57,17 @@ type Target struct {
 	stream   cu.Stream
 
 	// device buffers
-	x                 cu.DevicePtr // (MaxTokens, dim) float32, replicated over the ranks
-	partTable         cu.DevicePtr // the ranks' part pointers (TP > 1)
-	logits            cu.DevicePtr // (MaxTokens, vocab) float32
-	ids               cu.DevicePtr // (MaxTokens) int32
-	step              cu.DevicePtr // stepParams
-	pm, pl, pacc      cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd])
-	attnCnt           cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches
-	amPart, amCnt     cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
-	ropeCos, ropeSin  cu.DevicePtr // (maxPos, hd/2)
-	path              cu.DevicePtr // (MaxTokens) int32
-	bufs              []cu.DevicePtr
+	x                cu.DevicePtr // (MaxTokens, dim) float32, replicated over the ranks
+	partTable        cu.DevicePtr // the ranks' part pointers (TP > 1)
+	logits           cu.DevicePtr // (MaxTokens, vocab) float32
+	ids              cu.DevicePtr // (MaxTokens) int32
+	step             cu.DevicePtr // stepParams
+	pm, pl, pacc     cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd])
+	attnCnt          cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches
+	amPart, amCnt    cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
+	ropeCos, ropeSin cu.DevicePtr // (maxPos, hd/2)
+	path             cu.DevicePtr // (MaxTokens) int32
+	bufs             []cu.DevicePtr
 
 	hstep   pinned    // stepParams
 	hids    pinned    // (MaxTokens) int32
