@@ -78,21 +78,6 @@ struct WQ8 {
 };
 
 // ------------------------------------------------- matrix-vector product
-// store_out finishes one output of a product: the row's dot products a
-// (and b, the up projection, for GLU) of x*g, scaled by rmsnorm's
-// rsqrt(ssq/K + eps) when NORM, silu(a)*b for GLU, stored (mode 0) or
-// added (mode 1, the residual) at o.
-template <bool GLU, bool NORM>
-__device__ __forceinline__ void store_out(float* o, float a, float b, float ssq, int K, float eps, int mode) {
-  if (NORM) {
-    const float inv = rsqrtf(ssq / K + eps);
-    a *= inv;
-    b *= inv;
-  }
-  const float v = GLU ? a / (1.f + expf(-a)) * b : a;
-  if (mode == 1) *o += v; else *o = v;
-}
-
 // out (T, ldo) [+]= x (T, K) . W(N, K)^T for rows [0, N). Each block owns
 // ROWS rows; its MV_WARPS warps split K; lanes load 16 bytes per row per
 // step. NT is the token bucket (T <= NT). mode 0: store; 1: add (residual).
@@ -189,17 +174,30 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
     int r = i / NT, t = i % NT;
     long row = row0 + r;
     if (t >= T || row >= N) continue;
-    float q = 0.f, sv[NW];
-    if (NORM)
+    float inv = 1.f;
+    if (NORM) {
+      float q = 0.f;
 #pragma unroll
       for (int k = 0; k < MV_WARPS; k++) q += red_ss[k][t];
+      inv = rsqrtf(q / K + eps);
+    }
+    float s[NW];
 #pragma unroll
     for (int m = 0; m < NW; m++) {
-      sv[m] = 0.f;
+      s[m] = 0.f;
 #pragma unroll
-      for (int k = 0; k < MV_WARPS; k++) sv[m] += red[k][m][r][t];
+      for (int q = 0; q < MV_WARPS; q++) s[m] += red[q][m][r][t];
+      s[m] *= inv;
     }
-    store_out<GLU, NORM>(out + (long)t * ldo + row, sv[0], sv[NW - 1], q, K, eps, mode);
+    float* o = out + (long)t * ldo + row;
+    float v;
+    if (GLU) {
+      float gt = s[0];
+      v = gt / (1.f + expf(-gt)) * s[NW - 1];
+    } else {
+      v = s[0];
+    }
+    if (mode == 1) *o += v; else *o = v;
   }
 }
 
