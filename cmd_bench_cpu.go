@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ type benchCPUFlags struct {
 	model     string
 	nThreads  int
 	reps      int
+	profile   string
 }
 
 // benchResult is what one measuring process reports (tokens/s per repetition).
@@ -72,11 +74,12 @@ func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&f.worker, "worker", false, "internal: measure one model in this process and print JSON")
 	fs.StringVar(&f.model, "model", "", "internal: the model for --worker")
 	fs.IntVar(&f.nThreads, "n", 1, "internal: threads for --worker")
+	fs.StringVar(&f.profile, "cpuprofile", "", "with --worker: write a CPU profile of the timed runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if f.worker {
-		res, err := benchWorker(ctx, f.model, f.nThreads, f.nGen, f.nPP, f.reps)
+		res, err := benchWorker(ctx, f.model, f.nThreads, f.nGen, f.nPP, f.reps, f.profile)
 		if err != nil {
 			return err
 		}
@@ -264,7 +267,7 @@ func median(v []float64) float64 {
 // single-token decodes after the 5-token prompt "package main\n\n" (BOS
 // first; only the decodes are timed), pp = one nPP-token batch with logits
 // for the last token. One warm-up of each, then reps timed runs.
-func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int) (*benchResult, error) {
+func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int, profile string) (*benchResult, error) {
 	src, err := loader.Open(path, loader.Options{})
 	if err != nil {
 		return nil, err
@@ -324,6 +327,17 @@ func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int)
 	}
 	if _, err := ppRun(); err != nil {
 		return nil, err
+	}
+	if profile != "" {
+		fh, err := os.Create(profile)
+		if err != nil {
+			return nil, fmt.Errorf("bench-cpu: %w", err)
+		}
+		defer fh.Close()
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			return nil, fmt.Errorf("bench-cpu: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	for i := 0; i < reps; i++ {
 		v, err := tg()

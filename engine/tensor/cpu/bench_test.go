@@ -90,3 +90,42 @@ func BenchmarkKernel(b *testing.B) {
 	})
 	_ = sink
 }
+
+// randQ8 is a Q8_0 matrix (rows, cols) of random blocks (scales in [0.5, 1)),
+// built directly: the big decode shapes are too large to encode from float32.
+func randQ8(rng *rand.Rand, rows, cols int) *tensor.Tensor {
+	nb := cols / 32
+	data := make([]byte, rows*nb*34)
+	for i := 0; i < rows*nb; i++ {
+		blk := data[i*34 : (i+1)*34]
+		h := tensor.F32ToF16(0.5 + 0.5*rng.Float32())
+		blk[0], blk[1] = byte(h), byte(h>>8)
+		for j := 2; j < 34; j++ {
+			blk[j] = byte(rng.IntN(255) - 127)
+		}
+	}
+	return &tensor.Tensor{Name: "w", DType: tensor.Q8_0, Shape: []int{rows, cols}, Data: data}
+}
+
+// BenchmarkMatMulDecodeQ8 times one Q8_0 decode step (T=1) at the llama-1b
+// shapes: 2048x2048 (attention; in the last-level cache), 8192x2048 (FFN)
+// and 65536x2048 (half the output projection; from DRAM), in GB/s of
+// weights read.
+func BenchmarkMatMulDecodeQ8(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, rows := range []int{2048, 8192, 65536} {
+		const cols = 2048
+		w := randQ8(rng, rows, cols)
+		x, out := randVec(rng, cols), make([]float32, rows)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("rows=%d/threads=%d", rows, th), func(b *testing.B) {
+				p := NewPool(th)
+				b.SetBytes(int64(len(w.Data)))
+				for b.Loop() {
+					p.MatMul(out, rows, x, 1, w)
+				}
+				b.ReportMetric(float64(len(w.Data))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
