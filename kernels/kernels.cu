@@ -2,7 +2,8 @@
 // verifying up to 16 tokens, plus allreduce kernels over peer pointers.
 // Activations are float32; weights are bf16, f16, f32 or Q8_0 (repacked on
 // upload into an int8 matrix plus one f16 scale per 32 elements); every dot
-// product accumulates in float32. Compiled to PTX by `go generate` (see
+// product accumulates in float32 (tensor-core products: tc.cu; attention:
+// attention.cu; allreduce: allreduce.cu). Compiled to PTX by `go generate` (see
 // README.md) and loaded with cu.LoadData.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

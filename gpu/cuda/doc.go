@@ -1,10 +1,14 @@
 // Package cuda runs the Llama forward pass on an NVIDIA GPU through the
 // CUDA driver API (gorgonia.org/cu plus a few cgo calls for stream capture,
 // graphs and pinned host memory): weights uploaded once (bf16, f16, f32 or
-// Q8_0), a position-indexed float32 KV cache, every decode and verify step
-// captured as a CUDA graph and replayed, argmax or sampling on the device.
-// It also provides GPU allreduce backends (oneshot, twoshot, host, nccl)
-// for ranks that share one GPU or sit on peer GPUs.
+// Q8_0; bf16 layer matrices tiled for the tensor cores), a position-indexed
+// float32 KV cache, every decode and verify step captured as a CUDA graph
+// (kernels chained by programmatic dependent launch on sm_90) and replayed,
+// argmax or sampling on the device. A Target may split the model over
+// tensor-parallel ranks that share the GPU. The package also provides GPU
+// allreduce backends (oneshot, twoshot, host, nccl) for ranks that share
+// one GPU or sit on peer GPUs, with a P2P self-test before peer access is
+// trusted.
 //
 // Everything except this file needs the `cuda` build tag (cuda.h and
 // libcuda.so to build, an NVIDIA driver to run); builds without the tag

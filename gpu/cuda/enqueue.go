@@ -128,15 +128,15 @@ func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr
 }
 
 // attnMaxRows is the most query rows one attention block serves (4 warps
-// x RPW rows, RPW at most 2 in kernels.cu).
-func attnMaxRows(hd int) int { return 8 }
+// x RPW rows, RPW at most 2 in attention.cu).
+const attnMaxRows = 8
 
 // attnLaunch is the attention kernel for T tokens: its name (attn_HD_RPW)
 // and grid (hk, S, row groups); block ATT_WARPS*32.
 func attnLaunch(c model.Config, S, T int) (string, [3]int) {
 	rows := c.Heads / c.KVHeads * T // query rows per KV head
 	rpw := 1
-	for 4*rpw < min(rows, attnMaxRows(c.HeadDim)) {
+	for 4*rpw < min(rows, attnMaxRows) {
 		rpw *= 2
 	}
 	return fmt.Sprintf("attn_%d_%d", c.HeadDim, rpw), [3]int{c.KVHeads, S, (rows + 4*rpw - 1) / (4 * rpw)}

@@ -138,8 +138,7 @@ func attnSplits(cfg model.Config, slots, sms int) int {
 // attnRowGroups is the most row groups (grid z) the attention kernel uses:
 // query rows (G*T) per KV head in blocks of at most attnMaxRows.
 func attnRowGroups(cfg model.Config) int {
-	m := attnMaxRows(cfg.HeadDim)
-	return (cfg.Heads/cfg.KVHeads*MaxTokens + m - 1) / m
+	return (cfg.Heads/cfg.KVHeads*MaxTokens + attnMaxRows - 1) / attnMaxRows
 }
 
 // stateBytes is the run state of tp ranks (KV caches as rank 0's times tp).
