@@ -25,43 +25,6 @@ type rankState struct {
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) float32
 }
 
-// shardDims are a rank's local sizes.
-type shardDims struct {
-	hq, hk, ffn int // query heads, kv heads, FFN columns
-	vocabLo     int // first logits column of its output rows
-	vocab       int // its output rows
-}
-
-func weightDims(w *model.Weights) shardDims {
-	return shardDims{w.HeadsLocal, w.KVHeadsLocal, w.FFNHi - w.FFNLo, w.VocabLo, w.VocabHi - w.VocabLo}
-}
-
-// syntheticDims splits cfg as model.LoadWeights does (bf16: no blocks).
-func syntheticDims(cfg model.Config, sh model.Shard) shardDims {
-	tp, r := sh.Size, sh.Rank
-	hl := cfg.Heads / tp
-	lo := r * hl
-	group := cfg.Heads / cfg.KVHeads
-	kvLo := lo / group
-	return shardDims{
-		hq: hl, hk: (lo+hl-1)/group - kvLo + 1,
-		ffn:     cfg.FFN*(r+1)/tp - cfg.FFN*r/tp,
-		vocabLo: cfg.Vocab * r / tp, vocab: cfg.Vocab*(r+1)/tp - cfg.Vocab*r/tp,
-	}
-}
-
-// checkTPBackend: on one device the ranks' partial sums are added by one
-// kernel that reads every rank's buffer (oneshot).
-func checkTPBackend(tp int, backend string) error {
-	switch {
-	case tp <= 1:
-		return nil
-	case backend == "oneshot" || backend == "auto" || backend == "":
-		return nil
-	}
-	return fmt.Errorf("cuda: tensor-parallel decode on the GPU joins its ranks with oneshot (ranks share one GPU); %q is measured by `rigscope allreduce-bench --device cuda`: use --allreduce oneshot or auto", backend)
-}
-
 // LoadTP uploads every rank's shard (ws[r] has Shard{r, len(ws)}) to d,
 // the ranks sharing it, with a cache of ctxLen positions.
 func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {

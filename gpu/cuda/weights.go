@@ -35,27 +35,6 @@ func tileable(dt tensor.DType, rows, cols int) bool {
 	return dt == tensor.BF16 && rows%16 == 0 && cols%16 == 0 && useTensorCores()
 }
 
-// tileBF16 reorders a row-major bf16 matrix (rows, cols) into 16x16 tiles,
-// tile (nt, kt) at ((nt*cols/16)+kt)*256 elements; inside a tile lane
-// L = 4g+c holds 8 elements, its mma.m16n8k16 A fragment: W[g][2c+e],
-// W[g+8][2c+e], W[g][2c+8+e], W[g+8][2c+8+e] for e = 0, 1.
-func tileBF16(src []byte, rows, cols int) []byte {
-	dst := make([]byte, len(src))
-	kt := cols / 16
-	for r := 0; r < rows; r++ {
-		nt, rr := r/16, r%16
-		g, hr := rr%8, rr/8
-		for k := 0; k < cols; k++ {
-			kk := k % 16
-			lane := g*4 + (kk%8)/2
-			idx := (kk/8)*4 + hr*2 + kk%2
-			off := ((nt*kt+k/16)*32+lane)*8 + idx
-			copy(dst[2*off:2*off+2], src[2*(r*cols+k):])
-		}
-	}
-	return dst
-}
-
 // kernelSuffix names the kernel variant for the weight's dtype.
 func kernelSuffix(dt tensor.DType) (string, error) {
 	switch dt {

@@ -1,0 +1,68 @@
+package cuda
+
+// Shapes and layouts the CUDA target computes on the host: they need no
+// GPU (and no cuda build tag), so the tests run everywhere.
+
+import (
+	"fmt"
+
+	"rigscope/engine/model"
+)
+
+// shardDims are a rank's local sizes.
+type shardDims struct {
+	hq, hk, ffn int // query heads, kv heads, FFN columns
+	vocabLo     int // first logits column of its output rows
+	vocab       int // its output rows
+}
+
+func weightDims(w *model.Weights) shardDims {
+	return shardDims{w.HeadsLocal, w.KVHeadsLocal, w.FFNHi - w.FFNLo, w.VocabLo, w.VocabHi - w.VocabLo}
+}
+
+// syntheticDims splits cfg as model.LoadWeights does (bf16: no blocks).
+func syntheticDims(cfg model.Config, sh model.Shard) shardDims {
+	tp, r := sh.Size, sh.Rank
+	hl := cfg.Heads / tp
+	lo := r * hl
+	group := cfg.Heads / cfg.KVHeads
+	kvLo := lo / group
+	return shardDims{
+		hq: hl, hk: (lo+hl-1)/group - kvLo + 1,
+		ffn:     cfg.FFN*(r+1)/tp - cfg.FFN*r/tp,
+		vocabLo: cfg.Vocab * r / tp, vocab: cfg.Vocab*(r+1)/tp - cfg.Vocab*r/tp,
+	}
+}
+
+// checkTPBackend: on one device the ranks' partial sums are added by one
+// kernel that reads every rank's buffer (oneshot).
+func checkTPBackend(tp int, backend string) error {
+	switch {
+	case tp <= 1:
+		return nil
+	case backend == "oneshot" || backend == "auto" || backend == "":
+		return nil
+	}
+	return fmt.Errorf("cuda: tensor-parallel decode on the GPU joins its ranks with oneshot (ranks share one GPU); %q is measured by `rigscope allreduce-bench --device cuda`: use --allreduce oneshot or auto", backend)
+}
+
+// tileBF16 reorders a row-major bf16 matrix (rows, cols) into 16x16 tiles,
+// tile (nt, kt) at ((nt*cols/16)+kt)*256 elements; inside a tile lane
+// L = 4g+c holds 8 elements, its mma.m16n8k16 A fragment: W[g][2c+e],
+// W[g+8][2c+e], W[g][2c+8+e], W[g+8][2c+8+e] for e = 0, 1.
+func tileBF16(src []byte, rows, cols int) []byte {
+	dst := make([]byte, len(src))
+	kt := cols / 16
+	for r := 0; r < rows; r++ {
+		nt, rr := r/16, r%16
+		g, hr := rr%8, rr/8
+		for k := 0; k < cols; k++ {
+			kk := k % 16
+			lane := g*4 + (kk%8)/2
+			idx := (kk/8)*4 + hr*2 + kk%2
+			off := ((nt*kt+k/16)*32+lane)*8 + idx
+			copy(dst[2*off:2*off+2], src[2*(r*cols+k):])
+		}
+	}
+	return dst
+}
