@@ -121,8 +121,64 @@ func (r *Runner) grow(T int) {
 // to the cache, and writes logits for the rows b.Logits asks for into
 // logits: row i of the result at logits[i*vocab : (i+1)*vocab] (this rank
 // writes only its vocab columns). On error the cache is left at its old
-// length.
+// length. A long chain that needs at most the last row of logits (a
+// prompt) runs in micro-batches of MicroBatch() tokens: the same results
+// (the products are batch-invariant and attention reads the cache), with
+// activations sized to the micro-batch instead of the prompt.
 func (r *Runner) Forward(ctx context.Context, b Batch, logits []float32) error {
+	n := r.MicroBatch()
+	if len(b.Tokens) <= n || b.Parent != nil || b.Logits == LogitsAll {
+		return r.forward(ctx, b, logits)
+	}
+	base := r.KV.Len
+	var captured [][]float32
+	for i := 0; i < len(b.Tokens); i += n {
+		j := min(len(b.Tokens), i+n)
+		c := Batch{Tokens: b.Tokens[i:j], Logits: LogitsNone}
+		if b.Pos != nil {
+			c.Pos = b.Pos[i:j]
+		}
+		if j == len(b.Tokens) {
+			c.Logits = b.Logits
+		}
+		if err := r.forward(ctx, c, logits); err != nil {
+			r.KV.Len = base
+			return err
+		}
+		if len(r.CaptureLayers) > 0 {
+			captured = grow2(captured, len(r.CaptureLayers))
+			for k := range r.Captured {
+				captured[k] = append(captured[k], r.Captured[k]...)
+			}
+		}
+	}
+	if captured != nil {
+		r.Captured = captured
+	}
+	return nil
+}
+
+func grow2(s [][]float32, n int) [][]float32 {
+	if len(s) < n {
+		s = append(s, make([][]float32, n-len(s))...)
+	}
+	return s
+}
+
+// MicroBatch is the most tokens one pass of a prompt takes: activations
+// kept within an eighth of the weights (at least 64 tokens, at most 512),
+// a power of two, like llama.cpp's n_ubatch bounding its compute buffers.
+func (r *Runner) MicroBatch() int {
+	c, w := r.W.Cfg, r.W
+	perToken := 4 * int64(3*c.Dim+2*w.HeadsLocal*c.HeadDim+2*w.KVHeadsLocal*c.HeadDim+2*(w.FFNHi-w.FFNLo))
+	n := 64
+	for n < 512 && int64(2*n)*perToken <= w.Bytes()/8 {
+		n *= 2
+	}
+	return n
+}
+
+func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 	c, w := r.W.Cfg, r.W
 	T := len(b.Tokens)
 	base := r.KV.Len

@@ -263,3 +263,61 @@ func TestContextOverflow(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A prompt longer than the micro-batch runs in micro-batches: the last
+// logits row and the captured hidden states (every prompt token's, in
+// order) must be bit for bit those of feeding the same tokens in steps of
+// another size, and an error must leave the cache where it was.
+func TestMicroBatchedPrefill(t *testing.T) {
+	src := tinySource(t, "synthetic:tiny?dtype=f32")
+	a, b := newRunner(t, src), newRunner(t, src)
+	n := a.MicroBatch()
+	long := make([]int32, 3*n+5)
+	for i := range long {
+		long[i] = int32(1 + (i*37)%200)
+	}
+	c := src.Config()
+	a.CaptureLayers, b.CaptureLayers = []int{0, c.Layers - 1}, []int{0, c.Layers - 1}
+	la := make([]float32, c.Vocab)
+	if err := a.Forward(context.Background(), model.Batch{Tokens: long, Logits: model.LogitsLast}, la); err != nil {
+		t.Fatal(err)
+	}
+	lb := make([]float32, c.Vocab)
+	var capB [][]float32 = make([][]float32, 2)
+	for i := 0; i < len(long); i += 7 {
+		j := min(len(long), i+7)
+		mode := model.LogitsNone
+		if j == len(long) {
+			mode = model.LogitsLast
+		}
+		if err := b.Forward(context.Background(), model.Batch{Tokens: long[i:j], Logits: mode}, lb); err != nil {
+			t.Fatal(err)
+		}
+		for k := range capB {
+			capB[k] = append(capB[k], b.Captured[k]...)
+		}
+	}
+	if i := firstBitDiff(la, lb); i >= 0 {
+		t.Fatalf("micro-batched prefill (%d per pass) logit %d = %v, steps of 7 give %v", n, i, la[i], lb[i])
+	}
+	for k := range capB {
+		if len(a.Captured[k]) != len(long)*c.Dim {
+			t.Fatalf("captured layer %d holds %d floats, want %d (every prompt token)", k, len(a.Captured[k]), len(long)*c.Dim)
+		}
+		if i := firstBitDiff(a.Captured[k], capB[k]); i >= 0 {
+			t.Fatalf("captured layer %d element %d differs", k, i)
+		}
+	}
+	// A bad token in the last micro-batch: error, cache back at its length.
+	if err := a.KV.Rewind(5); err != nil {
+		t.Fatal(err)
+	}
+	before := a.KV.Len
+	bad := append(append([]int32{}, long...), int32(c.Vocab))
+	if err := a.Forward(context.Background(), model.Batch{Tokens: bad, Logits: model.LogitsLast}, la); err == nil {
+		t.Fatal("token id = vocab: no error")
+	}
+	if a.KV.Len != before {
+		t.Fatalf("cache length %d after a failed forward, want %d", a.KV.Len, before)
+	}
+}
