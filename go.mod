@@ -3,12 +3,17 @@ module rigscope
 go 1.26.8
 
 require (
-	fyne.io/fyne/v2 v2.7.1 // indirect
+	fyne.io/fyne/v2 v2.7.1
+	github.com/NVIDIA/go-nvml v0.13.4-1
+	github.com/dlclark/regexp2 v1.11.5
+	github.com/dustin/go-humanize v1.1.0
+	golang.org/x/sys v0.38.0
+	gorgonia.org/cu v0.9.6
+)
+
+require (
 	fyne.io/systray v1.11.1-0.20250603113521-ca66a66d8b58 // indirect
 	github.com/BurntSushi/toml v1.5.0 // indirect
-	github.com/NVIDIA/go-nvml v0.13.4-1 // indirect
-	github.com/dlclark/regexp2 v1.11.5 // indirect
-	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fredbi/uri v1.1.1 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fyne-io/gl-js v0.2.0 // indirect
@@ -36,7 +41,9 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/net v0.35.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/text v0.22.0 // indirect
-	gorgonia.org/cu v0.9.6 // indirect
 )
+
+// gorgonia.org/cu with its init no longer exiting the process when there is
+// no GPU (third_party/gorgonia-cu/README.rigscope.md).
+replace gorgonia.org/cu => ./third_party/gorgonia-cu

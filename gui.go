@@ -9,6 +9,7 @@ import (
 	"os"
 	"rigscope/engine"
 	"rigscope/gpu"
+	"strings"
 	"time"
 
 	"rigscope/ui"
@@ -34,8 +35,12 @@ func runPanel(ctx context.Context, args []string) error {
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
 	metricsAddr := fs.String("metrics-addr", "", "serve live counters for Prometheus at http://ADDR/metrics (e.g. :9400)")
+	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := engine.CheckDevice(*device); err != nil {
+		return fmt.Errorf("--device: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags go before; subcommands: rigscope help)", fs.Arg(0))
@@ -43,13 +48,13 @@ func runPanel(ctx context.Context, args []string) error {
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
 	}
-	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
-		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
-	}
 	if *gpuInterval < 10*time.Millisecond {
 		return fmt.Errorf("--gpu-interval %v: at least 10ms (PCIe throughput samples take 20 ms)", *gpuInterval)
 	}
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen}}
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
+	}
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device}}
 	defer w.close()
 	if *metricsAddr != "" {
 		sctx, cancel := context.WithCancel(ctx)

@@ -41,6 +41,16 @@ func Devices() []string {
 	return names
 }
 
+// CheckDevice says whether name ("cpu" or a registered device) can be asked
+// for, with the devices this build has when it cannot.
+func CheckDevice(name string) error {
+	if name == "" || name == "cpu" {
+		return nil
+	}
+	_, err := lookupDevice(name)
+	return err
+}
+
 func lookupDevice(name string) (DeviceTarget, error) {
 	devicesMu.Lock()
 	f, ok := devices[name]

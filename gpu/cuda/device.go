@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"gorgonia.org/cu"
@@ -47,7 +48,7 @@ func driverInit() error {
 			}
 		}()
 		if err := cuInit(); err != nil {
-			initErr = fmt.Errorf("cuda: cuInit failed (no NVIDIA driver, or no GPU visible to it): %w", err)
+			initErr = fmt.Errorf("no usable NVIDIA GPU (%s): check nvidia-smi, or run with --device cpu", strings.TrimPrefix(err.Error(), "cuda: "))
 		}
 	})
 	return initErr

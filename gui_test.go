@@ -1,0 +1,27 @@
+//go:build !headless
+
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// Bad panel flags are refused before any window opens, with what to do.
+func TestPanelFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--device", "tpu"}, `device "tpu" is not in this build`},
+		{[]string{"--quit-after-run"}, "--quit-after-run needs --autorun"},
+		{[]string{"--gpu-interval", "1ms"}, "at least 10ms"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		err := runPanel(context.Background(), tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("runPanel(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}

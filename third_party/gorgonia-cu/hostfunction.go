@@ -1,0 +1,4 @@
+package cu
+
+// HostFunction is a closure of a function call with its data.
+type HostFunction func()
