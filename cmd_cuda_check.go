@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,10 +224,10 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 			ctok = append(ctok, argmax(l))
 		}
 		fmt.Fprintf(os.Stderr, ", cpu greedy done %v\n", time.Since(t0))
-		if equal(gtok, want) {
+		if slices.Equal(gtok, want) {
 			matchRef++
 		}
-		if equal(gtok, ctok) {
+		if slices.Equal(gtok, ctok) {
 			matchCPU++
 		}
 	}
@@ -293,10 +294,10 @@ func checkTP(ctx context.Context, d *cuda.Device, models string, stdout io.Write
 			if tp == 1 {
 				base, baseLogits = append(base, toks), append(baseLogits, l)
 			}
-			if equal(toks, base[pi]) {
+			if slices.Equal(toks, base[pi]) {
 				same++
 			}
-			if equal(toks, p.TargetGreedy) {
+			if slices.Equal(toks, p.TargetGreedy) {
 				sameRef++
 			}
 			var num, den float64
@@ -310,18 +311,6 @@ func checkTP(ctx context.Context, d *cuda.Device, models string, stdout io.Write
 		fmt.Fprintf(stdout, "%-4d %9d/%d %9d/%d %22.2e\n", tp, same, len(ref.Prompts), sameRef, len(ref.Prompts), maxRel)
 	}
 	return nil
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // eagleRef is gocoder-14m-eagle3/reference-public.json (the fields read).
@@ -394,17 +383,17 @@ func checkEagle(ctx context.Context, d *cuda.Device, models, head string, stdout
 				r.accepted += a
 			}
 			r.steps += len(got)
-			if equal32(got, p.Accepts4) {
+			if slices.Equal(got, p.Accepts4) {
 				r.match++
 			} else {
 				fmt.Fprintf(stdout, "%s prompt %d: accepted per step %v, reference %v\n", dev, p.Index, got, p.Accepts4)
 			}
-			if equal(toks, plain) {
+			if slices.Equal(toks, plain) {
 				r.greedy++
 			} else {
 				fmt.Fprintf(stdout, "%s prompt %d: eagle3 tokens %v, plain greedy %v\n", dev, p.Index, toks, plain)
 			}
-			if n := min(len(toks), len(p.Tokens4)); n > 0 && equal(toks[:n], p.Tokens4[:n]) {
+			if n := min(len(toks), len(p.Tokens4)); n > 0 && slices.Equal(toks[:n], p.Tokens4[:n]) {
 				r.refTok++
 			}
 			r.plainTokS += pst.DecodeTokensPerS / float64(len(ref.Prompts))
@@ -522,16 +511,4 @@ func checkFeatures(ctx context.Context, d *cuda.Device, path, head string, promp
 		}
 	}
 	return layers, maxRel, nil
-}
-
-func equal32(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
