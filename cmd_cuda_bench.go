@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fmt.Fprintf(stdout, "# cuda-bench on %s; read bandwidth %.0f GB/s (16-byte streaming loads, the bound below); device-to-device copy %.0f GB/s (read+write)\n", d, bw, cbw)
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "RIGSCOPE_CUDA_") {
+			fmt.Fprintf(stdout, "# knob %s\n", kv)
+		}
+	}
 	var tps []int
 	for _, f := range strings.Split(*tpFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -16,8 +16,9 @@
 // which keeps each block's merge short); warp w owns RPW of those rows, lane j owns slot
 // j of each 32-slot chunk, so scores and the online softmax stay in
 // registers. Split s covers the cached slots [s*per, (s+1)*per) ∩ [0, base)
-// with per a multiple of 32; the last split also owns the T new slots: it
-// rotates their k, stores k and v in the cache and attends to them. With
+// with per a multiple of 32, at least minper; the last split also owns the
+// T new slots: it rotates their k, stores k and v in the cache and attends
+// to them. With
 // S > 1 each block writes partials (pm, pl: (hk, G*MAXT, S); pacc: (...,
 // HD)) and the last block of (h, rg) to finish, counted in cnt (reset to 0
 // after use), merges them.
@@ -46,7 +47,7 @@ template <int HD, int RPW>
 __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
                                           const float* qkv, int ldq, float* Kc, float* Vc, const Step* st,
                                           const float* __restrict__ cs, const float* __restrict__ sn,
-                                          int hq, int hk, float scale, int interleaved) {
+                                          int hq, int hk, float scale, int interleaved, int minper) {
   constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
   __shared__ __align__(16) float qs[RB][HD];
   __shared__ int last;
@@ -55,7 +56,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   const int T = st->T, base = st->base, G = hq / hk, R = G * T;
   const int r0 = rg * RB, rn = min(RB, R - r0);
   const int width = hk * HD;
-  const int per = max(64, ((base + S - 1) / S + 31) / 32 * 32);
+  const int per = max(minper, ((base + S - 1) / S + 31) / 32 * 32);
   const int active = (base + per - 1) / per;  // splits with cached slots
 
   // Chunks of 32 slots: n0 over the cached range [lo0, hi0), then (last
@@ -264,8 +265,9 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 #define ATT_INST(HD, RPW)                                                                                    \
   extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) attn_##HD##_##RPW(                            \
       float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, float* Kc,    \
-      float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter) { \
-    attn_body<HD, RPW>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter);         \
+      float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,  \
+      int minper) {                                                                                          \
+    attn_body<HD, RPW>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, minper); \
   }
 #define ATT_ALL(HD) ATT_INST(HD, 1) ATT_INST(HD, 2)
 ATT_ALL(16)

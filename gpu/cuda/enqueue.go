@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 
 	"gorgonia.org/cu"
 
@@ -58,8 +59,25 @@ func (t *Target) tcWarps(rows int, glu bool) int {
 	return w
 }
 
+// skipKinds reads RIGSCOPE_CUDA_SKIP, a comma-separated list of kernel
+// kinds (attention, qkv, wo, gate_up, down, output, ...) that enqueue leaves
+// out: a step without them computes garbage, but its time against the full
+// step's is what those kernels cost inside the graph (cuda-bench prints it).
+func skipKinds() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Split(os.Getenv("RIGSCOPE_CUDA_SKIP"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			m[k] = true
+		}
+	}
+	return m
+}
+
 // kernel launches one named kernel, timing it when profiling.
 func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int, args ...arg) error {
+	if t.skip[cat] {
+		return nil
+	}
 	fn, err := t.dev.fn(name)
 	if err != nil {
 		return err
@@ -127,16 +145,42 @@ func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr
 		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 }
 
-// attnMaxRows is the most query rows one attention block serves (4 warps
-// x RPW rows, RPW at most 2 in attention.cu).
-const attnMaxRows = 8
+// attnMinRows is the fewest query rows one attention block serves (4 warps
+// x RPW rows, RPW 1 or 2 in attention.cu): it sizes the split counters.
+const attnMinRows = 4
 
-// attnLaunch is the attention kernel for T tokens: its name (attn_HD_RPW)
-// and grid (hk, S, row groups); block ATT_WARPS*32.
-func attnLaunch(c model.Config, S, T int) (string, [3]int) {
+// attnRows is the most query rows one attention block serves: 8, or
+// RIGSCOPE_CUDA_ATTROWS=4 for comparisons (16, with RPW 4, measured 8%
+// slower in verify on llama-8b and passes 48 KB of shared memory at head
+// dim 256).
+func attnRows() int {
+	if os.Getenv("RIGSCOPE_CUDA_ATTROWS") == "4" {
+		return 4
+	}
+	return 8
+}
+
+// attnMinSlots is the fewest cache slots one attention split covers (minper
+// in attention.cu, a multiple of 32): 32 (one chunk per split at short
+// contexts: 2% faster decode on llama-8b than 64, 128 4% slower), or
+// RIGSCOPE_CUDA_ATTMIN=64|128 for comparisons.
+func attnMinSlots() int {
+	switch os.Getenv("RIGSCOPE_CUDA_ATTMIN") {
+	case "64":
+		return 64
+	case "128":
+		return 128
+	}
+	return 32
+}
+
+// attnLaunch is the attention kernel for T tokens with at most maxRows
+// query rows per block: its name (attn_HD_RPW) and grid (hk, S, row
+// groups); block ATT_WARPS*32.
+func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 	rows := c.Heads / c.KVHeads * T // query rows per KV head
 	rpw := 1
-	for 4*rpw < min(rows, attnMaxRows) {
+	for 4*rpw < min(rows, maxRows) {
 		rpw *= 2
 	}
 	return fmt.Sprintf("attn_%d_%d", c.HeadDim, rpw), [3]int{c.KVHeads, S, (rows + 4*rpw - 1) / (4 * rpw)}
@@ -182,11 +226,11 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			}
 			rc := c
 			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
-			name, grid := attnLaunch(rc, t.S, T)
+			name, grid := attnLaunch(rc, t.S, T, t.attnRows)
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 				ptr(R.att), ptr(t.pm), ptr(t.pl), ptr(t.pacc), ptr(t.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter)); err != nil {
+				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.attnMin)); err != nil {
 				return err
 			}
 			out, mode := residual(R)

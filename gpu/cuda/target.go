@@ -53,6 +53,9 @@ type Target struct {
 	cfg   model.Config
 
 	slots, S int
+	attnRows int             // most query rows per attention block (attnRows)
+	attnMin  int             // fewest cache slots per attention split (attnMinSlots)
+	skip     map[string]bool // kernel kinds left out (RIGSCOPE_CUDA_SKIP: measurements only)
 	maxPos   int
 	stream   cu.Stream
 
@@ -136,9 +139,9 @@ func attnSplits(cfg model.Config, slots, sms int) int {
 }
 
 // attnRowGroups is the most row groups (grid z) the attention kernel uses:
-// query rows (G*T) per KV head in blocks of at most attnMaxRows.
+// query rows (G*T) per KV head in blocks of at least attnMinRows.
 func attnRowGroups(cfg model.Config) int {
-	return (cfg.Heads/cfg.KVHeads*MaxTokens + attnMaxRows - 1) / attnMaxRows
+	return (cfg.Heads/cfg.KVHeads*MaxTokens + attnMinRows - 1) / attnMinRows
 }
 
 // stateBytes is the run state of tp ranks (KV caches as rank 0's times tp).
@@ -163,6 +166,8 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	t.pdl = d.Major >= 9 && os.Getenv("RIGSCOPE_CUDA_PDL") != "0"
 	t.slots = ctxLen + MaxTokens
 	t.S = attnSplits(c, t.slots, d.SMs)
+	t.attnRows, t.attnMin = attnRows(), attnMinSlots()
+	t.skip = skipKinds()
 	t.maxPos = t.slots + 64
 	switch c.HeadDim {
 	case 16, 32, 64, 128, 256:
