@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -46,6 +47,7 @@ type benchCPUFlags struct {
 	nThreads  int
 	reps      int
 	profile   string
+	memTrace  bool
 }
 
 // benchResult is what one measuring process reports (tokens/s per repetition).
@@ -53,7 +55,10 @@ type benchResult struct {
 	TG    []float64 `json:"tg"`
 	PP    []float64 `json:"pp"`
 	RSSKB int64     `json:"rss_kb"`
-	KVMB  float64   `json:"kv_mb,omitempty"`
+	// BaseKB is the process's resident set before the model is opened: the
+	// binary and the Go runtime, not the model.
+	BaseKB int64   `json:"base_rss_kb"`
+	KVMB   float64 `json:"kv_mb,omitempty"`
 }
 
 func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -75,11 +80,16 @@ func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&f.model, "model", "", "internal: the model for --worker")
 	fs.IntVar(&f.nThreads, "n", 1, "internal: threads for --worker")
 	fs.StringVar(&f.profile, "cpuprofile", "", "with --worker: write a CPU profile of the timed runs to this file")
+	fs.BoolVar(&f.memTrace, "memtrace", false, "with --worker: print the process's memory (/proc/self/status, Go heap) at each stage to stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if f.worker {
-		res, err := benchWorker(ctx, f.model, f.nThreads, f.nGen, f.nPP, f.reps, f.profile)
+		var trace io.Writer
+		if f.memTrace {
+			trace = stderr
+		}
+		res, err := benchWorker(ctx, f.model, f.nThreads, f.nGen, f.nPP, f.reps, f.profile, trace)
 		if err != nil {
 			return err
 		}
@@ -105,6 +115,7 @@ func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		threads        int
 		ours, peer     []float64
 		oursRSS, peerR int64
+		oursBase       int64 // the worker's RSS before the model, in the run of oursRSS
 		size           int64
 		kvMB           float64
 	}
@@ -140,7 +151,10 @@ func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 							return fmt.Errorf("bench-cpu: rigscope worker output %q: %w", out, err)
 						}
 						tg.ours, pp.ours = append(tg.ours, res.TG...), append(pp.ours, res.PP...)
-						tg.oursRSS, tg.kvMB = max(tg.oursRSS, rss), res.KVMB
+						if rss > tg.oursRSS {
+							tg.oursRSS, tg.oursBase = rss, res.BaseKB
+						}
+						tg.kvMB = res.KVMB
 					} else {
 						cmd := exec.CommandContext(ctx, f.peer, path, strconv.Itoa(th), strconv.Itoa(nGen), strconv.Itoa(f.nPP), strconv.Itoa(f.reps))
 						cmd.Env = append(os.Environ(), "LLAMA_BINS="+f.peerBins, "POLL=50")
@@ -161,20 +175,30 @@ func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "\n| file | threads | workload | rigscope tok/s | llama.cpp tok/s | ratio | rigscope peak RSS | llama.cpp peak RSS | RSS budget (file+KV+20%%) |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "\n| file | threads | workload | rigscope tok/s | llama.cpp tok/s | ratio | rigscope peak RSS | llama.cpp peak RSS | RSS budget (file+KV+20%%) | rigscope RSS before the model |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		o, p := median(r.ours), median(r.peer)
-		rss := ""
-		if r.oursRSS > 0 {
-			budget := (float64(r.size)/(1<<20) + r.kvMB) * 1.2
-			rss = fmt.Sprintf("%.0f MiB | %.0f MiB | %.0f MiB", float64(r.oursRSS)/1024, float64(r.peerR)/1024, budget)
-		} else {
-			rss = " | | "
-		}
-		fmt.Fprintf(stdout, "| %s | %d | %s | %.1f | %.1f | %.2f | %s |\n", r.file, r.threads, r.metric, o, p, o/p, rss)
+		fmt.Fprintf(stdout, "| %s | %d | %s | %.1f | %.1f | %.2f | %s |\n", r.file, r.threads, r.metric, o, p, o/p,
+			rssCells(r.oursRSS, r.peerR, r.oursBase, r.size, r.kvMB))
 	}
 	fmt.Fprintf(stdout, "\nmedians over %d rounds x %d repetitions; the two engines alternate within each round\n", f.rounds, f.reps)
 	return nil
+}
+
+// rssCells are the table's last four cells (KiB in, MiB out): peak RSS of
+// both engines, the budget (file + KV cache + 20%), and the worker's RSS
+// before it opened the model. A row without a measurement (pp) has them
+// empty.
+func rssCells(oursKB, peerKB, baseKB, fileBytes int64, kvMB float64) string {
+	if oursKB <= 0 {
+		return " | | | "
+	}
+	budget := (float64(fileBytes)/(1<<20) + kvMB) * 1.2
+	base := ""
+	if baseKB > 0 {
+		base = fmt.Sprintf("%.0f MiB", float64(baseKB)/1024)
+	}
+	return fmt.Sprintf("%.0f MiB | %.0f MiB | %.0f MiB | %s", float64(oursKB)/1024, float64(peerKB)/1024, budget, base)
 }
 
 // benchFile returns a GGUF path for spec, exporting synthetic presets once.
@@ -267,17 +291,22 @@ func median(v []float64) float64 {
 // single-token decodes after the 5-token prompt "package main\n\n" (BOS
 // first; only the decodes are timed), pp = one nPP-token batch with logits
 // for the last token. One warm-up of each, then reps timed runs.
-func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int, profile string) (*benchResult, error) {
+func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int, profile string, trace io.Writer) (*benchResult, error) {
+	base, _ := readProcMem() // without /proc the column stays empty
+	memStage(trace, "start")
 	src, err := loader.Open(path, loader.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	memStage(trace, "opened")
 	w, err := model.LoadWeights(src, model.Shard{Size: 1})
 	if err != nil {
 		return nil, err
 	}
+	memStage(trace, "weights")
 	run := model.NewRunner(w, 1024, nil, cpu.NewPool(threads))
+	memStage(trace, "runner")
 	vocab := w.Cfg.Vocab
 	prompt := []int32{1, 3, 4, 5, 6}
 	if tok, err := src.Tokenizer(); err == nil {
@@ -321,13 +350,15 @@ func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int,
 		}
 		return float64(nPP) / time.Since(t0).Seconds(), nil
 	}
-	res := &benchResult{KVMB: float64(run.KV.Bytes()) / (1 << 20)}
+	res := &benchResult{KVMB: float64(run.KV.Bytes()) / (1 << 20), BaseKB: base.RSS}
 	if _, err := tg(); err != nil {
 		return nil, err
 	}
+	memStage(trace, "tg")
 	if _, err := ppRun(); err != nil {
 		return nil, err
 	}
+	memStage(trace, "pp")
 	if profile != "" {
 		fh, err := os.Create(profile)
 		if err != nil {
@@ -353,9 +384,56 @@ func benchWorker(ctx context.Context, path string, threads, nGen, nPP, reps int,
 		}
 		res.PP = append(res.PP, v)
 	}
+	memStage(trace, "timed")
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		res.RSSKB = ru.Maxrss
 	}
 	return res, nil
+}
+
+// procMem is the process's memory as /proc/self/status reports it, in KiB.
+type procMem struct{ RSS, HWM, Anon, File, Shmem int64 }
+
+// readProcMem reads VmRSS, VmHWM, RssAnon, RssFile and RssShmem; fields the
+// kernel does not report stay 0.
+func readProcMem() (procMem, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return procMem{}, fmt.Errorf("bench-cpu: %w", err)
+	}
+	return parseProcStatus(b), nil
+}
+
+func parseProcStatus(b []byte) procMem {
+	var m procMem
+	fields := map[string]*int64{"VmRSS:": &m.RSS, "VmHWM:": &m.HWM, "RssAnon:": &m.Anon, "RssFile:": &m.File, "RssShmem:": &m.Shmem}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			if p, ok := fields[f[0]]; ok {
+				*p, _ = strconv.ParseInt(f[1], 10, 64)
+			}
+		}
+	}
+	return m
+}
+
+// memStage prints the process's memory and the Go heap at a stage of the
+// worker (nothing when w is nil).
+func memStage(w io.Writer, stage string) {
+	if w == nil {
+		return
+	}
+	m, err := readProcMem()
+	if err != nil {
+		fmt.Fprintln(w, err)
+		return
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	mb := func(i int) float64 { return float64(s[i].Value.Uint64()) / (1 << 20) }
+	fmt.Fprintf(w, "mem %-12s VmRSS %6.1f MiB HWM %6.1f (anon %6.1f file %6.1f shmem %4.1f) | go heap objects %6.1f MiB, goal %6.1f, runtime total %6.1f, released %5.1f\n",
+		stage, float64(m.RSS)/1024, float64(m.HWM)/1024, float64(m.Anon)/1024, float64(m.File)/1024, float64(m.Shmem)/1024, mb(0), mb(3), mb(1), mb(2))
 }

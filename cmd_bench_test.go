@@ -70,3 +70,37 @@ func TestGenerateSpecJSON(t *testing.T) {
 		t.Errorf("from_draft = %v, want 12 flags", got["from_draft"])
 	}
 }
+
+func TestParseProcStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     procMem
+	}{
+		{"linux", "Name:\trs\nVmHWM:\t   52016 kB\nVmRSS:\t   51000 kB\nRssAnon:\t   13900 kB\nRssFile:\t   37100 kB\nRssShmem:\t       0 kB\nThreads:\t4\n",
+			procMem{RSS: 51000, HWM: 52016, Anon: 13900, File: 37100}},
+		{"no rss breakdown", "VmHWM:\t10 kB\nVmRSS:\t9 kB\n", procMem{RSS: 9, HWM: 10}},
+		{"empty", "", procMem{}},
+		{"garbage", "VmRSS:\tlots kB\nRssAnon:", procMem{}},
+	} {
+		if got := parseProcStatus([]byte(tc.in)); got != tc.want {
+			t.Errorf("%s: parseProcStatus = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRSSCells(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		ours, peer, base, file int64
+		kvMB                   float64
+		want                   string
+	}{
+		{"measured", 34 << 10, 38 << 10, 9 << 10, 14586208, 8, "34 MiB | 38 MiB | 26 MiB | 9 MiB"},
+		{"no baseline", 15 << 10, 16 << 10, 0, 1920768, 1, "15 MiB | 16 MiB | 3 MiB | "},
+		{"pp row", 0, 0, 0, 1920768, 1, " | | | "},
+	} {
+		if got := rssCells(tc.ours, tc.peer, tc.base, tc.file, tc.kvMB); got != tc.want {
+			t.Errorf("%s: rssCells = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

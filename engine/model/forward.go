@@ -57,6 +57,8 @@ type Runner struct {
 	AllReduceCall int
 
 	s scratch
+	// rowFn and attendFn are r.rowStep and r.attendStep, made once.
+	rowFn, attendFn func(lo, hi, worker int)
 }
 
 // scratch buffers for a batch of up to cap tokens. hl, kvl, fl: local heads,
@@ -74,6 +76,16 @@ type scratch struct {
 	score []float32 // (threads, slots): one row per pool thread
 	allow [][]int32 // tree: per token, the batch indices it may attend to
 	tree  bool      // the current batch is a tree
+
+	// The step in flight, read by rowStep and attendStep on the pool's
+	// threads (kept here rather than captured, so a step allocates nothing).
+	op       rowOp
+	layer    *Layer
+	pos      []int32 // the batch's RoPE positions; nil: base+i
+	base     int     // cached tokens before the batch
+	attOut   []float32
+	attQ     []float32
+	attLayer int
 }
 
 // NewRunner makes a runner with a cache of ctxLen positions.
@@ -196,12 +208,6 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 	dim, hd := c.Dim, c.HeadDim
 	hl, kvl := w.HeadsLocal, w.KVHeadsLocal
 	fl := w.FFNHi - w.FFNLo
-	pos := func(i int) int {
-		if b.Pos != nil {
-			return int(b.Pos[i])
-		}
-		return base + i
-	}
 
 	// Embedding: x[t] = token_embd[tokens[t]]          x (T, dim)
 	x := s.x[:T*dim]
@@ -217,22 +223,19 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 	q, k, v := s.q[:T*hl*hd], s.k[:T*kvl*hd], s.v[:T*kvl*hd]
 	att := s.att[:T*hl*hd]
 	gate, up := s.gate[:T*fl], s.up[:T*fl]
+	s.pos, s.base = b.Pos, base
+	r.rope.Ensure(maxPos(b.Pos, base+T)) // here, not on the pool's threads
 	for l := range w.Layers {
 		L := &w.Layers[l]
+		s.layer = L
 		// Attention block.
-		r.rowwise(T, func(t0, t1 int) { cpu.RMSNorm(xn[t0*dim:t1*dim], x[t0*dim:t1*dim], L.AttnNorm, c.NormEps) })
+		r.rowwise(T, rowAttnNorm) // xn = norm(x)
 		r.Pool.MatMulFused(xn, T, // one pass over the rows of Wq, Wk, Wv
 			cpu.MatMulJob{Out: q, OutStride: hl * hd, W: L.Wq},  // q (T, hl*hd)
 			cpu.MatMulJob{Out: k, OutStride: kvl * hd, W: L.Wk}, // k (T, kvl*hd)
 			cpu.MatMulJob{Out: v, OutStride: kvl * hd, W: L.Wv}) // v (T, kvl*hd)
-		inter := c.RopeLayout == RopeInterleaved
 		width := kvl * hd
-		r.rowwise(T, func(t0, t1 int) {
-			for t := t0; t < t1; t++ {
-				r.rope.Apply(q[t*hl*hd:(t+1)*hl*hd], pos(t), inter)
-				r.rope.Apply(k[t*width:(t+1)*width], pos(t), inter)
-			}
-		})
+		r.rowwise(T, rowRope) // rotate q and k
 		copy(r.KV.K[l][base*width:(base+T)*width], k)
 		copy(r.KV.V[l][base*width:(base+T)*width], v)
 		r.attention(att, q, l, base, T) // att (T, hl*hd)
@@ -242,21 +245,19 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 		}
 
 		// MLP block: down(silu(gate(xn)) * up(xn)).
-		r.rowwise(T, func(t0, t1 int) {
-			cpu.Add(x[t0*dim:t1*dim], o[t0*dim:t1*dim])
-			cpu.RMSNorm(xn[t0*dim:t1*dim], x[t0*dim:t1*dim], L.FFNNorm, c.NormEps)
-		})
+		r.rowwise(T, rowFFNNorm)  // x += o; xn = norm(x)
 		r.Pool.MatMulFused(xn, T, // one pass over the rows of gate and up
 			cpu.MatMulJob{Out: gate, OutStride: fl, W: L.Gate}, // gate (T, fl)
 			cpu.MatMulJob{Out: up, OutStride: fl, W: L.Up})     // up (T, fl)
-		r.rowwise(T, func(t0, t1 int) { cpu.SwiGLU(gate[t0*fl:t1*fl], gate[t0*fl:t1*fl], up[t0*fl:t1*fl]) })
+		r.rowwise(T, rowSwiGLU) // gate = silu(gate) * up
 		r.Pool.MatMul(o, dim, gate, T, L.Down)
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}
-		r.rowwise(T, func(t0, t1 int) { cpu.Add(x[t0*dim:t1*dim], o[t0*dim:t1*dim]) })
+		r.rowwise(T, rowAdd) // x += o
 		r.capture(l, x)
 	}
+	s.layer, s.pos = nil, nil
 	r.KV.Len = base + T
 
 	// Final norm and this rank's vocab columns of the output projection.
@@ -294,6 +295,19 @@ func (r *Runner) checkBatch(b Batch, base int) error {
 	return nil
 }
 
+// maxPos is one past the largest RoPE position of a batch: chainEnd for a
+// chain (pos nil).
+func maxPos(pos []int32, chainEnd int) int {
+	if pos == nil {
+		return chainEnd
+	}
+	m := 0
+	for _, p := range pos {
+		m = max(m, int(p)+1)
+	}
+	return m
+}
+
 // buildMask fills s.allow for a tree batch: node i may see its ancestors.
 func (r *Runner) buildMask(b Batch, T int) {
 	s := &r.s
@@ -327,9 +341,20 @@ func (r *Runner) attention(out, q []float32, layer, base, T int) {
 		return
 	}
 	th := r.Pool.Threads
-	r.Pool.Parallel(n, max(1, n/(16*th)), func(lo, hi, worker int) {
-		r.attendRange(out, q, layer, base, lo, hi, worker)
-	})
+	s := &r.s
+	s.attOut, s.attQ, s.attLayer = out, q, layer
+	if r.attendFn == nil {
+		r.attendFn = r.attendStep
+	}
+	r.Pool.Parallel(n, max(1, n/(16*th)), r.attendFn)
+	s.attOut, s.attQ = nil, nil
+}
+
+// attendStep is attention's parallel step (a method value made once, so
+// that a forward pass allocates no closure).
+func (r *Runner) attendStep(lo, hi, worker int) {
+	s := &r.s
+	r.attendRange(s.attOut, s.attQ, s.attLayer, s.base, lo, hi, worker)
 }
 
 // attendRange computes the (token, head) pairs [lo, hi) of the batch, pair
@@ -381,16 +406,6 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 			cpu.AXPY(oh, sc[base+i], V[slot*width+kvh*hd:slot*width+(kvh+1)*hd])
 		}
 	}
-}
-
-// rowwise runs fn over token ranges: on the pool's threads for big batches,
-// inline for small ones (a decode step).
-func (r *Runner) rowwise(T int, fn func(t0, t1 int)) {
-	if T < 16 || r.Pool == nil {
-		fn(0, T)
-		return
-	}
-	r.Pool.Parallel(T, max(1, T/(4*r.Pool.Threads)), func(lo, hi, _ int) { fn(lo, hi) })
 }
 
 func (r *Runner) allReduce(ctx context.Context, x []float32) error {

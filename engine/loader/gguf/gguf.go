@@ -57,6 +57,10 @@ func Open(path string) (*File, error) {
 		return nil, err
 	}
 	f.mapped = true
+	// The metadata (the vocabulary, mostly) has been copied out: its pages
+	// need not stay resident beside the copy. Best effort: on error they
+	// stay mapped, which costs memory only.
+	_ = mmap.Release(data[:min(f.DataOffset, uint64(len(data)))])
 	return f, nil
 }
 

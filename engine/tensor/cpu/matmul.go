@@ -46,7 +46,7 @@ func (p *Pool) MatMulFused(x []float32, T int, jobs ...MatMulJob) {
 	if p == nil {
 		p = &Pool{Threads: 1}
 	}
-	p.mmOnce.Do(func() { p.mm = &matmul{pool: p}; p.mm.fn = p.mm.chunk })
+	p.mmOnce.Do(func() { p.mm = &matmul{pool: p}; p.mm.fn, p.mm.quantFn = p.mm.chunk, p.mm.quant })
 	m := p.mm
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -76,9 +76,10 @@ const (
 
 // matmul is the state of the product in flight; one per Pool, reused.
 type matmul struct {
-	pool *Pool
-	mu   sync.Mutex
-	fn   func(lo, hi, worker int)
+	pool    *Pool
+	mu      sync.Mutex
+	fn      func(lo, hi, worker int) // chunk and quant as method values, made once
+	quantFn func(lo, hi, worker int)
 
 	x         []float32 // (T, cols)
 	T, cols   int
@@ -135,21 +136,25 @@ func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
 			}
 			m.xc = m.xc[:T*cols/4]
 		}
-		quant := func(lo, hi, _ int) {
-			for t := lo; t < hi; t++ {
-				q, d := m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb]
-				quantizeRowQ8(q, d, m.x[t*cols:(t+1)*cols])
-				if m.grouped {
-					m.groups.put(t, q, d)
-				} else if hasVNNI {
-					laneCorrections(m.xc[t*cols/4:(t+1)*cols/4], q)
-				}
-			}
-		}
 		if T*cols < 1<<14 {
-			quant(0, T, 0)
+			m.quant(0, T, 0)
 		} else {
-			m.pool.Parallel(T, max(1, 4096/cols), quant)
+			m.pool.Parallel(T, max(1, 4096/cols), m.quantFn)
+		}
+	}
+}
+
+// quant quantizes tokens [lo, hi) of x into qx and dx (and the layout the
+// kernel in use reads).
+func (m *matmul) quant(lo, hi, _ int) {
+	cols, nb := m.cols, m.cols/32
+	for t := lo; t < hi; t++ {
+		q, d := m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb]
+		quantizeRowQ8(q, d, m.x[t*cols:(t+1)*cols])
+		if m.grouped {
+			m.groups.put(t, q, d)
+		} else if hasVNNI {
+			laneCorrections(m.xc[t*cols/4:(t+1)*cols/4], q)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 )
 
 // RMSNorm: out[t] = x[t] / sqrt(mean(x[t]²) + eps) * w, for T rows of len(w).
@@ -22,33 +24,61 @@ func RMSNorm(out, x, w []float32, eps float32) {
 
 // RopeTable holds cos/sin per (position, pair) computed as PyTorch does in
 // float32: inv_freq_j = 1 / theta^(2j/d), angle = float32(pos) * inv_freq_j.
+// Positions are computed when first used, in chunks of ropeChunk, so a
+// table sized for a long context costs memory only for the positions a run
+// reaches (the untouched part of the allocation is never made resident).
 type RopeTable struct {
 	HeadDim int
 	cos     []float32 // (maxPos, HeadDim/2)
 	sin     []float32 // (maxPos, HeadDim/2)
+	inv     []float32 // (HeadDim/2) inverse frequencies
+
+	mu     sync.Mutex
+	filled atomic.Int64 // positions [0, filled) are computed
 }
 
-// NewRopeTable precomputes rotations for positions [0, maxPos).
+// ropeChunk is how many positions a table computes at a time.
+const ropeChunk = 64
+
+// NewRopeTable makes a table for positions [0, maxPos).
 func NewRopeTable(headDim, maxPos int, theta float32) *RopeTable {
 	half := headDim / 2
-	rt := &RopeTable{HeadDim: headDim, cos: make([]float32, maxPos*half), sin: make([]float32, maxPos*half)}
-	inv := make([]float32, half)
-	for j := range inv {
-		inv[j] = float32(1 / math.Pow(float64(theta), float64(float32(2*j)/float32(headDim))))
+	rt := &RopeTable{HeadDim: headDim, cos: make([]float32, maxPos*half), sin: make([]float32, maxPos*half), inv: make([]float32, half)}
+	for j := range rt.inv {
+		rt.inv[j] = float32(1 / math.Pow(float64(theta), float64(float32(2*j)/float32(headDim))))
 	}
-	for p := 0; p < maxPos; p++ {
+	return rt
+}
+
+// Ensure computes the rotations of positions [0, n) that are not yet
+// computed (n is clamped to MaxPos). Safe for concurrent use with Apply.
+func (rt *RopeTable) Ensure(n int) {
+	if int64(n) <= rt.filled.Load() {
+		return
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	half := rt.HeadDim / 2
+	from := int(rt.filled.Load())
+	to := min(rt.MaxPos(), (n+ropeChunk-1)/ropeChunk*ropeChunk)
+	for p := from; p < to; p++ {
 		for j := 0; j < half; j++ {
-			a := float32(p) * inv[j]
+			a := float32(p) * rt.inv[j]
 			rt.cos[p*half+j] = float32(math.Cos(float64(a)))
 			rt.sin[p*half+j] = float32(math.Sin(float64(a)))
 		}
 	}
-	return rt
+	if to > from {
+		rt.filled.Store(int64(to))
+	}
 }
 
 // Apply rotates every head of one token's vector v (nHeads*HeadDim) at
 // position pos. interleaved pairs (2j, 2j+1); otherwise (j, j+d/2).
 func (rt *RopeTable) Apply(v []float32, pos int, interleaved bool) {
+	if int64(pos) >= rt.filled.Load() {
+		rt.Ensure(pos + 1)
+	}
 	d, half := rt.HeadDim, rt.HeadDim/2
 	c := rt.cos[pos*half : pos*half+half]
 	s := rt.sin[pos*half : pos*half+half]

@@ -4,6 +4,7 @@ package mmap
 import (
 	"fmt"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,4 +45,26 @@ func Unmap(data []byte) error {
 		return nil
 	}
 	return unix.Munmap(data)
+}
+
+// Release tells the kernel that the whole pages inside b, a part of a
+// mapping returned by Map, will not be read again for now (MADV_DONTNEED):
+// they leave the process's resident set. The mapping stays valid: a later
+// read faults the page back in from the file, with the same bytes. Partial
+// pages at either end of b are kept.
+func Release(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	ps := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := int((ps - start%ps) % ps)                // first page boundary in b
+	hi := len(b) - int((start+uintptr(len(b)))%ps) // last page boundary in b
+	if hi <= lo {
+		return nil
+	}
+	if err := unix.Madvise(b[lo:hi], unix.MADV_DONTNEED); err != nil {
+		return fmt.Errorf("madvise: %w", err)
+	}
+	return nil
 }
