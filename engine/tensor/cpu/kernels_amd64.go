@@ -411,3 +411,6 @@ func quantizeRowQ8(q []int8, d []float32, x []float32) {
 	_, _ = q[nb*32-1], d[nb-1]
 	quantizeRowQ8AVX2(&q[0], &d[0], &x[0], nb)
 }
+
+// spinPause executes one PAUSE (pause_amd64.s).
+func spinPause()

@@ -102,3 +102,6 @@ func dotF32x2Rows(out []float32, ostride, nrows int, w, x []float32, xstride int
 
 // useNoAVX512 is a no-op without amd64 kernels.
 func useNoAVX512() (restore func()) { return func() {} }
+
+// spinPause is a no-op where there is no PAUSE instruction.
+func spinPause() {}
