@@ -80,6 +80,31 @@ func boxSwatch(sc *scene) func(x, y float32, c color.Color) {
 	return func(x, y float32, c color.Color) { sc.rect(x-10, y+2, 10, labelSize()-2, c) }
 }
 
+// emptyPlot shades the plot band [top, bottom) and centres msg in it.
+func emptyPlot(sc *scene, msg string, size fyne.Size, top, bottom, ls float32) {
+	sc.rect(0, top, size.Width, max(bottom-top, 1), fade(gridCol(), 40))
+	sc.text(msg, size.Width/2, (top+bottom)/2-ls/2, ls, dim(), fyne.TextAlignCenter, false)
+}
+
+// valueAxis draws the gridlines and labels of a vertical axis from 0 to
+// hi (rounded up to nice ticks) over [top, bottom) and returns the plot's
+// left and right edges and the value-to-y scale.
+func valueAxis(sc *scene, format Formatter, hi float64, size fyne.Size, top, bottom, ls float32) (left, right float32, ys scale) {
+	ticks, rr := NiceTicks(Range{0, hi}, 4)
+	for _, t := range ticks {
+		left = max(left, fyne.MeasureText(format(t), ls, fyne.TextStyle{}).Width)
+	}
+	left += 6
+	right = size.Width - 2
+	ys = scale{r: Range{0, rr.Max}, p0: bottom, p1: top}
+	for _, t := range ticks {
+		y := ys.at(t)
+		sc.line(left, y, right, y, gridCol(), 1)
+		sc.text(format(t), left-4, y-ls/2-1, ls, dim(), fyne.TextAlignTrailing, false)
+	}
+	return left, right, ys
+}
+
 func (b *BarHistogram) draw(sc *scene, size fyne.Size) {
 	ls, ts := labelSize(), titleSize()
 	sc.text(b.Title, 0, 0, ts, fg(), fyne.TextAlignLeading, true)
@@ -96,24 +121,10 @@ func (b *BarHistogram) draw(sc *scene, size fyne.Size) {
 	}
 	r, ok := dataRange(append(all, b.Ref))
 	if !ok || len(b.Categories) == 0 || r.Max <= 0 || bottom-top < 20 {
-		sc.rect(0, top, size.Width, max(bottom-top, 1), fade(gridCol(), 40))
-		sc.text(b.Empty, size.Width/2, (top+bottom)/2-ls/2, ls, dim(), fyne.TextAlignCenter, false)
+		emptyPlot(sc, b.Empty, size, top, bottom, ls)
 		return
 	}
-	format := orPlain(b.Format)
-	ticks, rr := NiceTicks(Range{0, r.Max}, 4)
-	left := float32(0)
-	for _, t := range ticks {
-		left = max(left, fyne.MeasureText(format(t), ls, fyne.TextStyle{}).Width)
-	}
-	left += 6
-	right := size.Width - 2
-	ys := scale{r: Range{0, rr.Max}, p0: bottom, p1: top}
-	for _, t := range ticks {
-		y := ys.at(t)
-		sc.line(left, y, right, y, gridCol(), 1)
-		sc.text(format(t), left-4, y-ls/2-1, ls, dim(), fyne.TextAlignTrailing, false)
-	}
+	left, right, ys := valueAxis(sc, orPlain(b.Format), r.Max, size, top, bottom, ls)
 	n := len(b.Categories)
 	slot := (right - left) / float32(n)
 	groupW := min(slot*0.8, 70*float32(max(len(b.series), 1)))
@@ -200,24 +211,10 @@ func (s *StackedBars) draw(sc *scene, size fyne.Size) {
 		hi = math.Max(hi, t)
 	}
 	if hi <= 0 || bottom-top < 20 {
-		sc.rect(0, top, size.Width, max(bottom-top, 1), fade(gridCol(), 40))
-		sc.text(s.Empty, size.Width/2, (top+bottom)/2-ls/2, ls, dim(), fyne.TextAlignCenter, false)
+		emptyPlot(sc, s.Empty, size, top, bottom, ls)
 		return
 	}
-	format := orPlain(s.Format)
-	ticks, rr := NiceTicks(Range{0, hi}, 4)
-	left := float32(0)
-	for _, t := range ticks {
-		left = max(left, fyne.MeasureText(format(t), ls, fyne.TextStyle{}).Width)
-	}
-	left += 6
-	right := size.Width - 2
-	ys := scale{r: Range{0, rr.Max}, p0: bottom, p1: top}
-	for _, t := range ticks {
-		y := ys.at(t)
-		sc.line(left, y, right, y, gridCol(), 1)
-		sc.text(format(t), left-4, y-ls/2-1, ls, dim(), fyne.TextAlignTrailing, false)
-	}
+	left, right, ys := valueAxis(sc, orPlain(s.Format), hi, size, top, bottom, ls)
 	slot := (right - left) / float32(len(s.bars))
 	gap := min(slot*0.2, 2)
 	for i, b := range s.bars {
