@@ -123,6 +123,16 @@ func (d *Device) Bind() (func(), error) {
 	return runtime.UnlockOSThread, nil
 }
 
+// Do runs f with d's context current on a locked thread.
+func (d *Device) Do(f func() error) error {
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	return f()
+}
+
 // fn looks up a kernel by name (cached).
 func (d *Device) fn(name string) (cu.Function, error) {
 	d.mu.Lock()

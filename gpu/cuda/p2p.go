@@ -155,28 +155,21 @@ func peerTest(devs []*Device) (*PeerReport, error) {
 	mem := make([]p2pMem, R)
 	defer func() {
 		for r, m := range mem {
-			unbind, err := devs[r].Bind()
-			if err != nil {
-				continue
-			}
-			for _, p := range []cu.DevicePtr{m.inbox, m.pub, m.got} {
-				if p != 0 {
-					cu.MemFree(p)
+			_ = devs[r].Do(func() error { // best effort: a device that cannot bind keeps its buffers
+				for _, p := range []cu.DevicePtr{m.inbox, m.pub, m.got} {
+					if p != 0 {
+						cu.MemFree(p)
+					}
 				}
-			}
-			unbind()
+				return nil
+			})
 		}
 	}()
 	const W = p2pWords
 	host := make([]uint32, R*W)
 	// Allocate, poison inbox/got, publish each device's pattern.
 	for r, d := range devs {
-		err := func() error {
-			unbind, err := d.Bind()
-			if err != nil {
-				return err
-			}
-			defer unbind()
+		err := d.Do(func() (err error) {
 			m := &mem[r]
 			if m.inbox, err = cu.MemAlloc(int64(4 * R * W)); err != nil {
 				return err
@@ -198,7 +191,7 @@ func peerTest(devs []*Device) (*PeerReport, error) {
 				pub[k] = p2pWord(pubSeed(d.Ordinal), uint32(k))
 			}
 			return cu.MemcpyHtoD(m.pub, unsafe.Pointer(&pub[0]), int64(4*W))
-		}()
+		})
 		if err != nil {
 			return nil, fmt.Errorf("cuda: p2p self-test setup on GPU %d: %w", d.Ordinal, err)
 		}
@@ -217,12 +210,7 @@ func peerTest(devs []*Device) (*PeerReport, error) {
 	// Check on the host: GPU j's inbox block i must hold i's pattern for j,
 	// GPU i's got block j must hold j's published pattern.
 	for r, d := range devs {
-		err := func() error {
-			unbind, err := d.Bind()
-			if err != nil {
-				return err
-			}
-			defer unbind()
+		err := d.Do(func() error {
 			for _, ptr := range []struct {
 				p     cu.DevicePtr
 				inbox bool
@@ -269,7 +257,7 @@ func peerTest(devs []*Device) (*PeerReport, error) {
 				}
 			}
 			return nil
-		}()
+		})
 		if err != nil {
 			return nil, fmt.Errorf("cuda: p2p self-test readback on GPU %d: %w", d.Ordinal, err)
 		}
