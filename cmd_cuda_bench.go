@@ -56,6 +56,11 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fmt.Fprintf(stdout, "# cuda-bench on %s; read bandwidth %.0f GB/s (16-byte streaming loads, the bound below); device-to-device copy %.0f GB/s (read+write)\n", d, bw, cbw)
+	info, err := cuda.KernelInfo(d, []string{"tc16_1", "tcn16_1", "tcglu16_1", "tcglu16_1r2", "tcn16_1r2", "tcn16_1r4", "attn_128_1", "attn_128_2"}, []int{512, 512, 512, 512, 512, 512, 128, 128})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# kernels (registers, blocks per SM by registers):%s\n", info)
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "RIGSCOPE_CUDA_") {
 			fmt.Fprintf(stdout, "# knob %s\n", kv)
@@ -100,42 +105,51 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				}
 			}
 			base := t.Len()
-			timeT := func(T int) (float64, error) {
-				var reps []float64
-				b := make([]int32, T)
-				for i := range b {
-					b[i] = tok()
+			// Decode (T=1) and verify (T=5) steps alternate, a batch of each
+			// per repeat, so both see the same clocks; the first repeat
+			// warms up (graph capture).
+			batch := map[int][]int32{}
+			timeBatch := func(T int) (float64, error) {
+				b := batch[T]
+				if b == nil {
+					b = make([]int32, T)
+					for i := range b {
+						b[i] = tok()
+					}
+					batch[T] = b
 				}
 				mode := model.LogitsLast
 				if T > 1 {
 					mode = model.LogitsAll
 				}
-				for rep := 0; rep < 5; rep++ {
-					start := time.Now()
-					for s := 0; s < *steps; s++ {
-						if err := t.Rewind(base); err != nil {
-							return 0, err
-						}
-						ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
-						if err != nil {
-							return 0, err
-						}
-						b[0] = ids[0]
+				start := time.Now()
+				for s := 0; s < *steps; s++ {
+					if err := t.Rewind(base); err != nil {
+						return 0, err
 					}
-					if rep > 0 { // first repeat warms up (graph capture)
-						reps = append(reps, time.Since(start).Seconds()/float64(*steps))
+					ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
+					if err != nil {
+						return 0, err
 					}
+					b[0] = ids[0]
 				}
-				return cudaMedian(reps), nil
+				return time.Since(start).Seconds() / float64(*steps), nil
 			}
-			dec, err := timeT(1)
-			if err != nil {
-				return err
+			var decs, vers []float64
+			for rep := 0; rep < 6; rep++ {
+				d, err := timeBatch(1)
+				if err != nil {
+					return err
+				}
+				v, err := timeBatch(5)
+				if err != nil {
+					return err
+				}
+				if rep > 0 {
+					decs, vers = append(decs, d), append(vers, v)
+				}
 			}
-			ver, err := timeT(5)
-			if err != nil {
-				return err
-			}
+			dec, ver := cudaMedian(decs), cudaMedian(vers)
 			gb := float64(t.WeightBytes()) / 1e9
 			bound := bw / gb
 			share, err := printKernelTimes(stdout, t, fmt.Sprintf("%s tp %d", name, tp), base, dec, ver)

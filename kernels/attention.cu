@@ -86,33 +86,66 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   if (n0 > 0) load_chunk(0);  // cached slots: written by earlier steps
   pdl_wait();
 
-  // RoPE on this block's query rows, into shared memory.
-  for (int i = threadIdx.x; i < rn * HALF; i += blockDim.x) {
-    int rl = i / HALF, j = i % HALF, r = r0 + rl, t = r / G;
-    const float* x = qkv + (long)t * ldq + (h * G + r % G) * HD;
-    int p = st->pos[t];
-    float c = cs[(long)p * HALF + j], sv = sn[(long)p * HALF + j];
-    int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
-    float xa = x[a], xb = x[b];
-    qs[rl][a] = xa * c - xb * sv;
-    qs[rl][b] = xa * sv + xb * c;
+  // RoPE on this block's query rows, into shared memory, then (last split)
+  // the new tokens' rotated k and their v into the cache. Every load of a
+  // batch is issued before its first use: these loops are round trips to L2
+  // on the step's critical path.
+  constexpr int NT = ATT_WARPS * 32, RQ = (RB * HALF + NT - 1) / NT, KB = 4;
+  {
+    float xa[RQ], xb[RQ], c[RQ], sv[RQ];
+#pragma unroll
+    for (int q = 0; q < RQ; q++) {
+      const int i = threadIdx.x + q * NT, rl = i / HALF, j = i % HALF, r = r0 + rl, t = r / G;
+      if (i < rn * HALF) {
+        const float* x = qkv + (long)t * ldq + (h * G + r % G) * HD;
+        const int p = st->pos[t];
+        c[q] = cs[(long)p * HALF + j];
+        sv[q] = sn[(long)p * HALF + j];
+        xa[q] = x[interleaved ? 2 * j : j];
+        xb[q] = x[interleaved ? 2 * j + 1 : j + HALF];
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < RQ; q++) {
+      const int i = threadIdx.x + q * NT, rl = i / HALF, j = i % HALF;
+      if (i < rn * HALF) {
+        const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+        qs[rl][a] = xa[q] * c[q] - xb[q] * sv[q];
+        qs[rl][b] = xa[q] * sv[q] + xb[q] * c[q];
+      }
+    }
   }
-  // The last split stores the new tokens' rotated k and their v.
   if (s == S - 1) {
-    for (int i = threadIdx.x; i < T * HALF; i += blockDim.x) {
-      int t = i / HALF, j = i % HALF;
-      const float* k = qkv + (long)t * ldq + hq * HD + h * HD;
-      const float* v = k + hk * HD;
-      int p = st->pos[t];
-      float c = cs[(long)p * HALF + j], sv = sn[(long)p * HALF + j];
-      int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
-      float ka = k[a], kb = k[b];
-      float* kc = Kc + (long)(base + t) * width + h * HD;
-      float* vc = Vc + (long)(base + t) * width + h * HD;
-      kc[a] = ka * c - kb * sv;
-      kc[b] = ka * sv + kb * c;
-      vc[a] = v[a];
-      vc[b] = v[b];
+    for (int i0 = 0; i0 < T * HALF; i0 += KB * NT) {
+      float ka[KB], kb[KB], va[KB], vb[KB], c[KB], sv[KB];
+#pragma unroll
+      for (int q = 0; q < KB; q++) {
+        const int i = i0 + threadIdx.x + q * NT, t = i / HALF, j = i % HALF;
+        if (i < T * HALF) {
+          const float* k = qkv + (long)t * ldq + hq * HD + h * HD;
+          const float* v = k + hk * HD;
+          const int p = st->pos[t], a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+          c[q] = cs[(long)p * HALF + j];
+          sv[q] = sn[(long)p * HALF + j];
+          ka[q] = k[a];
+          kb[q] = k[b];
+          va[q] = v[a];
+          vb[q] = v[b];
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < KB; q++) {
+        const int i = i0 + threadIdx.x + q * NT, t = i / HALF, j = i % HALF;
+        if (i < T * HALF) {
+          const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+          float* kc = Kc + (long)(base + t) * width + h * HD;
+          float* vc = Vc + (long)(base + t) * width + h * HD;
+          kc[a] = ka[q] * c[q] - kb[q] * sv[q];
+          kc[b] = ka[q] * sv[q] + kb[q] * c[q];
+          vc[a] = va[q];
+          vc[b] = vb[q];
+        }
+      }
     }
   }
   __syncthreads();
@@ -227,36 +260,54 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   if (!last) return;
   __threadfence();
   // Merge the splits that saw slots, [0, active) and S-1: lane q holds
-  // split q's max and sum (S <= 32).
-  for (int rl = warp; rl < rn; rl += ATT_WARPS) {
-    const int r = r0 + rl;
-    const long b = ((long)h * rows + r) * S;
-    const bool valid = lane < S && (lane < active || lane == S - 1);
-    const float m = valid ? __ldcg(pm + b + lane) : -INFINITY;
-    const float l = valid ? __ldcg(pl + b + lane) : 0.f;
+  // split q's max and sum (S <= 32). Warp w merges rows w + 4i (i < RPW),
+  // each batch of loads for all its rows at once.
+  const int col = min(lane * EPL, HD - EPL);
+  const int nq = active < S ? active + 1 : S;
+  const bool valid = lane < S && (lane < active || lane == S - 1);
+  float f[RPW], den[RPW], num[RPW][EPL];
+#pragma unroll
+  for (int i = 0; i < RPW; i++) {
+    const int rl = warp + ATT_WARPS * i;
+    const long b = ((long)h * rows + r0 + rl) * S;
+    f[i] = valid && rl < rn ? __ldcg(pm + b + lane) : -INFINITY;  // m, then the factor
+    den[i] = valid && rl < rn ? __ldcg(pl + b + lane) : 0.f;      // l, then the denominator
+  }
+#pragma unroll
+  for (int i = 0; i < RPW; i++) {
+    const float m = f[i];
     float M = m;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-    const float f = valid && m != -INFINITY ? __expf(m - M) : 0.f;
-    float den = f * l;
+    f[i] = m != -INFINITY ? __expf(m - M) : 0.f;
+    float d = f[i] * den[i];
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
-    float num[EPL];
+    for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+    den[i] = d;
 #pragma unroll
-    for (int e = 0; e < EPL; e++) num[e] = 0.f;
-    const int col = min(lane * EPL, HD - EPL);
-    const int nq = active < S ? active + 1 : S;
+    for (int e = 0; e < EPL; e++) num[i][e] = 0.f;
+  }
 #pragma unroll 16
-    for (int k = 0; k < nq; k++) {
-      const int q = k < active ? k : S - 1;
-      const float fq = __shfl_sync(0xffffffffu, f, q);
+  for (int k = 0; k < nq; k++) {
+    const int q = k < active ? k : S - 1;
 #pragma unroll
-      for (int e = 0; e < EPL; e++) num[e] = fmaf(fq, __ldcg(pacc + (b + q) * HD + col + e), num[e]);
+    for (int i = 0; i < RPW; i++) {
+      const int rl = warp + ATT_WARPS * i;
+      const float fq = __shfl_sync(0xffffffffu, f[i], q);
+      if (rl < rn) {
+        const long b = ((long)h * rows + r0 + rl) * S;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + q) * HD + col + e), num[i][e]);
+      }
     }
-    if (lane * EPL < HD) {
+  }
+#pragma unroll
+  for (int i = 0; i < RPW; i++) {
+    const int rl = warp + ATT_WARPS * i, r = r0 + rl;
+    if (rl < rn && lane * EPL < HD) {
       float* o = out + (long)(r / G) * hq * HD + (h * G + r % G) * HD + lane * EPL;
 #pragma unroll
-      for (int e = 0; e < EPL; e++) o[e] = num[e] / den;
+      for (int e = 0; e < EPL; e++) o[e] = num[i][e] / den[i];
     }
   }
   if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;

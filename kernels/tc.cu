@@ -23,18 +23,25 @@ __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigne
 }
 __device__ __forceinline__ unsigned bf16x2_bits(__nv_bfloat162 h) { return *reinterpret_cast<unsigned*>(&h); }
 
-template <int NTT, bool GLU, bool NORM, int W>
+template <int NTT, bool GLU, bool NORM, int W, int RT>
 __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const uint4* w, const uint4* w2, int N, int K, int T, int mode,
                                         const float* __restrict__ g, float eps) {
   constexpr int NW = GLU ? 2 : 1;
+  constexpr int LU = TC_U / RT;  // tiles loaded per batch: RT*LU*NW 16-byte loads in flight per lane
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = lane >> 2, tig = lane & 3;
-  const int KT = K / 16;
-  const uint4* wt[NW];
-  wt[0] = w + (long)blockIdx.x * KT * 32 + lane;
-  if (GLU) wt[NW - 1] = w2 + (long)blockIdx.x * KT * 32 + lane;
-  float acc[NW][NTT][4], accl[NW][NTT][4];
+  const int KT = K / 16, NT = N / 16;
+  const uint4* wt[NW][RT];
+  bool rv[RT];  // row tile r of this block exists (N need not be a multiple of 16*RT)
+#pragma unroll
+  for (int r = 0; r < RT; r++) {
+    const long nt = (long)blockIdx.x * RT + r;
+    rv[r] = RT == 1 || nt < NT;
+    wt[0][r] = w + nt * KT * 32 + lane;
+    if (GLU) wt[NW - 1][r] = w2 + nt * KT * 32 + lane;
+  }
+  float acc[NW][RT][NTT][4], accl[NW][RT][NTT][4];
   float ss[NTT];
 #pragma unroll
   for (int j = 0; j < NTT; j++) {
@@ -42,45 +49,57 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
     for (int m = 0; m < NW; m++)
 #pragma unroll
-      for (int i = 0; i < 4; i++) acc[m][j][i] = accl[m][j][i] = 0.f;
+      for (int r = 0; r < RT; r++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[m][r][j][i] = accl[m][r][j][i] = 0.f;
   }
   pdl_wait();
+  // Warp w owns k tiles [w*TC_U + i*W*TC_U, +TC_U) for every RT: each row's
+  // sum runs in the same order whatever RT and T are.
   for (int kt0 = warp * TC_U; kt0 < KT; kt0 += W * TC_U) {
-    uint4 a[TC_U][NW];
 #pragma unroll
-    for (int u = 0; u < TC_U; u++)
+    for (int u0 = 0; u0 < TC_U; u0 += LU) {
+      uint4 a[LU][NW][RT];
 #pragma unroll
-      for (int m = 0; m < NW; m++)
-        a[u][m] = kt0 + u < KT ? ld_stream(wt[m] + (long)(kt0 + u) * 32) : make_uint4(0, 0, 0, 0);
+      for (int u = 0; u < LU; u++)
 #pragma unroll
-    for (int u = 0; u < TC_U; u++) {
-      if (kt0 + u >= KT) break;  // warp-uniform
-      const int k = (kt0 + u) * 16 + 2 * tig;
-      float2 g0 = make_float2(1.f, 1.f), g1 = g0;
-      if (NORM) {
-        g0 = *reinterpret_cast<const float2*>(g + k);
-        g1 = *reinterpret_cast<const float2*>(g + k + 8);
-      }
+        for (int m = 0; m < NW; m++)
 #pragma unroll
-      for (int j = 0; j < NTT; j++) {
-        const int t = grp + 8 * j;
-        float2 x0 = make_float2(0.f, 0.f), x1 = x0;
-        if (t < T) {
-          x0 = *reinterpret_cast<const float2*>(x + (long)t * K + k);
-          x1 = *reinterpret_cast<const float2*>(x + (long)t * K + k + 8);
-        }
+          for (int r = 0; r < RT; r++)
+            a[u][m][r] = kt0 + u0 + u < KT && rv[r] ? ld_stream(wt[m][r] + (long)(kt0 + u0 + u) * 32)
+                                                    : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int u = 0; u < LU; u++) {
+        if (kt0 + u0 + u >= KT) break;  // warp-uniform
+        const int k = (kt0 + u0 + u) * 16 + 2 * tig;
+        float2 g0 = make_float2(1.f, 1.f), g1 = g0;
         if (NORM) {
-          ss[j] = fmaf(x0.x, x0.x, fmaf(x0.y, x0.y, fmaf(x1.x, x1.x, fmaf(x1.y, x1.y, ss[j]))));
-          x0.x *= g0.x; x0.y *= g0.y; x1.x *= g1.x; x1.y *= g1.y;
+          g0 = *reinterpret_cast<const float2*>(g + k);
+          g1 = *reinterpret_cast<const float2*>(g + k + 8);
         }
-        __nv_bfloat162 h0 = __floats2bfloat162_rn(x0.x, x0.y), h1 = __floats2bfloat162_rn(x1.x, x1.y);
-        float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
-        __nv_bfloat162 l0 = __floats2bfloat162_rn(x0.x - f0.x, x0.y - f0.y);
-        __nv_bfloat162 l1 = __floats2bfloat162_rn(x1.x - f1.x, x1.y - f1.y);
 #pragma unroll
-        for (int m = 0; m < NW; m++) {
-          mma_bf16(acc[m][j], a[u][m], bf16x2_bits(h0), bf16x2_bits(h1));
-          mma_bf16(accl[m][j], a[u][m], bf16x2_bits(l0), bf16x2_bits(l1));
+        for (int j = 0; j < NTT; j++) {
+          const int t = grp + 8 * j;
+          float2 x0 = make_float2(0.f, 0.f), x1 = x0;
+          if (t < T) {
+            x0 = *reinterpret_cast<const float2*>(x + (long)t * K + k);
+            x1 = *reinterpret_cast<const float2*>(x + (long)t * K + k + 8);
+          }
+          if (NORM) {
+            ss[j] = fmaf(x0.x, x0.x, fmaf(x0.y, x0.y, fmaf(x1.x, x1.x, fmaf(x1.y, x1.y, ss[j]))));
+            x0.x *= g0.x; x0.y *= g0.y; x1.x *= g1.x; x1.y *= g1.y;
+          }
+          __nv_bfloat162 h0 = __floats2bfloat162_rn(x0.x, x0.y), h1 = __floats2bfloat162_rn(x1.x, x1.y);
+          float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
+          __nv_bfloat162 l0 = __floats2bfloat162_rn(x0.x - f0.x, x0.y - f0.y);
+          __nv_bfloat162 l1 = __floats2bfloat162_rn(x1.x - f1.x, x1.y - f1.y);
+#pragma unroll
+          for (int m = 0; m < NW; m++)
+#pragma unroll
+            for (int r = 0; r < RT; r++) {
+              mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(h0), bf16x2_bits(h1));
+              mma_bf16(accl[m][r][j], a[u][m][r], bf16x2_bits(l0), bf16x2_bits(l1));
+            }
         }
       }
     }
@@ -89,21 +108,25 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
   for (int m = 0; m < NW; m++)
 #pragma unroll
-    for (int j = 0; j < NTT; j++)
+    for (int r = 0; r < RT; r++)
 #pragma unroll
-      for (int i = 0; i < 4; i++) acc[m][j][i] += accl[m][j][i];
-  // acc[m][j]: rows grp, grp+8 of the tile x tokens 8j+2tig, 8j+2tig+1.
-  __shared__ float red[W][NW][16][8 * NTT];
+      for (int j = 0; j < NTT; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[m][r][j][i] += accl[m][r][j][i];
+  // acc[m][r][j]: rows grp, grp+8 of row tile r x tokens 8j+2tig, 8j+2tig+1.
+  __shared__ float red[W][NW][16 * RT][8 * NTT];
   __shared__ float red_ss[W][8 * NTT];
 #pragma unroll
   for (int j = 0; j < NTT; j++) {
 #pragma unroll
-    for (int m = 0; m < NW; m++) {
-      red[warp][m][grp][8 * j + 2 * tig] = acc[m][j][0];
-      red[warp][m][grp][8 * j + 2 * tig + 1] = acc[m][j][1];
-      red[warp][m][grp + 8][8 * j + 2 * tig] = acc[m][j][2];
-      red[warp][m][grp + 8][8 * j + 2 * tig + 1] = acc[m][j][3];
-    }
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < RT; r++) {
+        red[warp][m][16 * r + grp][8 * j + 2 * tig] = acc[m][r][j][0];
+        red[warp][m][16 * r + grp][8 * j + 2 * tig + 1] = acc[m][r][j][1];
+        red[warp][m][16 * r + grp + 8][8 * j + 2 * tig] = acc[m][r][j][2];
+        red[warp][m][16 * r + grp + 8][8 * j + 2 * tig + 1] = acc[m][r][j][3];
+      }
     if (NORM) {  // token grp+8j: the 4 lanes of the group hold its 16 k of each tile
       float v = ss[j];
       v += __shfl_xor_sync(0xffffffffu, v, 1);
@@ -112,9 +135,9 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < 16 * 8 * NTT; i += blockDim.x) {
+  for (int i = threadIdx.x; i < 16 * RT * 8 * NTT; i += blockDim.x) {
     const int r = i / (8 * NTT), t = i % (8 * NTT);
-    const long row = (long)blockIdx.x * 16 + r;
+    const long row = (long)blockIdx.x * 16 * RT + r;
     if (t >= T || row >= N) continue;
     float inv = 1.f;
     if (NORM) {
@@ -138,23 +161,29 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
   }
 }
 
-// tcW_N: plain (mode store/add); tcnW_N: of rmsnorm(x, g); tcgluW_N: GLU
-// of rmsnorm(x, g). W warps, N n-tiles (1: T <= 8, 2: T <= 16). grid rows/16.
-#define TC_INST(NTT, W)                                                                                  \
-  extern "C" __global__ void __launch_bounds__(W * 32) tc##W##_##NTT(                                    \
+// tcW_N[rR]: plain (mode store/add); tcnW_N[rR]: of rmsnorm(x, g);
+// tcgluW_N[rR]: GLU of rmsnorm(x, g). W warps, N n-tiles (1: T <= 8, 2: T
+// <= 16), R row tiles of 16 per block (suffix only when R > 1: each x
+// fragment then feeds R row tiles, so a block reads x once per 16*R rows).
+// grid ceil(rows/(16*R)).
+#define TC_INST(NTT, W, RT, SUF)                                                                         \
+  extern "C" __global__ void __launch_bounds__(W * 32) tc##W##_##NTT##SUF(                               \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, int mode) {             \
-    tc_body<NTT, false, false, W>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                            \
+    tc_body<NTT, false, false, W, RT>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                        \
   }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(W * 32) tcn##W##_##NTT(                                   \
+  extern "C" __global__ void __launch_bounds__(W * 32) tcn##W##_##NTT##SUF(                              \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, const float* g, float eps) { \
-    tc_body<NTT, false, true, W>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                                \
+    tc_body<NTT, false, true, W, RT>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                            \
   }
-#define TCGLU_INST(NTT, W)                                                                               \
-  extern "C" __global__ void __launch_bounds__(W * 32) tcglu##W##_##NTT(                                 \
+#define TCGLU_INST(NTT, W, RT, SUF)                                                                      \
+  extern "C" __global__ void __launch_bounds__(W * 32) tcglu##W##_##NTT##SUF(                            \
       float* out, int ldo, const float* x, const uint4* w, const uint4* w2, int N, int K, int T,         \
       const float* g, float eps) {                                                                       \
-    tc_body<NTT, true, true, W>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                                \
+    tc_body<NTT, true, true, W, RT>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                            \
   }
-// GLU stops at 16 warps (the reduction buffer of 32 would pass 48 KB).
-TC_INST(1, 8) TC_INST(1, 16) TC_INST(1, 32) TC_INST(2, 8) TC_INST(2, 16) TC_INST(2, 32)
-TCGLU_INST(1, 8) TCGLU_INST(1, 16) TCGLU_INST(2, 8) TCGLU_INST(2, 16)
+// GLU stops at 16 warps and, with 2 row tiles, at T <= 8; 4 row tiles only
+// for T <= 8 and 16 warps (the reduction buffer would pass 48 KB).
+TC_INST(1, 8, 1, ) TC_INST(1, 16, 1, ) TC_INST(1, 32, 1, ) TC_INST(2, 8, 1, ) TC_INST(2, 16, 1, ) TC_INST(2, 32, 1, )
+TCGLU_INST(1, 8, 1, ) TCGLU_INST(1, 16, 1, ) TCGLU_INST(2, 8, 1, ) TCGLU_INST(2, 16, 1, )
+TC_INST(1, 16, 2, r2) TC_INST(1, 32, 2, r2) TC_INST(2, 16, 2, r2) TC_INST(1, 16, 4, r4)
+TCGLU_INST(1, 16, 2, r2)

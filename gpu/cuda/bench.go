@@ -155,3 +155,29 @@ func CheckAllReduce(g *Group, n int, seed uint32) (float64, error) {
 	}
 	return num / math.Max(den, 1e-30), nil
 }
+
+// KernelInfo reports, per kernel name, the registers the driver's compiler
+// gave it and the blocks of threads threads that fit on one SM by
+// registers alone (65536 per SM, allocated per warp in units of 256): the
+// occupancy that decides whether a product runs in one wave.
+func KernelInfo(d *Device, names []string, threads []int) (string, error) {
+	unbind, err := d.Bind()
+	if err != nil {
+		return "", err
+	}
+	defer unbind()
+	var b []byte
+	for i, n := range names {
+		fn, err := d.fn(n)
+		if err != nil {
+			return "", err
+		}
+		regs, err := fn.Attribute(cu.NumRegs)
+		if err != nil {
+			return "", err
+		}
+		perWarp := (regs*32 + 255) / 256 * 256
+		b = fmt.Appendf(b, " %s %d regs %d/SM;", n, regs, 65536/(perWarp*threads[i]/32))
+	}
+	return string(b), nil
+}

@@ -143,30 +143,74 @@ func CheckKernels(d *Device, w io.Writer) error {
 			g := randn(K)
 			gd := up(f32b(g))
 			for mode := 0; mode < 4; mode++ {
-				var out cu.DevicePtr
-				if mode == 1 {
-					out = up(f32b(base))
-				} else {
-					out = poison(T * N)
+				run := func() ([]float32, error) {
+					var out cu.DevicePtr
+					if mode == 1 {
+						out = up(f32b(base))
+					} else {
+						out = poison(T * N)
+					}
+					if err != nil {
+						return nil, err
+					}
+					var e error
+					switch mode {
+					case 0, 1:
+						e = tgt.matvec("check", out, N, xd, W, T, mode, 0)
+					case 2:
+						e = tgt.glu(out, xd, W, W2, T, gd)
+					case 3:
+						e = tgt.matvec("check", out, N, xd, W, T, 0, gd)
+					}
+					if e != nil {
+						return nil, e
+					}
+					got := down(out, T*N)
+					return got, err
 				}
-				if err != nil {
-					return err
-				}
-				switch mode {
-				case 0, 1:
-					e = tgt.matvec("check", out, N, xd, W, T, mode, 0)
-				case 2:
-					e = tgt.glu(out, xd, W, W2, T, gd)
-				case 3:
-					e = tgt.matvec("check", out, N, xd, W, T, 0, gd)
-				}
+				tgt.rowTiles = map[string]rowTileRule{}
+				got, e := run()
 				if e != nil {
 					return e
 				}
-				got := down(out, T*N)
-				if err != nil {
-					return err
+				// More row tiles per block sum the same products in the same
+				// order: bitwise equal to one tile, at each block size.
+				for _, warps := range []int{0, 16} {
+					tgt.warps, tgt.rowTiles = warps, map[string]rowTileRule{}
+					var one []float32
+					if warps == 0 {
+						one = got
+					}
+					for _, rt := range []int{2, 4} {
+						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps(N, mode == 2), tcTiles(T), rt)
+						if _, e := d.fn(name); !mc.tiled || e != nil {
+							continue
+						}
+						if one == nil {
+							if one, e = run(); e != nil {
+								return e
+							}
+						}
+						tgt.rowTiles = map[string]rowTileRule{"check": {tiles: rt}, "gate_up": {tiles: rt}}
+						more, e := run()
+						tgt.rowTiles = map[string]rowTileRule{}
+						if e != nil {
+							return e
+						}
+						same := "ok"
+						for i := range one {
+							if math.Float32bits(one[i]) != math.Float32bits(more[i]) {
+								same = "FAIL"
+							}
+						}
+						label := fmt.Sprintf("%s T=%d %s = 1 tile", []string{"mv", "mv+add", "glu+norm", "mv+norm"}[mode], T, name)
+						fmt.Fprintf(w, "%-34s %12s %s\n", label, "bitwise", same)
+						if same != "ok" {
+							return fmt.Errorf("cuda check %s: results differ", label)
+						}
+					}
 				}
+				tgt.warps = 0
 				ref := make([]float64, T*N)
 				for t := 0; t < T; t++ {
 					xr := make([]float64, K) // x, or rmsnorm(x, g) for glu and mvn

@@ -45,6 +45,9 @@ func (t *Target) tcWarps(rows int, glu bool) int {
 	if rows/16 < t.dev.SMs {
 		w = 32
 	}
+	if t.warps != 0 {
+		w = t.warps
+	}
 	switch os.Getenv("RIGSCOPE_CUDA_TCW") {
 	case "8":
 		w = 8
@@ -57,6 +60,72 @@ func (t *Target) tcWarps(rows int, glu bool) int {
 		w = min(w, 16)
 	}
 	return w
+}
+
+// Row tiles: a tensor-core product can give each block 2 or 4 tiles of 16
+// rows (kernels tc*rR); each x fragment then feeds R tiles, so a block
+// reads x once per 16*R rows, which matters when x has several rows. Row
+// sums keep their order, so results are bitwise those of one tile
+// (cuda-check checks it). By default a verify step (T > 1) uses 2 tiles
+// where that still leaves a block per SM (rows/32 >= SMs) except for the
+// output projection (measured slower): on llama-8b that is qkv and gate_up,
+// and verify of 5 went from 1.19 to 1.10-1.14 decode steps
+// (bench/cuda/README.md). RIGSCOPE_CUDA_RT=kind[:[v][R]],... or "none"
+// replaces the policy, for comparisons (v: T > 1 only; R defaults to 2).
+type rowTileRule struct {
+	tiles      int
+	verifyOnly bool
+}
+
+// rowTiles parses RIGSCOPE_CUDA_RT; nil when unset (the default policy).
+func rowTiles() (map[string]rowTileRule, error) {
+	env, ok := os.LookupEnv("RIGSCOPE_CUDA_RT")
+	if !ok {
+		return nil, nil
+	}
+	m := map[string]rowTileRule{}
+	for _, k := range strings.Split(env, ",") {
+		if k = strings.TrimSpace(k); k == "" || k == "none" {
+			continue
+		}
+		kind, opt, _ := strings.Cut(k, ":")
+		r := rowTileRule{tiles: 2}
+		if r.verifyOnly = strings.HasPrefix(opt, "v"); r.verifyOnly {
+			opt = opt[1:]
+		}
+		switch opt {
+		case "":
+		case "2", "4":
+			r.tiles = int(opt[0] - '0')
+		default:
+			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_RT: %q: want kind[:[v][2|4]]", k)
+		}
+		m[kind] = r
+	}
+	return m, nil
+}
+
+// tcName appends the row-tile suffix to the tensor-core kernel name for
+// cat's matrix of rows rows at T tokens when the policy asks for more than
+// one tile and the kernel exists; it returns the name and the rows one
+// block covers.
+func (t *Target) tcName(cat, name string, rows, T int) (string, int) {
+	tiles := 1
+	if t.rowTiles == nil {
+		if T > 1 && cat != "output" && rows/32 >= t.dev.SMs {
+			tiles = 2
+		}
+	} else if r, ok := t.rowTiles[cat]; ok && (T > 1 || !r.verifyOnly) {
+		tiles = r.tiles
+	}
+	if tiles == 1 {
+		return name, 16
+	}
+	suf := fmt.Sprintf("r%d", tiles)
+	if _, err := t.dev.fn(name + suf); err != nil {
+		return name, 16
+	}
+	return name + suf, 16 * tiles
 }
 
 // skipKinds reads RIGSCOPE_CUDA_SKIP, a comma-separated list of kernel
@@ -109,12 +178,14 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w
 	}
 	if w.tiled {
 		nw := t.tcWarps(w.rows, false)
-		grid, block := [3]int{w.rows / 16, 1, 1}, [3]int{32 * nw, 1, 1}
+		block := [3]int{32 * nw, 1, 1}
 		if norm != 0 {
-			return t.kernel(cat, w.bytes(), fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), grid, block,
+			name, rows := t.tcName(cat, fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), w.rows, T)
+			return t.kernel(cat, w.bytes(), name, [3]int{(w.rows + rows - 1) / rows, 1, 1}, block,
 				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 		}
-		return t.kernel(cat, w.bytes(), fmt.Sprintf("tc%d_%d", nw, tcTiles(T)), grid, block,
+		name, rows := t.tcName(cat, fmt.Sprintf("tc%d_%d", nw, tcTiles(T)), w.rows, T)
+		return t.kernel(cat, w.bytes(), name, [3]int{(w.rows + rows - 1) / rows, 1, 1}, block,
 			ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), i32(mode))
 	}
 	grid, block := [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1}
@@ -137,7 +208,8 @@ func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr
 	}
 	if g.tiled {
 		nw := t.tcWarps(g.rows, true)
-		return t.kernel("gate_up", g.bytes()+u.bytes(), fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), [3]int{g.rows / 16, 1, 1}, [3]int{32 * nw, 1, 1},
+		name, rows := t.tcName("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
+		return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + rows - 1) / rows, 1, 1}, [3]int{32 * nw, 1, 1},
 			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
@@ -345,7 +417,11 @@ func (t *Target) ProfileStep(T int) ([]KernelTime, error) {
 	}
 	err = cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream)
 	if err == nil {
-		err = t.enqueue(T, model.LogitsLast)
+		mode := model.LogitsLast // as cuda-bench times them: a verify step argmaxes every row
+		if T > 1 {
+			mode = model.LogitsAll
+		}
+		err = t.enqueue(T, mode)
 	}
 	t.prof = nil
 	if err == nil {

@@ -53,9 +53,11 @@ type Target struct {
 	cfg   model.Config
 
 	slots, S int
-	attnRows int             // most query rows per attention block (attnRows)
-	attnMin  int             // fewest cache slots per attention split (attnMinSlots)
-	skip     map[string]bool // kernel kinds left out (RIGSCOPE_CUDA_SKIP: measurements only)
+	attnRows int                    // most query rows per attention block (attnRows)
+	attnMin  int                    // fewest cache slots per attention split (attnMinSlots)
+	skip     map[string]bool        // kernel kinds left out (RIGSCOPE_CUDA_SKIP: measurements only)
+	rowTiles map[string]rowTileRule // row tiles per block of the tensor-core products, by kind
+	warps    int                    // tensor-core block size, when set (cuda-check); else tcWarps picks
 	maxPos   int
 	stream   cu.Stream
 
@@ -168,6 +170,10 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	t.S = attnSplits(c, t.slots, d.SMs)
 	t.attnRows, t.attnMin = attnRows(), attnMinSlots()
 	t.skip = skipKinds()
+	var err error
+	if t.rowTiles, err = rowTiles(); err != nil {
+		return nil, err
+	}
 	t.maxPos = t.slots + 64
 	switch c.HeadDim {
 	case 16, 32, 64, 128, 256:
@@ -177,7 +183,6 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	if c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 {
 		return nil, fmt.Errorf("cuda: %d query heads are not a multiple of %d KV heads", c.Heads, c.KVHeads)
 	}
-	var err error
 	if t.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return nil, fmt.Errorf("cuda: create stream: %w", err)
 	}
