@@ -30,6 +30,13 @@ __device__ __forceinline__ void pdl_trigger() {
 #endif
 }
 
+// An empty kernel in the chain (gpu/cuda: RIGSCOPE_CUDA_NOP, measurements
+// only): the cost of one more kernel boundary.
+extern "C" __global__ void nop() {
+  pdl_wait();
+  pdl_trigger();
+}
+
 // ---------------------------------------------------------------- weights
 // Weights are read once per step: load them without allocating in L1, so
 // that L1 keeps the activations every block of a product re-reads.

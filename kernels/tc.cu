@@ -10,8 +10,9 @@
 // both multiplied, so the products keep about 16 bits of x's mantissa and
 // every token's result is computed the same way whatever T is.
 // Block: W warps (8, 16 or 32: gpu/cuda picks per matrix shape, never per
-// T, so every T sums in the same order) own 16 rows and split the k tiles, TC_U tiles in
-// flight per warp; the hi and lo products go to separate accumulators (two
+// T, so every T sums in the same order) own RT row tiles (16*RT rows; RT
+// 1, 2 or 4 changes no sum: gpu/cuda picks more for verify) and split the
+// k tiles, TC_U*RT tiles in flight per warp; the hi and lo products go to separate accumulators (two
 // independent mma chains), summed at the end. NTT n-tiles of 8 tokens (T <= 8*NTT). mode, GLU, NORM
 // as in mv_body.
 #define TC_U 4
@@ -55,7 +56,44 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
   }
   pdl_wait();
   // Warp w owns k tiles [w*TC_U + i*W*TC_U, +TC_U) for every RT: each row's
-  // sum runs in the same order whatever RT and T are.
+  // sum runs in the same order whatever RT and T are. mma_tiles multiplies
+  // the LU tiles from kt0+u0 (weights in a) with x.
+  auto mma_tiles = [&](int kt0, int u0, const uint4 (&a)[LU][NW][RT]) {
+#pragma unroll
+    for (int u = 0; u < LU; u++) {
+      if (kt0 + u0 + u >= KT) break;  // warp-uniform
+      const int k = (kt0 + u0 + u) * 16 + 2 * tig;
+      float2 g0 = make_float2(1.f, 1.f), g1 = g0;
+      if (NORM) {
+        g0 = *reinterpret_cast<const float2*>(g + k);
+        g1 = *reinterpret_cast<const float2*>(g + k + 8);
+      }
+#pragma unroll
+      for (int j = 0; j < NTT; j++) {
+        const int t = grp + 8 * j;
+        float2 x0 = make_float2(0.f, 0.f), x1 = x0;
+        if (t < T) {
+          x0 = *reinterpret_cast<const float2*>(x + (long)t * K + k);
+          x1 = *reinterpret_cast<const float2*>(x + (long)t * K + k + 8);
+        }
+        if (NORM) {
+          ss[j] = fmaf(x0.x, x0.x, fmaf(x0.y, x0.y, fmaf(x1.x, x1.x, fmaf(x1.y, x1.y, ss[j]))));
+          x0.x *= g0.x; x0.y *= g0.y; x1.x *= g1.x; x1.y *= g1.y;
+        }
+        __nv_bfloat162 h0 = __floats2bfloat162_rn(x0.x, x0.y), h1 = __floats2bfloat162_rn(x1.x, x1.y);
+        float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
+        __nv_bfloat162 l0 = __floats2bfloat162_rn(x0.x - f0.x, x0.y - f0.y);
+        __nv_bfloat162 l1 = __floats2bfloat162_rn(x1.x - f1.x, x1.y - f1.y);
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+#pragma unroll
+          for (int r = 0; r < RT; r++) {
+            mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(h0), bf16x2_bits(h1));
+            mma_bf16(accl[m][r][j], a[u][m][r], bf16x2_bits(l0), bf16x2_bits(l1));
+          }
+      }
+    }
+  };
   for (int kt0 = warp * TC_U; kt0 < KT; kt0 += W * TC_U) {
 #pragma unroll
     for (int u0 = 0; u0 < TC_U; u0 += LU) {
@@ -68,40 +106,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
           for (int r = 0; r < RT; r++)
             a[u][m][r] = kt0 + u0 + u < KT && rv[r] ? ld_stream(wt[m][r] + (long)(kt0 + u0 + u) * 32)
                                                     : make_uint4(0, 0, 0, 0);
-#pragma unroll
-      for (int u = 0; u < LU; u++) {
-        if (kt0 + u0 + u >= KT) break;  // warp-uniform
-        const int k = (kt0 + u0 + u) * 16 + 2 * tig;
-        float2 g0 = make_float2(1.f, 1.f), g1 = g0;
-        if (NORM) {
-          g0 = *reinterpret_cast<const float2*>(g + k);
-          g1 = *reinterpret_cast<const float2*>(g + k + 8);
-        }
-#pragma unroll
-        for (int j = 0; j < NTT; j++) {
-          const int t = grp + 8 * j;
-          float2 x0 = make_float2(0.f, 0.f), x1 = x0;
-          if (t < T) {
-            x0 = *reinterpret_cast<const float2*>(x + (long)t * K + k);
-            x1 = *reinterpret_cast<const float2*>(x + (long)t * K + k + 8);
-          }
-          if (NORM) {
-            ss[j] = fmaf(x0.x, x0.x, fmaf(x0.y, x0.y, fmaf(x1.x, x1.x, fmaf(x1.y, x1.y, ss[j]))));
-            x0.x *= g0.x; x0.y *= g0.y; x1.x *= g1.x; x1.y *= g1.y;
-          }
-          __nv_bfloat162 h0 = __floats2bfloat162_rn(x0.x, x0.y), h1 = __floats2bfloat162_rn(x1.x, x1.y);
-          float2 f0 = __bfloat1622float2(h0), f1 = __bfloat1622float2(h1);
-          __nv_bfloat162 l0 = __floats2bfloat162_rn(x0.x - f0.x, x0.y - f0.y);
-          __nv_bfloat162 l1 = __floats2bfloat162_rn(x1.x - f1.x, x1.y - f1.y);
-#pragma unroll
-          for (int m = 0; m < NW; m++)
-#pragma unroll
-            for (int r = 0; r < RT; r++) {
-              mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(h0), bf16x2_bits(h1));
-              mma_bf16(accl[m][r][j], a[u][m][r], bf16x2_bits(l0), bf16x2_bits(l1));
-            }
-        }
-      }
+      mma_tiles(kt0, u0, a);
     }
   }
   pdl_trigger();

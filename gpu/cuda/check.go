@@ -181,8 +181,8 @@ func CheckKernels(d *Device, w io.Writer) error {
 					if warps == 0 {
 						one = got
 					}
-					for _, rt := range []int{2, 4} {
-						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps(N, mode == 2), tcTiles(T), rt)
+					for _, v := range []string{"r2", "r4"} {
+						name := fmt.Sprintf("%s%d_%d%s", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps(N, mode == 2), tcTiles(T), v)
 						if _, e := d.fn(name); !mc.tiled || e != nil {
 							continue
 						}
@@ -191,7 +191,8 @@ func CheckKernels(d *Device, w io.Writer) error {
 								return e
 							}
 						}
-						tgt.rowTiles = map[string]rowTileRule{"check": {tiles: rt}, "gate_up": {tiles: rt}}
+						rt := rowTileRule{tiles: int(v[1] - '0')}
+						tgt.rowTiles = map[string]rowTileRule{"check": rt, "gate_up": rt}
 						more, e := run()
 						tgt.rowTiles = map[string]rowTileRule{}
 						if e != nil {

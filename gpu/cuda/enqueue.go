@@ -128,13 +128,18 @@ func (t *Target) tcName(cat, name string, rows, T int) (string, int) {
 	return name + suf, 16 * tiles
 }
 
-// skipKinds reads RIGSCOPE_CUDA_SKIP, a comma-separated list of kernel
-// kinds (attention, qkv, wo, gate_up, down, output, ...) that enqueue leaves
-// out: a step without them computes garbage, but its time against the full
-// step's is what those kernels cost inside the graph (cuda-bench prints it).
-func skipKinds() map[string]bool {
+// Measurement knobs, each a comma-separated list of kernel kinds
+// (attention, qkv, wo, gate_up, down, output, ...); cuda-bench prints the
+// ones set. A step run with them computes garbage; its time against the
+// plain step's is what is measured:
+//   - RIGSCOPE_CUDA_SKIP leaves the kinds out: what they cost inside the graph;
+//   - RIGSCOPE_CUDA_TWICE launches them twice in a row: the second runs on
+//     warm caches (a product whose weights fit in L2 reads them from there);
+//   - RIGSCOPE_CUDA_NOP adds an empty kernel after each: the cost of one
+//     more kernel boundary in the graph.
+func kindsFromEnv(name string) map[string]bool {
 	m := map[string]bool{}
-	for _, k := range strings.Split(os.Getenv("RIGSCOPE_CUDA_SKIP"), ",") {
+	for _, k := range strings.Split(os.Getenv(name), ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			m[k] = true
 		}
@@ -162,6 +167,20 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 	}
 	if err := lf(fn, grid, block, 0, t.stream, args...); err != nil {
 		return fmt.Errorf("cuda: %s: %w", name, err)
+	}
+	if t.twice[cat] {
+		if err := lf(fn, grid, block, 0, t.stream, args...); err != nil {
+			return fmt.Errorf("cuda: %s: %w", name, err)
+		}
+	}
+	if t.nop[cat] {
+		nop, err := t.dev.fn("nop")
+		if err != nil {
+			return err
+		}
+		if err := lf(nop, [3]int{1, 1, 1}, [3]int{32, 1, 1}, 0, t.stream); err != nil {
+			return fmt.Errorf("cuda: nop: %w", err)
+		}
 	}
 	if t.prof != nil {
 		return t.prof.after(t.stream, cat, bytes)

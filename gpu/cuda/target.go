@@ -55,7 +55,9 @@ type Target struct {
 	slots, S int
 	attnRows int                    // most query rows per attention block (attnRows)
 	attnMin  int                    // fewest cache slots per attention split (attnMinSlots)
-	skip     map[string]bool        // kernel kinds left out (RIGSCOPE_CUDA_SKIP: measurements only)
+	skip     map[string]bool        // measurement knobs (kindsFromEnv): kinds left out,
+	twice    map[string]bool        // launched twice,
+	nop      map[string]bool        // followed by an empty kernel
 	rowTiles map[string]rowTileRule // row tiles per block of the tensor-core products, by kind
 	warps    int                    // tensor-core block size, when set (cuda-check); else tcWarps picks
 	maxPos   int
@@ -169,7 +171,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	t.slots = ctxLen + MaxTokens
 	t.S = attnSplits(c, t.slots, d.SMs)
 	t.attnRows, t.attnMin = attnRows(), attnMinSlots()
-	t.skip = skipKinds()
+	t.skip, t.twice, t.nop = kindsFromEnv("RIGSCOPE_CUDA_SKIP"), kindsFromEnv("RIGSCOPE_CUDA_TWICE"), kindsFromEnv("RIGSCOPE_CUDA_NOP")
 	var err error
 	if t.rowTiles, err = rowTiles(); err != nil {
 		return nil, err
