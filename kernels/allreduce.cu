@@ -19,6 +19,63 @@ extern "C" __global__ void ar_oneshot(float* out, const float* const* bufs, int 
   }
 }
 
+// One shot across GPUs, synchronized in the kernel (as vLLM's custom
+// allreduce): block b of every rank first tells each peer that its buffer is
+// ready (a flag in the peer's signal block, through the peer pointer) and
+// waits for every peer's flag, sums, then does the same again so that no
+// rank reuses its buffer while a peer still reads it. No event barriers
+// around it. flags count calls per block (same on every rank). Needs every
+// rank on its own GPU (ranks sharing one could wait on a kernel that is not
+// resident) and a grid of at most AR_MAXB blocks.
+#define AR_MAXB 512
+#define AR_MAXR 8
+struct ArSignal {
+  unsigned start[AR_MAXB][AR_MAXR];
+  unsigned end[AR_MAXB][AR_MAXR];
+  unsigned flag[AR_MAXB];
+};
+__device__ __forceinline__ void st_release_sys(unsigned* p, unsigned v) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire_sys(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void ar_block_barrier(unsigned (*slots)[AR_MAXR], ArSignal* const* sigs, int me,
+                                                 int nranks, unsigned flag, bool start) {
+  if (threadIdx.x < nranks) {
+    ArSignal* peer = sigs[threadIdx.x];
+    st_release_sys(&(start ? peer->start : peer->end)[blockIdx.x][me], flag);
+    while (ld_acquire_sys(&slots[blockIdx.x][threadIdx.x]) != flag) {
+    }
+  }
+  __syncthreads();
+}
+extern "C" __global__ void ar_oneshot_sync(float* out, const float* const* bufs, ArSignal* const* sigs, int me,
+                                           int nranks, long n) {
+  ArSignal* self = sigs[me];
+  const unsigned flag = self->flag[blockIdx.x] + 1;
+  ar_block_barrier(self->start, sigs, me, nranks, flag, true);
+  long n4 = n / 4;
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
+    float4 s = reinterpret_cast<const float4*>(bufs[0])[i];
+    for (int r = 1; r < nranks; r++) {
+      float4 v = reinterpret_cast<const float4*>(bufs[r])[i];
+      s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+    }
+    reinterpret_cast<float4*>(out)[i] = s;
+  }
+  for (long i = n4 * 4 + blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    float s = bufs[0][i];
+    for (int r = 1; r < nranks; r++) s += bufs[r][i];
+    out[i] = s;
+  }
+  __syncthreads();
+  ar_block_barrier(self->end, sigs, me, nranks, flag, false);
+  if (threadIdx.x == 0) self->flag[blockIdx.x] = flag;
+}
+
 // Two shot, phase 1 (reduce-scatter): dst[i] = sum_r bufs[r][i] for i in [lo, hi).
 extern "C" __global__ void ar_reduce_range(float* dst, const float* const* bufs, int nranks, long lo, long hi) {
   for (long i = lo + blockIdx.x * (long)blockDim.x + threadIdx.x; i < hi; i += (long)gridDim.x * blockDim.x) {
@@ -40,6 +97,17 @@ extern "C" __global__ void ar_gather(float* dst, const float* const* bufs, int n
   }
 }
 
+
+// Spin for ns nanoseconds: queued on every rank before a timed allreduce, it
+// keeps the GPUs busy while the host enqueues the call, so the time is the
+// devices' and not the host's launch latency (gpu/cuda: Group.AllReduce).
+extern "C" __global__ void spin_ns(long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < (unsigned long long)ns);
+}
 
 // --------------------------------------------------------- P2P self-test
 // The pattern word k of a (seed) block: the same hash in Go (gpu/cuda/p2p.go).

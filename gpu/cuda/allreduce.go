@@ -23,7 +23,9 @@ var Backends = []string{"oneshot", "twoshot", "host", "nccl"}
 // communicator per GPU), or all ranks share one GPU (one context, one
 // stream per rank, every rank's buffer visible to all; nccl refused). Each
 // rank owns buf[r] (N floats on its GPU); oneshot writes the sum to out[r],
-// the other backends sum in place into buf[r].
+// the other backends sum in place into buf[r]. Across GPUs oneshot
+// synchronizes the ranks inside its kernel (ar_oneshot_sync, flags in peer
+// memory); sharing one GPU it is fenced by event barriers.
 type Group struct {
 	dev     *Device   // rank 0's GPU (every rank's when shared)
 	devs    []*Device // rank r's GPU
@@ -39,6 +41,8 @@ type Group struct {
 	buf     []cu.DevicePtr // (Ranks) of (N) float32, buf[r] on devs[r]
 	out     []cu.DevicePtr // (Ranks) of (N) float32, oneshot's results
 	tables  []cu.DevicePtr // per rank, on its GPU: every rank's buf pointer
+	sigs    []cu.DevicePtr // oneshot across GPUs: per rank, its ArSignal block (kernels/allreduce.cu)
+	sigTabs []cu.DevicePtr // per rank, on its GPU: every rank's signal pointer
 	evs     []cu.Event     // barrier events, one per rank
 	t0, t1  cu.Event       // on devs[0]
 	host    []pinned       // host: staging per rank
@@ -156,6 +160,11 @@ func NewGroupOn(devs []*Device, backend string, n int) (*Group, error) {
 			}
 		}
 	}
+	if backend == "oneshot" && !shared && R > 1 {
+		if err := g.allocSignals(); err != nil {
+			return fail(err)
+		}
+	}
 	if err := g.use(0); err != nil {
 		return fail(err)
 	}
@@ -173,6 +182,55 @@ func NewGroupOn(devs []*Device, backend string, n int) (*Group, error) {
 	}
 	return g, nil
 }
+
+// Signal blocks of the self-synchronizing oneshot (ar_oneshot_sync): the
+// sizes of struct ArSignal in kernels/allreduce.cu.
+const (
+	arMaxBlocks = 512
+	arMaxRanks  = 8
+	arSignalLen = 4 * (2*arMaxBlocks*arMaxRanks + arMaxBlocks)
+)
+
+// allocSignals gives every rank a zeroed signal block on its GPU and a
+// table of all ranks' signal pointers (peers' through peer access).
+func (g *Group) allocSignals() error {
+	if g.Ranks > arMaxRanks {
+		return nil // the kernel's slots stop at arMaxRanks: event barriers instead
+	}
+	ptrs := make([]uint64, g.Ranks)
+	for r := range g.Ranks {
+		if err := g.use(r); err != nil {
+			return err
+		}
+		p, err := cu.MemAlloc(arSignalLen)
+		if err != nil {
+			return fmt.Errorf("cuda: allreduce signals on GPU %d: %w", g.devs[r].Ordinal, err)
+		}
+		g.sigs = append(g.sigs, p)
+		if err := cu.MemsetD32(p, 0, arSignalLen/4); err != nil {
+			return fmt.Errorf("cuda: allreduce signals: %w", err)
+		}
+		ptrs[r] = uint64(p)
+	}
+	for r := range g.Ranks {
+		if err := g.use(r); err != nil {
+			return err
+		}
+		t, err := cu.MemAlloc(int64(8 * g.Ranks))
+		if err != nil {
+			return fmt.Errorf("cuda: signal table: %w", err)
+		}
+		g.sigTabs = append(g.sigTabs, t)
+		if err := cu.MemcpyHtoD(t, unsafe.Pointer(&ptrs[0]), int64(8*g.Ranks)); err != nil {
+			return fmt.Errorf("cuda: signal table: %w", err)
+		}
+	}
+	return nil
+}
+
+// selfSync: the backend synchronizes the ranks itself (nccl, and oneshot
+// across GPUs), so a call needs no entry barrier.
+func (g *Group) selfSync() bool { return g.Backend == "nccl" || g.sigTabs != nil }
 
 // placement says whether devs all share one GPU (true) or are all
 // distinct (false); anything else is an error.
@@ -247,6 +305,12 @@ func (g *Group) closeLocked() {
 	for r, p := range g.tables {
 		free(r, p)
 	}
+	for r, p := range g.sigs {
+		free(r, p)
+	}
+	for r, p := range g.sigTabs {
+		free(r, p)
+	}
 	for r := range g.streams {
 		if g.use(r) == nil {
 			g.streams[r].Destroy()
@@ -312,10 +376,17 @@ func (g *Group) grid(r, n int) [3]int {
 	return [3]int{min(max(1, (n+255)/256), 4*g.devs[r].SMs), 1, 1}
 }
 
+// spinNs is how long every rank's GPU spins before a timed call: longer
+// than the host takes to enqueue one (a few launches and context switches).
+const spinNs = 200_000
+
 // AllReduce sums the first n floats of every rank's buffer and returns the
-// device time (CUDA events on rank 0's stream, from before the entry
-// barrier to after the exit barrier, so every rank's work is inside) or,
-// for host, wall time. The call is recorded into Latency when set.
+// device time or, for host, wall time. The ranks are lined up by a barrier
+// and each GPU spins for spinNs while the host enqueues the call, so that
+// the time (CUDA events on rank 0's stream, from the end of its spin to
+// after an exit barrier, so every rank's work is inside) is the devices'
+// latency, not the host's launch latency; it includes an entry barrier
+// for the backends that do not synchronize the ranks themselves. The call is recorded into Latency when set.
 func (g *Group) AllReduce(n int) (time.Duration, error) {
 	dt, err := g.allReduce(n)
 	if err == nil && g.Latency != nil {
@@ -336,14 +407,33 @@ func (g *Group) allReduce(n int) (time.Duration, error) {
 	if g.Backend == "host" {
 		return g.hostAllReduce(n)
 	}
+	// Line the ranks up, keep them busy while the host enqueues the call,
+	// then time it from rank 0's stream.
+	if err := g.barrier(); err != nil {
+		return 0, err
+	}
+	for r, s := range g.streams {
+		if err := g.use(r); err != nil {
+			return 0, err
+		}
+		spin, err := g.devs[r].fn("spin_ns")
+		if err != nil {
+			return 0, err
+		}
+		if err := launch(spin, [3]int{1, 1, 1}, [3]int{32, 1, 1}, 0, s, i64(spinNs)); err != nil {
+			return 0, fmt.Errorf("cuda: allreduce %s: spin (rank %d): %w", g.Backend, r, err)
+		}
+	}
 	if err := g.use(0); err != nil {
 		return 0, err
 	}
 	if err := g.t0.Record(g.streams[0]); err != nil {
 		return 0, fmt.Errorf("cuda: allreduce %s: start event: %w", g.Backend, err)
 	}
-	if err := g.barrier(); err != nil {
-		return 0, err
+	if !g.selfSync() {
+		if err := g.barrier(); err != nil {
+			return 0, err
+		}
 	}
 	if err := g.enqueue(n); err != nil {
 		return 0, fmt.Errorf("cuda: allreduce %s of %d floats on %d ranks: %w", g.Backend, n, g.Ranks, err)
@@ -394,6 +484,18 @@ func (g *Group) enqueue(n int) error {
 		for r, s := range g.streams {
 			if err := g.use(r); err != nil {
 				return err
+			}
+			if g.sigTabs != nil {
+				fn, err := g.devs[r].fn("ar_oneshot_sync")
+				if err != nil {
+					return err
+				}
+				grid := g.grid(r, (n+3)/4)
+				grid[0] = min(grid[0], arMaxBlocks)
+				if err := launch(fn, grid, block, 0, s, ptr(g.out[r]), ptr(g.tables[r]), ptr(g.sigTabs[r]), i32(r), i32(R), i64(n)); err != nil {
+					return fmt.Errorf("rank %d: %w", r, err)
+				}
+				continue
 			}
 			fn, err := g.devs[r].fn("ar_oneshot")
 			if err != nil {
