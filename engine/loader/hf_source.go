@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"rigscope/engine/hfconfig"
 	"rigscope/engine/loader/safetensors"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
@@ -17,28 +18,12 @@ import (
 
 // hfConfig is the part of a Hugging Face config.json a Llama model needs.
 type hfConfig struct {
-	Architectures  []string `json:"architectures"`
-	HiddenSize     int      `json:"hidden_size"`
-	Layers         int      `json:"num_hidden_layers"`
-	Heads          int      `json:"num_attention_heads"`
-	KVHeads        *int     `json:"num_key_value_heads"`
-	HeadDim        *int     `json:"head_dim"`
-	Intermediate   int      `json:"intermediate_size"`
-	VocabSize      int      `json:"vocab_size"`
-	MaxPos         int      `json:"max_position_embeddings"`
-	RMSNormEps     *float64 `json:"rms_norm_eps"`
-	RopeTheta      *float64 `json:"rope_theta"`
-	RopeParameters *struct {
-		RopeTheta *float64 `json:"rope_theta"`
-		RopeType  string   `json:"rope_type"`
-	} `json:"rope_parameters"`
-	RopeScaling       json.RawMessage `json:"rope_scaling"`
-	TieWordEmbeddings bool            `json:"tie_word_embeddings"`
-	HiddenAct         string          `json:"hidden_act"`
-	AttentionBias     bool            `json:"attention_bias"`
-	MLPBias           bool            `json:"mlp_bias"`
-	TorchDType        string          `json:"torch_dtype"`
-	DType             string          `json:"dtype"`
+	hfconfig.Fields
+	TieWordEmbeddings bool   `json:"tie_word_embeddings"`
+	AttentionBias     bool   `json:"attention_bias"`
+	MLPBias           bool   `json:"mlp_bias"`
+	TorchDType        string `json:"torch_dtype"`
+	DType             string `json:"dtype"`
 }
 
 // hfArchitectures are the config.json architectures read as Llama.
@@ -86,8 +71,8 @@ func openHF(dir string) (Source, error) {
 	if tmpl := hfChatTemplate(dir); tmpl != "" {
 		meta["chat_template"] = tmpl
 	}
-	if len(hc.RopeScaling) > 0 && string(hc.RopeScaling) != "null" {
-		meta["rope_scaling"] = string(hc.RopeScaling) + " (not applied)"
+	if _, scaling, _ := hc.Rope(0); !hfconfig.Unscaled(scaling) {
+		meta["rope_scaling"] = scaling + " (not applied)"
 	}
 	return &fileSource{
 		path: dir, cfg: cfg, meta: meta, lookup: lookup, closer: m.Close,
@@ -111,28 +96,21 @@ func (hc *hfConfig) config(path string) (model.Config, error) {
 	case hc.AttentionBias || hc.MLPBias:
 		return model.Config{}, fmt.Errorf("loader: %s: attention_bias/mlp_bias are not supported", path)
 	}
+	layers := 0
+	if hc.Layers != nil {
+		layers = *hc.Layers
+	}
+	theta, _, err := hc.Rope(0) // 0: Validate's default
+	if err != nil {
+		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
+	}
 	cfg := model.Config{
-		Arch: "llama", Dim: hc.HiddenSize, Layers: hc.Layers, Heads: hc.Heads, KVHeads: hc.Heads,
+		Arch: "llama", Dim: hc.HiddenSize, Layers: layers, Heads: hc.Heads,
 		FFN: hc.Intermediate, Vocab: hc.VocabSize, MaxSeq: hc.MaxPos,
 		RopeLayout: model.RopeHalf, TiedEmbed: hc.TieWordEmbeddings,
+		NormEps: hc.NormEps(0), RopeTheta: theta,
 	}
-	if hc.KVHeads != nil {
-		cfg.KVHeads = *hc.KVHeads
-	}
-	if hc.HeadDim != nil {
-		cfg.HeadDim = *hc.HeadDim
-	} else if hc.Heads > 0 {
-		cfg.HeadDim = hc.HiddenSize / hc.Heads
-	}
-	if hc.RMSNormEps != nil {
-		cfg.NormEps = float32(*hc.RMSNormEps)
-	}
-	switch {
-	case hc.RopeTheta != nil:
-		cfg.RopeTheta = float32(*hc.RopeTheta)
-	case hc.RopeParameters != nil && hc.RopeParameters.RopeTheta != nil:
-		cfg.RopeTheta = float32(*hc.RopeParameters.RopeTheta)
-	}
+	cfg.KVHeads, cfg.HeadDim = hc.Shape()
 	if err := cfg.Validate(); err != nil {
 		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
 	}

@@ -181,9 +181,9 @@ func CheckKernels(d *Device, w io.Writer) error {
 					if warps == 0 {
 						one = got
 					}
-					for _, v := range []string{"r2", "r4"} {
-						name := fmt.Sprintf("%s%d_%d%s", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps(N, mode == 2), tcTiles(T), v)
-						if _, e := d.fn(name); !mc.tiled || e != nil {
+					for _, tiles := range []int{2, 4} {
+						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps(N, mode == 2), tcTiles(T), tiles)
+						if !mc.tiled || !d.has(name) {
 							continue
 						}
 						if one == nil {
@@ -191,7 +191,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 								return e
 							}
 						}
-						rt := rowTileRule{tiles: int(v[1] - '0')}
+						rt := rowTileRule{tiles: tiles}
 						tgt.rowTiles = map[string]rowTileRule{"check": rt, "gate_up": rt}
 						more, e := run()
 						tgt.rowTiles = map[string]rowTileRule{}

@@ -148,6 +148,12 @@ func (d *Device) fn(name string) (cu.Function, error) {
 	return f, nil
 }
 
+// has says whether the PTX holds kernel name.
+func (d *Device) has(name string) bool {
+	_, err := d.fn(name)
+	return err == nil
+}
+
 // MemInfo reports free and total device memory (context must be bound).
 func (d *Device) MemInfo() (free, total int64, err error) {
 	free, total, err = cu.MemInfo()

@@ -105,11 +105,10 @@ func rowTiles() (map[string]rowTileRule, error) {
 	return m, nil
 }
 
-// tcName appends the row-tile suffix to the tensor-core kernel name for
-// cat's matrix of rows rows at T tokens when the policy asks for more than
-// one tile and the kernel exists; it returns the name and the rows one
-// block covers.
-func (t *Target) tcName(cat, name string, rows, T int) (string, int) {
+// tcLaunch is the tensor-core kernel (name, with the row-tile suffix when
+// the policy asks for more than one tile and the kernel exists) and grid
+// for cat's matrix of rows rows at T tokens.
+func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 	tiles := 1
 	if t.rowTiles == nil {
 		if T > 1 && cat != "output" && rows/32 >= t.dev.SMs {
@@ -118,14 +117,12 @@ func (t *Target) tcName(cat, name string, rows, T int) (string, int) {
 	} else if r, ok := t.rowTiles[cat]; ok && (T > 1 || !r.verifyOnly) {
 		tiles = r.tiles
 	}
-	if tiles == 1 {
-		return name, 16
+	if more := fmt.Sprintf("%sr%d", name, tiles); tiles > 1 && t.dev.has(more) {
+		name = more
+	} else {
+		tiles = 1
 	}
-	suf := fmt.Sprintf("r%d", tiles)
-	if _, err := t.dev.fn(name + suf); err != nil {
-		return name, 16
-	}
-	return name + suf, 16 * tiles
+	return name, [3]int{(rows + 16*tiles - 1) / (16 * tiles), 1, 1}
 }
 
 // Measurement knobs, each a comma-separated list of kernel kinds
@@ -165,10 +162,11 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 	if t.pdl && cat != "embed" { // embed follows the step's parameter copy, not a kernel
 		lf = launchPDL
 	}
-	if err := lf(fn, grid, block, 0, t.stream, args...); err != nil {
-		return fmt.Errorf("cuda: %s: %w", name, err)
-	}
+	times := 1
 	if t.twice[cat] {
+		times = 2
+	}
+	for range times {
 		if err := lf(fn, grid, block, 0, t.stream, args...); err != nil {
 			return fmt.Errorf("cuda: %s: %w", name, err)
 		}
@@ -199,12 +197,12 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w
 		nw := t.tcWarps(w.rows, false)
 		block := [3]int{32 * nw, 1, 1}
 		if norm != 0 {
-			name, rows := t.tcName(cat, fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), w.rows, T)
-			return t.kernel(cat, w.bytes(), name, [3]int{(w.rows + rows - 1) / rows, 1, 1}, block,
+			name, grid := t.tcLaunch(cat, fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), w.rows, T)
+			return t.kernel(cat, w.bytes(), name, grid, block,
 				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 		}
-		name, rows := t.tcName(cat, fmt.Sprintf("tc%d_%d", nw, tcTiles(T)), w.rows, T)
-		return t.kernel(cat, w.bytes(), name, [3]int{(w.rows + rows - 1) / rows, 1, 1}, block,
+		name, grid := t.tcLaunch(cat, fmt.Sprintf("tc%d_%d", nw, tcTiles(T)), w.rows, T)
+		return t.kernel(cat, w.bytes(), name, grid, block,
 			ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), i32(mode))
 	}
 	grid, block := [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1}
@@ -227,8 +225,8 @@ func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr
 	}
 	if g.tiled {
 		nw := t.tcWarps(g.rows, true)
-		name, rows := t.tcName("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
-		return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + rows - 1) / rows, 1, 1}, [3]int{32 * nw, 1, 1},
+		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
+		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
 			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))

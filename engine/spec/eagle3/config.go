@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"rigscope/engine/hfconfig"
 	"rigscope/engine/model"
 )
 
@@ -50,23 +51,10 @@ type Config struct {
 
 // rawConfig is config.json as written by SpecForge, SGLang and vLLM.
 type rawConfig struct {
-	Architectures      []string        `json:"architectures"`
-	HiddenSize         int             `json:"hidden_size"`
-	IntermediateSize   int             `json:"intermediate_size"`
-	NumHeads           int             `json:"num_attention_heads"`
-	NumKVHeads         *int            `json:"num_key_value_heads"`
-	HeadDim            *int            `json:"head_dim"`
-	NumLayers          *int            `json:"num_hidden_layers"`
-	HiddenAct          string          `json:"hidden_act"`
-	RMSNormEps         *float64        `json:"rms_norm_eps"`
-	RopeTheta          *float64        `json:"rope_theta"`
-	RopeScaling        json.RawMessage `json:"rope_scaling"`
-	RopeParameters     json.RawMessage `json:"rope_parameters"`
-	MaxPos             int             `json:"max_position_embeddings"`
-	VocabSize          int             `json:"vocab_size"`
-	DraftVocabSize     *int            `json:"draft_vocab_size"`
-	TargetHiddenSize   *int            `json:"target_hidden_size"`
-	NormBeforeResidual *bool           `json:"norm_before_residual"`
+	hfconfig.Fields
+	DraftVocabSize     *int  `json:"draft_vocab_size"`
+	TargetHiddenSize   *int  `json:"target_hidden_size"`
+	NormBeforeResidual *bool `json:"norm_before_residual"`
 	// vLLM reads the top-level list; its ids count the embedding output
 	// as 0 (id j = the output of layer j-1).
 	AuxTop      []int `json:"eagle_aux_hidden_state_layer_ids"`
@@ -75,12 +63,6 @@ type rawConfig struct {
 		Aux    []int `json:"eagle_aux_hidden_state_layer_ids"`
 		UseAux *bool `json:"use_aux_hidden_state"`
 	} `json:"eagle_config"`
-}
-
-type ropeParams struct {
-	RopeTheta *float64 `json:"rope_theta"`
-	RopeType  string   `json:"rope_type"`
-	Type      string   `json:"type"`
 }
 
 // IsHead reports whether path is a directory whose config.json names an
@@ -128,36 +110,32 @@ func ParseConfig(b []byte) (Config, error) {
 		return Config{}, fmt.Errorf("architectures %q: not an EAGLE-3 head (want one of %s)", rc.Architectures, strings.Join(Architectures, ", "))
 	}
 	c := Config{
-		Arch: rc.Architectures[i], Dim: rc.HiddenSize, Heads: rc.NumHeads, KVHeads: rc.NumHeads,
-		FFN: rc.IntermediateSize, Vocab: rc.VocabSize, DraftVocab: rc.VocabSize, TargetDim: rc.HiddenSize,
-		NormEps: 1e-5, RopeTheta: 10000, MaxPos: rc.MaxPos,
+		Arch: rc.Architectures[i], Dim: rc.HiddenSize, Heads: rc.Heads,
+		FFN: rc.Intermediate, Vocab: rc.VocabSize, DraftVocab: rc.VocabSize, TargetDim: rc.HiddenSize,
+		NormEps: rc.NormEps(1e-5), MaxPos: rc.MaxPos,
 	}
-	if rc.NumKVHeads != nil {
-		c.KVHeads = *rc.NumKVHeads
-	}
-	if rc.HeadDim != nil {
-		c.HeadDim = *rc.HeadDim
-	} else if c.Heads > 0 {
-		c.HeadDim = c.Dim / c.Heads
-	}
+	c.KVHeads, c.HeadDim = rc.Shape()
 	if rc.DraftVocabSize != nil {
 		c.DraftVocab = *rc.DraftVocabSize
 	}
 	if rc.TargetHiddenSize != nil {
 		c.TargetDim = *rc.TargetHiddenSize
 	}
-	if rc.RMSNormEps != nil {
-		c.NormEps = float32(*rc.RMSNormEps)
-	}
 	if rc.NormBeforeResidual != nil {
 		c.NormBeforeResidual = *rc.NormBeforeResidual
 	}
-	if err := c.readRope(rc); err != nil {
+	theta, scaling, err := rc.Rope(10000)
+	if err != nil {
 		return Config{}, err
 	}
+	c.RopeTheta = theta
 	switch {
-	case rc.NumLayers != nil && *rc.NumLayers != 1:
-		return Config{}, fmt.Errorf("num_hidden_layers %d: only one-layer EAGLE-3 heads are supported", *rc.NumLayers)
+	case !hfconfig.Unscaled(scaling):
+		return Config{}, fmt.Errorf("RoPE type %q is not supported (default only)", scaling)
+	case c.RopeTheta <= 0:
+		return Config{}, fmt.Errorf("rope_theta %g must be positive", c.RopeTheta)
+	case rc.Layers != nil && *rc.Layers != 1:
+		return Config{}, fmt.Errorf("num_hidden_layers %d: only one-layer EAGLE-3 heads are supported", *rc.Layers)
 	case rc.HiddenAct != "" && rc.HiddenAct != "silu":
 		return Config{}, fmt.Errorf("hidden_act %q is not supported (silu)", rc.HiddenAct)
 	case c.Dim <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.FFN <= 0 || c.Vocab <= 0 || c.DraftVocab <= 0 || c.TargetDim <= 0:
@@ -178,40 +156,6 @@ func ParseConfig(b []byte) (Config, error) {
 		return Config{}, errors.New("eagle_config.use_aux_hidden_state is false: heads that read only the last layer (EAGLE-1/2) are not supported")
 	}
 	return c, c.readAux(rc)
-}
-
-// readRope reads rope_theta (top level, or rope_parameters as newer
-// transformers write it) and refuses scaled RoPE.
-func (c *Config) readRope(rc rawConfig) error {
-	var rp ropeParams
-	if len(rc.RopeParameters) > 0 && string(rc.RopeParameters) != "null" {
-		if err := json.Unmarshal(rc.RopeParameters, &rp); err != nil {
-			return fmt.Errorf("rope_parameters: %w", err)
-		}
-	}
-	if len(rc.RopeScaling) > 0 && string(rc.RopeScaling) != "null" {
-		var rs ropeParams
-		if err := json.Unmarshal(rc.RopeScaling, &rs); err != nil {
-			return fmt.Errorf("rope_scaling: %w", err)
-		}
-		if rs.RopeType == "" {
-			rs.RopeType = rs.Type
-		}
-		rp.RopeType = rs.RopeType
-	}
-	if rp.RopeType != "" && rp.RopeType != "default" {
-		return fmt.Errorf("RoPE type %q is not supported (default only)", rp.RopeType)
-	}
-	switch {
-	case rc.RopeTheta != nil:
-		c.RopeTheta = float32(*rc.RopeTheta)
-	case rp.RopeTheta != nil:
-		c.RopeTheta = float32(*rp.RopeTheta)
-	}
-	if c.RopeTheta <= 0 {
-		return fmt.Errorf("rope_theta %g must be positive", c.RopeTheta)
-	}
-	return nil
 }
 
 // readAux reads the aux layer ids. eagle_config.eagle_aux_hidden_state_layer_ids
