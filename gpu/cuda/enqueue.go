@@ -167,7 +167,7 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 		times = 2
 	}
 	for range times {
-		if err := lf(fn, grid, block, 0, t.stream, args...); err != nil {
+		if err := lf(fn, grid, block, 0, t.ls, args...); err != nil {
 			return fmt.Errorf("cuda: %s: %w", name, err)
 		}
 	}
@@ -176,7 +176,7 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 		if err != nil {
 			return err
 		}
-		if err := lf(nop, [3]int{1, 1, 1}, [3]int{32, 1, 1}, 0, t.stream); err != nil {
+		if err := lf(nop, [3]int{1, 1, 1}, [3]int{32, 1, 1}, 0, t.ls); err != nil {
 			return fmt.Errorf("cuda: nop: %w", err)
 		}
 	}
@@ -306,7 +306,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		return t.x, 1
 	}
 	for l := range c.Layers {
-		for _, R := range t.ranks {
+		err := t.onRanks(func(R *rankState) error {
 			L := &R.m.layers[l]
 			layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
 			kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
@@ -318,29 +318,31 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			name, grid := attnLaunch(rc, t.S, T, t.attnRows)
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
-				ptr(R.att), ptr(t.pm), ptr(t.pl), ptr(t.pacc), ptr(t.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
+				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
 				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.attnMin)); err != nil {
 				return err
 			}
 			out, mode := residual(R)
-			if err := t.matvec("wo", out, c.Dim, R.att, L.wo, T, mode, 0); err != nil {
-				return err
-			}
+			return t.matvec("wo", out, c.Dim, R.att, L.wo, T, mode, 0)
+		})
+		if err != nil {
+			return err
 		}
 		if tp {
 			if err := t.allReduceAdd(T); err != nil {
 				return err
 			}
 		}
-		for _, R := range t.ranks {
+		err = t.onRanks(func(R *rankState) error {
 			L := &R.m.layers[l]
 			if err := t.glu(R.hbuf, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
 				return err
 			}
 			out, mode := residual(R)
-			if err := t.matvec("down", out, c.Dim, R.hbuf, L.down, T, mode, 0); err != nil {
-				return err
-			}
+			return t.matvec("down", out, c.Dim, R.hbuf, L.down, T, mode, 0)
+		})
+		if err != nil {
+			return err
 		}
 		if tp {
 			if err := t.allReduceAdd(T); err != nil {
@@ -358,10 +360,11 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	if mode == model.LogitsAll {
 		first, rows = 0, T
 	}
-	for _, R := range t.ranks { // vocab-parallel: each rank writes its columns of the shared logits
-		if err := t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), R.m.out, rows, 0, R.m.outNorm); err != nil {
-			return err
-		}
+	err = t.onRanks(func(R *rankState) error { // vocab-parallel: each rank writes its columns of the shared logits
+		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), R.m.out, rows, 0, R.m.outNorm)
+	})
+	if err != nil {
+		return err
 	}
 	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
 		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt))

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 
 	"gorgonia.org/cu"
 
@@ -13,8 +14,9 @@ import (
 // rankState is one tensor-parallel rank of a Target: its shard of the
 // weights (column-parallel qkv, gate, up; row-parallel wo, down; its vocab
 // rows of the output projection) and its slices of the run state. The
-// ranks of a Target share its device, stream, replicated activations x and
-// logits; TP=1 is one rank.
+// ranks of a Target share its device, replicated activations x and
+// logits; with TP > 1 each has its own stream (rankStreams); TP=1 is one
+// rank.
 type rankState struct {
 	m    *dmodel
 	dims shardDims
@@ -23,6 +25,104 @@ type rankState struct {
 	qkv, att, hbuf cu.DevicePtr // (MaxTokens, nqkv | hq*hd | ffn) float32
 	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1)
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) float32
+	// The rank's slices of the Target's attention scratch, so that ranks
+	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
+	pm, pl, pacc, attnCnt cu.DevicePtr
+
+	stream cu.Stream // TP > 1: the rank's phases run here (onRanks)
+	done   cu.Event  // recorded on stream at the end of each phase
+}
+
+// sliceAttnScratch points every rank at its slice of the Target's
+// attention partials and counters (sized for all query heads).
+func (t *Target) sliceAttnScratch() {
+	var rows, cnts int64
+	for _, R := range t.ranks {
+		R.pm, R.pl = t.pm+cu.DevicePtr(4*rows*int64(t.S)), t.pl+cu.DevicePtr(4*rows*int64(t.S))
+		R.pacc = t.pacc + cu.DevicePtr(4*rows*int64(t.S*t.cfg.HeadDim))
+		R.attnCnt = t.attnCnt + cu.DevicePtr(4*cnts)
+		rows += int64(R.dims.hq) * MaxTokens
+		cnts += int64(R.dims.hk * attnRowGroups(t.cfg))
+	}
+}
+
+// rankStreams says whether the ranks of a TP > 1 target run their phases on
+// their own streams, forked from and joined back into the target's stream
+// (the default); RIGSCOPE_CUDA_RANKSTREAMS=0 runs them one after another
+// on the target's stream, for comparison.
+func rankStreams() bool { return os.Getenv("RIGSCOPE_CUDA_RANKSTREAMS") != "0" }
+
+// makeRankStreams gives every rank its stream and event, and the target
+// its fork event.
+func (t *Target) makeRankStreams() error {
+	var err error
+	if t.fork, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		return fmt.Errorf("cuda: fork event: %w", err)
+	}
+	for r, R := range t.ranks {
+		if R.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return fmt.Errorf("cuda: stream of rank %d: %w", r, err)
+		}
+		if R.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			return fmt.Errorf("cuda: event of rank %d: %w", r, err)
+		}
+	}
+	t.multiStream = true
+	return nil
+}
+
+// closeRankStreams frees what makeRankStreams made (context bound).
+func (t *Target) closeRankStreams() {
+	var zs cu.Stream
+	var ze cu.Event
+	for _, R := range t.ranks {
+		if R.stream != zs {
+			R.stream.Destroy()
+		}
+		if R.done != ze {
+			cu.DestroyEvent(&R.done)
+		}
+	}
+	if t.fork != ze {
+		cu.DestroyEvent(&t.fork)
+	}
+}
+
+// onRanks enqueues phase(R) for every rank: each on its own stream, forked
+// from the target's stream and joined back into it, so that the ranks'
+// kernels overlap (captured into the step's graph as parallel branches);
+// or, with one rank, rank streams off, or while profiling, one after
+// another on the target's stream.
+func (t *Target) onRanks(phase func(R *rankState) error) error {
+	if !t.multiStream || t.prof != nil {
+		for _, R := range t.ranks {
+			if err := phase(R); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := t.fork.Record(t.stream); err != nil {
+		return fmt.Errorf("cuda: fork: %w", err)
+	}
+	for r, R := range t.ranks {
+		if err := R.stream.Wait(t.fork, 0); err != nil {
+			return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
+		}
+		t.ls = R.stream
+		err := phase(R)
+		t.ls = t.stream
+		if err != nil {
+			return err
+		}
+		if err := R.done.Record(R.stream); err != nil {
+			return fmt.Errorf("cuda: rank %d: join: %w", r, err)
+		}
+		if err := t.stream.Wait(R.done, 0); err != nil {
+			return fmt.Errorf("cuda: join rank %d: %w", r, err)
+		}
+	}
+	return nil
 }
 
 // LoadTP uploads every rank's shard (ws[r] has Shard{r, len(ws)}) to d,

@@ -61,7 +61,11 @@ type Target struct {
 	rowTiles map[string]rowTileRule // row tiles per block of the tensor-core products, by kind
 	warps    int                    // tensor-core block size, when set (cuda-check); else tcWarps picks
 	maxPos   int
-	stream   cu.Stream
+	stream   cu.Stream // the step's stream: graphs are captured and replayed here
+	ls       cu.Stream // where kernel launches: stream, or a rank's during its phase (onRanks)
+
+	multiStream bool     // TP > 1 ranks on their own streams (rankStreams)
+	fork        cu.Event // recorded on stream where the ranks' phases fork
 
 	// device buffers
 	x                cu.DevicePtr // (MaxTokens, dim) float32, replicated over the ranks
@@ -69,8 +73,8 @@ type Target struct {
 	logits           cu.DevicePtr // (MaxTokens, vocab) float32
 	ids              cu.DevicePtr // (MaxTokens) int32
 	step             cu.DevicePtr // stepParams
-	pm, pl, pacc     cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd])
-	attnCnt          cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches
+	pm, pl, pacc     cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd]), sliced per rank
+	attnCnt          cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches, sliced per rank
 	amPart, amCnt    cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
 	ropeCos, ropeSin cu.DevicePtr // (maxPos, hd/2)
 	path             cu.DevicePtr // (MaxTokens) int32
@@ -188,6 +192,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	if t.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return nil, fmt.Errorf("cuda: create stream: %w", err)
 	}
+	t.ls = t.stream
 	alloc := func(n int64) cu.DevicePtr {
 		if err != nil {
 			return 0
@@ -236,6 +241,10 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	nCnt := int64(c.KVHeads * attnRowGroups(c))
 	if t.attnCnt = alloc(4 * nCnt); err == nil {
 		err = cu.MemsetD32(t.attnCnt, 0, nCnt)
+	}
+	t.sliceAttnScratch()
+	if err == nil && len(ms) > 1 && rankStreams() {
+		err = t.makeRankStreams()
 	}
 	t.amPart = alloc(T * argmaxBlocks * 8)
 	if t.amCnt = alloc(4 * T); err == nil {
@@ -306,6 +315,7 @@ func (t *Target) Close() error {
 	t.cap.host.free()
 	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
+	t.closeRankStreams()
 	for _, R := range t.ranks {
 		R.m.free()
 	}
