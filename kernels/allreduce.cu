@@ -2,7 +2,7 @@
 // kernels.cu, so both compile into one PTX module).
 // --------------------------------------------------------- allreduce
 // One shot: out[i] = sum over ranks r (in rank order) of bufs[r][i].
-extern "C" __global__ void ar_oneshot(float* out, const float* const* bufs, int nranks, long n) {
+__device__ __forceinline__ void oneshot_sum(float* out, const float* const* bufs, int nranks, long n) {
   long n4 = n / 4;
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
     float4 s = reinterpret_cast<const float4*>(bufs[0])[i];
@@ -17,6 +17,9 @@ extern "C" __global__ void ar_oneshot(float* out, const float* const* bufs, int 
     for (int r = 1; r < nranks; r++) s += bufs[r][i];
     out[i] = s;
   }
+}
+extern "C" __global__ void ar_oneshot(float* out, const float* const* bufs, int nranks, long n) {
+  oneshot_sum(out, bufs, nranks, n);
 }
 
 // One shot across GPUs, synchronized in the kernel (as vLLM's custom
@@ -57,20 +60,7 @@ extern "C" __global__ void ar_oneshot_sync(float* out, const float* const* bufs,
   ArSignal* self = sigs[me];
   const unsigned flag = self->flag[blockIdx.x] + 1;
   ar_block_barrier(self->start, sigs, me, nranks, flag, true);
-  long n4 = n / 4;
-  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
-    float4 s = reinterpret_cast<const float4*>(bufs[0])[i];
-    for (int r = 1; r < nranks; r++) {
-      float4 v = reinterpret_cast<const float4*>(bufs[r])[i];
-      s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-    }
-    reinterpret_cast<float4*>(out)[i] = s;
-  }
-  for (long i = n4 * 4 + blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
-    float s = bufs[0][i];
-    for (int r = 1; r < nranks; r++) s += bufs[r][i];
-    out[i] = s;
-  }
+  oneshot_sum(out, bufs, nranks, n);
   __syncthreads();
   ar_block_barrier(self->end, sigs, me, nranks, flag, false);
   if (threadIdx.x == 0) self->flag[blockIdx.x] = flag;
