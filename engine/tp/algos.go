@@ -117,18 +117,26 @@ func treeAllReduce(c *rankComm, ctx context.Context, x []float32) error {
 	return nil
 }
 
+// publishCopy copies x into this rank's published scratch of the call's
+// parity p (double-buffered, so the next call needs no second barrier) and
+// waits until every rank has published; it returns p and the rank's wire.
+func (c *rankComm) publishCopy(ctx context.Context, x []float32) (int, *wire, error) {
+	p := int(c.calls & 1)
+	w := &c.g.wire[c.rank]
+	w.scratch[p] = grow(w.scratch[p], len(x))
+	copy(w.scratch[p], x)
+	w.n[p] = len(x)
+	return p, w, c.publishWait(ctx)
+}
+
 // oneshotAllReduce: each rank copies its input to a published scratch
 // buffer (double-buffered by call parity, so the next call needs no second
 // barrier), then every rank sums all of them in rank order 0..n-1 (so every
 // rank gets the same bits). One barrier; (n-1) messages each way per rank.
 func oneshotAllReduce(c *rankComm, ctx context.Context, x []float32) error {
 	g, r, n, L := c.g, c.rank, c.g.n, len(x)
-	p := c.calls & 1
-	w := &g.wire[r]
-	w.scratch[p] = grow(w.scratch[p], L)
-	copy(w.scratch[p], x)
-	w.n[p] = L
-	if err := c.publishWait(ctx); err != nil {
+	p, _, err := c.publishCopy(ctx, x)
+	if err != nil {
 		return err
 	}
 	copy(x, g.wire[0].scratch[p][:L])
@@ -146,12 +154,8 @@ func oneshotAllReduce(c *rankComm, ctx context.Context, x []float32) error {
 // message each way per rank, like ring, in 2 steps instead of 2(n-1).
 func twoshotAllReduce(c *rankComm, ctx context.Context, x []float32) error {
 	g, r, n, L := c.g, c.rank, c.g.n, len(x)
-	p := c.calls & 1
-	w := &g.wire[r]
-	w.scratch[p] = grow(w.scratch[p], L)
-	copy(w.scratch[p], x)
-	w.n[p] = L
-	if err := c.publishWait(ctx); err != nil {
+	p, w, err := c.publishCopy(ctx, x)
+	if err != nil {
 		return err
 	}
 	lo, hi := chunk(L, n, r, cacheAlign)
