@@ -79,7 +79,7 @@ func CheckTP(cfg Config, tp int) error {
 
 // LoadWeights takes rank shard.Rank's slices of every weight from src. The
 // weights alias src's (mapped) memory; only the small norm vectors are
-// converted to float32.
+// converted to float32, and k-quant matrices to F16 (widenKQuant).
 func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 	cfg := src.Config()
 	if err := cfg.Validate(); err != nil {
@@ -110,7 +110,7 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 		if err := cpu.Supported(t.DType); err != nil {
 			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
 		}
-		return t, nil
+		return widenKQuant(t), nil
 	}
 	vec := func(name string, n int) ([]float32, error) {
 		t, err := get(name, n)
