@@ -7,11 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"rigscope/engine"
-	"rigscope/gpu"
 	"strings"
 	"time"
 
+	"rigscope/engine"
+	"rigscope/gpu"
+	_ "rigscope/internal/fynelocale" // before Fyne reads the locale: see the package
 	"rigscope/ui"
 )
 
