@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
@@ -28,19 +29,23 @@ func TestWidenKQuant(t *testing.T) {
 			}
 		}
 		q := &tensor.Tensor{Name: "w", DType: dt, Shape: []int{rows, cols}, Data: data}
-		w := widenKQuant(q)
-		if w.DType != tensor.F16 || w.Rows() != rows || w.Cols() != cols {
-			t.Fatalf("%v: widened to %v %v", dt, w.DType, w.Shape)
-		}
-		if err := w.Check(); err != nil {
-			t.Fatal(err)
-		}
-		want := make([]float32, cols)
-		for r := range rows {
-			cpu.DequantRow(want, q, r)
-			for i, v := range want {
-				if got := binary.LittleEndian.Uint16(w.Row(r)[2*i:]); got != tensor.F32ToF16(v) {
-					t.Fatalf("%v row %d col %d: f16 %#04x, want %#04x (%g)", dt, r, i, got, tensor.F32ToF16(v), v)
+		for _, env := range []string{"", "f16"} { // the default (Q8_0), and F16
+			t.Setenv("RIGSCOPE_KQUANT", env)
+			to := kquantTarget()
+			w := widenKQuant(q)
+			if w.DType != to || w.Rows() != rows || w.Cols() != cols {
+				t.Fatalf("%v: widened to %v %v, want %v", dt, w.DType, w.Shape, to)
+			}
+			if err := w.Check(); err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]float32, cols)
+			want := make([]byte, len(w.Row(0)))
+			for r := range rows {
+				cpu.DequantRow(vals, q, r)
+				tensor.Encode(want, to, vals)
+				if !bytes.Equal(w.Row(r), want) {
+					t.Fatalf("%v to %v: row %d differs from the encoded decoding", dt, to, r)
 				}
 			}
 		}

@@ -79,7 +79,7 @@ func CheckTP(cfg Config, tp int) error {
 
 // LoadWeights takes rank shard.Rank's slices of every weight from src. The
 // weights alias src's (mapped) memory; only the small norm vectors are
-// converted to float32, and k-quant matrices to F16 (widenKQuant).
+// converted to float32, and k-quant matrices re-encoded (widenKQuant).
 func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 	cfg := src.Config()
 	if err := cfg.Validate(); err != nil {

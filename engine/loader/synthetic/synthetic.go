@@ -201,7 +201,7 @@ func fill(t *tensor.Tensor, key uint64, amp float32) {
 					u := splitmix(key + uint64(r)*uint64(cols) + uint64(c))
 					buf[c] = amp * (float32(u>>40)/float32(1<<24)*2 - 1)
 				}
-				Encode(t.Data[r*rb:(r+1)*rb], t.DType, buf)
+				tensor.Encode(t.Data[r*rb:(r+1)*rb], t.DType, buf)
 			}
 		}(w)
 	}

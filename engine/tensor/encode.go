@@ -1,30 +1,28 @@
-package synthetic
+package tensor
 
 import (
 	"encoding/binary"
 	"math"
-
-	"rigscope/engine/tensor"
 )
 
 // Encode writes the float32 values src into dst in dtype dt (one row; len(src)
 // a whole number of blocks). Q8_0 and Q4_0 quantize as ggml does: one f16
 // scale per 32 values, d = max|x|/127 (Q8_0) or max-by-magnitude/-8 (Q4_0).
-func Encode(dst []byte, dt tensor.DType, src []float32) {
+func Encode(dst []byte, dt DType, src []float32) {
 	switch dt {
-	case tensor.F32:
+	case F32:
 		for i, v := range src {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
 		}
-	case tensor.F16:
+	case F16:
 		for i, v := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], tensor.F32ToF16(v))
+			binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(v))
 		}
-	case tensor.BF16:
+	case BF16:
 		for i, v := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], tensor.F32ToBF16(v))
+			binary.LittleEndian.PutUint16(dst[2*i:], F32ToBF16(v))
 		}
-	case tensor.Q8_0:
+	case Q8_0:
 		for b := 0; b < len(src)/32; b++ {
 			xs := src[b*32 : b*32+32]
 			var amax float32
@@ -37,12 +35,12 @@ func Encode(dst []byte, dt tensor.DType, src []float32) {
 				id = 1 / d
 			}
 			blk := dst[b*34 : b*34+34]
-			binary.LittleEndian.PutUint16(blk, tensor.F32ToF16(d))
+			binary.LittleEndian.PutUint16(blk, F32ToF16(d))
 			for i, v := range xs {
 				blk[2+i] = byte(int8(math.Round(float64(v * id))))
 			}
 		}
-	case tensor.Q4_0:
+	case Q4_0:
 		for b := 0; b < len(src)/32; b++ {
 			xs := src[b*32 : b*32+32]
 			var amax, m float32
@@ -57,7 +55,7 @@ func Encode(dst []byte, dt tensor.DType, src []float32) {
 				id = 1 / d
 			}
 			blk := dst[b*18 : b*18+18]
-			binary.LittleEndian.PutUint16(blk, tensor.F32ToF16(d))
+			binary.LittleEndian.PutUint16(blk, F32ToF16(d))
 			q := func(v float32) byte { return byte(min(15, int(v*id+8.5))) }
 			for i := 0; i < 16; i++ {
 				blk[2+i] = q(xs[i]) | q(xs[i+16])<<4
