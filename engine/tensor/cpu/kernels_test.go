@@ -29,19 +29,9 @@ func encodeRows(t testing.TB, dt tensor.DType, rows, cols int, vals []float32) *
 	for r := 0; r < rows; r++ {
 		src, dst := vals[r*cols:(r+1)*cols], data[r*rb:(r+1)*rb]
 		switch dt {
-		case tensor.F32:
-			for i, v := range src {
-				binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
-			}
-		case tensor.F16:
-			for i, v := range src {
-				binary.LittleEndian.PutUint16(dst[2*i:], tensor.F32ToF16(v))
-			}
-		case tensor.BF16:
-			for i, v := range src {
-				binary.LittleEndian.PutUint16(dst[2*i:], tensor.F32ToBF16(v))
-			}
-		case tensor.Q8_0, tensor.Q4_0:
+		case tensor.F32, tensor.F16, tensor.BF16:
+			tensor.Encode(dst, dt, src)
+		case tensor.Q8_0, tensor.Q4_0: // raw bytes under one scale, not a quantization of src
 			bb := dt.BlockBytes()
 			for b := 0; b < cols/32; b++ {
 				blk := dst[b*bb : (b+1)*bb]
