@@ -386,7 +386,8 @@ const spinNs = 200_000
 // the time (CUDA events on rank 0's stream, from the end of its spin to
 // after an exit barrier, so every rank's work is inside) is the devices'
 // latency, not the host's launch latency; it includes an entry barrier
-// for the backends that do not synchronize the ranks themselves. The call is recorded into Latency when set.
+// for the backends that do not synchronize the ranks themselves. The call
+// is recorded into Latency when set.
 func (g *Group) AllReduce(n int) (time.Duration, error) {
 	dt, err := g.allReduce(n)
 	if err == nil && g.Latency != nil {
