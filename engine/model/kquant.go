@@ -2,9 +2,7 @@ package model
 
 import (
 	"os"
-	"runtime"
 	"slices"
-	"sync"
 
 	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
@@ -35,22 +33,8 @@ func widenKQuant(t *tensor.Tensor) *tensor.Tensor {
 		return t
 	}
 	to := kquantTarget()
-	rows, cols := t.Rows(), t.Cols()
-	rb, _ := to.Bytes(cols) // cols is a multiple of 256
-	data := make([]byte, rows*rb)
-	workers := min(runtime.GOMAXPROCS(0), max(1, rows/64))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			row := make([]float32, cols)
-			for r := rows * w / workers; r < rows*(w+1)/workers; r++ {
-				cpu.DequantRow(row, t, r)
-				tensor.Encode(data[r*rb:(r+1)*rb], to, row)
-			}
-		}()
-	}
-	wg.Wait()
-	return &tensor.Tensor{Name: t.Name, DType: to, Shape: slices.Clone(t.Shape), Data: data}
+	rb, _ := to.Bytes(t.Cols()) // cols is a multiple of 256
+	w := &tensor.Tensor{Name: t.Name, DType: to, Shape: slices.Clone(t.Shape), Data: make([]byte, t.Rows()*rb)}
+	tensor.FillRows(w, func(r int, row []float32) { cpu.DequantRow(row, t, r) })
+	return w
 }

@@ -3,6 +3,8 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
+	"sync"
 )
 
 // Encode writes the float32 values src into dst in dtype dt (one row; len(src)
@@ -62,4 +64,25 @@ func Encode(dst []byte, dt DType, src []float32) {
 			}
 		}
 	}
+}
+
+// FillRows sets every row r of t to values(r, row) encoded in t's dtype,
+// rows split over the available CPUs; values fills row (len t.Cols()),
+// a buffer of its worker's, and must be safe to call concurrently.
+func FillRows(t *Tensor, values func(r int, row []float32)) {
+	rows, cols, rb := t.Rows(), t.Cols(), t.RowBytes()
+	workers := min(runtime.GOMAXPROCS(0), max(1, rows/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row := make([]float32, cols)
+			for r := rows * w / workers; r < rows*(w+1)/workers; r++ {
+				values(r, row)
+				Encode(t.Data[r*rb:(r+1)*rb], t.DType, row)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,31 +180,19 @@ func (s *Source) Tensor(name string) (*tensor.Tensor, error) {
 	return t, nil
 }
 
-// fill writes row r's values, in parallel over rows.
+// fill writes each row's values, in parallel over rows.
 func fill(t *tensor.Tensor, key uint64, amp float32) {
-	rows, cols := t.Rows(), t.Cols()
-	rb := t.RowBytes()
-	var wg sync.WaitGroup
-	th := runtime.NumCPU()
-	for w := 0; w < th; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			buf := make([]float32, cols)
-			for r := rows * w / th; r < rows*(w+1)/th; r++ {
-				for c := range buf {
-					if amp == 0 {
-						buf[c] = 1
-						continue
-					}
-					u := splitmix(key + uint64(r)*uint64(cols) + uint64(c))
-					buf[c] = amp * (float32(u>>40)/float32(1<<24)*2 - 1)
-				}
-				tensor.Encode(t.Data[r*rb:(r+1)*rb], t.DType, buf)
+	cols := t.Cols()
+	tensor.FillRows(t, func(r int, buf []float32) {
+		for c := range buf {
+			if amp == 0 {
+				buf[c] = 1
+				continue
 			}
-		}(w)
-	}
-	wg.Wait()
+			u := splitmix(key + uint64(r)*uint64(cols) + uint64(c))
+			buf[c] = amp * (float32(u>>40)/float32(1<<24)*2 - 1)
+		}
+	})
 }
 
 func splitmix(x uint64) uint64 {
