@@ -85,6 +85,33 @@ struct WQ8 {
   }
 };
 
+// finish_out stores (mode 1: adds) one output of a matrix product from
+// its W per-warp partial sums part(q, m) (m < NW: the matrix, or GLU's gate
+// and up) and, with NORM, the per-warp sums of squares ss(q) of x: summed
+// over the warps in order, times rmsnorm's 1/rms, then silu(gate) * up for
+// GLU. Shared by mv_body and tc_body (tc.cu), so both round the same way.
+template <int NW, int W, bool NORM, bool GLU, typename Part, typename SS>
+__device__ __forceinline__ void finish_out(float* o, int mode, Part part, SS ss, int K, float eps) {
+  float inv = 1.f;
+  if (NORM) {
+    float q = 0.f;
+#pragma unroll
+    for (int wq = 0; wq < W; wq++) q += ss(wq);
+    inv = rsqrtf(q / K + eps);
+  }
+  float sv[NW];
+#pragma unroll
+  for (int m = 0; m < NW; m++) {
+    sv[m] = 0.f;
+#pragma unroll
+    for (int wq = 0; wq < W; wq++) sv[m] += part(wq, m);
+    sv[m] *= inv;
+  }
+  float v = sv[0];
+  if (GLU) v = sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
+  if (mode == 1) *o += v; else *o = v;
+}
+
 // ------------------------------------------------- matrix-vector product
 // out (T, ldo) [+]= x (T, K) . W(N, K)^T for rows [0, N). Each block owns
 // ROWS rows; its MV_WARPS warps split K; lanes load 16 bytes per row per
@@ -182,30 +209,9 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
     int r = i / NT, t = i % NT;
     long row = row0 + r;
     if (t >= T || row >= N) continue;
-    float inv = 1.f;
-    if (NORM) {
-      float q = 0.f;
-#pragma unroll
-      for (int k = 0; k < MV_WARPS; k++) q += red_ss[k][t];
-      inv = rsqrtf(q / K + eps);
-    }
-    float s[NW];
-#pragma unroll
-    for (int m = 0; m < NW; m++) {
-      s[m] = 0.f;
-#pragma unroll
-      for (int q = 0; q < MV_WARPS; q++) s[m] += red[q][m][r][t];
-      s[m] *= inv;
-    }
-    float* o = out + (long)t * ldo + row;
-    float v;
-    if (GLU) {
-      float gt = s[0];
-      v = gt / (1.f + expf(-gt)) * s[NW - 1];
-    } else {
-      v = s[0];
-    }
-    if (mode == 1) *o += v; else *o = v;
+    finish_out<NW, MV_WARPS, NORM, GLU>(
+        out + (long)t * ldo + row, mode, [&](int q, int m) { return red[q][m][r][t]; },
+        [&](int q) { return red_ss[q][t]; }, K, eps);
   }
 }
 

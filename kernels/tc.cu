@@ -144,25 +144,9 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     const int r = i / (8 * NTT), t = i % (8 * NTT);
     const long row = (long)blockIdx.x * 16 * RT + r;
     if (t >= T || row >= N) continue;
-    float inv = 1.f;
-    if (NORM) {
-      float q = 0.f;
-#pragma unroll
-      for (int wq = 0; wq < W; wq++) q += red_ss[wq][t];
-      inv = rsqrtf(q / K + eps);
-    }
-    float sv[NW];
-#pragma unroll
-    for (int m = 0; m < NW; m++) {
-      sv[m] = 0.f;
-#pragma unroll
-      for (int wq = 0; wq < W; wq++) sv[m] += red[wq][m][r][t];
-      sv[m] *= inv;
-    }
-    float v = sv[0];
-    if (GLU) v = sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
-    float* o = out + (long)t * ldo + row;
-    if (mode == 1) *o += v; else *o = v;
+    finish_out<NW, W, NORM, GLU>(
+        out + (long)t * ldo + row, mode, [&](int wq, int m) { return red[wq][m][r][t]; },
+        [&](int wq) { return red_ss[wq][t]; }, K, eps);
   }
 }
 
