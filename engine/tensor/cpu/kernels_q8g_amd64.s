@@ -133,6 +133,26 @@ gdone:
 	PREFETCHT1 Q8PF(SI)(R14*2); \
 	PREFETCHT1 Q8PF(R11)(R14*2)
 
+// STORE4 reduces the four accumulators Y0-Y3 (HSUM8 each) into
+// out[0], out[R10], out[2*R10], out[3*R10] with out at BX (clobbers Y9,
+// Y12, Y13, AX).
+#define STORE4 \
+	VMOVAPS Y1, Y12; \
+	VMOVAPS Y2, Y13; \
+	VMOVAPS Y3, Y9; \
+	HSUM8; \
+	VMOVSS X0, (BX); \
+	VMOVAPS Y12, Y0; \
+	HSUM8; \
+	VMOVSS X0, (BX)(R10*1); \
+	VMOVAPS Y13, Y0; \
+	HSUM8; \
+	VMOVSS X0, (BX)(R10*2); \
+	VMOVAPS Y9, Y0; \
+	HSUM8; \
+	LEAQ (BX)(R10*2), AX; \
+	VMOVSS X0, (AX)(R10*1)
+
 // func dotQ8Q8Rows4VNNI(w *byte, wstride int, nrows int, qx *int8, xc *int32, dx *float32, nb int, tbl *float32, out *float32, spacing int)
 //
 // Four streams of nrows rows each (> 0), stream k starting spacing*k bytes
@@ -182,21 +202,7 @@ r4blk:
 	DECQ CX
 	JNE r4blk
 
-	VMOVAPS Y1, Y12
-	VMOVAPS Y2, Y13
-	VMOVAPS Y3, Y9
-	HSUM8
-	VMOVSS X0, (BX)
-	VMOVAPS Y12, Y0
-	HSUM8
-	VMOVSS X0, (BX)(R10*1)
-	VMOVAPS Y13, Y0
-	HSUM8
-	VMOVSS X0, (BX)(R10*2)
-	VMOVAPS Y9, Y0
-	HSUM8
-	LEAQ (BX)(R10*2), AX
-	VMOVSS X0, (AX)(R10*1)
+	STORE4
 	ADDQ $4, BX
 	ADDQ R9, R13
 	DECQ R15
@@ -262,21 +268,7 @@ a4blk:
 	DECQ CX
 	JNE a4blk
 
-	VMOVAPS Y1, Y12
-	VMOVAPS Y2, Y13
-	VMOVAPS Y3, Y9
-	HSUM8
-	VMOVSS X0, (BX)
-	VMOVAPS Y12, Y0
-	HSUM8
-	VMOVSS X0, (BX)(R10*1)
-	VMOVAPS Y13, Y0
-	HSUM8
-	VMOVSS X0, (BX)(R10*2)
-	VMOVAPS Y9, Y0
-	HSUM8
-	LEAQ (BX)(R10*2), AX
-	VMOVSS X0, (AX)(R10*1)
+	STORE4
 	ADDQ $4, BX
 	ADDQ R9, R13
 	DECQ R15
