@@ -12,10 +12,23 @@
 // Block: W warps (8, 16 or 32: gpu/cuda picks per matrix shape, never per
 // T, so every T sums in the same order) own RT row tiles (16*RT rows; RT
 // 1, 2 or 4 changes no sum: gpu/cuda picks more for verify) and split the
-// k tiles, TC_U*RT tiles in flight per warp; the hi and lo products go to separate accumulators (two
-// independent mma chains), summed at the end. NTT n-tiles of 8 tokens (T <= 8*NTT). mode, GLU, NORM
-// as in mv_body.
-#define TC_U 4
+// k tiles in runs of U, max(U, RT) tiles in flight per warp (times 2 for
+// GLU's two matrices); the hi and lo products go to separate accumulators
+// (two independent mma chains), summed at the end. NTT n-tiles of 8
+// tokens (T <= 8*NTT). mode, GLU, NORM as in mv_body.
+// U is TC_U (2) for the plain and norm products, TC_UG (4) for GLU: with
+// 2 tiles in flight the 16-warp plain kernels need 32-40 registers, so 3-4
+// blocks fit on an SM where 4 tiles allowed 3 (tcn16_1: 40 -> 32), and
+// llama-8b decode went from 224 to 233 tok/s; 2 for GLU (64 -> 52
+// registers, still 2 blocks) and 1 or 8 for all were slower
+// (bench/cuda/README.md, session 5). Variants for such comparisons are
+// built with -D (bench/cuda/variants.sh).
+#ifndef TC_U
+#define TC_U 2
+#endif
+#ifndef TC_UG
+#define TC_UG 4
+#endif
 __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigned b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -29,7 +42,8 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
                                         const uint4* w, const uint4* w2, int N, int K, int T, int mode,
                                         const float* __restrict__ g, float eps) {
   constexpr int NW = GLU ? 2 : 1;
-  constexpr int LU = TC_U / RT;  // tiles loaded per batch: RT*LU*NW 16-byte loads in flight per lane
+  constexpr int U = GLU ? TC_UG : TC_U;
+  constexpr int LU = U >= RT ? U / RT : 1;  // tiles loaded per batch: RT*LU*NW 16-byte loads in flight per lane
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = lane >> 2, tig = lane & 3;
   const int KT = K / 16, NT = N / 16;
@@ -55,7 +69,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
         for (int i = 0; i < 4; i++) acc[m][r][j][i] = accl[m][r][j][i] = 0.f;
   }
   pdl_wait();
-  // Warp w owns k tiles [w*TC_U + i*W*TC_U, +TC_U) for every RT: each row's
+  // Warp w owns k tiles [w*U + i*W*U, +U) for every RT: each row's
   // sum runs in the same order whatever RT and T are. mma_tiles multiplies
   // the LU tiles from kt0+u0 (weights in a) with x.
   auto mma_tiles = [&](int kt0, int u0, const uint4 (&a)[LU][NW][RT]) {
@@ -94,9 +108,9 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
       }
     }
   };
-  for (int kt0 = warp * TC_U; kt0 < KT; kt0 += W * TC_U) {
+  for (int kt0 = warp * U; kt0 < KT; kt0 += W * U) {
 #pragma unroll
-    for (int u0 = 0; u0 < TC_U; u0 += LU) {
+    for (int u0 = 0; u0 < U; u0 += LU) {
       uint4 a[LU][NW][RT];
 #pragma unroll
       for (int u = 0; u < LU; u++)

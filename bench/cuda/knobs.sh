@@ -3,18 +3,19 @@
 # in the same call (the machine is shared and noisy: compare only within a call).
 # VARIANTS is a ';'-separated list of space-separated VAR=value settings
 # ('-' for none), e.g. VARIANTS='-;RIGSCOPE_CUDA_PDL=0;RIGSCOPE_CUDA_RT=down:v'.
-# CHECK=1 runs `cuda-check --checks kernels` first. Carry ["carry/rigscope-cuda.gz"]
+# CHECK=1 runs `cuda-check --checks kernels` under each setting first. Carry ["carry/rigscope-cuda.gz"]
 # (BINGZ names another gzipped binary, e.g. a build of the previous version).
 set -u
 gunzip -c ${BINGZ:-carry/rigscope-cuda.gz} > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
 O=${OUT:-/tmp/out}; mkdir -p "$O"
-if [ "${CHECK:-0}" = 1 ]; then
-  timeout 120 $B cuda-check --checks kernels > "$O/check${TAG:-}.txt" 2>&1; echo "cuda-check rc $?"; grep -c ' ok$' "$O/check${TAG:-}.txt"; grep -v ' ok$' "$O/check${TAG:-}.txt" | tail -5
-fi
 i=0
 echo "$VARIANTS" | tr ';' '\n' | while read -r v; do
   i=$((i + 1))
   [ "$v" = - ] && v=
+  if [ "${CHECK:-0}" = 1 ]; then
+    env $v timeout 120 $B cuda-check --checks kernels > "$O/check${TAG:-}_$i.txt" 2>&1
+    echo "== $i: ${v:-default}: cuda-check rc $?, $(grep -c ' ok$' "$O/check${TAG:-}_$i.txt") ok"; grep -v ' ok$' "$O/check${TAG:-}_$i.txt" | tail -3
+  fi
   env $v timeout ${T_BENCH:-150} $B cuda-bench ${BENCH_ARGS:-} > "$O/bench${TAG:-}_$i.txt" 2>&1
   echo "== $i: ${v:-default}"; grep -E '^(llama|# knob)' "$O/bench${TAG:-}_$i.txt" | grep -v '^## '; grep -E 'total' "$O/bench${TAG:-}_$i.txt" | sed 's/.*: one ungraphed step at [0-9]* cached, per kernel kind (events around each launch);//'
 done

@@ -32,6 +32,21 @@ func CheckKernels(d *Device, w io.Writer) error {
 	defer s.Destroy()
 	rng := rand.New(rand.NewPCG(7, uint64(d.SMs)))
 	fmt.Fprintf(w, "%-34s %12s %s\n", "kernel check", "rel err", "")
+	// bitwise checks that two runs of the same sums agree to the bit.
+	bitwise := func(label string, want, got []float32) error {
+		same := "ok"
+		for i := range want {
+			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+				same = "FAIL"
+			}
+		}
+		fmt.Fprintf(w, "%-34s %12s %s\n", label, "bitwise", same)
+		if same != "ok" {
+			return fmt.Errorf("cuda check %s: results differ", label)
+		}
+		return nil
+	}
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm"}
 	report := func(name string, got []float32, ref []float64, tol float64) error {
 		var num, den float64
 		for i := range ref {
@@ -182,7 +197,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 						one = got
 					}
 					for _, tiles := range []int{2, 4} {
-						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps(N, mode == 2), tcTiles(T), tiles)
+						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps("check", N, mode == 2), tcTiles(T), tiles)
 						if !mc.tiled || !d.has(name) {
 							continue
 						}
@@ -198,16 +213,8 @@ func CheckKernels(d *Device, w io.Writer) error {
 						if e != nil {
 							return e
 						}
-						same := "ok"
-						for i := range one {
-							if math.Float32bits(one[i]) != math.Float32bits(more[i]) {
-								same = "FAIL"
-							}
-						}
-						label := fmt.Sprintf("%s T=%d %s = 1 tile", []string{"mv", "mv+add", "glu+norm", "mv+norm"}[mode], T, name)
-						fmt.Fprintf(w, "%-34s %12s %s\n", label, "bitwise", same)
-						if same != "ok" {
-							return fmt.Errorf("cuda check %s: results differ", label)
+						if e := bitwise(fmt.Sprintf("%s T=%d %s = 1 tile", modeNames[mode], T, name), one, more); e != nil {
+							return e
 						}
 					}
 				}
@@ -242,7 +249,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 						}
 					}
 				}
-				if e := report(fmt.Sprintf("%s T=%d %s", []string{"mv", "mv+add", "glu+norm", "mv+norm"}[mode], T, suf), got, ref, 1e-5); e != nil {
+				if e := report(fmt.Sprintf("%s T=%d %s", modeNames[mode], T, suf), got, ref, 1e-5); e != nil {
 					return e
 				}
 			}

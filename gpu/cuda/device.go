@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -105,6 +106,13 @@ func Open(ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("cuda: device %d: make context current: %w", ordinal, err)
 	}
 	name, ptx := kernels.For(d.Major, d.Minor)
+	if path := os.Getenv("RIGSCOPE_CUDA_PTX"); path != "" { // a rebuilt variant, for comparisons (bench/cuda/variants.sh)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_PTX: %w", err)
+		}
+		name, ptx = path, string(b)
+	}
 	d.PTX = name
 	if d.mod, err = cu.LoadData(ptx); err != nil {
 		return nil, fmt.Errorf("cuda: loading the embedded %s PTX on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", name, d.Name, d.Major, d.Minor, err)

@@ -39,8 +39,9 @@ func tcTiles(T int) int { return (T + 7) / 8 }
 // blocks than SMs (measured on the H200: 8 warps loses 9% on llama-8b,
 // 32 on the 2048-row products gains 10% on llama-1b). It depends on the
 // shape only, so decode and verify sum in the same order.
-// RIGSCOPE_CUDA_TCW=8|16|32 forces it (GLU stops at 16).
-func (t *Target) tcWarps(rows int, glu bool) int {
+// RIGSCOPE_CUDA_TCW=W, or kind:W,... per kind, forces it (W 8, 16 or 32;
+// GLU stops at 16).
+func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 	w := 16
 	if rows/16 < t.dev.SMs {
 		w = 32
@@ -48,13 +49,22 @@ func (t *Target) tcWarps(rows int, glu bool) int {
 	if t.warps != 0 {
 		w = t.warps
 	}
-	switch os.Getenv("RIGSCOPE_CUDA_TCW") {
-	case "8":
-		w = 8
-	case "16":
-		w = 16
-	case "32":
-		w = 32
+	for _, f := range strings.Split(os.Getenv("RIGSCOPE_CUDA_TCW"), ",") {
+		kind, n, ok := strings.Cut(f, ":")
+		if !ok {
+			kind, n = cat, kind
+		}
+		if kind != cat {
+			continue
+		}
+		switch n {
+		case "8":
+			w = 8
+		case "16":
+			w = 16
+		case "32":
+			w = 32
+		}
 	}
 	if glu {
 		w = min(w, 16)
@@ -67,10 +77,12 @@ func (t *Target) tcWarps(rows int, glu bool) int {
 // reads x once per 16*R rows, which matters when x has several rows. Row
 // sums keep their order, so results are bitwise those of one tile
 // (cuda-check checks it). By default a verify step (T > 1) uses 2 tiles
-// where that still leaves a block per SM (rows/32 >= SMs) except for the
-// output projection (measured slower): on llama-8b that is qkv and gate_up,
-// and verify of 5 went from 1.19 to 1.10-1.14 decode steps
-// (bench/cuda/README.md). RIGSCOPE_CUDA_RT=kind[:[v][R]],... or "none"
+// for gate/up where that still leaves a block per SM (rows/32 >= SMs):
+// verify of 5 went from 1.19 to 1.10-1.14 decode steps on llama-8b. The
+// plain and norm products keep one tile since they load 2 k tiles at a
+// time (TC_U in tc.cu): with 2 row tiles, qkv's verify took 1.4x as long;
+// the output projection was slower too (bench/cuda/README.md).
+// RIGSCOPE_CUDA_RT=kind[:[v][R]],... or "none"
 // replaces the policy, for comparisons (v: T > 1 only; R defaults to 2).
 type rowTileRule struct {
 	tiles      int
@@ -111,7 +123,7 @@ func rowTiles() (map[string]rowTileRule, error) {
 func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 	tiles := 1
 	if t.rowTiles == nil {
-		if T > 1 && cat != "output" && rows/32 >= t.dev.SMs {
+		if T > 1 && cat == "gate_up" && rows/32 >= t.dev.SMs {
 			tiles = 2
 		}
 	} else if r, ok := t.rowTiles[cat]; ok && (T > 1 || !r.verifyOnly) {
@@ -194,7 +206,7 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w
 		return err
 	}
 	if w.tiled {
-		nw := t.tcWarps(w.rows, false)
+		nw := t.tcWarps(cat, w.rows, false)
 		block := [3]int{32 * nw, 1, 1}
 		if norm != 0 {
 			name, grid := t.tcLaunch(cat, fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), w.rows, T)
@@ -224,7 +236,7 @@ func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
 	}
 	if g.tiled {
-		nw := t.tcWarps(g.rows, true)
+		nw := t.tcWarps("gate_up", g.rows, true)
 		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
 			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
