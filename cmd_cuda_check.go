@@ -119,6 +119,8 @@ func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.W
 	}{
 		{"gocoder-14m-hf", false},
 		{"gocoder-14m.Q8_0.gguf", false},
+		{"gocoder-14m.Q4_K_M.gguf", false}, // made by bench/peer-kquants.sh; not in ../shared/models
+		{"gocoder-14m.Q6_K.gguf", false},
 		{"gocoder-draft-1m.F16.gguf", true},
 	}
 	fmt.Fprintf(stdout, "\n%-28s %8s %10s %14s %14s\n", "model", "prompts", "greedy=ref", "greedy=cpu", "max rel logit")
