@@ -79,6 +79,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		tp                    int
 		gb, bound, tok, ratio float64
 		verify, arShare       float64
+		devDec                float64
 	}
 	var rows []row
 	for _, name := range strings.Split(*shapes, ",") {
@@ -150,20 +151,33 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				}
 			}
 			dec, ver := cudaMedian(decs), cudaMedian(vers)
+			// One more batch of decode steps with the device time of each
+			// step measured (events around it): what the host adds.
+			if _, err := t.TimeSteps(true); err != nil {
+				return err
+			}
+			if _, err := timeBatch(1); err != nil {
+				return err
+			}
+			devDec, err := t.TimeSteps(false)
+			if err != nil {
+				return err
+			}
 			gb := float64(t.WeightBytes()) / 1e9
 			bound := bw / gb
 			share, err := printKernelTimes(stdout, t, fmt.Sprintf("%s tp %d", name, tp), base, dec, ver)
 			if err != nil {
 				return err
 			}
-			rows = append(rows, row{name, tp, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec, share})
+			rows = append(rows, row{name, tp, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec, share, devDec})
 			t.Close()
 		}
 	}
 	fmt.Fprintf(stdout, "\n# decode, batch 1, bf16 synthetic weights, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", *ctxLen, bw)
-	fmt.Fprintf(stdout, "%-10s %3s %9s %12s %10s %9s %16s %10s\n", "shape", "tp", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce")
+	fmt.Fprintf(stdout, "%-10s %3s %9s %12s %10s %9s %16s %10s %14s\n", "shape", "tp", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce", "device us/step")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-10s %3d %9.2f %12.0f %10.1f %8.0f%% %16.3f %9.1f%%\n", r.shape, r.tp, r.gb, r.bound, r.tok, 100*r.ratio, r.verify, 100*r.arShare)
+		fmt.Fprintf(stdout, "%-10s %3d %9.2f %12.0f %10.1f %8.0f%% %16.3f %9.1f%% %8.0f (%2.0f%%)\n", r.shape, r.tp, r.gb, r.bound, r.tok, 100*r.ratio, r.verify, 100*r.arShare,
+			r.devDec*1e6, 100*r.devDec*r.tok)
 	}
 	return nil
 }

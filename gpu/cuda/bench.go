@@ -181,3 +181,60 @@ func KernelInfo(d *Device, names []string, threads []int) (string, error) {
 	}
 	return string(b), nil
 }
+
+// stepTimer measures the device time of each step, from before its
+// parameter copy to after its results' copy back (Target.TimeSteps), so
+// cuda-bench can tell the GPU's time per step from the host's.
+type stepTimer struct {
+	ev    [2]cu.Event
+	marks int
+	ms    float64
+	steps int
+}
+
+// mark records the step's start, then its end (nil: not timing).
+func (s *stepTimer) mark(st cu.Stream) error {
+	if s == nil {
+		return nil
+	}
+	s.marks++
+	return s.ev[(s.marks-1)%2].Record(st)
+}
+
+// collect adds the last step's time once it has finished.
+func (s *stepTimer) collect() error {
+	if s == nil {
+		return nil
+	}
+	ms, err := s.ev[0].Elapsed(s.ev[1])
+	s.ms += ms
+	s.steps++
+	return err
+}
+
+// TimeSteps starts timing every step's device time (on) or stops, and
+// returns the mean device time of the steps timed since it started.
+func (t *Target) TimeSteps(on bool) (float64, error) {
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return 0, err
+	}
+	defer unbind()
+	var mean float64
+	if s := t.timer; s != nil {
+		mean = s.ms / float64(max(s.steps, 1)) / 1e3
+		cu.DestroyEvent(&s.ev[0])
+		cu.DestroyEvent(&s.ev[1])
+		t.timer = nil
+	}
+	if on {
+		s := &stepTimer{}
+		for i := range s.ev {
+			if s.ev[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+				return 0, fmt.Errorf("cuda: step timer: %w", err)
+			}
+		}
+		t.timer = s
+	}
+	return mean, nil
+}

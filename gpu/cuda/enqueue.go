@@ -491,3 +491,40 @@ func (t *Target) ProfileStep(T int) ([]KernelTime, error) {
 	}
 	return out, nil
 }
+
+// graphKey names a captured step: its token count, logits mode and the
+// layers whose hidden states it copies out.
+type graphKey struct {
+	T       int
+	mode    model.LogitsMode
+	capture string
+}
+
+// enqueueStep replays (capturing first if needed) the graph for (T, mode),
+// or launches the kernels directly.
+func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
+	if !t.UseGraphs || t.prof != nil {
+		return t.enqueue(T, mode)
+	}
+	key := graphKey{T, mode, t.cap.key}
+	g := t.graphs[key]
+	if g == nil {
+		if err := beginCapture(t.stream); err != nil {
+			return err
+		}
+		err := t.enqueue(T, mode)
+		g2, err2 := endCapture(t.stream)
+		if err != nil {
+			if g2 != nil {
+				g2.destroy()
+			}
+			return err
+		}
+		if err2 != nil {
+			return err2
+		}
+		g = g2
+		t.graphs[key] = g
+	}
+	return g.launch(t.stream)
+}

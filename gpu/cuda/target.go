@@ -92,8 +92,9 @@ type Target struct {
 	Temp      float32
 	Seed      uint32
 	prof      *profiler
-	pdl       bool // launch the forward's kernels with programmatic dependent launch (sm_90)
-	n         int  // cached positions
+	timer     *stepTimer // device time per step, while cuda-bench asks (TimeSteps)
+	pdl       bool       // launch the forward's kernels with programmatic dependent launch (sm_90)
+	n         int        // cached positions
 }
 
 // NewTarget loads src onto GPU 0 (the spec.Target behind --device cuda),
@@ -515,6 +516,9 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := t.prepareCapture(); err != nil {
 		return 0, err
 	}
+	if err := t.timer.mark(t.stream); err != nil {
+		return 0, err
+	}
 	if err := cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
 		return 0, fmt.Errorf("cuda: step parameters: %w", err)
 	}
@@ -534,8 +538,14 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := t.copyCaptureBack(T); err != nil {
 		return 0, err
 	}
+	if err := t.timer.mark(t.stream); err != nil {
+		return 0, err
+	}
 	if err := t.stream.Synchronize(); err != nil {
 		return 0, fmt.Errorf("cuda: forward of %d tokens at %d: %w", T, t.n, err)
+	}
+	if err := t.timer.collect(); err != nil {
+		return 0, err
 	}
 	if rows > 0 {
 		if idsOnly {
@@ -558,41 +568,4 @@ func grow[E any](s []E, n int) []E {
 		return s
 	}
 	return append(s, make([]E, n-len(s))...)
-}
-
-// graphKey names a captured step: its token count, logits mode and the
-// layers whose hidden states it copies out.
-type graphKey struct {
-	T       int
-	mode    model.LogitsMode
-	capture string
-}
-
-// enqueueStep replays (capturing first if needed) the graph for (T, mode),
-// or launches the kernels directly.
-func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
-	if !t.UseGraphs || t.prof != nil {
-		return t.enqueue(T, mode)
-	}
-	key := graphKey{T, mode, t.cap.key}
-	g := t.graphs[key]
-	if g == nil {
-		if err := beginCapture(t.stream); err != nil {
-			return err
-		}
-		err := t.enqueue(T, mode)
-		g2, err2 := endCapture(t.stream)
-		if err != nil {
-			if g2 != nil {
-				g2.destroy()
-			}
-			return err
-		}
-		if err2 != nil {
-			return err2
-		}
-		g = g2
-		t.graphs[key] = g
-	}
-	return g.launch(t.stream)
 }
