@@ -2,7 +2,7 @@
 # Build here: PTX variants of kernels.cu for sm_90, each with its -D flags,
 # into carry/ptx/NAME.ptx, for one device call of knobs.sh comparing them
 # (RIGSCOPE_CUDA_PTX=carry/ptx/NAME.ptx loads one instead of the embedded PTX).
-# Usage: sh bench/cuda/variants.sh 'u8:-DTC_U=8' 'nox:-DTC_NOX' ...
+# Usage: sh bench/cuda/variants.sh 'u4:-DTC_U=4' 'ug2:-DTC_UG=2' ...
 # The committed PTX as carry/ptx/head.ptx: git show HEAD:kernels/kernels_sm90.ptx.
 set -eu
 mkdir -p carry/ptx

@@ -115,7 +115,7 @@ func Open(ordinal int) (*Device, error) {
 	}
 	d.PTX = name
 	if d.mod, err = cu.LoadData(ptx); err != nil {
-		return nil, fmt.Errorf("cuda: loading the embedded %s PTX on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", name, d.Name, d.Major, d.Minor, err)
+		return nil, fmt.Errorf("cuda: loading the %s PTX on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", name, d.Name, d.Major, d.Minor, err)
 	}
 	return d, nil
 }
