@@ -186,19 +186,17 @@ func KernelInfo(d *Device, names []string, threads []int) (string, error) {
 // parameter copy to after its results' copy back (Target.TimeSteps), so
 // cuda-bench can tell the GPU's time per step from the host's.
 type stepTimer struct {
-	ev    [2]cu.Event
-	marks int
+	ev    [2]cu.Event // the step's start and end
 	ms    float64
 	steps int
 }
 
-// mark records the step's start, then its end (nil: not timing).
-func (s *stepTimer) mark(st cu.Stream) error {
+// mark records the step's start (i 0) or end (i 1) on st (nil: not timing).
+func (s *stepTimer) mark(i int, st cu.Stream) error {
 	if s == nil {
 		return nil
 	}
-	s.marks++
-	return s.ev[(s.marks-1)%2].Record(st)
+	return s.ev[i].Record(st)
 }
 
 // collect adds the last step's time once it has finished.

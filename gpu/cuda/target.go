@@ -516,7 +516,7 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := t.prepareCapture(); err != nil {
 		return 0, err
 	}
-	if err := t.timer.mark(t.stream); err != nil {
+	if err := t.timer.mark(0, t.stream); err != nil {
 		return 0, err
 	}
 	if err := cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
@@ -538,7 +538,7 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := t.copyCaptureBack(T); err != nil {
 		return 0, err
 	}
-	if err := t.timer.mark(t.stream); err != nil {
+	if err := t.timer.mark(1, t.stream); err != nil {
 		return 0, err
 	}
 	if err := t.stream.Synchronize(); err != nil {
