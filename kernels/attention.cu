@@ -8,7 +8,8 @@
 //
 // qkv (T, ldq) holds q (hq*HD), k (hk*HD), v (hk*HD) per token; cs, sn
 // (maxPos, HD/2) are the RoPE tables; Kc, Vc (slots, hk*HD) the layer's
-// cache. out (T, hq*HD).
+// cache. out (T, hq*HD), and when xf is set the same split for wo
+// (store_xf).
 //
 // grid (hk, S, RG), block 128 (4 warps). Block (h, s, rg) serves KV head h
 // and the query rows r = t*G + g (token t, query head h*G + g, G = hq/hk)
@@ -43,11 +44,29 @@ struct Vec {  // the EPL = HD/32 (at least 1) elements of a row a lane owns
   }
 };
 
+// att_store writes a lane's EPL outputs of token t from column k: into
+// out (T, width) and, when xf is set, split for wo (store_xf).
+template <int EPL>
+__device__ __forceinline__ void att_store(float* out, __nv_bfloat16* xf, int width, int t, int k, const float* v) {
+  float* o = out + (long)t * width + k;
+#pragma unroll
+  for (int e = 0; e < EPL; e++) o[e] = v[e];
+  if (!xf) return;
+  if (EPL % 2 == 0) {
+#pragma unroll
+    for (int e = 0; e + 1 < EPL; e += 2) store_xf2(xf, width / 16, t, k + e, v[e], v[e + 1]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < EPL; e++) store_xf(xf, width / 16, t, k + e, v[e]);
+  }
+}
+
 template <int HD, int RPW>
 __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
                                           const float* qkv, int ldq, float* Kc, float* Vc, const Step* st,
                                           const float* __restrict__ cs, const float* __restrict__ sn,
-                                          int hq, int hk, float scale, int interleaved, int minper) {
+                                          int hq, int hk, float scale, int interleaved, int minper,
+                                          __nv_bfloat16* xf) {
   constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
   __shared__ __align__(16) float qs[RB][HD];
   __shared__ int last;
@@ -85,12 +104,17 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   };
   if (n0 > 0) load_chunk(0);  // cached slots: written by earlier steps
   pdl_wait();
+#ifdef ATT_EMPTY  // measurement builds (bench/cuda/variants.sh): what the parts cost
+  pdl_trigger();
+  return;
+#endif
 
   // RoPE on this block's query rows, into shared memory, then (last split)
   // the new tokens' rotated k and their v into the cache. Every load of a
   // batch is issued before its first use: these loops are round trips to L2
   // on the step's critical path.
   constexpr int NT = ATT_WARPS * 32, RQ = (RB * HALF + NT - 1) / NT, KB = 4;
+#ifndef ATT_NOPRO
   {
     float xa[RQ], xb[RQ], c[RQ], sv[RQ];
 #pragma unroll
@@ -148,7 +172,12 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
       }
     }
   }
+#endif
   __syncthreads();
+#ifdef ATT_ONLYPRO
+  pdl_trigger();
+  return;
+#endif
 
   float mrun[RPW], lrun[RPW];
   Vec<HD> acc[RPW];
@@ -235,9 +264,10 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
     for (int i = 0; i < RPW; i++) {
       const int rl = warp * RPW + i, r = r0 + rl;
       if (rl < rn && lane * EPL < HD) {
-        float* o = out + (long)(r / G) * hq * HD + (h * G + r % G) * HD + lane * EPL;
+        float v[EPL];
 #pragma unroll
-        for (int e = 0; e < EPL; e++) o[e] = acc[i].v[e] / lrun[i];
+        for (int e = 0; e < EPL; e++) v[e] = acc[i].v[e] / lrun[i];
+        att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
       }
     }
     return;
@@ -253,6 +283,9 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
         for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
     }
   }
+#ifdef ATT_NOMERGE
+  return;
+#endif
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(&cnt[h * gridDim.z + rg], 1u) == (unsigned)(S - 1);
@@ -305,9 +338,10 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   for (int i = 0; i < RPW; i++) {
     const int rl = warp + ATT_WARPS * i, r = r0 + rl;
     if (rl < rn && lane * EPL < HD) {
-      float* o = out + (long)(r / G) * hq * HD + (h * G + r % G) * HD + lane * EPL;
+      float v[EPL];
 #pragma unroll
-      for (int e = 0; e < EPL; e++) o[e] = num[i][e] / den[i];
+      for (int e = 0; e < EPL; e++) v[e] = num[i][e] / den[i];
+      att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
     }
   }
   if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
@@ -317,8 +351,9 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) attn_##HD##_##RPW(                            \
       float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, float* Kc,    \
       float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,  \
-      int minper) {                                                                                          \
-    attn_body<HD, RPW>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, minper); \
+      int minper, __nv_bfloat16* xf) {                                                                       \
+    attn_body<HD, RPW>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, minper,  \
+                       xf);                                                                                  \
   }
 #define ATT_ALL(HD) ATT_INST(HD, 1) ATT_INST(HD, 2)
 ATT_ALL(16)

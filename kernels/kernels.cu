@@ -91,7 +91,7 @@ struct WQ8 {
 // over the warps in order, times rmsnorm's 1/rms, then silu(gate) * up for
 // GLU. Shared by mv_body and tc_body (tc.cu), so both round the same way.
 template <int NW, int W, bool NORM, bool GLU, typename Part, typename SS>
-__device__ __forceinline__ void finish_out(float* o, int mode, Part part, SS ss, int K, float eps) {
+__device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss, int K, float eps) {
   float inv = 1.f;
   if (NORM) {
     float q = 0.f;
@@ -110,6 +110,39 @@ __device__ __forceinline__ void finish_out(float* o, int mode, Part part, SS ss,
   float v = sv[0];
   if (GLU) v = sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
   if (mode == 1) *o += v; else *o = v;
+  return v;
+}
+
+// store_xf writes element (t, k) of an activation x (T, K) into xf, x split
+// the way the tensor-core products (tc.cu) split it for their B fragments:
+// bf16 hi = rn(v) and lo = rn(v - hi), where lane (t%8)*4 + (k%8)/2 of k
+// tile k/16 and token group t/8 loads it, 16 bytes a lane (hi of k and k+1,
+// hi of k+8 and k+9, then the same lo). The kernels that write wo's and
+// down's inputs (attention, GLU) store both forms, so those products load
+// x ready-made (tcf*) instead of splitting it in every block.
+__device__ __forceinline__ void store_xf(__nv_bfloat16* xf, int KT, int t, int k, float v) {
+  const long u = ((long)(t >> 3) * KT + (k >> 4)) * 32 + (t & 7) * 4 + ((k & 7) >> 1);
+  const int at = ((k >> 3) & 1) * 2 + (k & 1);
+  const __nv_bfloat16 hi = __float2bfloat16_rn(v);
+  xf[u * 8 + at] = hi;
+  xf[u * 8 + 4 + at] = __float2bfloat16_rn(v - __bfloat162float(hi));
+}
+
+// store_xf2 is store_xf of elements k and k+1 (k even): one 4-byte store
+// each for hi and lo.
+__device__ __forceinline__ void store_xf2(__nv_bfloat16* xf, int KT, int t, int k, float v0, float v1) {
+  const long u = ((long)(t >> 3) * KT + (k >> 4)) * 32 + (t & 7) * 4 + ((k & 7) >> 1);
+  const int at = ((k >> 3) & 1) * 2;
+  const __nv_bfloat162 hi = __floats2bfloat162_rn(v0, v1);
+  const float2 f = __bfloat1622float2(hi);
+  *reinterpret_cast<__nv_bfloat162*>(xf + u * 8 + at) = hi;
+  *reinterpret_cast<__nv_bfloat162*>(xf + u * 8 + 4 + at) = __floats2bfloat162_rn(v0 - f.x, v1 - f.y);
+}
+
+// xsplit stores x (T, K) as xf (store_xf) for cuda-check. grid-stride.
+extern "C" __global__ void xsplit(__nv_bfloat16* xf, const float* x, int T, int K) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < (long)T * K; i += (long)gridDim.x * blockDim.x)
+    store_xf(xf, K / 16, (int)(i / K), (int)(i % K), x[i]);
 }
 
 // ------------------------------------------------- matrix-vector product

@@ -37,10 +37,14 @@ __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigne
 }
 __device__ __forceinline__ unsigned bf16x2_bits(__nv_bfloat162 h) { return *reinterpret_cast<unsigned*>(&h); }
 
-template <int NTT, bool GLU, bool NORM, int W, int RT>
+// XF: x comes split already (store_xf in kernels.cu): xf, 16 bytes a lane
+// per k tile and token group. GLU: xfo, when set, receives the output split
+// the same way (down's input).
+template <int NTT, bool GLU, bool NORM, int W, int RT, bool XF = false>
 __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const uint4* w, const uint4* w2, int N, int K, int T, int mode,
-                                        const float* __restrict__ g, float eps) {
+                                        const float* __restrict__ g, float eps, const uint4* __restrict__ xf = nullptr,
+                                        __nv_bfloat16* xfo = nullptr) {
   constexpr int NW = GLU ? 2 : 1;
   constexpr int U = GLU ? TC_UG : TC_U;
   constexpr int LU = U >= RT ? U / RT : 1;  // tiles loaded per batch: RT*LU*NW 16-byte loads in flight per lane
@@ -85,6 +89,17 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
       for (int j = 0; j < NTT; j++) {
         const int t = grp + 8 * j;
+        if (XF) {
+          const uint4 f = t < T ? xf[((long)j * KT + kt0 + u0 + u) * 32 + lane] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+          for (int m = 0; m < NW; m++)
+#pragma unroll
+            for (int r = 0; r < RT; r++) {
+              mma_bf16(acc[m][r][j], a[u][m][r], f.x, f.y);
+              mma_bf16(accl[m][r][j], a[u][m][r], f.z, f.w);
+            }
+          continue;
+        }
         float2 x0 = make_float2(0.f, 0.f), x1 = x0;
         if (t < T) {
           x0 = *reinterpret_cast<const float2*>(x + (long)t * K + k);
@@ -158,13 +173,15 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     const int r = i / (8 * NTT), t = i % (8 * NTT);
     const long row = (long)blockIdx.x * 16 * RT + r;
     if (t >= T || row >= N) continue;
-    finish_out<NW, W, NORM, GLU>(
+    const float v = finish_out<NW, W, NORM, GLU>(
         out + (long)t * ldo + row, mode, [&](int wq, int m) { return red[wq][m][r][t]; },
         [&](int wq) { return red_ss[wq][t]; }, K, eps);
+    if (GLU && xfo) store_xf(xfo, N / 16, t, (int)row, v);
   }
 }
 
-// tcW_N[rR]: plain (mode store/add); tcnW_N[rR]: of rmsnorm(x, g);
+// tcW_N[rR]: plain (mode store/add); tcfW_N[rR]: the same with x split
+// already (xf, store_xf); tcnW_N[rR]: of rmsnorm(x, g);
 // tcgluW_N[rR]: GLU of rmsnorm(x, g). W warps, N n-tiles (1: T <= 8, 2: T
 // <= 16), R row tiles of 16 per block (suffix only when R > 1: each x
 // fragment then feeds R row tiles, so a block reads x once per 16*R rows).
@@ -174,6 +191,10 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, int mode) {             \
     tc_body<NTT, false, false, W, RT>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f);                        \
   }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(W * 32) tcf##W##_##NTT##SUF(                              \
+      float* out, int ldo, const uint4* xf, const uint4* w, int N, int K, int T, int mode) {             \
+    tc_body<NTT, false, false, W, RT, true>(out, ldo, nullptr, w, 0, N, K, T, mode, 0, 0.f, xf);        \
+  }                                                                                                      \
   extern "C" __global__ void __launch_bounds__(W * 32) tcn##W##_##NTT##SUF(                              \
       float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, const float* g, float eps) { \
     tc_body<NTT, false, true, W, RT>(out, ldo, x, w, 0, N, K, T, 0, g, eps);                            \
@@ -181,8 +202,8 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #define TCGLU_INST(NTT, W, RT, SUF)                                                                      \
   extern "C" __global__ void __launch_bounds__(W * 32) tcglu##W##_##NTT##SUF(                            \
       float* out, int ldo, const float* x, const uint4* w, const uint4* w2, int N, int K, int T,         \
-      const float* g, float eps) {                                                                       \
-    tc_body<NTT, true, true, W, RT>(out, ldo, x, w, w2, N, K, T, 0, g, eps);                            \
+      const float* g, float eps, __nv_bfloat16* xfo) {                                                   \
+    tc_body<NTT, true, true, W, RT>(out, ldo, x, w, w2, N, K, T, 0, g, eps, nullptr, xfo);              \
   }
 // GLU stops at 16 warps and, with 2 row tiles, at T <= 8; 4 row tiles only
 // for T <= 8 and 16 warps (the reduction buffer would pass 48 KB).

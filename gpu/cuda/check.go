@@ -107,6 +107,42 @@ func CheckKernels(d *Device, w io.Writer) error {
 		cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
 		return out
 	}
+	bytesDown := func(p cu.DevicePtr, n int64) []byte {
+		out := make([]byte, n)
+		if e := s.Synchronize(); e != nil {
+			err = e
+			return out
+		}
+		cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, n)
+		return out
+	}
+	// split is x (T, K) on the device split for the tensor cores by xsplit
+	// (store_xf), the reference for what attention and the GLU write.
+	split := func(x cu.DevicePtr, T, K int) (cu.DevicePtr, error) {
+		xf := up(make([]byte, xfBytes(K)))
+		fn, e := d.fn("xsplit")
+		if e != nil {
+			return 0, e
+		}
+		return xf, launch(fn, [3]int{64, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(xf), ptr(x), i32(T), i32(K))
+	}
+	// sameSplit checks that xf holds x (T, K) split as xsplit splits it.
+	sameSplit := func(label string, xf cu.DevicePtr, x []float32, T, K int) error {
+		want, e := split(up(f32b(x)), T, K)
+		if e != nil {
+			return e
+		}
+		a, b := bytesDown(xf, xfBytes(K)), bytesDown(want, xfBytes(K))
+		same := "ok"
+		if string(a) != string(b) {
+			same = "FAIL"
+		}
+		fmt.Fprintf(w, "%-34s %12s %s\n", label, "bitwise", same)
+		if same != "ok" {
+			return fmt.Errorf("cuda check %s: split differs", label)
+		}
+		return err
+	}
 	randn := func(n int) []float32 {
 		v := make([]float32, n)
 		for i := range v {
@@ -158,6 +194,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 			g := randn(K)
 			gd := up(f32b(g))
 			for mode := 0; mode < 4; mode++ {
+				var xfIn, xfOut cu.DevicePtr // x split for tcf; the GLU's output split
 				run := func() ([]float32, error) {
 					var out cu.DevicePtr
 					if mode == 1 {
@@ -171,11 +208,11 @@ func CheckKernels(d *Device, w io.Writer) error {
 					var e error
 					switch mode {
 					case 0, 1:
-						e = tgt.matvec("check", out, N, xd, W, T, mode, 0)
+						e = tgt.matvec("check", out, N, xd, xfIn, W, T, mode, 0)
 					case 2:
-						e = tgt.glu(out, xd, W, W2, T, gd)
+						e = tgt.glu(out, xfOut, xd, W, W2, T, gd)
 					case 3:
-						e = tgt.matvec("check", out, N, xd, W, T, 0, gd)
+						e = tgt.matvec("check", out, N, xd, 0, W, T, 0, gd)
 					}
 					if e != nil {
 						return nil, e
@@ -187,6 +224,32 @@ func CheckKernels(d *Device, w io.Writer) error {
 				got, e := run()
 				if e != nil {
 					return e
+				}
+				// x split ahead (tcf) multiplies the same bf16 hi and lo: bitwise
+				// equal; the GLU's split output equals xsplit's of its output.
+				if mc.tiled && mode < 2 {
+					if xfIn, e = split(xd, T, K); e != nil {
+						return e
+					}
+					again, e := run()
+					xfIn = 0
+					if e != nil {
+						return e
+					}
+					if e := bitwise(fmt.Sprintf("%s T=%d x split ahead = tc", modeNames[mode], T), got, again); e != nil {
+						return e
+					}
+				}
+				if mc.tiled && mode == 2 {
+					xfOut = up(make([]byte, xfBytes(N)))
+					again, e := run()
+					if e != nil {
+						return e
+					}
+					if e := sameSplit(fmt.Sprintf("glu T=%d output split", T), xfOut, again, T, N); e != nil {
+						return e
+					}
+					xfOut = 0
 				}
 				// More row tiles per block sum the same products in the same
 				// order: bitwise equal to one tile, at each block size.
@@ -298,6 +361,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 			pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
 			cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
 			out := poison(tc.T * tc.hq * tc.hd)
+			xf := up(make([]byte, xfBytes(tc.hq*tc.hd)))
 			if err != nil {
 				return err
 			}
@@ -313,11 +377,17 @@ func CheckKernels(d *Device, w io.Writer) error {
 			scale := float32(1 / math.Sqrt(float64(tc.hd)))
 			for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
 				if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
-					ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper)); e != nil {
+					ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf)); e != nil {
 					return e
 				}
 			}
 			got := down(out, tc.T*tc.hq*tc.hd)
+			if tc.hq*tc.hd%16 == 0 {
+				label := fmt.Sprintf("attention hd=%d T=%d S=%d split", tc.hd, tc.T, tc.S)
+				if e := sameSplit(label, xf, got, tc.T, tc.hq*tc.hd); e != nil {
+					return e
+				}
+			}
 			gotK, gotV := down(kd, slots*width), down(vd, slots*width)
 			if err != nil {
 				return err

@@ -199,8 +199,10 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 }
 
 // matvec: out (T, ldo) [+]= x (T, w.cols) . w^T; with norm set, x is
-// rmsnorm(x, norm) (fused into the product).
-func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
+// rmsnorm(x, norm) (fused into the product). xf, when set, is x split for
+// the tensor cores already (store_xf in kernels.cu): a tiled product
+// without norm then reads it instead of x (tcf*).
+func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(w.dt)
 	if err != nil {
 		return err
@@ -213,7 +215,11 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w
 			return t.kernel(cat, w.bytes(), name, grid, block,
 				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
 		}
-		name, grid := t.tcLaunch(cat, fmt.Sprintf("tc%d_%d", nw, tcTiles(T)), w.rows, T)
+		kind := "tc"
+		if xf != 0 {
+			kind, x = "tcf", xf
+		}
+		name, grid := t.tcLaunch(cat, fmt.Sprintf("%s%d_%d", kind, nw, tcTiles(T)), w.rows, T)
 		return t.kernel(cat, w.bytes(), name, grid, block,
 			ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), i32(mode))
 	}
@@ -226,8 +232,9 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w
 		ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), i32(mode))
 }
 
-// glu: out (T, ffn) = silu(rmsnorm(x).g^T) * (rmsnorm(x).u^T).
-func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
+// glu: out (T, ffn) = silu(rmsnorm(x).g^T) * (rmsnorm(x).u^T); on the
+// tensor cores, also split into xfo when set (down's xf).
+func (t *Target) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(g.dt)
 	if err != nil {
 		return err
@@ -239,7 +246,7 @@ func (t *Target) glu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr
 		nw := t.tcWarps("gate_up", g.rows, true)
 		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
-			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
+			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps), ptr(xfo))
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
@@ -322,8 +329,12 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			L := &R.m.layers[l]
 			layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
 			kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
-			if err := t.matvec("qkv", R.qkv, R.nqkv, t.x, L.qkv, T, 0, L.attnNorm); err != nil {
+			if err := t.matvec("qkv", R.qkv, R.nqkv, t.x, 0, L.qkv, T, 0, L.attnNorm); err != nil {
 				return err
+			}
+			var attXF cu.DevicePtr // wo's input split by attention, when wo is on the tensor cores
+			if t.xf && L.wo.tiled {
+				attXF = R.attXF
 			}
 			rc := c
 			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
@@ -331,11 +342,12 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.attnMin)); err != nil {
+				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.attnMin),
+				ptr(attXF)); err != nil {
 				return err
 			}
 			out, mode := residual(R)
-			return t.matvec("wo", out, c.Dim, R.att, L.wo, T, mode, 0)
+			return t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0)
 		})
 		if err != nil {
 			return err
@@ -347,11 +359,15 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		}
 		err = t.onRanks(func(R *rankState) error {
 			L := &R.m.layers[l]
-			if err := t.glu(R.hbuf, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
+			var hXF cu.DevicePtr // down's input split by the GLU, when both are on the tensor cores
+			if t.xf && L.gate.tiled && L.down.tiled {
+				hXF = R.hXF
+			}
+			if err := t.glu(R.hbuf, hXF, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
 				return err
 			}
 			out, mode := residual(R)
-			return t.matvec("down", out, c.Dim, R.hbuf, L.down, T, mode, 0)
+			return t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0)
 		})
 		if err != nil {
 			return err
@@ -373,7 +389,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		first, rows = 0, T
 	}
 	err = t.onRanks(func(R *rankState) error { // vocab-parallel: each rank writes its columns of the shared logits
-		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), R.m.out, rows, 0, R.m.outNorm)
+		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm)
 	})
 	if err != nil {
 		return err

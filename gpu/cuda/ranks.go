@@ -23,6 +23,7 @@ type rankState struct {
 
 	nqkv, kvw      int          // qkv row width (hq+2hk)*hd; kv cache width hk*hd
 	qkv, att, hbuf cu.DevicePtr // (MaxTokens, nqkv | hq*hd | ffn) float32
+	attXF, hXF     cu.DevicePtr // att and hbuf split for the tensor cores (xfBytes)
 	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1)
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) float32
 	// The rank's slices of the Target's attention scratch, so that ranks

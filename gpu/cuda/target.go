@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -60,6 +61,7 @@ type Target struct {
 	nop      map[string]bool        // followed by an empty kernel
 	rowTiles map[string]rowTileRule // row tiles per block of the tensor-core products, by kind
 	warps    int                    // tensor-core block size, when set (cuda-check); else tcWarps picks
+	xf       bool                   // wo and down read their input split by its producer (RIGSCOPE_CUDA_XF=0: not)
 	maxPos   int
 	stream   cu.Stream // the step's stream: graphs are captured and replayed here
 	ls       cu.Stream // where kernel launches: stream, or a rank's during its phase (onRanks)
@@ -164,8 +166,13 @@ func stateBytes(cfg model.Config, ctxLen, sms, tp int) int64 {
 	n += MaxTokens * 4 * int64(cfg.Dim+cfg.Vocab)
 	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
 	n += int64(slots+64) * int64(cfg.HeadDim) * 4
+	n += int64(tp) * (xfBytes(d0.hq*cfg.HeadDim) + xfBytes(d0.ffn))
 	return n
 }
+
+// xfBytes is an activation of MaxTokens rows of k floats split for the
+// tensor cores (store_xf): 512 bytes per 16 k per group of 8 rows.
+func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 512 }
 
 // newTarget makes the run state for the ranks' models ms (dims: their
 // local sizes) on d; on error the caller frees ms.
@@ -175,7 +182,11 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	t.pdl = d.Major >= 9 && os.Getenv("RIGSCOPE_CUDA_PDL") != "0"
 	t.slots = ctxLen + MaxTokens
 	t.S = attnSplits(c, t.slots, d.SMs)
+	if n, err := strconv.Atoi(os.Getenv("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 { // measurements: splits
+		t.S = n
+	}
 	t.attnRows, t.attnMin = attnRows(), attnMinSlots()
+	t.xf = os.Getenv("RIGSCOPE_CUDA_XF") != "0"
 	t.skip, t.twice, t.nop = kindsFromEnv("RIGSCOPE_CUDA_SKIP"), kindsFromEnv("RIGSCOPE_CUDA_TWICE"), kindsFromEnv("RIGSCOPE_CUDA_NOP")
 	var err error
 	if t.rowTiles, err = rowTiles(); err != nil {
@@ -217,6 +228,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		R.qkv = alloc(T * 4 * int64(R.nqkv))
 		R.att = alloc(T * 4 * int64(R.dims.hq*hd))
 		R.hbuf = alloc(T * 4 * int64(R.dims.ffn))
+		R.attXF, R.hXF = alloc(xfBytes(R.dims.hq*hd)), alloc(xfBytes(R.dims.ffn))
 		R.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
 		R.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
 		if len(ms) > 1 {
