@@ -119,24 +119,26 @@ __device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss
 // tile k/16 and token group t/8 loads it, 16 bytes a lane (hi of k and k+1,
 // hi of k+8 and k+9, then the same lo). The kernels that write wo's and
 // down's inputs (attention, GLU) store both forms, so those products load
-// x ready-made (tcf*) instead of splitting it in every block.
+// x ready-made (tcf*) instead of splitting it in every block. xf_at is
+// where hi of elements k&~1 and (k&~1)+1 go; lo is 4 bf16 further.
+__device__ __forceinline__ long xf_at(int KT, int t, int k) {
+  return (((long)(t >> 3) * KT + (k >> 4)) * 32 + (t & 7) * 4 + ((k & 7) >> 1)) * 8 + ((k >> 3) & 1) * 2;
+}
 __device__ __forceinline__ void store_xf(__nv_bfloat16* xf, int KT, int t, int k, float v) {
-  const long u = ((long)(t >> 3) * KT + (k >> 4)) * 32 + (t & 7) * 4 + ((k & 7) >> 1);
-  const int at = ((k >> 3) & 1) * 2 + (k & 1);
+  __nv_bfloat16* p = xf + xf_at(KT, t, k) + (k & 1);
   const __nv_bfloat16 hi = __float2bfloat16_rn(v);
-  xf[u * 8 + at] = hi;
-  xf[u * 8 + 4 + at] = __float2bfloat16_rn(v - __bfloat162float(hi));
+  p[0] = hi;
+  p[4] = __float2bfloat16_rn(v - __bfloat162float(hi));
 }
 
 // store_xf2 is store_xf of elements k and k+1 (k even): one 4-byte store
 // each for hi and lo.
 __device__ __forceinline__ void store_xf2(__nv_bfloat16* xf, int KT, int t, int k, float v0, float v1) {
-  const long u = ((long)(t >> 3) * KT + (k >> 4)) * 32 + (t & 7) * 4 + ((k & 7) >> 1);
-  const int at = ((k >> 3) & 1) * 2;
+  __nv_bfloat162* p = reinterpret_cast<__nv_bfloat162*>(xf + xf_at(KT, t, k));
   const __nv_bfloat162 hi = __floats2bfloat162_rn(v0, v1);
   const float2 f = __bfloat1622float2(hi);
-  *reinterpret_cast<__nv_bfloat162*>(xf + u * 8 + at) = hi;
-  *reinterpret_cast<__nv_bfloat162*>(xf + u * 8 + 4 + at) = __floats2bfloat162_rn(v0 - f.x, v1 - f.y);
+  p[0] = hi;
+  p[2] = __floats2bfloat162_rn(v0 - f.x, v1 - f.y);
 }
 
 // xsplit stores x (T, K) as xf (store_xf) for cuda-check. grid-stride.
