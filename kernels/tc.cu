@@ -13,21 +13,23 @@
 // T, so every T sums in the same order) own RT row tiles (16*RT rows; RT
 // 1, 2 or 4 changes no sum: gpu/cuda picks more for verify) and split the
 // k tiles in runs of U, max(U, RT) tiles in flight per warp (times 2 for
-// GLU's two matrices); the hi and lo products go to separate accumulators
-// (two independent mma chains), summed at the end. NTT n-tiles of 8
-// tokens (T <= 8*NTT). mode, GLU, NORM as in mv_body.
-// U is TC_U (2) for the plain and norm products, TC_UG (4) for GLU: with
+// GLU's two matrices); the hi and lo products go to one accumulator. NTT
+// n-tiles of 8 tokens (T <= 8*NTT). mode, GLU, NORM as in mv_body.
+// U is TC_U (2) for the plain and norm products, TC_UG (2) for GLU: with
 // 2 tiles in flight the 16-warp plain kernels need 32-40 registers, so 3-4
 // blocks fit on an SM where 4 tiles allowed 3 (tcn16_1: 40 -> 32), and
-// llama-8b decode went from 224 to 233 tok/s; 2 for GLU (64 -> 52
-// registers, still 2 blocks) and 1 or 8 for all were slower
-// (bench/cuda/README.md, session 5). Variants for such comparisons are
-// built with -D (bench/cuda/variants.sh).
+// llama-8b decode went from 224 to 233 tok/s (session 5). One accumulator
+// instead of separate hi and lo ones (session 7): the GLU at U 2 needs 40
+// registers instead of 54, 3 blocks per SM, and the 8B verify step took
+// 4448 instead of 4650 us (decode unchanged; 1 or 8 tiles were slower).
+// Variants for such comparisons are built with -D (bench/cuda/variants.sh);
+// -DTC_LOADONLY keeps only the weight loads (what the access pattern alone
+// costs: 8B step 4010 us against 4230).
 #ifndef TC_U
 #define TC_U 2
 #endif
 #ifndef TC_UG
-#define TC_UG 4
+#define TC_UG 2
 #endif
 __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigned b1) {
   asm volatile(
@@ -60,7 +62,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     wt[0][r] = w + nt * KT * 32 + lane;
     if (GLU) wt[NW - 1][r] = w2 + nt * KT * 32 + lane;
   }
-  float acc[NW][RT][NTT][4], accl[NW][RT][NTT][4];
+  float acc[NW][RT][NTT][4];
   float ss[NTT];
 #pragma unroll
   for (int j = 0; j < NTT; j++) {
@@ -70,13 +72,23 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
       for (int r = 0; r < RT; r++)
 #pragma unroll
-        for (int i = 0; i < 4; i++) acc[m][r][j][i] = accl[m][r][j][i] = 0.f;
+        for (int i = 0; i < 4; i++) acc[m][r][j][i] = 0.f;
   }
   pdl_wait();
   // Warp w owns k tiles [w*U + i*W*U, +U) for every RT: each row's
   // sum runs in the same order whatever RT and T are. mma_tiles multiplies
   // the LU tiles from kt0+u0 (weights in a) with x.
   auto mma_tiles = [&](int kt0, int u0, const uint4 (&a)[LU][NW][RT]) {
+#ifdef TC_LOADONLY  // measurement builds: the weight loads alone (garbage results)
+#pragma unroll
+    for (int u = 0; u < LU; u++)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < RT; r++)
+          acc[m][r][0][0] += __uint_as_float((a[u][m][r].x ^ a[u][m][r].y ^ a[u][m][r].z ^ a[u][m][r].w) & 0x3f0fffffu);
+    if (true) return;
+#endif
 #pragma unroll
     for (int u = 0; u < LU; u++) {
       if (kt0 + u0 + u >= KT) break;  // warp-uniform
@@ -96,7 +108,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
             for (int r = 0; r < RT; r++) {
               mma_bf16(acc[m][r][j], a[u][m][r], f.x, f.y);
-              mma_bf16(accl[m][r][j], a[u][m][r], f.z, f.w);
+              mma_bf16(acc[m][r][j], a[u][m][r], f.z, f.w);
             }
           continue;
         }
@@ -118,7 +130,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
           for (int r = 0; r < RT; r++) {
             mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(h0), bf16x2_bits(h1));
-            mma_bf16(accl[m][r][j], a[u][m][r], bf16x2_bits(l0), bf16x2_bits(l1));
+            mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(l0), bf16x2_bits(l1));
           }
       }
     }
@@ -139,14 +151,6 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     }
   }
   pdl_trigger();
-#pragma unroll
-  for (int m = 0; m < NW; m++)
-#pragma unroll
-    for (int r = 0; r < RT; r++)
-#pragma unroll
-      for (int j = 0; j < NTT; j++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) acc[m][r][j][i] += accl[m][r][j][i];
   // acc[m][r][j]: rows grp, grp+8 of row tile r x tokens 8j+2tig, 8j+2tig+1.
   __shared__ float red[W][NW][16 * RT][8 * NTT];
   __shared__ float red_ss[W][8 * NTT];
