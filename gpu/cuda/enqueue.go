@@ -35,15 +35,17 @@ const (
 func tcTiles(T int) int { return (T + 7) / 8 }
 
 // tcWarps is the block size (warps) of the tensor-core kernels for a
-// matrix of rows rows (a block per 16 rows): 16, or 32 when there are fewer
-// blocks than SMs (measured on the H200: 8 warps loses 9% on llama-8b,
-// 32 on the 2048-row products gains 10% on llama-1b). It depends on the
-// shape only, so decode and verify sum in the same order.
+// matrix of rows rows (a block per 16 rows): 16, or 32 when the blocks fit
+// in one wave of 2 such blocks per SM (measured on the H200: 8 warps loses
+// 9% on llama-8b; 32 on the 2048-row products gains 10% on llama-1b, and
+// on llama-8b's 4096-row wo and down 431 -> 406 and 1093 -> 1009 us a
+// step, where qkv's 384 blocks, 1.45 waves at 32, lost 593 -> 707). It
+// depends on the shape only, so decode and verify sum in the same order.
 // RIGSCOPE_CUDA_TCW=W, or kind:W,... per kind, forces it (W 8, 16 or 32;
 // GLU stops at 16).
 func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 	w := 16
-	if rows/16 < t.dev.SMs {
+	if rows/16 <= 2*t.dev.SMs {
 		w = 32
 	}
 	if t.warps != 0 {
