@@ -78,9 +78,10 @@ func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 // rows (kernels tc*rR); each x fragment then feeds R tiles, so a block
 // reads x once per 16*R rows, which matters when x has several rows. Row
 // sums keep their order, so results are bitwise those of one tile
-// (cuda-check checks it). By default a verify step (T > 1) uses 2 tiles
-// for gate/up where that still leaves a block per SM (rows/32 >= SMs):
-// verify of 5 went from 1.19 to 1.10-1.14 decode steps on llama-8b. The
+// (cuda-check checks it). By default gate/up uses 2 tiles where that still
+// leaves a block per SM (rows/32 >= SMs): verify of 5 went from 1.19 to
+// 1.10-1.14 decode steps on llama-8b, and since the GLU loads 2 k tiles
+// at a time (session 7) decode too (8B gate_up 2048 -> 1917 us). The
 // plain and norm products keep one tile since they load 2 k tiles at a
 // time (TC_U in tc.cu): with 2 row tiles, qkv's verify took 1.4x as long;
 // the output projection was slower too (bench/cuda/README.md).
@@ -125,7 +126,7 @@ func rowTiles() (map[string]rowTileRule, error) {
 func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 	tiles := 1
 	if t.rowTiles == nil {
-		if T > 1 && cat == "gate_up" && rows/32 >= t.dev.SMs {
+		if cat == "gate_up" && rows/32 >= t.dev.SMs {
 			tiles = 2
 		}
 	} else if r, ok := t.rowTiles[cat]; ok && (T > 1 || !r.verifyOnly) {
