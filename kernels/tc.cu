@@ -11,7 +11,7 @@
 // every token's result is computed the same way whatever T is.
 // Block: W warps (8, 16 or 32: gpu/cuda picks per matrix shape, never per
 // T, so every T sums in the same order) own RT row tiles (16*RT rows; RT
-// 1, 2 or 4 changes no sum: gpu/cuda picks more for verify) and split the
+// 1, 2 or 4 changes no sum: gpu/cuda picks 2 for gate/up) and split the
 // k tiles in runs of U, max(U, RT) tiles in flight per warp (times 2 for
 // GLU's two matrices); the hi and lo products go to one accumulator. NTT
 // n-tiles of 8 tokens (T <= 8*NTT). mode, GLU, NORM as in mv_body.
