@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gorgonia.org/cu"
@@ -51,27 +52,41 @@ func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 	if t.warps != 0 {
 		w = t.warps
 	}
-	for _, f := range strings.Split(os.Getenv("RIGSCOPE_CUDA_TCW"), ",") {
-		kind, n, ok := strings.Cut(f, ":")
-		if !ok {
-			kind, n = cat, kind
-		}
-		if kind != cat {
-			continue
-		}
-		switch n {
-		case "8":
-			w = 8
-		case "16":
-			w = 16
-		case "32":
-			w = 32
+	for _, f := range t.tcw {
+		if f.all || f.kind == cat {
+			w = f.warps
 		}
 	}
 	if glu {
 		w = min(w, 16)
 	}
 	return w
+}
+
+// tcwRule is one entry of RIGSCOPE_CUDA_TCW: warps for kind, or for every
+// kind when all.
+type tcwRule struct {
+	kind  string
+	all   bool
+	warps int
+}
+
+// tcwRules parses RIGSCOPE_CUDA_TCW=W or kind:W,... (W 8, 16 or 32; other
+// entries are ignored), in order: a later entry overrides an earlier one.
+func tcwRules() []tcwRule {
+	var rules []tcwRule
+	for _, f := range strings.Split(os.Getenv("RIGSCOPE_CUDA_TCW"), ",") {
+		kind, n, ok := strings.Cut(f, ":")
+		if !ok {
+			kind, n = "", kind
+		}
+		switch n {
+		case "8", "16", "32":
+			w, _ := strconv.Atoi(n)
+			rules = append(rules, tcwRule{kind: kind, all: !ok, warps: w})
+		}
+	}
+	return rules
 }
 
 // Row tiles: a tensor-core product can give each block 2 or 4 tiles of 16

@@ -61,6 +61,7 @@ type Target struct {
 	nop      map[string]bool        // followed by an empty kernel
 	rowTiles map[string]rowTileRule // row tiles per block of the tensor-core products, by kind
 	warps    int                    // tensor-core block size, when set (cuda-check); else tcWarps picks
+	tcw      []tcwRule              // RIGSCOPE_CUDA_TCW, applied after warps
 	xf       bool                   // wo and down read their input split by its producer (RIGSCOPE_CUDA_XF=0: not)
 	maxPos   int
 	stream   cu.Stream // the step's stream: graphs are captured and replayed here
@@ -189,6 +190,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	t.xf = os.Getenv("RIGSCOPE_CUDA_XF") != "0"
 	t.skip, t.twice, t.nop = kindsFromEnv("RIGSCOPE_CUDA_SKIP"), kindsFromEnv("RIGSCOPE_CUDA_TWICE"), kindsFromEnv("RIGSCOPE_CUDA_NOP")
 	var err error
+	t.tcw = tcwRules()
 	if t.rowTiles, err = rowTiles(); err != nil {
 		return nil, err
 	}
