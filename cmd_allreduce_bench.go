@@ -51,11 +51,8 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	recal := fs.Bool("recalibrate", false, "cpu: redo the auto calibration sweep instead of using the cache (cuda's auto always calibrates in the run)")
 	cacheDir := fs.String("cache-dir", "", "calibration cache directory (default $RIGSCOPE_CACHE_DIR or the user cache dir)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
 	}
 	rankList, err := parseRanks(*ranksFlag)
 	if err != nil {

@@ -122,11 +122,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
 	}
 	ks, err := parseIntList(*kFlag)
 	if err != nil {

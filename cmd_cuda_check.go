@@ -48,7 +48,7 @@ func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	models := fs.String("models", "../shared/models", "folder with the gocoder fixtures and reference-public.json")
 	checks := fs.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp)")
 	head := fs.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	want := map[string]bool{}

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // command is one headless subcommand. Each lives in its own cmd_*.go file and
@@ -34,16 +36,56 @@ var openPanel func(ctx context.Context, args []string) error
 // errUsage marks an error whose message already explains the usage.
 var errUsage = errors.New("usage")
 
+// interruptGrace is how long a command has to stop after the first
+// interrupt before the process exits anyway (a second interrupt exits at
+// once).
+const interruptGrace = 3 * time.Second
+
+// exitInterrupted is the shell's status for a process ended by SIGINT.
+const exitInterrupted = 130
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "rigscope:", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel() // loads and runs stop at their next check
+		select {
+		case <-sigs:
+		case <-time.After(interruptGrace):
 		}
+		fmt.Fprintln(os.Stderr, "rigscope: interrupted")
+		os.Exit(exitInterrupted)
+	}()
+	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(1)
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "rigscope: interrupted:", err)
+		os.Exit(exitInterrupted)
+	default:
+		fmt.Fprintln(os.Stderr, "rigscope:", err)
 		os.Exit(1)
 	}
+	if ctx.Err() != nil { // a command that stopped early without saying so
+		fmt.Fprintln(os.Stderr, "rigscope: interrupted")
+		os.Exit(exitInterrupted)
+	}
+}
+
+// parseFlags parses a command's flags and refuses positional arguments:
+// no command takes any, and one left over is a mistyped flag or value.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q (flags are --name value; `rigscope %s -h` lists them)", fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return nil
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
