@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"rigscope/engine/model"
@@ -42,7 +43,7 @@ func CheckRunConfig(cfg RunConfig) error {
 		return err
 	}
 	if t := cfg.Sampling.Temperature; t > 0 && t < MinTemperature {
-		return fmt.Errorf("temperature %g is below the smallest that samples, %g (1/T would overflow); use 0 for greedy decoding", t, MinTemperature)
+		return fmt.Errorf("temperature %s is below the smallest that samples, %g (1/T would overflow); use 0 for greedy decoding", strconv.FormatFloat(float64(t), 'g', -1, 32), MinTemperature)
 	}
 	if err := checkFloat("top-p", cfg.Sampling.TopP, 0, 1); err != nil {
 		return err
@@ -79,7 +80,7 @@ func checkFloat(name string, v float32, lo, hi float64) error {
 	case math.IsInf(f, 0):
 		return fmt.Errorf("%s is %v; give a number in [%g, %g]", name, f, lo, hi)
 	case f < lo || f > hi:
-		return fmt.Errorf("%s %g is outside [%g, %g]", name, f, lo, hi)
+		return fmt.Errorf("%s %s is outside [%g, %g]", name, strconv.FormatFloat(f, 'g', -1, 32), lo, hi)
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"rigscope/engine"
 	"rigscope/engine/spec/eagle3"
+	"rigscope/internal/safefile"
 
 	"encoding/binary"
 	"encoding/json"
@@ -29,6 +31,9 @@ const (
 // CheckModelPath says whether path is a model the engine can open and, if
 // not, why, in words meant for the user. It reads only headers.
 func CheckModelPath(path string) (format string, err error) {
+	if err := engine.CheckModelPath(path, "model"); err != nil {
+		return "", err
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
@@ -42,9 +47,9 @@ func CheckModelPath(path string) (format string, err error) {
 	if strings.EqualFold(filepath.Ext(path), ".safetensors") || filepath.Base(path) == "config.json" {
 		return "", fmt.Errorf("%s is one file of a Hugging Face model: choose its folder (the one with config.json) instead", filepath.Base(path))
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, "model", 0)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", err
 	}
 	defer f.Close()
 	var head [28]byte
