@@ -9,11 +9,13 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"rigscope/engine/tp"
+	"rigscope/internal/sysmem"
 )
 
 func init() {
@@ -67,6 +69,9 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	switch *device {
 	case "cpu":
+		if err := checkBenchMemory(rankList, sizes); err != nil {
+			return err
+		}
 	case "cuda":
 		gb, err := parseGPUBackends(*backendFlag)
 		if err != nil {
@@ -276,4 +281,20 @@ func parseSizes(s string) ([]int64, error) {
 		return nil, errors.New("allreduce-bench: --sizes: empty")
 	}
 	return out, nil
+}
+
+// checkBenchMemory refuses a CPU sweep whose largest cell would not fit in
+// the available memory: per rank the input, the buffer reduced in place and
+// the group's wire buffer, plus the float64 reference.
+func checkBenchMemory(ranks []int, sizes []int64) error {
+	n, size := int64(slices.Max(ranks)), slices.Max(sizes)
+	avail, err := sysmem.Available()
+	if err != nil {
+		return nil // the kernel does not say: nothing to check against
+	}
+	if need := (3*n + 2) * size; need > avail {
+		return fmt.Errorf("allreduce-bench: %d ranks x %s per rank needs about %s, and this machine has %s available (MemAvailable); lower --ranks or --sizes",
+			n, tp.FormatBytes(size), sysmem.GiB(need), sysmem.GiB(avail))
+	}
+	return nil
 }

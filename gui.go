@@ -46,6 +46,14 @@ func runPanel(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags go before; subcommands: rigscope help)", fs.Arg(0))
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--ctx", *ctxLen}, {"--tp", *tpSize}, {"--max-tokens", *maxTokens}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s %d is negative (leave it out for the default)", f.name, f.v)
+		}
+	}
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
 	}

@@ -311,6 +311,14 @@ func TestHostileInputs(t *testing.T) {
 		{name: "tree does not fit ctx", args: ids("--drafter", "ngram", "--tree", "8", "--k", "16", "--ctx", "64"), want: "the context holds 64"},
 		{name: "memory: weights + KV beyond RAM", args: gen(fmt.Sprintf("synthetic:llama-8b?layers=%d", bigLayers), "--prompt-ids", "1"), want: "available (MemAvailable)"},
 
+		{name: "allreduce-bench beyond RAM", args: cmdArgs("allreduce-bench", "--ranks", "64", "--sizes", "4G"), want: "available (MemAvailable); lower --ranks or --sizes"},
+		{name: "allreduce-bench ranks 0", args: cmdArgs("allreduce-bench", "--ranks", "0"), want: `"0" is not a group size`},
+		{name: "allreduce-bench ranks 2^31", args: cmdArgs("allreduce-bench", "--ranks", "2147483648"), want: "is not a group size"},
+		{name: "allreduce-bench size 5G", args: cmdArgs("allreduce-bench", "--sizes", "5G"), want: "up to 4G"},
+		{name: "allreduce-bench size not float32s", args: cmdArgs("allreduce-bench", "--sizes", "3"), want: "not a whole number of float32s"},
+		{name: "allreduce-bench iters -1", args: cmdArgs("allreduce-bench", "--iters", "-1"), want: "--iters -1: must be at least 1"},
+		{name: "allreduce-bench extra argument", args: cmdArgs("allreduce-bench", "now"), want: `unexpected argument "now"`},
+
 		// Floats from flags.
 		{name: "temperature NaN", args: ids("--temperature", "NaN"), want: "temperature is NaN"},
 		{name: "temperature Inf", args: ids("--temperature", "Inf"), want: "temperature is +Inf"},
@@ -460,12 +468,22 @@ func TestHostileInputs(t *testing.T) {
 	}
 
 	var mu sync.Mutex
-	var failed, arch []string
+	var failed, arch, skipped []string
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			defer func() {
+				if t.Skipped() {
+					mu.Lock()
+					skipped = append(skipped, tc.name)
+					mu.Unlock()
+				}
+			}()
 			if tc.name == "memory: weights + KV beyond RAM" && bigSkip != "" {
 				t.Skip(bigSkip)
+			}
+			if avail, err := sysmem.Available(); tc.name == "allreduce-bench beyond RAM" && (err != nil || avail > 776<<30) {
+				t.Skip("the sweep fits this machine's memory, or it does not say")
 			}
 			d := &hostileDir{t: t, dir: t.TempDir(), models: models}
 			ok := runHostile(t, d, tc)
@@ -480,8 +498,8 @@ func TestHostileInputs(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		t.Logf("hostile inputs: %d cases, %d passed, %d failed (of which %d are helper arch's file-level cases): %q",
-			len(cases), len(cases)-len(failed), len(failed), len(arch), failed)
+		t.Logf("hostile inputs: %d cases, %d passed, %d skipped %q, %d failed (of which %d are helper arch's file-level cases): %q",
+			len(cases), len(cases)-len(failed)-len(skipped), len(skipped), skipped, len(failed), len(arch), failed)
 	})
 }
 
@@ -500,6 +518,10 @@ func memoryHogLayers() (int, string) {
 		}
 	}
 	return 256, "this machine has " + sysmem.GiB(avail) + " available; synthetic:llama-8b at 256 layers fits"
+}
+
+func cmdArgs(args ...string) func(*hostileDir) []string {
+	return func(*hostileDir) []string { return args }
 }
 
 func tpRun(d *hostileDir) []string {

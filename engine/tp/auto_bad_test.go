@@ -92,3 +92,36 @@ func TestBadCalibrationCacheIsRepaired(t *testing.T) {
 		t.Errorf("good cache: source %v, err %v", tab.Source, err)
 	}
 }
+
+// FuzzReadCache: any bytes as the calibration cache are either refused
+// (and then moved aside) or give tables an auto group can be built from.
+func FuzzReadCache(f *testing.F) {
+	good, _ := json.Marshal(&cacheFile{Machine: MachineKey(), Build: BuildKey(), Tables: map[int]*AutoTable{
+		2: {Ranks: 2, Rules: []AutoRule{{1 << 10, "oneshot"}, {1 << 20, "ring"}}, Points: []CalibPoint{{1 << 10, "ring", 3}}},
+	}})
+	f.Add(good)
+	f.Add([]byte(`{"tables":{"2":null}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := dir + "/cache.json"
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cf, why, bad := readCache(path)
+		if cf == nil {
+			if why == "" {
+				t.Fatalf("refused without a reason")
+			}
+			return
+		}
+		if bad {
+			t.Fatalf("accepted and bad: %s", why)
+		}
+		for ranks, tab := range cf.Tables {
+			_, err := NewGroup("auto", ranks, GroupOptions{Auto: tab})
+			if err != nil {
+				t.Fatalf("accepted table for %d ranks cannot build a group: %v", ranks, err)
+			}
+		}
+	})
+}
