@@ -131,12 +131,16 @@ func (e *Engine) drafter(dc DrafterConfig) (spec.Drafter, error) {
 		src.Close()
 		return nil, err
 	}
+	slots := e.opts.CtxLen + spec.MaxK*spec.MaxBranch
+	if err := checkFits("draft model "+dc.Path, src.Config(), src.Meta()["dtype"], slots, 1, true); err != nil {
+		src.Close()
+		return nil, err
+	}
 	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
 	if err != nil {
 		src.Close()
 		return nil, fmt.Errorf("draft model %s: %w", dc.Path, err)
 	}
-	slots := e.opts.CtxLen + spec.MaxK*spec.MaxBranch
 	// One thread: the draft model is small enough that fanning its matmuls out
 	// costs more than it saves, and it leaves the cores to the target.
 	d := draftmodel.New(model.NewRunner(w, slots, nil, cpu.NewPool(1)))

@@ -163,15 +163,23 @@ func bytesPerParam(name string) float64 {
 var availableMemory = sysmem.Available
 
 // checkMemory refuses a target that would not fit in this machine's
-// available memory, before any of it is allocated. Where the kernel does
-// not say (no MemAvailable), nothing is refused.
+// available memory, before any of it is allocated.
 func (e *Engine) checkMemory(tpSize int) error {
 	if e.opts.Device != "" && e.opts.Device != "cpu" {
 		return nil // weights and cache live on the device, which checks its own memory
 	}
-	weights, kv := memoryNeed(e.cfg, e.info.DType, e.opts.CtxLen, tpSize)
-	if tpSize > 1 {
-		weights = 0 // the TP-1 target already holds them; shards are views
+	// At TP > 1 the TP-1 target already holds the weights; shards are views.
+	return checkFits(e.info.Path, e.cfg, e.info.DType, e.opts.CtxLen, tpSize, tpSize == 1)
+}
+
+// checkFits refuses a model of cfg with a ctx-position KV cache at TP
+// tpSize (and its weights, unless they are already held) when that needs
+// more than the available memory, with the figures. Where the kernel does
+// not say (no MemAvailable), nothing is refused.
+func checkFits(path string, cfg model.Config, dtype string, ctx, tpSize int, withWeights bool) error {
+	weights, kv := memoryNeed(cfg, dtype, ctx, tpSize)
+	if !withWeights {
+		weights = 0
 	}
 	avail, err := availableMemory()
 	if err != nil {
@@ -179,7 +187,7 @@ func (e *Engine) checkMemory(tpSize int) error {
 	}
 	if need := weights + kv; need > float64(avail) {
 		return fmt.Errorf("%s with a %d-position KV cache at TP %d needs about %s (weights %s + KV cache %s), and this machine has %s available (MemAvailable); lower --ctx or use a smaller model",
-			e.info.Path, e.opts.CtxLen, max(tpSize, 1), sysmem.GiB(int64(need)), sysmem.GiB(int64(weights)), sysmem.GiB(int64(kv)), sysmem.GiB(avail))
+			path, ctx, max(tpSize, 1), sysmem.GiB(int64(need)), sysmem.GiB(int64(weights)), sysmem.GiB(int64(kv)), sysmem.GiB(avail))
 	}
 	return nil
 }
