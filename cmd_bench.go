@@ -122,6 +122,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
+	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range set.prompts {
 		longest = max(longest, len(p))
 	}
-	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2})
+	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device})
 	if err != nil {
 		return err
 	}
