@@ -49,7 +49,8 @@ func kind(m fs.FileMode) string {
 }
 
 // pseudo says whether path lies on a kernel pseudo file system (/proc,
-// /sys), whose "regular" files report size 0 and can be endless.
+// /sys), whose "regular" files report size 0 and can be endless. (Devices
+// are refused by their mode; /dev/shm holds real files.)
 func pseudo(path string) bool {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -58,7 +59,7 @@ func pseudo(path string) bool {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	for _, root := range []string{"/proc", "/sys", "/dev"} {
+	for _, root := range []string{"/proc", "/sys"} {
 		if abs == root || strings.HasPrefix(abs, root+"/") {
 			return true
 		}
@@ -94,7 +95,7 @@ func check(path, what string, fi fs.FileInfo, limit int64) error {
 		return &Error{what, path, kind(fi.Mode())}
 	}
 	if pseudo(path) {
-		return &Error{what, path, "a kernel pseudo-file (/proc, /sys or /dev)"}
+		return &Error{what, path, "a kernel pseudo-file (/proc or /sys)"}
 	}
 	if limit > 0 && fi.Size() > limit {
 		return fmt.Errorf("%s %s is %d bytes, more than the %d this kind of file can be; it is not one", what, path, fi.Size(), limit)
@@ -118,7 +119,7 @@ func CheckPath(path, what string, limits map[string]int64) error {
 		return check(path, what, fi, limitFor(filepath.Base(path), limits))
 	}
 	if pseudo(path) {
-		return &Error{what, path, "a kernel pseudo-file folder (/proc, /sys or /dev)"}
+		return &Error{what, path, "a kernel pseudo-file folder (/proc or /sys)"}
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {

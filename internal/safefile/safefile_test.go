@@ -65,6 +65,13 @@ func TestRefusals(t *testing.T) {
 	if err := CheckPath(clean, "model", nil); err != nil {
 		t.Errorf("CheckPath(clean folder) = %v", err)
 	}
+	if shm, err := os.CreateTemp("/dev/shm", "safefile"); err == nil { // tmpfs: real files
+		shm.Close()
+		defer os.Remove(shm.Name())
+		if _, err := CheckFile(shm.Name(), "--x", 0); err != nil {
+			t.Errorf("CheckFile(%s) = %v; a regular file under /dev/shm is fine", shm.Name(), err)
+		}
+	}
 	if b, err := ReadFile(ok, "--x", 10); err != nil || string(b) != "{}" {
 		t.Errorf("ReadFile(ok) = %q, %v", b, err)
 	}
