@@ -14,6 +14,7 @@ import (
 	"rigscope/engine/spec/ngram"
 	"rigscope/engine/tensor/cpu"
 	"rigscope/engine/tokenizer"
+	"rigscope/internal/modelpath"
 )
 
 // Drafter defaults (DrafterConfig fields left 0).
@@ -55,7 +56,7 @@ func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
 		if dc.Kind == "none" || dc.Kind == "ngram" {
 			return dc, fmt.Errorf("drafter: a draft path (%s) is for the model or eagle3 drafter, not %s", dc.Path, dc.Kind)
 		}
-		if err := CheckModelPath(dc.Path, "draft"); err != nil {
+		if err := modelpath.Regular(dc.Path, "draft"); err != nil {
 			return dc, fmt.Errorf("drafter: %w", err)
 		}
 	}

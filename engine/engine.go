@@ -14,6 +14,7 @@ import (
 	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/tokenizer"
+	"rigscope/internal/modelpath"
 	"rigscope/internal/safefile"
 )
 
@@ -78,7 +79,7 @@ func Open(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := CheckModelPath(path, "model"); err != nil {
+	if err := modelpath.Regular(path, "model"); err != nil {
 		return nil, err
 	}
 	if opts.TokenizerPath != "" {

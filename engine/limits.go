@@ -6,13 +6,11 @@ import (
 	"math"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
 	"rigscope/engine/tp"
-	"rigscope/internal/safefile"
 	"rigscope/internal/sysmem"
 )
 
@@ -190,26 +188,6 @@ func checkFits(path string, cfg model.Config, dtype string, ctx, tpSize int, wit
 			path, ctx, max(tpSize, 1), sysmem.GiB(int64(need)), sysmem.GiB(int64(weights)), sysmem.GiB(int64(kv)), sysmem.GiB(avail))
 	}
 	return nil
-}
-
-// modelFileLimits bound the files of a model folder that are read whole.
-var modelFileLimits = map[string]int64{
-	"config.json":     safefile.JSONLimit,
-	"*.json":          safefile.TokenizerLimit, // tokenizer.json is the big one
-	"tokenizer.model": safefile.TokenizerLimit,
-	"tokenizer.bin":   safefile.TokenizerLimit,
-	"*.jinja":         safefile.JSONLimit,
-}
-
-// CheckModelPath refuses a model, draft or head path that is not a regular
-// file or a folder of regular files (a FIFO, a device, a /proc entry, a
-// link to one), or whose config and tokenizer files are larger than their
-// formats allow. It reads nothing. "synthetic:..." passes.
-func CheckModelPath(path, what string) error {
-	if strings.HasPrefix(path, "synthetic:") {
-		return nil
-	}
-	return safefile.CheckPath(path, what, modelFileLimits)
 }
 
 // checkTokenizer refuses a tokenizer that is not the model's: more pieces
