@@ -51,6 +51,8 @@ type hostileCase struct {
 	check func(t *testing.T, d *hostileDir) // more assertions after the run
 	// interrupt sends SIGINT once the command has printed its first output.
 	interrupt bool
+	// panel: the case runs the panel's flag parsing (not in a headless build).
+	panel bool
 	// arch: a file-level case that helper "arch" fixes in engine/loader,
 	// engine/hfconfig and engine/model/config.go; it may fail on a branch
 	// without that work. It is not skipped.
@@ -210,6 +212,9 @@ func TestHostileInputs(t *testing.T) {
 		// Flags and drafters.
 		{name: "extra positional argument", args: ids("extra"), want: `unexpected argument "extra"`},
 		{name: "two extra arguments", args: ids("a", "b"), want: `unexpected argument "a"`},
+		{name: "panel --ctx -1", panel: true, args: cmdArgs("--ctx", "-1"), want: "--ctx -1 is negative"},
+		{name: "panel --tp -2", panel: true, args: cmdArgs("--tp", "-2"), want: "--tp -2 is negative"},
+		{name: "panel extra argument", panel: true, args: cmdArgs("--model", "synthetic:tiny", "more"), want: `unexpected argument "more"`},
 		{name: "unknown command", args: func(*hostileDir) []string { return []string{"generat"} }, want: `unknown command "generat"`},
 		{name: "unknown drafter", args: ids("--drafter", "medusa"), want: `unknown kind "medusa"`},
 		{name: "ngram with a draft path", args: func(d *hostileDir) []string { return ids("--drafter", "ngram", "--draft", d.model(hf))(d) }, want: "not ngram"},
@@ -293,6 +298,9 @@ func TestHostileInputs(t *testing.T) {
 			}
 			if avail, err := sysmem.Available(); tc.name == "allreduce-bench beyond RAM" && (err != nil || avail > 776<<30) {
 				t.Skip("the sweep fits this machine's memory, or it does not say")
+			}
+			if tc.panel && openPanel == nil {
+				t.Skip("a headless build has no panel")
 			}
 			d := &hostileDir{t: t, dir: t.TempDir(), models: models}
 			ok := runHostile(t, d, tc)

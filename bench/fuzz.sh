@@ -8,8 +8,8 @@
 #   bench/fuzz.sh                 # all fuzzers, 30 s each
 #   FUZZTIME=60 bench/fuzz.sh ./engine/loader/...
 #   FUZZTIME=5 bench/fuzz.sh      # what `make test` runs (CI)
-# FUZZTAGS (default ci) are the build tags: with ci, Fyne builds without the
-# X11 headers, so the ui package's fuzzer runs on a server too.
+# FUZZTAGS (default ci) are the build tags: with ci, a package that imports
+# Fyne builds without the X11 headers (no fuzzer needs a window).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T="${FUZZTIME:-${1:-30}}"
