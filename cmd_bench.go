@@ -134,6 +134,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("bench: --tree: %w", err)
 	}
+	switch {
+	case *maxTokens < 1 || *maxTokens > 1<<24:
+		return fmt.Errorf("bench: --max-tokens %d must be 1..%d", *maxTokens, 1<<24)
+	case *nPrompts < 0 || *promptLen < 0:
+		return fmt.Errorf("bench: --prompts %d / --prompt-len %d: give 0 (all) or more", *nPrompts, *promptLen)
+	}
+	if err := engine.CheckRunConfig(engine.RunConfig{PromptIDs: []int32{0}, MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	for _, k := range ks {
+		if k < 1 {
+			return fmt.Errorf("bench: --k %d must be at least 1", k)
+		}
+		for _, tree := range trees {
+			if _, err := engine.NormalizeDrafter(engine.DrafterConfig{Kind: "ngram", K: k, Tree: tree}); err != nil {
+				return fmt.Errorf("bench: --k %d --tree %d: %w", k, tree, err)
+			}
+		}
+	}
 	set, err := defaultBenchSet(*nPrompts, *promptLen)
 	if err != nil {
 		return err
@@ -150,7 +169,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device})
 	if err != nil {
-		return err
+		return fmt.Errorf("bench: --max-tokens %d after prompts of up to %d tokens: %w", *maxTokens, longest, err)
 	}
 	defer eng.Close()
 	defer eng.CloseDrafters()

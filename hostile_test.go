@@ -130,6 +130,15 @@ func TestHostileInputs(t *testing.T) {
 		{name: "allreduce-bench iters -1", args: cmdArgs("allreduce-bench", "--iters", "-1"), want: "--iters -1: must be at least 1"},
 		{name: "allreduce-bench extra argument", args: cmdArgs("allreduce-bench", "now"), want: `unexpected argument "now"`},
 
+		{name: "bench max-tokens max int64", args: cmdArgs("bench", "--model", "synthetic:tiny", "--max-tokens", "9223372036854775807"), want: "--max-tokens 9223372036854775807 must be 1..16777216"},
+		{name: "bench max-tokens beyond the context", args: cmdArgs("bench", "--model", "synthetic:tiny", "--max-tokens", "1000000"), want: "beyond the 32768 positions"},
+		{name: "bench max-tokens 0", args: cmdArgs("bench", "--model", "synthetic:tiny", "--max-tokens", "0"), want: "--max-tokens 0 must be 1.."},
+		{name: "bench k 0", args: cmdArgs("bench", "--model", "synthetic:tiny", "--k", "0"), want: "--k 0 must be at least 1"},
+		{name: "bench k 99", args: cmdArgs("bench", "--model", "synthetic:tiny", "--k", "99"), want: "k=99 outside 1..16"},
+		{name: "bench tree -1", args: cmdArgs("bench", "--model", "synthetic:tiny", "--tree", "-1"), want: "--tree"},
+		{name: "bench tp 2^31", args: cmdArgs("bench", "--model", "synthetic:tiny", "--tp", "2147483648"), want: "is more than this machine can run"},
+		{name: "bench prompts -1", args: cmdArgs("bench", "--model", "synthetic:tiny", "--prompts", "-1"), want: "--prompts -1"},
+
 		// Floats from flags.
 		{name: "temperature NaN", args: ids("--temperature", "NaN"), want: "temperature is NaN"},
 		{name: "temperature Inf", args: ids("--temperature", "Inf"), want: "temperature is +Inf"},

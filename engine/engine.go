@@ -106,7 +106,7 @@ func open(ctx context.Context, path string, src loader.Source, opts Options) (*E
 	}
 	ctxLen, err := resolveCtx(opts.CtxLen, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("--ctx: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	opts.CtxLen = ctxLen
 	e := &Engine{src: src, cfg: cfg, opts: opts, targets: map[int]*tpTarget{}, rec: metrics.NewRecorder(600)}
