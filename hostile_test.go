@@ -281,7 +281,7 @@ func TestHostileInputs(t *testing.T) {
 		}), want: "max_position_embeddings"},
 		{name: "config kv heads not dividing heads", args: withModel(pIDs, func(d *hostileDir) string {
 			return d.hf(map[string][]byte{"config.json": d.config(func(c map[string]any) { c["num_key_value_heads"] = 3 })})
-		}), want: "not divisible by 3 kv heads"},
+		}), want: "not divisible by 3"},
 		{name: "config hidden size not matching the tensors", args: withModel(pIDs, func(d *hostileDir) string {
 			return d.hf(map[string][]byte{"config.json": d.config(func(c map[string]any) { c["hidden_size"] = 500 })})
 		}), want: "500"},
