@@ -173,7 +173,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if ctx.Err() != nil || st.StopReason == "cancelled" {
 		fmt.Fprintln(stdout)
-		return fmt.Errorf("generate: interrupted after %d tokens", st.GeneratedTokens)
+		return fmt.Errorf("generate: stopped after %d tokens", st.GeneratedTokens)
 	}
 	out.Stats = st
 	if st.Drafts > 0 {

@@ -45,12 +45,21 @@ const interruptGrace = 3 * time.Second
 const exitInterrupted = 130
 
 func main() {
+	ctx := interruptible()
+	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(exitStatus(ctx, err, os.Stderr))
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels, so loads and runs stop at their next check; if the command has
+// not ended interruptGrace later, or at a second signal, the process exits.
+func interruptible() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		cancel() // loads and runs stop at their next check
+		cancel()
 		select {
 		case <-sigs:
 		case <-time.After(interruptGrace):
@@ -58,22 +67,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rigscope: interrupted")
 		os.Exit(exitInterrupted)
 	}()
-	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	return ctx
+}
+
+// exitStatus reports err (once) and returns the process's status: 0, 1 for
+// an error, 130 when interrupted (even by a command that returned nil).
+func exitStatus(ctx context.Context, err error, stderr io.Writer) int {
 	switch {
-	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
-		os.Exit(1)
+		return 1 // the flag package has printed the usage
+	case ctx.Err() != nil && err != nil:
+		fmt.Fprintln(stderr, "rigscope: interrupted:", err)
+		return exitInterrupted
 	case ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "rigscope: interrupted:", err)
-		os.Exit(exitInterrupted)
-	default:
-		fmt.Fprintln(os.Stderr, "rigscope:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "rigscope: interrupted")
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintln(stderr, "rigscope:", err)
+		return 1
 	}
-	if ctx.Err() != nil { // a command that stopped early without saying so
-		fmt.Fprintln(os.Stderr, "rigscope: interrupted")
-		os.Exit(exitInterrupted)
-	}
+	return 0
 }
 
 // parseFlags parses a command's flags and refuses positional arguments:
