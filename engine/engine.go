@@ -34,6 +34,8 @@ type Options struct {
 	// Device runs the target on "cpu" (default) or a registered accelerator
 	// ("cuda" in a -tags cuda build); drafters stay on the CPU.
 	Device string
+	// Observer, when set, is told of every run as it goes (Observer).
+	Observer Observer
 }
 
 // ModelInfo describes the loaded target for display.
