@@ -6,6 +6,18 @@
 //
 // An Exporter is an engine.Observer: set it as engine.Options.Observer and
 // serve Handler (engine/metrics/promserve does, on loopback).
+//
+// Read as a vLLM dashboard reads them (PromQL):
+//
+//	acceptance rate     rate(vllm:spec_decode_num_accepted_tokens_total[5m]) / rate(vllm:spec_decode_num_draft_tokens_total[5m])
+//	acceptance length   1 + rate(vllm:spec_decode_num_accepted_tokens_total[5m]) / rate(vllm:spec_decode_num_drafts_total[5m])
+//	per position, vLLM  rate(vllm:spec_decode_num_accepted_tokens_per_pos_total[5m]) / ignoring(position) group_left rate(vllm:spec_decode_num_drafts_total[5m])
+//	per position, over the drafts that proposed it (equal for full-length chains)
+//	                    rate(vllm:spec_decode_num_accepted_tokens_per_pos_total[5m]) / rate(rigscope:spec_decode_num_drafts_per_pos_total[5m])
+//	tokens/s            rate(vllm:generation_tokens_total[1m])
+//	TTFT p50            histogram_quantile(0.5, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket[5m])))
+//	ITL p99             histogram_quantile(0.99, sum by (le, model_name) (rate(vllm:inter_token_latency_seconds_bucket[5m])))
+//	allreduce p99       histogram_quantile(0.99, sum by (le, tp, backend, bytes) (rate(rigscope:allreduce_latency_seconds_bucket[5m])))
 package prom
 
 import (

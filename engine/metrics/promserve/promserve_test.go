@@ -288,3 +288,22 @@ func TestContextStops(t *testing.T) {
 		t.Errorf("%s still accepts connections after the context ended", s.Addr())
 	}
 }
+
+// FuzzBindAddr: any input either is refused or gives a HOST:PORT with a
+// host (loopback when the input had none) and the input's port.
+func FuzzBindAddr(f *testing.F) {
+	for _, s := range []string{":9400", "0.0.0.0:9400", "[::1]:0", "9400", "", ":", "a:b:c", "[::1", "localhost:http"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, addr string) {
+		got, err := BindAddr(addr)
+		if err != nil {
+			return
+		}
+		host, port, err := net.SplitHostPort(got)
+		inHost, inPort, _ := net.SplitHostPort(addr)
+		if err != nil || host == "" || port != inPort || (inHost == "" && host != "127.0.0.1") || (inHost != "" && host != inHost) {
+			t.Errorf("BindAddr(%q) = %q: host %q port %q (%v)", addr, got, host, port, err)
+		}
+	})
+}
