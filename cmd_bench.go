@@ -123,6 +123,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
+	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	metricsAddr := metricsAddrFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -157,7 +158,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Observer: obs})
+	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs})
 	if err != nil {
 		return err
 	}
