@@ -55,12 +55,8 @@ func (w *panelWiring) open(ctx context.Context, path string, progress func(engin
 	w.mu.Lock()
 	w.cfg = info.Config
 	w.mu.Unlock()
-	name := filepath.Base(info.Path)
-	if info.Format == "synthetic" {
-		name = info.Path
-	}
 	return &panelEngine{Engine: e, info: ui.ModelInfo{
-		Name: name, Format: info.Format, Path: info.Path, Params: info.Params,
+		Name: info.ServedName(), Format: info.Format, Path: info.Path, Params: info.Params,
 		ChatTemplate: info.ChatTemplate, MaxSeq: info.Config.MaxSeq,
 	}}, nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"path/filepath"
-	"strings"
 	"time"
 
 	"rigscope/engine/metrics"
@@ -31,12 +30,9 @@ type RunObserver interface {
 
 // RunStart describes a run to an Observer.
 type RunStart struct {
-	// Model is the served model name: the model file's or folder's base
-	// name, or the synthetic spec.
-	Model        string
+	Model        string        // ModelInfo.ServedName
 	Drafter      DrafterConfig // normalized: Kind is never "", K is 0 for none
 	TP           int
-	Backend      string // the allreduce backend as configured ("auto" stays "auto")
 	PromptTokens int
 	// AllReduce and Bytes are the run's own allreduce latency histograms
 	// and per-rank byte counters, written live by every rank without a
@@ -45,12 +41,14 @@ type RunStart struct {
 	Bytes     *metrics.RankBytes
 }
 
-// ServedName is the model name an observer labels a run with.
+// ServedName is the model's name as the panel shows it and an observer
+// labels its runs (vLLM's served_model_name): the file's or folder's base
+// name, or the synthetic spec.
 func (i ModelInfo) ServedName() string {
-	if i.Format == "synthetic" || strings.HasPrefix(i.Path, "synthetic:") {
+	if i.Format == "synthetic" {
 		return i.Path
 	}
-	return filepath.Base(filepath.Clean(i.Path))
+	return filepath.Base(i.Path)
 }
 
 // runObserver forwards one run's events to the engine's Observer; with no

@@ -374,7 +374,7 @@ func TestCommLifetime(t *testing.T) {
 	for i, s := range steps {
 		if r == nil {
 			lat = metrics.NewLatencySet()
-			r = x.RunStarted(engine.RunStart{Model: "m", TP: 2, Backend: "ring", AllReduce: lat, Bytes: metrics.NewRankBytes(2)})
+			r = x.RunStarted(engine.RunStart{Model: "m", TP: 2, AllReduce: lat, Bytes: metrics.NewRankBytes(2)})
 		}
 		for range s.record {
 			lat.Record("ring", 4096, 900*time.Nanosecond)
