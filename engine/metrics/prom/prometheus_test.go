@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
@@ -385,6 +386,32 @@ func TestCommLifetime(t *testing.T) {
 		}
 		if n, below := count(); n != s.want || below != s.want {
 			t.Errorf("step %d: %d observations (%d in le=1.13µs), want %d", i, n, below, s.want)
+		}
+	}
+}
+
+// TestLint runs promlint over a populated registry: the only problem it may
+// report is the ':' in the names, which vLLM's names have (and rigscope's
+// follow, as one namespace:name style).
+func TestLint(t *testing.T) {
+	x := New()
+	lat := metrics.NewLatencySet()
+	lat.Record("ring", 4096, time.Microsecond)
+	r := x.RunStarted(engine.RunStart{Model: "m", Drafter: engine.DrafterConfig{Kind: "ngram", K: 2}, TP: 2, AllReduce: lat, Bytes: metrics.NewRankBytes(2)})
+	r.FirstToken(time.Millisecond)
+	r.Step(engine.StepStats{Drafted: 2, Depth: 2, Accepted: 1, NewTokens: 2, ElapsedTime: 2 * time.Millisecond})
+	r.RunEnded(engine.Stats{StopReason: "eos"})
+	mfs, err := x.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		if p.Text != "metric names should not contain ':'" {
+			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 		}
 	}
 }
