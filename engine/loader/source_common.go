@@ -84,7 +84,7 @@ func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor
 			return 0, fmt.Errorf("loader: %s: %w", path, err)
 		}
 		if err := t.ExpectShape(shape...); err != nil {
-			return 0, fmt.Errorf("loader: %s: %w (config %s)", path, err, describe(cfg))
+			return 0, fmt.Errorf("loader: %s: %w (config %s)", path, err, cfg.Sizes())
 		}
 		if err := t.Check(); err != nil {
 			return 0, fmt.Errorf("loader: %s: %w", path, err)
@@ -103,8 +103,4 @@ func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor
 		}
 	}
 	return dominant, nil
-}
-
-func describe(c model.Config) string {
-	return fmt.Sprintf("dim %d, %d layers, %d heads, %d kv heads, head dim %d, ffn %d, vocab %d", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab)
 }

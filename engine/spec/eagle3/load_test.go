@@ -110,7 +110,7 @@ func TestLoadBadInput(t *testing.T) {
 		{"missing tensor", func(h *headSpec) { delete(h.tensors, "midlayer.hidden_norm.weight") }, `no tensor "midlayer.hidden_norm.weight"`},
 		{"lm_head of the wrong size", func(h *headSpec) { h.tensors["lm_head.weight"] = f32Tensor(nil2(), 0.1, 99, 64) }, "lm_head.weight"},
 		{"two decoder layers", func(h *headSpec) { h.config["num_hidden_layers"] = 2 }, "only one-layer"},
-		{"scaled RoPE", func(h *headSpec) { h.config["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `RoPE type "llama3"`},
+		{"scaled RoPE", func(h *headSpec) { h.config["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `rope_scaling.rope_type = llama3 (factor 8)`},
 		{"EAGLE-1 style head", func(h *headSpec) {
 			h.config["eagle_config"] = map[string]any{"use_aux_hidden_state": false}
 		}, "use_aux_hidden_state is false"},
