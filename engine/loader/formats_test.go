@@ -3,7 +3,9 @@ package loader
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +39,12 @@ func writeHFDir(t *testing.T, cfg model.Config, configJSON string, edit func(map
 	for _, n := range order {
 		if w, ok := byHF[n]; ok {
 			ts = append(ts, w)
+			delete(byHF, n)
 		}
+	}
+	added := slices.Sorted(maps.Keys(byHF)) // tensors edit added
+	for _, n := range added {
+		ts = append(ts, byHF[n])
 	}
 	var buf bytes.Buffer
 	if err := safetensors.Write(&buf, ts, nil); err != nil {

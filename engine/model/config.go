@@ -64,7 +64,7 @@ const (
 // (1 would rotate every pair by the same angle) or beyond 1e12.
 func CheckRopeTheta(v float64) error {
 	if !(v > 1 && v <= 1e12) {
-		return fmt.Errorf("RoPE base %g is not a finite number above 1 and at most 1e12", v)
+		return fmt.Errorf("RoPE base %.6g is not a finite number above 1 and at most 1e12", v)
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func CheckRopeTheta(v float64) error {
 // 0 and at most 0.1 (real models use 1e-6 to 1e-5).
 func CheckNormEps(v float64) error {
 	if !(v > 0 && v <= 0.1) {
-		return fmt.Errorf("norm epsilon %g is not a finite number above 0 and at most 0.1", v)
+		return fmt.Errorf("norm epsilon %.6g is not a finite number above 0 and at most 0.1", v)
 	}
 	return nil
 }
