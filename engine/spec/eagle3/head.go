@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"rigscope/engine/loader/safetensors"
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
@@ -33,7 +34,8 @@ type Head struct {
 	// DraftToTarget[d] is the target id of draft id d (d + d2t[d]).
 	DraftToTarget []int32 // (draftVocab)
 
-	st *safetensors.Model
+	st   *safetensors.Model
+	read map[string]bool // the file's tensors load has found
 }
 
 // Tensor names, with the prefixes different exporters use.
@@ -54,7 +56,7 @@ func Load(dir string, target model.WeightSource) (*Head, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eagle3: %s: %w", dir, err)
 	}
-	h := &Head{Cfg: cfg, Path: dir, st: st}
+	h := &Head{Cfg: cfg, Path: dir, st: st, read: map[string]bool{}}
 	if err := h.load(target); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("eagle3: %s: %w", dir, err)
@@ -76,6 +78,7 @@ func (h *Head) Close() error {
 func (h *Head) find(prefixes []string, name string) (string, bool) {
 	for _, p := range prefixes {
 		if h.st.Has(p + name) {
+			h.read[p+name] = true
 			return p + name, true
 		}
 	}
@@ -180,7 +183,22 @@ func (h *Head) load(target model.WeightSource) error {
 			return err
 		}
 	}
-	return h.loadVocabMap()
+	if err := h.loadVocabMap(); err != nil {
+		return err
+	}
+	return h.checkUnread()
+}
+
+// checkUnread refuses a head whose file holds tensors load did not read
+// (biases, norms or layers the head's forward pass would skip).
+func (h *Head) checkUnread() error {
+	var unread []string
+	for _, n := range h.st.Names() {
+		if !h.read[n] {
+			unread = append(unread, n)
+		}
+	}
+	return unsupported.Refuse("", unsupported.Tensors(unread))
 }
 
 // loadVocabMap reads d2t (draft id d -> target id d + d2t[d]) and checks
