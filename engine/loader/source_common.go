@@ -75,7 +75,8 @@ func ExpectedShapes(cfg model.Config) map[string][]int {
 
 // validateWeights checks that every tensor the config needs is present,
 // well-formed, of the expected shape, and of a usable dtype (norm vectors
-// must be F32, F16 or BF16).
+// must be F32, F16 or BF16), and holds no NaN or Inf where checkFinite
+// looks.
 func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor.Tensor, error)) (dominant tensor.DType, err error) {
 	count := map[tensor.DType]int{}
 	for name, shape := range ExpectedShapes(cfg) {
@@ -91,6 +92,9 @@ func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor
 		}
 		if len(shape) == 1 && t.DType != tensor.F32 && t.DType != tensor.F16 && t.DType != tensor.BF16 {
 			return 0, fmt.Errorf("loader: %s: tensor %q has dtype %v, want F32, F16 or BF16 for a norm vector", path, name, t.DType)
+		}
+		if err := checkFinite(t); err != nil {
+			return 0, fmt.Errorf("loader: %s: %w", path, err)
 		}
 		if len(shape) == 2 {
 			count[t.DType]++

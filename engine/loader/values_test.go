@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"encoding/binary"
 	"math"
 	"strings"
 	"testing"
@@ -188,6 +189,74 @@ func TestHFValues(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), dir) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %q; want one line containing %q and the folder", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestNonFiniteWeights: NaN or Inf in a norm vector, or in the scale of a
+// quantized block, refuses the file naming the tensor and the element or
+// block.
+func TestNonFiniteWeights(t *testing.T) {
+	cfg := tinyCfg
+	cfg.Dim, cfg.HeadDim, cfg.FFN = 32, 16, 32
+	kv := tinyKV("llama")
+	for i, e := range kv {
+		switch e.Key {
+		case "llama.embedding_length", "llama.feed_forward_length":
+			kv[i].Value = uint32(32)
+		}
+	}
+	// q80 returns cfg's tensors with blk.0.attn_q.weight as Q8_0, its block
+	// 3's scale set to the f16 bits given (0: untouched).
+	build := func(scale uint16, normElem float32) []*tensor.Tensor {
+		ts := tinyTensors(cfg)
+		for i, w := range ts {
+			switch w.Name {
+			case "blk.0.attn_q.weight":
+				f := make([]float32, w.Elems())
+				for j := range f {
+					f[j] = float32(j%7) / 10
+				}
+				q := &tensor.Tensor{Name: w.Name, DType: tensor.Q8_0, Shape: w.Shape, Data: make([]byte, w.Elems()/32*34)}
+				tensor.Encode(q.Data, tensor.Q8_0, f)
+				if scale != 0 {
+					binary.LittleEndian.PutUint16(q.Data[3*34:], scale)
+				}
+				ts[i] = q
+			case model.NameOutputNorm:
+				if normElem != 0 {
+					binary.LittleEndian.PutUint32(w.Data[4*5:], math.Float32bits(normElem))
+				}
+			}
+		}
+		return ts
+	}
+	tests := []struct {
+		name     string
+		scale    uint16
+		normElem float32
+		want     string // "" = opens
+	}{
+		{"finite", 0, 0, ""},
+		{"Q8_0 scale NaN", 0x7e00, 0, `tensor "blk.0.attn_q.weight" (Q8_0 [32 32]): block 3 has scale NaN`},
+		{"Q8_0 scale +Inf", 0x7c00, 0, "block 3 has scale +Inf"},
+		{"norm NaN", 0, float32(math.NaN()), `tensor "output_norm.weight" (F32 [32]): element 5 is NaN`},
+		{"norm -Inf", 0, float32(math.Inf(-1)), "element 5 is -Inf"},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		path := writeFile(t, dir, strings.ReplaceAll(tt.name, " ", "_")+".gguf", ggufBytes(t, kv, build(tt.scale, tt.normElem)))
+		src, err := Open(path, Options{})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: Open: %v", tt.name, err)
+		case tt.want == "":
+			src.Close()
+		case err == nil:
+			src.Close()
+			t.Errorf("%s: Open succeeded; want an error containing %q", tt.name, tt.want)
+		case !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path):
+			t.Errorf("%s: error %q; want one containing %q and the file", tt.name, err, tt.want)
 		}
 	}
 }
