@@ -38,16 +38,7 @@ func checkFinite(t *tensor.Tensor) error {
 		return nil
 	}
 	for i := range t.Elems() {
-		var v float32
-		switch t.DType {
-		case tensor.F32:
-			v = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
-		case tensor.F16:
-			v = tensor.F16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
-		case tensor.BF16:
-			v = tensor.BF16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
-		}
-		if !finite(v) {
+		if v := floatAt(t, i); !finite(v) {
 			return fmt.Errorf("tensor %q (%v %v): element %d is %g; the file is corrupt", t.Name, t.DType, t.Shape, i, v)
 		}
 	}
@@ -55,3 +46,16 @@ func checkFinite(t *tensor.Tensor) error {
 }
 
 func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// floatAt is element i of an F32, F16 or BF16 tensor (0 for other dtypes).
+func floatAt(t *tensor.Tensor, i int) float32 {
+	switch t.DType {
+	case tensor.F32:
+		return math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
+	case tensor.F16:
+		return tensor.F16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
+	case tensor.BF16:
+		return tensor.BF16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
+	}
+	return 0
+}

@@ -65,7 +65,7 @@ func openHF(dir string) (Source, error) {
 		}
 		return nil, fmt.Errorf("loader: %s: %w", dir, err)
 	}
-	if tensorItems := unsupported.Tensors(hfUnread(cfg, m.Names())); len(tensorItems) > 0 {
+	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(cfg, m.Names()))); len(tensorItems) > 0 {
 		m.Close()
 		return nil, fmt.Errorf("loader: %w", unsupported.Refuse(dir, append(items, tensorItems...)))
 	}

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -257,6 +258,65 @@ func TestNonFiniteWeights(t *testing.T) {
 			t.Errorf("%s: Open succeeded; want an error containing %q", tt.name, tt.want)
 		case !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path):
 			t.Errorf("%s: error %q; want one containing %q and the file", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestHFRedundantTensors: tensors that restate what the engine computes
+// (plain RoPE inv_freq buffers, a tied lm_head equal to the embedding) do
+// not refuse a model; ones that differ do.
+func TestHFRedundantTensors(t *testing.T) {
+	hfCfg := tinyCfg
+	hfCfg.RopeLayout = model.RopeHalf
+	invFreq := func(scale float64) func(map[string]*tensor.Tensor) {
+		return func(m map[string]*tensor.Tensor) {
+			for l := range hfCfg.Layers {
+				f := make([]float32, hfCfg.HeadDim/2)
+				for i := range f {
+					f[i] = float32(scale * math.Pow(10000, -float64(2*i)/float64(hfCfg.HeadDim)))
+				}
+				name := fmt.Sprintf("model.layers.%d.self_attn.rotary_emb.inv_freq", l)
+				w := &tensor.Tensor{Name: name, DType: tensor.F32, Shape: []int{len(f)}, Data: make([]byte, 4*len(f))}
+				tensor.Encode(w.Data, tensor.F32, f)
+				m[name] = w
+			}
+		}
+	}
+	tied := strings.Replace(tinyHFConfig, `"tie_word_embeddings":false`, `"tie_word_embeddings":true`, 1)
+	lmHead := func(same bool) func(map[string]*tensor.Tensor) {
+		return func(m map[string]*tensor.Tensor) {
+			w := *m["model.embed_tokens.weight"]
+			w.Name = "lm_head.weight"
+			w.Data = append([]byte(nil), w.Data...)
+			if !same {
+				w.Data[0] ^= 1
+			}
+			m["lm_head.weight"] = &w
+		}
+	}
+	tests := []struct {
+		name, config string
+		edit         func(map[string]*tensor.Tensor)
+		want         string // "" = opens
+	}{
+		{"plain inv_freq", tinyHFConfig, invFreq(1), ""},
+		{"scaled inv_freq", tinyHFConfig, invFreq(0.125), "RoPE scaling: 2 tensors (model.layers.0.self_attn.rotary_emb.inv_freq"},
+		{"tied, lm_head equal", tied, lmHead(true), ""},
+		{"tied, lm_head differs", tied, lmHead(false), "tensors nothing reads: 1 tensor (lm_head.weight)"},
+	}
+	for _, tt := range tests {
+		dir := writeHFDir(t, hfCfg, tt.config, tt.edit)
+		src, err := Open(dir, Options{})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: Open: %v", tt.name, err)
+		case tt.want == "":
+			src.Close()
+		case err == nil:
+			src.Close()
+			t.Errorf("%s: Open succeeded; want an error containing %q", tt.name, tt.want)
+		case !strings.Contains(err.Error(), tt.want):
+			t.Errorf("%s: error %q; want one containing %q", tt.name, err, tt.want)
 		}
 	}
 }
