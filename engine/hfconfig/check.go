@@ -17,27 +17,27 @@ var fieldChecks = []struct {
 	field     string
 	kind      unsupported.Kind
 	off       func(v any, cfg map[string]any) bool
-	supported string
+	supported string // "" = the kind's own
 }{
-	{"attention_bias", unsupported.Bias, isFalse, "attention projections without biases"},
-	{"mlp_bias", unsupported.Bias, isFalse, "MLP projections without biases"},
-	{"sliding_window", unsupported.SlidingWindow, slidingOff, "full causal attention"},
-	{"use_sliding_window", unsupported.SlidingWindow, isFalse, "full causal attention"},
+	{"attention_bias", unsupported.Bias, isFalse, ""},
+	{"mlp_bias", unsupported.Bias, isFalse, ""},
+	{"sliding_window", unsupported.SlidingWindow, slidingOff, ""},
+	{"use_sliding_window", unsupported.SlidingWindow, isFalse, ""},
 	{"layer_types", unsupported.SlidingWindow, allFullAttention, `full causal attention in every layer ("full_attention")`},
-	{"num_local_experts", unsupported.Experts, isZero, "a dense SiLU-gated MLP in every layer"},
-	{"num_experts", unsupported.Experts, isZero, "a dense SiLU-gated MLP in every layer"},
-	{"n_routed_experts", unsupported.Experts, isZero, "a dense SiLU-gated MLP in every layer"},
-	{"n_shared_experts", unsupported.Experts, isZero, "a dense SiLU-gated MLP in every layer"},
-	{"quantization_config", unsupported.Quantization, isNull, "unquantized safetensors (F32, F16, BF16) or a GGUF file (Q8_0, Q4_0, Q4_K, Q6_K)"},
+	{"num_local_experts", unsupported.Experts, isZero, ""},
+	{"num_experts", unsupported.Experts, isZero, ""},
+	{"n_routed_experts", unsupported.Experts, isZero, ""},
+	{"n_shared_experts", unsupported.Experts, isZero, ""},
+	{"quantization_config", unsupported.Quantization, isNull, ""},
 	{"q_lora_rank", unsupported.AttentionShape, isNull, "multi-head attention with grouped K/V heads (no latent attention)"},
 	{"kv_lora_rank", unsupported.AttentionShape, isNull, "multi-head attention with grouped K/V heads (no latent attention)"},
 	{"attn_logit_softcapping", unsupported.AttentionShape, isNull, "attention scores without soft-capping"},
 	{"final_logit_softcapping", unsupported.AttentionShape, isNull, "logits without soft-capping"},
 	{"query_pre_attn_scalar", unsupported.AttentionShape, isNull, "attention scores scaled by 1/sqrt(head_dim)"},
 	{"partial_rotary_factor", unsupported.AttentionShape, isOne, "RoPE over the whole head"},
-	{"use_qk_norm", unsupported.QKNorm, isFalse, "no norm on query and key heads"},
-	{"hidden_act", unsupported.Activation, isSiLU, "silu"},
-	{"hidden_activation", unsupported.Activation, isSiLU, "silu"},
+	{"use_qk_norm", unsupported.QKNorm, isFalse, ""},
+	{"hidden_act", unsupported.Activation, isSiLU, ""},
+	{"hidden_activation", unsupported.Activation, isSiLU, ""},
 }
 
 func isNull(v any, _ map[string]any) bool  { return v == nil }

@@ -12,32 +12,32 @@ import (
 // ggufArchitectures are the general.architecture values read as Llama.
 var ggufArchitectures = []string{"llama"}
 
-// ggufKeys are the ARCH.* metadata keys the loader knows. A key read into
-// the config has a nil off; any other must hold a value that asks for
-// nothing (off), or the model is refused with the key's kind. A key not
-// listed at all is refused as metadata nothing reads. Delete or relax an
-// entry when its feature lands.
-var ggufKeys = map[string]struct {
-	kind      unsupported.Kind
-	off       func(f *gguf.File, arch, key string) bool
-	supported string
-}{
-	"context_length": {}, "embedding_length": {}, "block_count": {}, "feed_forward_length": {},
-	"attention.head_count": {}, "attention.head_count_kv": {}, "attention.layer_norm_rms_epsilon": {},
-	"rope.freq_base": {}, "attention.key_length": {}, "vocab_size": {},
-	"rope.dimension_count":                 {unsupported.AttentionShape, sameAsHeadDim, "RoPE over the whole head (rope.dimension_count = attention.key_length)"},
-	"attention.value_length":               {unsupported.AttentionShape, sameAsHeadDim, "value heads as wide as key heads"},
-	"rope.scaling.type":                    {unsupported.RopeScaling, isString("none", ""), "plain RoPE (rope.scaling.type none)"},
-	"rope.scaling.factor":                  {unsupported.RopeScaling, isNumber(0, 1), "plain RoPE (rope.scaling.factor 1)"},
-	"rope.scaling.original_context_length": {unsupported.RopeScaling, always, ""},
-	"rope.scaling.finetuned":               {unsupported.RopeScaling, always, ""},
-	"tensor_data_layout":                   {unsupported.AttentionShape, always, ""},
-	"attention.sliding_window":             {unsupported.SlidingWindow, isNumber(0), "full causal attention"},
-	"expert_count":                         {unsupported.Experts, isNumber(0), "a dense SiLU-gated MLP in every layer"},
-	"expert_used_count":                    {unsupported.Experts, isNumber(0), "a dense SiLU-gated MLP in every layer"},
+// ggufRead are the ARCH.* metadata keys read into the config, or that
+// change nothing whatever their value.
+var ggufRead = map[string]bool{
+	"context_length": true, "embedding_length": true, "block_count": true, "feed_forward_length": true,
+	"attention.head_count": true, "attention.head_count_kv": true, "attention.layer_norm_rms_epsilon": true,
+	"rope.freq_base": true, "attention.key_length": true, "vocab_size": true,
+	"rope.scaling.original_context_length": true, "rope.scaling.finetuned": true, "tensor_data_layout": true,
 }
 
-func always(*gguf.File, string, string) bool { return true }
+// ggufChecks are the ARCH.* keys that ask for a feature the engine does not
+// implement unless they hold a value that asks for nothing (off). A key in
+// neither table is refused as metadata nothing reads. Delete or relax an
+// entry when its feature lands.
+var ggufChecks = map[string]struct {
+	kind      unsupported.Kind
+	off       func(f *gguf.File, arch, key string) bool
+	supported string // "" = the kind's own
+}{
+	"rope.dimension_count":     {unsupported.AttentionShape, sameAsHeadDim, "RoPE over the whole head (rope.dimension_count = the head dim)"},
+	"attention.value_length":   {unsupported.AttentionShape, sameAsHeadDim, "value heads as wide as key heads"},
+	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", ""), "plain RoPE (rope.scaling.type none)"},
+	"rope.scaling.factor":      {unsupported.RopeScaling, isNumber(0, 1), "plain RoPE (rope.scaling.factor 1)"},
+	"attention.sliding_window": {unsupported.SlidingWindow, isNumber(0), ""},
+	"expert_count":             {unsupported.Experts, isNumber(0), ""},
+	"expert_used_count":        {unsupported.Experts, isNumber(0), ""},
+}
 
 func isString(offs ...string) func(f *gguf.File, arch, key string) bool {
 	return func(f *gguf.File, _, key string) bool {
@@ -92,16 +92,17 @@ func ggufUnsupported(f *gguf.File, arch string) []unsupported.Item {
 		if arch == "" || !ok {
 			continue
 		}
-		k, known := ggufKeys[key]
+		k, checked := ggufChecks[key]
 		switch {
-		case !known:
+		case ggufRead[key]:
+		case !checked:
 			unread = append(unread, kv.Key)
-		case k.off != nil && !k.off(f, arch, kv.Key):
+		case !k.off(f, arch, kv.Key):
 			items = append(items, unsupported.Item{Kind: k.kind, Field: kv.Key, Value: valueString(kv.Value), Supported: k.supported})
 		}
 	}
 	if len(unread) > 0 {
-		items = append(items, unsupported.Item{Kind: unsupported.UnreadMetadata, Names: unread, Supported: "the llama.* keys of a Llama model"})
+		items = append(items, unsupported.Item{Kind: unsupported.UnreadMetadata, Names: unread})
 	}
 	return items
 }

@@ -35,6 +35,16 @@ var kindNames = map[Kind]string{
 	UnreadMetadata: "metadata nothing reads",
 }
 
+// kindSupported is what the engine does instead, for an Item that names
+// nothing more specific.
+var kindSupported = map[Kind]string{
+	Architecture: "Llama", RopeScaling: "plain RoPE from one base frequency", SlidingWindow: "full causal attention",
+	Bias: "projections without biases", QKNorm: "no norm on query and key heads", Experts: "a dense SiLU-gated MLP in every layer",
+	Quantization: "unquantized safetensors (F32, F16, BF16) or GGUF F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K",
+	Activation:   "silu", AttentionShape: "multi-head attention with grouped K/V heads, RoPE over the whole head, scores scaled by 1/sqrt(head_dim)",
+	UnreadTensor: "the Llama tensors only", UnreadMetadata: "the llama.* keys of a Llama model",
+}
+
 func (k Kind) String() string {
 	if s, ok := kindNames[k]; ok {
 		return s
@@ -50,7 +60,7 @@ type Item struct {
 	Field     string   // "rope_parameters.rope_type", "llama.expert_count"; "" for tensors
 	Value     string   // what the file says, e.g. "llama3"
 	Names     []string // tensors or keys, in file order (Error names the first few)
-	Supported string   // what the engine does instead, e.g. "plain RoPE (rope_type default)"
+	Supported string   // what the engine does instead; "" = the kind's usual alternative
 }
 
 // shownNames is how many tensor or key names a message lists per item.
@@ -79,8 +89,12 @@ func (it Item) String() string {
 		}
 		b.WriteString(")")
 	}
-	if it.Supported != "" {
-		fmt.Fprintf(&b, " (supported: %s)", it.Supported)
+	sup := it.Supported
+	if sup == "" {
+		sup = kindSupported[it.Kind]
+	}
+	if sup != "" {
+		fmt.Fprintf(&b, " (supported: %s)", sup)
 	}
 	return b.String()
 }
@@ -135,14 +149,14 @@ func As(err error) (*Error, bool) {
 var tensorKinds = []struct {
 	kind      Kind
 	contains  []string
-	supported string
+	supported string // "" = the kind's own
 }{
-	{Experts, []string{"experts", "_exps", "_shexp", "ffn_gate_inp", "block_sparse_moe", ".mlp.gate.", "shared_expert", "exp_probs_b"}, "a dense SiLU-gated MLP in every layer"},
-	{Quantization, []string{"weight_scale", ".scales", "qweight", "qzeros", ".g_idx", "input_scale", ".absmax", ".quant_map"}, "unquantized safetensors (F32, F16, BF16) or GGUF F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K"},
+	{Experts, []string{"experts", "_exps", "_shexp", "ffn_gate_inp", "block_sparse_moe", ".mlp.gate.", "shared_expert", "exp_probs_b"}, ""},
+	{Quantization, []string{"weight_scale", ".scales", "qweight", "qzeros", ".g_idx", "input_scale", ".absmax", ".quant_map"}, ""},
 	{AttentionShape, []string{"q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj", "q_a_layernorm", "kv_a_layernorm", "attn_q_a", "attn_q_b", "attn_kv_a", "attn_kv_b", "attn_k_b", "attn_v_b"}, "multi-head attention with grouped K/V heads (no latent attention)"},
-	{QKNorm, []string{"q_norm", "k_norm"}, "no norm on query and key heads"},
-	{Bias, []string{".bias"}, "projections without biases"},
-	{RopeScaling, []string{"rope_freqs", "inv_freq"}, "plain RoPE from the base frequency"},
+	{QKNorm, []string{"q_norm", "k_norm"}, ""},
+	{Bias, []string{".bias"}, ""},
+	{RopeScaling, []string{"rope_freqs", "inv_freq"}, ""},
 }
 
 // Tensors groups the names of tensors nothing reads into items by what
@@ -151,7 +165,7 @@ func Tensors(unread []string) []Item {
 	byKind := map[Kind]*Item{}
 	var order []Kind
 	for _, name := range unread {
-		it := Item{Kind: UnreadTensor, Supported: "the Llama tensors only"}
+		it := Item{Kind: UnreadTensor}
 		for _, tk := range tensorKinds {
 			if containsAny(name, tk.contains) {
 				it = Item{Kind: tk.kind, Supported: tk.supported}
