@@ -32,6 +32,8 @@ func TestFields(t *testing.T) {
 		{"eps 0", `{"rms_norm_eps": 0}`, 0, 0, 0, 0, 0, "rms_norm_eps: norm epsilon 0 is not"},
 		{"eps negative", `{"rms_norm_eps": -1e-6}`, 0, 0, 0, 0, 0, "norm epsilon -1e-06"},
 		{"eps 1e39", `{"rms_norm_eps": 1e39}`, 0, 0, 0, 0, 0, "norm epsilon 1e+39"},
+		{"eps 1e-50 (0 as a float32)", `{"rms_norm_eps": 1e-50}`, 0, 0, 0, 0, 0, "norm epsilon 1e-50 is not"},
+		{"theta 1+1e-9 (1 as a float32)", `{"rope_theta": 1.000000001}`, 0, 0, 0, 0, 0, "RoPE base 1 is not"},
 		{"context 0", `{"max_position_embeddings": 0}`, 0, 0, 0, 0, 0, "max_position_embeddings: context length 0"},
 		{"context negative", `{"max_position_embeddings": -5}`, 0, 0, 0, 0, 0, "context length -5"},
 		{"context huge", `{"max_position_embeddings": 1000000000}`, 0, 0, 0, 0, 0, "context length 1000000000"},

@@ -50,6 +50,7 @@ func TestGGUFValues(t *testing.T) {
 		{"eps negative", withKV("llama.attention.layer_norm_rms_epsilon", float32(-1e-5)), "norm epsilon -1e-05"},
 		{"eps 1e39 (float64)", withKV("llama.attention.layer_norm_rms_epsilon", 1e39), "norm epsilon 1e+39"},
 		{"eps 0", withKV("llama.attention.layer_norm_rms_epsilon", float32(0)), "norm epsilon 0 is not"},
+		{"eps 1e-50 (float64, 0 as a float32)", withKV("llama.attention.layer_norm_rms_epsilon", 1e-50), "norm epsilon 1e-50 is not"},
 		{"context 0", withKV("llama.context_length", uint32(0)), "llama.context_length: context length 0"},
 		{"context huge", withKV("llama.context_length", uint64(1<<40)), "llama.context_length = 1099511627776 (uint64) is not a non-negative integer"},
 		{"context 2^30", withKV("llama.context_length", uint32(1<<30)), "context length 1073741824 is not between 1 and 16777216"},

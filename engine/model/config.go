@@ -61,19 +61,21 @@ const (
 )
 
 // CheckRopeTheta refuses a RoPE base that is not a finite number above 1
-// (1 would rotate every pair by the same angle) or beyond 1e12.
+// (1 would rotate every pair by the same angle) or beyond 1e12, as the
+// engine holds it (a float32).
 func CheckRopeTheta(v float64) error {
-	if !(v > 1 && v <= 1e12) {
-		return fmt.Errorf("RoPE base %.6g is not a finite number above 1 and at most 1e12", v)
+	if v32 := float64(float32(v)); !(v32 > 1 && v32 <= 1e12) {
+		return fmt.Errorf("RoPE base %.6g is not a finite number above 1 and at most 1e12 (as a float32)", v)
 	}
 	return nil
 }
 
 // CheckNormEps refuses an RMSNorm epsilon that is not a finite number above
-// 0 and at most 0.1 (real models use 1e-6 to 1e-5).
+// 0 and at most 0.1 (real models use 1e-6 to 1e-5), as the engine holds it
+// (a float32: 1e-50 would be 0).
 func CheckNormEps(v float64) error {
-	if !(v > 0 && v <= 0.1) {
-		return fmt.Errorf("norm epsilon %.6g is not a finite number above 0 and at most 0.1", v)
+	if v32 := float64(float32(v)); !(v32 > 0 && v32 <= 0.1) {
+		return fmt.Errorf("norm epsilon %.6g is not a finite number above 0 and at most 0.1 (as a float32)", v)
 	}
 	return nil
 }

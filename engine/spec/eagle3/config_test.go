@@ -99,10 +99,15 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`))
 	f.Add([]byte(`{` + baseConfig + `, "eagle_aux_hidden_state_layer_ids": [1, 2, 3], "rope_scaling": {"type": "linear"}}`))
 	f.Add([]byte(`{"architectures": ["Eagle3LlamaForCausalLM"], "rope_parameters": null}`))
+	f.Add([]byte(`{` + baseConfig + `, "rope_theta": 0, "rms_norm_eps": 1e39, "max_position_embeddings": 0}`))
+	f.Add([]byte(`{` + baseConfig + `, "attention_bias": true, "rope_parameters": {"rope_type": "llama3", "factor": 8}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cfg, err := eagle3.ParseConfig(b)
 		if err != nil {
 			return
+		}
+		if model.CheckRopeTheta(float64(cfg.RopeTheta)) != nil || model.CheckNormEps(float64(cfg.NormEps)) != nil || model.CheckContext(cfg.MaxPos) != nil {
+			t.Fatalf("ParseConfig(%q) accepted theta %g, eps %g, context %d", b, cfg.RopeTheta, cfg.NormEps, cfg.MaxPos)
 		}
 		if err := cfg.Resolve(target14m, false); err == nil && len(cfg.AuxLayers) != eagle3.NumAux {
 			t.Errorf("ParseConfig(%q) resolved to %d aux layers", b, len(cfg.AuxLayers))
