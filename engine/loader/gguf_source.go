@@ -29,10 +29,7 @@ func ggufSource(f *gguf.File) (*fileSource, error) {
 	items := ggufUnsupported(f, arch)
 	cfg, err := ggufConfig(f, arch)
 	if err != nil {
-		if len(items) > 0 { // what is not implemented is the first thing to say
-			return nil, fmt.Errorf("loader: %w", unsupported.Refuse(f.Path, items))
-		}
-		return nil, err
+		return nil, refuseOr(f.Path, items, err)
 	}
 	items = append(items, unsupported.Tensors(ggufUnread(f, cfg))...)
 	if err := unsupported.Refuse(f.Path, items); err != nil {

@@ -53,25 +53,19 @@ func openHF(dir string) (Source, error) {
 	}
 	cfg, err := hc.config(cfgPath)
 	if err != nil {
-		if len(items) > 0 { // what is not implemented is the first thing to say
-			return nil, fmt.Errorf("loader: %w", unsupported.Refuse(cfgPath, items))
-		}
-		return nil, err
+		return nil, refuseOr(cfgPath, items, err)
 	}
 	m, err := safetensors.OpenDir(dir)
 	if err != nil {
-		if len(items) > 0 {
-			return nil, fmt.Errorf("loader: %w", unsupported.Refuse(cfgPath, items))
-		}
-		return nil, fmt.Errorf("loader: %s: %w", dir, err)
+		return nil, refuseOr(cfgPath, items, fmt.Errorf("loader: %s: %w", dir, err))
 	}
+	refused := cfgPath // the file the refusal names: the folder once tensors are in it
 	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(cfg, m.Names()))); len(tensorItems) > 0 {
-		m.Close()
-		return nil, fmt.Errorf("loader: %w", unsupported.Refuse(dir, append(items, tensorItems...)))
+		items, refused = append(items, tensorItems...), dir
 	}
-	if len(items) > 0 {
+	if err := unsupported.Refuse(refused, items); err != nil {
 		m.Close()
-		return nil, fmt.Errorf("loader: %w", unsupported.Refuse(cfgPath, items))
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	lookup := func(name string) (*tensor.Tensor, error) {
 		hfName, ok := hfTensorName(name)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
@@ -107,4 +108,13 @@ func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor
 		}
 	}
 	return dominant, nil
+}
+
+// refuseOr is the refusal of items when there are any (what is not
+// implemented is the first thing to say about a file), else err.
+func refuseOr(file string, items []unsupported.Item, err error) error {
+	if len(items) > 0 {
+		return fmt.Errorf("loader: %w", unsupported.Refuse(file, items))
+	}
+	return err
 }
