@@ -3,6 +3,7 @@ package eagle3
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"rigscope/engine/loader/safetensors"
 	"rigscope/engine/loader/unsupported"
@@ -114,6 +115,11 @@ func (h *Head) vector(prefixes []string, name string, n int) ([]float32, error) 
 	}
 	v := make([]float32, n)
 	cpu.DequantRow(v, t, 0)
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("tensor %q (%v %v): element %d is %g; the file is corrupt", t.Name, t.DType, t.Shape, i, x)
+		}
+	}
 	return v, nil
 }
 
