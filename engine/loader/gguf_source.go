@@ -152,7 +152,13 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	}
 	_, hasOutput := f.Info(model.NameOutput)
 	cfg.TiedEmbed = !hasOutput
-	if err := cfg.Validate(); err != nil {
+	names := model.SizeNames{Dim: arch + ".embedding_length", Layers: arch + ".block_count", Heads: arch + ".attention.head_count",
+		KVHeads: arch + ".attention.head_count_kv", HeadDim: arch + ".attention.key_length", FFN: arch + ".feed_forward_length",
+		Vocab: model.NameTokEmbd + " rows"}
+	if _, stated := f.Get(arch + ".attention.key_length"); !stated {
+		names.HeadDim = arch + ".embedding_length / " + arch + ".attention.head_count"
+	}
+	if err := cfg.ValidateNamed(names); err != nil {
 		return model.Config{}, fmt.Errorf("loader: %s: %w", f.Path, err)
 	}
 	for _, ti := range f.Tensors {

@@ -33,6 +33,10 @@ const (
 	hfDefaultContext = 2048
 )
 
+// hfSizeNames are config.json's names for the sizes.
+var hfSizeNames = model.SizeNames{Dim: "hidden_size", Layers: "num_hidden_layers", Heads: "num_attention_heads",
+	KVHeads: "num_key_value_heads", HeadDim: "head_dim", FFN: "intermediate_size", Vocab: "vocab_size"}
+
 func openHF(dir string) (Source, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	raw, err := os.ReadFile(cfgPath)
@@ -152,7 +156,7 @@ func (hc *hfConfig) config(path string) (model.Config, error) {
 	if cfg.KVHeads, cfg.HeadDim, err = hc.Shape(); err != nil {
 		return fail(err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateNamed(hfSizeNames); err != nil {
 		return fail(err)
 	}
 	return cfg, nil

@@ -55,15 +55,15 @@ func TestGGUFValues(t *testing.T) {
 		{"context huge", withKV("llama.context_length", uint64(1<<40)), "llama.context_length = 1099511627776 (uint64) is not a non-negative integer"},
 		{"context 2^30", withKV("llama.context_length", uint32(1<<30)), "context length 1073741824 is not between 1 and 16777216"},
 		{"context negative", withKV("llama.context_length", int32(-1)), "llama.context_length = -1 (int32) is not a non-negative integer"},
-		{"kv heads 0", withKV("llama.attention.head_count_kv", uint32(0)), "kv heads 0 is not between 1"},
-		{"kv heads not dividing", withKV("llama.attention.head_count_kv", uint32(3)), "2 attention heads are not divisible by 3 kv heads"},
+		{"kv heads 0", withKV("llama.attention.head_count_kv", uint32(0)), "llama.attention.head_count_kv 0 is not between 1 and 4096"},
+		{"kv heads not dividing", withKV("llama.attention.head_count_kv", uint32(3)), "2 llama.attention.head_count are not divisible by 3 llama.attention.head_count_kv"},
 		{"heads not dividing hidden", withKV("llama.attention.head_count", uint32(3)), "llama.embedding_length 8 is not divisible by llama.attention.head_count 3"},
-		{"layers 0", withKV("llama.block_count", uint32(0)), "layers 0 is not between 1"},
-		{"layers huge", withKV("llama.block_count", uint32(1<<20)), "layers 1048576 is not between 1 and 4096"},
-		{"hidden huge", withKV("llama.embedding_length", uint32(1<<30)), "is not between 1 and 1048576"},
+		{"layers 0", withKV("llama.block_count", uint32(0)), "llama.block_count 0 is not between 1"},
+		{"layers huge", withKV("llama.block_count", uint32(1<<20)), "llama.block_count 1048576 is not between 1 and 4096"},
+		{"hidden huge", withKV("llama.embedding_length", uint32(1<<30)), "llama.embedding_length 1073741824 is not between 1 and 1048576"},
 		{"vocab_size disagrees", withKV("llama.vocab_size", uint32(7)), "llama.vocab_size = 7, but token_embd.weight has 6 rows"},
 		{"vocab_size agrees", withKV("llama.vocab_size", uint32(6)), ""},
-		{"odd key_length", withKV("llama.attention.key_length", uint32(3)), "head dim 3 is odd"},
+		{"odd key_length", withKV("llama.attention.key_length", uint32(3)), "llama.attention.key_length 3 is odd"},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {
@@ -169,9 +169,9 @@ func TestHFValues(t *testing.T) {
 		{"eps 1e39", strings.Replace(tinyHFConfig, `"rms_norm_eps":1e-5`, `"rms_norm_eps":1e39`, 1), nil, "rms_norm_eps: norm epsilon 1e+39"},
 		{"eps negative", strings.Replace(tinyHFConfig, `"rms_norm_eps":1e-5`, `"rms_norm_eps":-1e-5`, 1), nil, "rms_norm_eps: norm epsilon -1e-05"},
 		{"context 0", strings.Replace(tinyHFConfig, `"max_position_embeddings":16`, `"max_position_embeddings":0`, 1), nil, "max_position_embeddings: context length 0"},
-		{"vocab 0", strings.Replace(tinyHFConfig, `"vocab_size":6`, `"vocab_size":0`, 1), nil, "vocab size 0 is not between 1"},
+		{"vocab 0", strings.Replace(tinyHFConfig, `"vocab_size":6`, `"vocab_size":0`, 1), nil, "vocab_size 0 is not between 1"},
 		{"heads not dividing hidden", strings.Replace(tinyHFConfig, `"num_attention_heads":2`, `"num_attention_heads":3`, 1), nil, "hidden_size 8 is not divisible by num_attention_heads 3"},
-		{"layers huge", strings.Replace(tinyHFConfig, `"num_hidden_layers":2`, `"num_hidden_layers":100000`, 1), nil, "layers 100000 is not between 1 and 4096"},
+		{"layers huge", strings.Replace(tinyHFConfig, `"num_hidden_layers":2`, `"num_hidden_layers":100000`, 1), nil, "num_hidden_layers 100000 is not between 1 and 4096"},
 		{"llama3 rope_scaling (transformers 4)", strings.Replace(tinyHFConfig, `"rope_theta":10000.0`, `"rope_theta":500000.0,"rope_scaling":{"factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"original_max_position_embeddings":8192,"rope_type":"llama3"}`, 1), nil, "rope_scaling.rope_type = llama3 (factor 8)"},
 		{"quantization_config", strings.Replace(tinyHFConfig, `"hidden_act"`, `"quantization_config":{"quant_method":"awq","bits":4},"hidden_act"`, 1), nil, "quantization_config = awq"},
 		{"bias tensor", tinyHFConfig, func(m map[string]*tensor.Tensor) {

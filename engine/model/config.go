@@ -91,14 +91,30 @@ func CheckContext(n int) error {
 // Validate reports the first inconsistent or out-of-range field, with its
 // value. MaxSeq, NormEps and RopeTheta left at zero get the defaults above;
 // any other value must pass CheckContext, CheckNormEps and CheckRopeTheta.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.ValidateNamed(SizeNames{}) }
+
+// SizeNames are a file format's names for Config's sizes (config.json's
+// hidden_size, GGUF's llama.embedding_length, ...), for messages; an empty
+// name is the generic one.
+type SizeNames struct{ Dim, Layers, Heads, KVHeads, HeadDim, FFN, Vocab string }
+
+func or(name, generic string) string {
+	if name != "" {
+		return name
+	}
+	return generic
+}
+
+// ValidateNamed is Validate with the sizes named as the file names them.
+func (c *Config) ValidateNamed(n SizeNames) error {
 	for _, s := range []struct {
 		name   string
 		v, max int
 	}{
-		{"hidden size", c.Dim, MaxDim}, {"layers", c.Layers, MaxLayers}, {"attention heads", c.Heads, MaxHeads},
-		{"kv heads", c.KVHeads, MaxHeads}, {"head dim", c.HeadDim, MaxHeadDim}, {"ffn size", c.FFN, MaxFFN},
-		{"vocab size", c.Vocab, MaxVocab},
+		{or(n.Dim, "hidden size"), c.Dim, MaxDim}, {or(n.Layers, "layers"), c.Layers, MaxLayers},
+		{or(n.Heads, "attention heads"), c.Heads, MaxHeads}, {or(n.KVHeads, "kv heads"), c.KVHeads, MaxHeads},
+		{or(n.HeadDim, "head dim"), c.HeadDim, MaxHeadDim}, {or(n.FFN, "ffn size"), c.FFN, MaxFFN},
+		{or(n.Vocab, "vocab size"), c.Vocab, MaxVocab},
 	} {
 		if s.v <= 0 || s.v > s.max {
 			return fmt.Errorf("config: %s %d is not between 1 and %d (%s)", s.name, s.v, s.max, c.Sizes())
@@ -106,9 +122,9 @@ func (c *Config) Validate() error {
 	}
 	switch {
 	case c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("config: %d attention heads are not divisible by %d kv heads", c.Heads, c.KVHeads)
+		return fmt.Errorf("config: %d %s are not divisible by %d %s", c.Heads, or(n.Heads, "attention heads"), c.KVHeads, or(n.KVHeads, "kv heads"))
 	case c.HeadDim%2 != 0:
-		return fmt.Errorf("config: head dim %d is odd; RoPE needs pairs", c.HeadDim)
+		return fmt.Errorf("config: %s %d is odd; RoPE needs pairs", or(n.HeadDim, "head dim"), c.HeadDim)
 	}
 	if c.MaxSeq == 0 {
 		c.MaxSeq = DefaultMaxSeq
