@@ -80,8 +80,6 @@ func Check(raw []byte) ([]unsupported.Item, error) {
 	return append(items, rope...), err
 }
 
-const plainRope = "plain RoPE (rope_type default) with one rope_theta"
-
 func ropeItems(cfg map[string]any) ([]unsupported.Item, error) {
 	var items []unsupported.Item
 	for _, field := range []string{"rope_parameters", "rope_scaling"} {
@@ -102,7 +100,7 @@ func ropeItems(cfg map[string]any) ([]unsupported.Item, error) {
 		if len(perLayer) > 0 {
 			sort.Strings(perLayer)
 			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field,
-				Value: "one per layer type (" + strings.Join(perLayer, ", ") + ")", Supported: plainRope})
+				Value: "one per layer type (" + strings.Join(perLayer, ", ") + ")"})
 			continue
 		}
 		key := "rope_type"
@@ -118,9 +116,9 @@ func ropeItems(cfg map[string]any) ([]unsupported.Item, error) {
 			if hasFactor {
 				val += fmt.Sprintf(" (factor %s)", compact(factor))
 			}
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: val, Supported: plainRope})
+			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: val})
 		case hasFactor && factor != 1.0 && factor != nil:
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + ".factor", Value: compact(factor), Supported: plainRope})
+			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + ".factor", Value: compact(factor)})
 		}
 	}
 	return items, nil
