@@ -104,13 +104,16 @@ func ropeItems(cfg map[string]any) ([]unsupported.Item, error) {
 			continue
 		}
 		key := "rope_type"
-		typ, _ := m[key].(string)
-		if _, has := m[key]; !has {
+		rawType, has := m[key]
+		if !has {
 			key = "type"
-			typ, _ = m[key].(string)
+			rawType = m[key]
 		}
+		typ, isString := rawType.(string)
 		factor, hasFactor := m["factor"]
 		switch {
+		case rawType != nil && !isString:
+			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: compact(rawType)})
 		case !Unscaled(typ):
 			val := typ
 			if hasFactor {

@@ -79,6 +79,7 @@ func TestCheck(t *testing.T) {
 		{"llama3 in rope_scaling (transformers 4)", `{"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}`, unsupported.RopeScaling, "rope_scaling.rope_type = llama3 (factor 8)"},
 		{"linear, old key", `{"rope_scaling": {"type": "linear", "factor": 2}}`, unsupported.RopeScaling, "rope_scaling.type = linear (factor 2)"},
 		{"yarn in rope_parameters (transformers 5)", `{"rope_parameters": {"rope_type": "yarn", "factor": 4, "rope_theta": 1e6}}`, unsupported.RopeScaling, "rope_parameters.rope_type = yarn (factor 4)"},
+		{"type not a string", `{"rope_scaling": {"rope_type": 3}}`, unsupported.RopeScaling, "rope_scaling.rope_type = 3"},
 		{"factor without a type", `{"rope_scaling": {"factor": 4}}`, unsupported.RopeScaling, "rope_scaling.factor = 4"},
 		{"per layer type", `{"rope_parameters": {"full_attention": {"rope_theta": 1e6}, "sliding_attention": {"rope_theta": 1e4}}}`, unsupported.RopeScaling, "one per layer type (full_attention, sliding_attention)"},
 		{"attention_bias", `{"attention_bias": true}`, unsupported.Bias, "attention_bias = true"},
