@@ -42,24 +42,14 @@ var ggufChecks = map[string]struct {
 func isString(offs ...string) func(f *gguf.File, arch, key string) bool {
 	return func(f *gguf.File, _, key string) bool {
 		s, ok := f.String(key)
-		for _, o := range offs {
-			if ok && s == o {
-				return true
-			}
-		}
-		return false
+		return ok && slices.Contains(offs, s)
 	}
 }
 
 func isNumber(offs ...float64) func(f *gguf.File, arch, key string) bool {
 	return func(f *gguf.File, _, key string) bool {
 		v, ok := f.Float(key)
-		for _, o := range offs {
-			if ok && v == o {
-				return true
-			}
-		}
-		return false
+		return ok && slices.Contains(offs, v)
 	}
 }
 
