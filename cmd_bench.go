@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -105,7 +106,7 @@ func (s benchSet) trim(n, promptLen int) benchSet {
 	return s
 }
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "target (default: gocoder-14m from ../shared/models, else synthetic:small)")
@@ -123,6 +124,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	metricsAddr := metricsAddrFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -167,7 +169,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range set.prompts {
 		longest = max(longest, len(p))
 	}
-	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device})
+	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, stderr)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs})
 	if err != nil {
 		return fmt.Errorf("bench: --max-tokens %d after prompts of up to %d tokens: %w", *maxTokens, longest, err)
 	}

@@ -126,12 +126,13 @@ type generateOutput struct {
 	SpecPays *bool  `json:"spec_pays,omitempty"`
 }
 
-func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var rf runFlags
 	rf.register(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object with tokens, text and stats instead of streaming")
+	metricsAddr := metricsAddrFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -139,7 +140,14 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	eng, err := engine.Open(ctx, rf.model, rf.engineOptions())
+	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, stderr)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	opts := rf.engineOptions()
+	opts.Observer = obs
+	eng, err := engine.Open(ctx, rf.model, opts)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,7 +20,7 @@ import (
 func init() { openPanel = runPanel }
 
 // runPanel parses the panel's flags and opens the window.
-func runPanel(ctx context.Context, args []string) error {
+func runPanel(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("rigscope", flag.ContinueOnError)
 	model := fs.String("model", "", "target model: a GGUF file, a Hugging Face folder or a llama2.c checkpoint (default: the embedded synthetic model)")
 	draft := fs.String("draft", "", "draft model for the model drafter")
@@ -35,7 +36,7 @@ func runPanel(ctx context.Context, args []string) error {
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
-	metricsAddr := fs.String("metrics-addr", "", "serve live counters for Prometheus at http://ADDR/metrics (e.g. :9400)")
+	metricsAddr := metricsAddrFlag(fs)
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,15 +64,13 @@ func runPanel(ctx context.Context, args []string) error {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
 	}
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device}}
-	defer w.close()
-	if *metricsAddr != "" {
-		sctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		if err := w.serveMetrics(sctx, *metricsAddr); err != nil {
-			return err
-		}
+	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, os.Stderr)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs}}
+	defer w.close()
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,
 		DraftPath:    *draft,

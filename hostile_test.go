@@ -236,6 +236,10 @@ func TestHostileInputs(t *testing.T) {
 			return ids("--drafter", "eagle3", "--draft", d.model("gocoder-14m-eagle3"))(d)
 		}, runs: true, want: "drafter eagle3"},
 
+		// Listener flags (command level only; the listener is helper prom's).
+		{name: "metrics-addr port 99999", args: ids("--metrics-addr", ":99999"), want: "--metrics-addr :99999"},
+		{name: "metrics-addr negative port", args: ids("--metrics-addr", "localhost:-1"), want: "--metrics-addr localhost:-1"},
+
 		// Interrupts: the run stops and the status says so.
 		{name: "SIGINT during a run", args: gen(hf, "--prompt-ids", "1,2,3", "--max-tokens", "100000", "--temperature", "1"), interrupt: true, want: "interrupted"},
 		{name: "SIGINT during a speculative run", args: gen(hf, "--prompt-ids", "1,2,3", "--max-tokens", "100000", "--drafter", "ngram", "--temperature", "1"), interrupt: true, want: "interrupted"},

@@ -39,6 +39,8 @@ type Options struct {
 	// ("cuda" in a -tags cuda build). A draft model runs on the same
 	// device; an EAGLE-3 head and the n-gram drafter on the CPU.
 	Device string
+	// Observer, when set, is told of every run as it goes (Observer).
+	Observer Observer
 }
 
 // ModelInfo describes the loaded target for display.

@@ -47,6 +47,7 @@ type Token struct {
 type StepStats struct {
 	Step        int           `json:"step"`
 	Drafted     int           `json:"drafted"`
+	Depth       int           `json:"depth"` // deepest drafted position (= Drafted for a chain)
 	Accepted    int           `json:"accepted"`
 	Draft       time.Duration `json:"draft_ns"`
 	Verify      time.Duration `json:"verify_ns"`

@@ -27,7 +27,9 @@ func (e *Engine) Run(ctx context.Context, cfg RunConfig, sink func(Event)) (Stat
 	if sink == nil {
 		sink = func(Event) {}
 	}
-	st, err := e.runLocked(ctx, cfg, sink)
+	var obs runObserver
+	sink = obs.watch(sink)
+	st, err := e.runLocked(ctx, cfg, sink, &obs)
 	if err != nil {
 		st.StopReason = "error"
 	}
@@ -57,7 +59,7 @@ func (e *Engine) BaselineSource(cfg RunConfig) string {
 	return BaselineMeasured
 }
 
-func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event)) (Stats, error) {
+func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event), obs *runObserver) (Stats, error) {
 	var st Stats
 	// Every size is checked before anything is sized by it.
 	if err := CheckRunConfig(cfg); err != nil {
@@ -132,6 +134,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		Emit: func(ids []int32, fromDraft []bool) {
 			if firstTok == 0 {
 				firstTok = time.Since(start)
+				obs.firstToken(firstTok)
 			}
 			toks := make([]Token, len(ids))
 			for i, id := range ids {
@@ -149,6 +152,8 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	runID := e.nextRunID()
 	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: dc.K}, lat, bytes)
 	defer e.rec.EndRun()
+	obs.start(e.opts.Observer, RunStart{Model: e.info.ServedName(), Drafter: dc, TP: cfg.TP, PromptTokens: len(prompt),
+		AllReduce: lat, Bytes: bytes})
 	if haveBaseline {
 		e.rec.SetBaseline(baseline)
 	}
@@ -212,7 +217,7 @@ func (s *stepper) step(si spec.StepInfo) {
 	s.n++
 	now, ar := time.Now(), s.t.allReduceTime()
 	wall := now.Sub(s.last)
-	ss := StepStats{Step: s.n, Drafted: si.Drafted, Accepted: si.Accepted, Draft: si.Draft, Verify: si.Verify,
+	ss := StepStats{Step: s.n, Drafted: si.Drafted, Depth: si.Depth, Accepted: si.Accepted, Draft: si.Draft, Verify: si.Verify,
 		AllReduce: ar - s.lastAR, NewTokens: si.New, ElapsedTime: now.Sub(s.start)}
 	s.last, s.lastAR = now, ar
 	sample := metrics.StepSample{Step: s.n, Drafted: si.Drafted, At: ss.ElapsedTime, Draft: si.Draft, Verify: si.Verify,
