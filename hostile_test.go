@@ -53,9 +53,9 @@ type hostileCase struct {
 	interrupt bool
 	// panel: the case runs the panel's flag parsing (not in a headless build).
 	panel bool
-	// arch: a file-level case that helper "arch" fixes in engine/loader,
-	// engine/hfconfig and engine/model/config.go; it may fail on a branch
-	// without that work. It is not skipped.
+	// arch: a file-level value refused by the loaders (engine/loader,
+	// engine/hfconfig, engine/model/config.go, the "arch" work merged into
+	// main); the summary counts these apart. It is never skipped.
 	arch bool
 }
 
@@ -258,8 +258,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "cache FIFO", args: func(d *hostileDir) []string { d.fifo(filepath.Base(d.cachePath())); return tpRun(d) }, runs: true, want: "is a FIFO", check: cacheRepaired},
 		{name: "cache link to /dev/zero", args: func(d *hostileDir) []string { d.link(filepath.Base(d.cachePath()), "/dev/zero"); return tpRun(d) }, runs: true, want: "is a character device", check: cacheRepaired},
 
-		// File-level values (helper "arch": engine/loader, engine/hfconfig,
-		// engine/model/config.go). These may fail until that work is merged.
+		// File-level values (refused by the loaders: the "arch" work).
 		{arch: true, name: "gguf rope freq_base NaN", args: withModel(pIDs, func(d *hostileDir) string {
 			return d.gguf(ggufFloatKV(d.t, "llama.rope.freq_base", float32(math.NaN())))
 		}), want: "freq_base"},
@@ -328,7 +327,7 @@ func TestHostileInputs(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		t.Logf("hostile inputs: %d cases, %d passed, %d skipped %q, %d failed (of which %d are helper arch's file-level cases): %q",
+		t.Logf("hostile inputs: %d cases, %d passed, %d skipped %q, %d failed (of which %d are file-level values for the loaders): %q",
 			len(cases), len(cases)-len(failed)-len(skipped), len(skipped), skipped, len(failed), len(arch), failed)
 	})
 }
