@@ -75,10 +75,102 @@ func (f *Fields) Context(def int) (int, error) {
 
 // ropeParams is rope_parameters or rope_scaling (older files say "type").
 type ropeParams struct {
-	RopeTheta *float64 `json:"rope_theta"`
-	RopeType  string   `json:"rope_type"`
-	Type      string   `json:"type"`
-	Factor    *float64 `json:"factor"`
+	RopeTheta      *float64 `json:"rope_theta"`
+	RopeType       string   `json:"rope_type"`
+	Type           string   `json:"type"`
+	Factor         *float64 `json:"factor"`
+	LowFreqFactor  *float64 `json:"low_freq_factor"`
+	HighFreqFactor *float64 `json:"high_freq_factor"`
+	OrigContext    *int     `json:"original_max_position_embeddings"`
+}
+
+// ScalingTypes are the RoPE scaling types Scaling reads.
+var ScalingTypes = []string{"linear", "llama3"}
+
+// Scaling is the RoPE scaling that rope_parameters (transformers 5) or
+// rope_scaling (transformers 4) states: linear (factor) or llama3 (factor,
+// low_freq_factor, high_freq_factor, original_max_position_embeddings,
+// each required). Plain RoPE and any other type read as none: CheckFor
+// refuses a type not in ScalingTypes. Both spellings stated must agree.
+func (f *Fields) Scaling() (model.RopeScaling, error) {
+	var got []model.RopeScaling
+	var from []string
+	for _, sp := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"rope_parameters", f.RopeParameters}, {"rope_scaling", f.RopeScaling}} {
+		if !present(sp.raw) {
+			continue
+		}
+		var rp ropeParams
+		if json.Unmarshal(sp.raw, &rp) != nil {
+			continue // not an object, or per layer type: CheckFor refuses it
+		}
+		s, err := rp.scaling(sp.field)
+		if err != nil {
+			return model.RopeScaling{}, err
+		}
+		if s.Type != model.RopeScaleNone {
+			got, from = append(got, s), append(from, sp.field)
+		}
+	}
+	switch {
+	case len(got) == 0:
+		return model.RopeScaling{}, nil
+	case len(got) == 2 && got[0] != got[1]:
+		return model.RopeScaling{}, fmt.Errorf("rope_parameters (%v) and rope_scaling (%v) disagree", got[0], got[1])
+	}
+	if err := got[0].Check(); err != nil {
+		return model.RopeScaling{}, fmt.Errorf("%s: %w", from[0], err)
+	}
+	return got[0], nil
+}
+
+func (rp *ropeParams) scaling(field string) (model.RopeScaling, error) {
+	typ := rp.RopeType
+	if typ == "" {
+		typ = rp.Type
+	}
+	var s model.RopeScaling
+	switch typ {
+	case "linear":
+		s.Type = model.RopeScaleLinear
+	case "llama3":
+		s.Type = model.RopeScaleLlama3
+	default:
+		return s, nil
+	}
+	var missing []string
+	for _, m := range []struct {
+		name string
+		v    *float64
+		dst  *float32
+		used bool
+	}{
+		{"factor", rp.Factor, &s.Factor, true},
+		{"low_freq_factor", rp.LowFreqFactor, &s.LowFreqFactor, s.Type == model.RopeScaleLlama3},
+		{"high_freq_factor", rp.HighFreqFactor, &s.HighFreqFactor, s.Type == model.RopeScaleLlama3},
+	} {
+		if !m.used {
+			continue
+		}
+		if m.v == nil {
+			missing = append(missing, m.name)
+		} else {
+			*m.dst = float32(*m.v)
+		}
+	}
+	if s.Type == model.RopeScaleLlama3 {
+		if rp.OrigContext == nil {
+			missing = append(missing, "original_max_position_embeddings")
+		} else {
+			s.OrigContext = *rp.OrigContext
+		}
+	}
+	if len(missing) > 0 {
+		return s, fmt.Errorf("%s: %s RoPE scaling without %v; a %s scaling states them all", field, typ, missing, typ)
+	}
+	return s, nil
 }
 
 func present(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }

@@ -7,10 +7,42 @@ import (
 
 	"rigscope/engine/loader/gguf"
 	"rigscope/engine/loader/unsupported"
+	"rigscope/engine/model"
 )
 
-// ggufArchitectures are the general.architecture values read as Llama.
-var ggufArchitectures = []string{"llama"}
+// ggufArch is a general.architecture the engine reads: the Llama block,
+// its ARCH.* keys named after it, with what the architecture adds.
+type ggufArch struct {
+	name      string
+	layout    model.RopeLayout // llama.cpp permutes llama's Q/K rows to interleaved pairs; qwen2/3 keep NeoX halves
+	qkvBias   bool             // qwen2: blk.N.attn_{q,k,v}.bias
+	qkNorm    bool             // qwen3: blk.N.attn_{q,k}_norm.weight
+	ropeFreqs bool             // llama: an optional rope_freqs.weight (Llama 3.1's scaling)
+}
+
+// ggufArchitectures are the general.architecture values the engine reads.
+var ggufArchitectures = []ggufArch{
+	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true},
+	{name: "qwen2", layout: model.RopeHalf, qkvBias: true},
+	{name: "qwen3", layout: model.RopeHalf, qkNorm: true},
+}
+
+func findGGUFArch(name string) (ggufArch, bool) {
+	for _, a := range ggufArchitectures {
+		if a.name == name {
+			return a, true
+		}
+	}
+	return ggufArch{}, false
+}
+
+func ggufArchNames() string {
+	names := make([]string, len(ggufArchitectures))
+	for i, a := range ggufArchitectures {
+		names[i] = a.name
+	}
+	return strings.Join(names, ", ")
+}
 
 // ggufRead are the ARCH.* metadata keys read into the config, or that
 // change nothing whatever their value.
@@ -69,12 +101,12 @@ func sameAsHeadDim(f *gguf.File, arch, key string) bool {
 }
 
 // ggufUnsupported lists what f's metadata asks for that the engine does
-// not implement: an architecture other than llama, and every ARCH.* key
-// that is not off (in file order).
+// not implement: an architecture not in ggufArchitectures, and every
+// ARCH.* key that is not off (in file order).
 func ggufUnsupported(f *gguf.File, arch string) []unsupported.Item {
 	var items []unsupported.Item
-	if arch != "" && !slices.Contains(ggufArchitectures, arch) {
-		items = append(items, unsupported.Item{Kind: unsupported.Architecture, Field: "general.architecture", Value: fmt.Sprintf("%q", arch), Supported: strings.Join(ggufArchitectures, ", ")})
+	if _, known := findGGUFArch(arch); arch != "" && !known {
+		items = append(items, unsupported.Item{Kind: unsupported.Architecture, Field: "general.architecture", Value: fmt.Sprintf("%q", arch), Supported: ggufArchNames()})
 	}
 	var unread []string
 	for _, kv := range f.KV {

@@ -73,9 +73,10 @@ const (
 	ggufDefaultContext = 2048
 )
 
-// ggufConfig reads a Llama config from ARCH.* metadata; the vocabulary
-// size is token_embd.weight's row count. Each stated value is checked
-// (naming its key); only an absent one gets a default.
+// ggufConfig reads a config from ARCH.* metadata and the architecture's
+// table entry; the vocabulary size is token_embd.weight's row count. Each
+// stated value is checked (naming its key); only an absent one gets a
+// default.
 func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	if arch == "" {
 		return model.Config{}, fmt.Errorf("loader: %s: no general.architecture string", f.Path)
@@ -115,15 +116,20 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 		return float32(v)
 	}
 	cfg := model.Config{
-		Arch:       arch,
-		Dim:        num("embedding_length", true, 0),
-		Layers:     num("block_count", true, 0),
-		Heads:      num("attention.head_count", true, 0),
-		FFN:        num("feed_forward_length", true, 0),
-		MaxSeq:     num("context_length", false, ggufDefaultContext),
-		NormEps:    flt("attention.layer_norm_rms_epsilon", ggufDefaultEps, model.CheckNormEps),
-		RopeTheta:  flt("rope.freq_base", ggufDefaultTheta, model.CheckRopeTheta),
-		RopeLayout: model.RopeInterleaved,
+		Arch:      arch,
+		Dim:       num("embedding_length", true, 0),
+		Layers:    num("block_count", true, 0),
+		Heads:     num("attention.head_count", true, 0),
+		FFN:       num("feed_forward_length", true, 0),
+		MaxSeq:    num("context_length", false, ggufDefaultContext),
+		NormEps:   flt("attention.layer_norm_rms_epsilon", ggufDefaultEps, model.CheckNormEps),
+		RopeTheta: flt("rope.freq_base", ggufDefaultTheta, model.CheckRopeTheta),
+	}
+	if a, known := findGGUFArch(arch); known {
+		cfg.RopeLayout, cfg.QKVBias, cfg.QKNorm = a.layout, a.qkvBias, a.qkNorm
+		if _, has := f.Info(model.NameRopeFreqs); has && a.ropeFreqs {
+			cfg.RopeScaling.Type = model.RopeScaleFreqs
+		}
 	}
 	cfg.KVHeads = num("attention.head_count_kv", false, cfg.Heads)
 	if err := model.CheckContext(cfg.MaxSeq); err != nil {
@@ -169,8 +175,8 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	return cfg, nil
 }
 
-// ggufUnread lists the tensors of f (in file order) that a Llama model of
-// cfg does not read.
+// ggufUnread lists the tensors of f (in file order) that a model of cfg
+// does not read.
 func ggufUnread(f *gguf.File, cfg model.Config) []string {
 	read := ExpectedShapes(cfg)
 	var unread []string

@@ -117,8 +117,8 @@ func TestGGUFUnsupported(t *testing.T) {
 		{"sliding window", withKV("llama.attention.sliding_window", uint32(4096)), nil, unsupported.SlidingWindow, "llama.attention.sliding_window = 4096"},
 		{"experts", withKV("llama.expert_count", uint32(8)), nil, unsupported.Experts, "llama.expert_count = 8"},
 		{"unknown key", withKV("llama.logit_scale", float32(0.5)), nil, unsupported.UnreadMetadata, "1 key (llama.logit_scale)"},
-		{"architecture", tinyKV("qwen2"), nil, unsupported.Architecture, `general.architecture = "qwen2" (supported: llama)`},
-		{"rope_freqs", nil, extra("rope_freqs.weight", 2), unsupported.RopeScaling, "1 tensor (rope_freqs.weight)"},
+		{"architecture", tinyKV("gemma3"), nil, unsupported.Architecture, `general.architecture = "gemma3" (supported: llama, qwen2, qwen3)`},
+		{"rope_freqs read (llama)", nil, extra("rope_freqs.weight", 2), 0, ""},
 		{"bias", nil, extra("blk.0.attn_q.bias", 8), unsupported.Bias, "1 tensor (blk.0.attn_q.bias)"},
 		{"q norm", nil, extra("blk.1.attn_q_norm.weight", 4), unsupported.QKNorm, "blk.1.attn_q_norm.weight"},
 		{"router", nil, extra("blk.0.ffn_gate_inp.weight", 4, 8), unsupported.Experts, "blk.0.ffn_gate_inp.weight"},
@@ -172,7 +172,9 @@ func TestHFValues(t *testing.T) {
 		{"vocab 0", strings.Replace(tinyHFConfig, `"vocab_size":6`, `"vocab_size":0`, 1), nil, "vocab_size 0 is not between 1"},
 		{"heads not dividing hidden", strings.Replace(tinyHFConfig, `"num_attention_heads":2`, `"num_attention_heads":3`, 1), nil, "hidden_size 8 is not divisible by num_attention_heads 3"},
 		{"layers huge", strings.Replace(tinyHFConfig, `"num_hidden_layers":2`, `"num_hidden_layers":100000`, 1), nil, "num_hidden_layers 100000 is not between 1 and 4096"},
-		{"llama3 rope_scaling (transformers 4)", strings.Replace(tinyHFConfig, `"rope_theta":10000.0`, `"rope_theta":500000.0,"rope_scaling":{"factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"original_max_position_embeddings":8192,"rope_type":"llama3"}`, 1), nil, "rope_scaling.rope_type = llama3 (factor 8)"},
+		{"yarn rope_scaling (transformers 4)", strings.Replace(tinyHFConfig, `"rope_theta":10000.0`, `"rope_theta":500000.0,"rope_scaling":{"factor":4.0,"original_max_position_embeddings":8192,"rope_type":"yarn"}`, 1), nil, "rope_scaling.rope_type = yarn (factor 4) (supported: plain RoPE or linear, llama3)"},
+		{"llama3 without its factors", strings.Replace(tinyHFConfig, `"rope_theta":10000.0`, `"rope_theta":500000.0,"rope_scaling":{"factor":8.0,"rope_type":"llama3"}`, 1), nil, "rope_scaling: llama3 RoPE scaling without [low_freq_factor high_freq_factor original_max_position_embeddings]"},
+		{"llama3 ramp inverted", strings.Replace(tinyHFConfig, `"rope_theta":10000.0`, `"rope_parameters":{"rope_theta":5e5,"factor":8.0,"low_freq_factor":4.0,"high_freq_factor":1.0,"original_max_position_embeddings":8192,"rope_type":"llama3"}`, 1), nil, "rope_parameters: llama3 RoPE scaling low_freq_factor 4 and high_freq_factor 1: want 0 < low < high"},
 		{"quantization_config", strings.Replace(tinyHFConfig, `"hidden_act"`, `"quantization_config":{"quant_method":"awq","bits":4},"hidden_act"`, 1), nil, "quantization_config = awq"},
 		{"bias tensor", tinyHFConfig, func(m map[string]*tensor.Tensor) {
 			m["model.layers.0.self_attn.q_proj.bias"] = &tensor.Tensor{Name: "model.layers.0.self_attn.q_proj.bias", DType: tensor.F32, Shape: []int{8}, Data: make([]byte, 32)}
