@@ -64,8 +64,8 @@ var ggufChecks = map[string]struct {
 }{
 	"rope.dimension_count":     {unsupported.AttentionShape, sameAsHeadDim, "RoPE over the whole head (rope.dimension_count = the head dim)"},
 	"attention.value_length":   {unsupported.AttentionShape, sameAsHeadDim, "value heads as wide as key heads"},
-	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", ""), "plain RoPE (rope.scaling.type none)"},
-	"rope.scaling.factor":      {unsupported.RopeScaling, isNumber(0, 1), "plain RoPE (rope.scaling.factor 1)"},
+	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", "", "linear"), "plain RoPE or linear scaling (rope.scaling.type none or linear)"},
+	"rope.scaling.factor":      {unsupported.RopeScaling, linearFactor, "plain RoPE (rope.scaling.factor 1) or linear scaling"},
 	"attention.sliding_window": {unsupported.SlidingWindow, isNumber(0), ""},
 	"expert_count":             {unsupported.Experts, isNumber(0), ""},
 	"expert_used_count":        {unsupported.Experts, isNumber(0), ""},
@@ -83,6 +83,13 @@ func isNumber(offs ...float64) func(f *gguf.File, arch, key string) bool {
 		v, ok := f.Float(key)
 		return ok && slices.Contains(offs, v)
 	}
+}
+
+// linearFactor: a factor of 1 (or 0, llama.cpp's "none"), or that of a
+// linear scaling (ggufConfig reads it).
+func linearFactor(f *gguf.File, arch, key string) bool {
+	typ, _ := f.String(arch + ".rope.scaling.type")
+	return typ == "linear" || isNumber(0, 1)(f, arch, key)
 }
 
 // sameAsHeadDim: the key equals the head dim (attention.key_length, else

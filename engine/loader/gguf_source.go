@@ -127,8 +127,23 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	}
 	if a, known := findGGUFArch(arch); known {
 		cfg.RopeLayout, cfg.QKVBias, cfg.QKNorm = a.layout, a.qkvBias, a.qkNorm
-		if _, has := f.Info(model.NameRopeFreqs); has && a.ropeFreqs {
+		_, hasFreqs := f.Info(model.NameRopeFreqs)
+		if hasFreqs && a.ropeFreqs {
 			cfg.RopeScaling.Type = model.RopeScaleFreqs
+		}
+		if typ, _ := f.String(arch + ".rope.scaling.type"); typ == "linear" {
+			factor := flt("rope.scaling.factor", 0, func(float64) error { return nil })
+			switch {
+			case factor == 0:
+				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear without a %s.rope.scaling.factor", arch, arch))
+			case cfg.RopeScaling.Type != model.RopeScaleNone:
+				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear together with %s: only one RoPE scaling is implemented at a time", arch, model.NameRopeFreqs))
+			default:
+				cfg.RopeScaling = model.RopeScaling{Type: model.RopeScaleLinear, Factor: factor}
+				if err := cfg.RopeScaling.Check(); err != nil {
+					errs = append(errs, fmt.Errorf("%s.rope.scaling.factor: %w", arch, err))
+				}
+			}
 		}
 	}
 	cfg.KVHeads = num("attention.head_count_kv", false, cfg.Heads)

@@ -154,7 +154,7 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 		}
 		for j, d := range w.RopeDivisors {
 			if !(d > 0 && d < 1e6) {
-				return nil, fmt.Errorf("model: %s[%d] = %g is not a frequency divisor between 0 and 1e6", NameRopeFreqs, j, d)
+				return nil, fmt.Errorf("model: %s[%d] = %g is not a frequency divisor above 0 and below 1e6; the file is damaged, convert it again", NameRopeFreqs, j, d)
 			}
 		}
 	default:
