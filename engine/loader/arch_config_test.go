@@ -101,3 +101,28 @@ func TestGGUFLinearScaling(t *testing.T) {
 		src.Close()
 	}
 }
+
+// TestHFTransformers4Scaling: a config.json as transformers 4 writes Llama
+// 3.1's (rope_theta and rope_scaling at the top level) loads with its
+// scaling, as transformers 5's rope_parameters does.
+func TestHFTransformers4Scaling(t *testing.T) {
+	hfCfg := tinyCfg
+	hfCfg.RopeLayout = model.RopeHalf
+	const params = `"factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"original_max_position_embeddings":8,"rope_type":"llama3"`
+	want := model.RopeScaling{Type: model.RopeScaleLlama3, Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8}
+	for _, spelling := range []string{
+		`"rope_theta":500000.0,"rope_scaling":{` + params + `}`,
+		`"rope_parameters":{"rope_theta":500000.0,` + params + `}`,
+	} {
+		dir := writeHFDir(t, hfCfg, strings.Replace(tinyHFConfig, `"rope_theta":10000.0`, spelling, 1), nil)
+		src, err := Open(dir, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", spelling, err)
+			continue
+		}
+		if c := src.Config(); c.RopeScaling != want || c.RopeTheta != 500000 {
+			t.Errorf("%s: scaling %v, theta %g; want %v, 500000", spelling, c.RopeScaling, c.RopeTheta, want)
+		}
+		src.Close()
+	}
+}
