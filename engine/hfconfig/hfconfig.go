@@ -9,6 +9,7 @@ package hfconfig
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"rigscope/engine/model"
 )
@@ -81,7 +82,7 @@ type ropeParams struct {
 	Factor         *float64 `json:"factor"`
 	LowFreqFactor  *float64 `json:"low_freq_factor"`
 	HighFreqFactor *float64 `json:"high_freq_factor"`
-	OrigContext    *int     `json:"original_max_position_embeddings"`
+	OrigContext    *float64 `json:"original_max_position_embeddings"` // a count, but JSON may say 8192.0
 }
 
 // ScalingTypes are the RoPE scaling types Scaling reads.
@@ -91,7 +92,8 @@ var ScalingTypes = []string{"linear", "llama3"}
 // rope_scaling (transformers 4) states: linear (factor) or llama3 (factor,
 // low_freq_factor, high_freq_factor, original_max_position_embeddings,
 // each required). Plain RoPE and any other type read as none: CheckFor
-// refuses a type not in ScalingTypes. Both spellings stated must agree.
+// refuses a type not in ScalingTypes. Both spellings stated must agree. A
+// field of the wrong JSON type is an error, never read as no scaling.
 func (f *Fields) Scaling() (model.RopeScaling, error) {
 	var got []model.RopeScaling
 	var from []string
@@ -103,8 +105,8 @@ func (f *Fields) Scaling() (model.RopeScaling, error) {
 			continue
 		}
 		var rp ropeParams
-		if json.Unmarshal(sp.raw, &rp) != nil {
-			continue // not an object, or per layer type: CheckFor refuses it
+		if err := json.Unmarshal(sp.raw, &rp); err != nil {
+			return model.RopeScaling{}, fmt.Errorf("%s: %w", sp.field, err)
 		}
 		s, err := rp.scaling(sp.field)
 		if err != nil {
@@ -161,10 +163,13 @@ func (rp *ropeParams) scaling(field string) (model.RopeScaling, error) {
 		}
 	}
 	if s.Type == model.RopeScaleLlama3 {
-		if rp.OrigContext == nil {
+		switch n := rp.OrigContext; {
+		case n == nil:
 			missing = append(missing, "original_max_position_embeddings")
-		} else {
-			s.OrigContext = *rp.OrigContext
+		case *n != math.Trunc(*n) || *n < 0 || *n > model.MaxContext:
+			return s, fmt.Errorf("%s: original_max_position_embeddings %g is not a whole number of positions between 1 and %d", field, *n, model.MaxContext)
+		default:
+			s.OrigContext = int(*n)
 		}
 	}
 	if len(missing) > 0 {

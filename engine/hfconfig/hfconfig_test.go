@@ -167,6 +167,9 @@ func TestScaling(t *testing.T) {
 		{"both disagreeing", `{"rope_scaling": {"type": "linear", "factor": 2}, "rope_parameters": ` + l3 + `}`, model.RopeScaling{}, "rope_parameters (llama3 (factor 8"},
 		{"linear without factor", `{"rope_scaling": {"type": "linear"}}`, model.RopeScaling{}, "rope_scaling: linear RoPE scaling without [factor]"},
 		{"linear factor 0.5", `{"rope_scaling": {"type": "linear", "factor": 0.5}}`, model.RopeScaling{}, "rope_scaling: RoPE scaling factor 0.5 is not between 1 and 1e6"},
+		{"llama3 original context as a float", `{"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192.0}}`, llama3, ""},
+		{"llama3 original context 0.5", `{"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 0.5}}`, model.RopeScaling{}, "original_max_position_embeddings 0.5 is not a whole number"},
+		{"llama3 factor a string", `{"rope_scaling": {"rope_type": "llama3", "factor": "8"}}`, model.RopeScaling{}, "rope_scaling: json: cannot unmarshal string"},
 		{"llama3 original context 0", `{"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 0}}`, model.RopeScaling{}, "original_max_position_embeddings 0"},
 	} {
 		var f Fields
