@@ -60,27 +60,40 @@ func allFullAttention(v any, _ map[string]any) bool {
 	return ok && !slices.ContainsFunc(types, func(t any) bool { return t != "full_attention" })
 }
 
-// Check lists every field of config.json (raw) that asks for something the
-// engine does not implement: the fields of fieldChecks and any RoPE
+// Implemented is what a reader of config.json implements beyond the plain
+// Llama block; the zero value is nothing.
+type Implemented struct {
+	RopeTypes     []string // RoPE scaling types read (Scaling), e.g. "linear", "llama3"
+	SlidingWindow bool     // sliding_window read (Mistral's one window in every layer)
+}
+
+// Check lists every field of config.json (raw) that asks for something
+// beyond the plain Llama block: the fields of fieldChecks and any RoPE
 // scaling, in either spelling (transformers 5's rope_parameters,
 // transformers 4's rope_scaling).
-func Check(raw []byte) ([]unsupported.Item, error) {
+func Check(raw []byte) ([]unsupported.Item, error) { return CheckFor(raw, Implemented{}) }
+
+// CheckFor is Check for a reader that implements impl.
+func CheckFor(raw []byte, impl Implemented) ([]unsupported.Item, error) {
 	var cfg map[string]any
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return nil, err
 	}
 	var items []unsupported.Item
 	for _, fc := range fieldChecks {
+		if fc.field == "sliding_window" && impl.SlidingWindow {
+			continue
+		}
 		v, ok := cfg[fc.field]
 		if ok && !fc.off(v, cfg) {
 			items = append(items, unsupported.Item{Kind: fc.kind, Field: fc.field, Value: compact(v), Supported: fc.supported})
 		}
 	}
-	rope, err := ropeItems(cfg)
+	rope, err := ropeItems(cfg, impl.RopeTypes)
 	return append(items, rope...), err
 }
 
-func ropeItems(cfg map[string]any) ([]unsupported.Item, error) {
+func ropeItems(cfg map[string]any, implemented []string) ([]unsupported.Item, error) {
 	var items []unsupported.Item
 	for _, field := range []string{"rope_parameters", "rope_scaling"} {
 		v, ok := cfg[field]
@@ -114,12 +127,17 @@ func ropeItems(cfg map[string]any) ([]unsupported.Item, error) {
 		switch {
 		case rawType != nil && !isString:
 			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: compact(rawType)})
+		case slices.Contains(implemented, typ):
 		case !Unscaled(typ):
 			val := typ
 			if hasFactor {
 				val += fmt.Sprintf(" (factor %s)", compact(factor))
 			}
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: val})
+			sup := ""
+			if len(implemented) > 0 {
+				sup = "plain RoPE or " + strings.Join(implemented, ", ")
+			}
+			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: val, Supported: sup})
 		case hasFactor && factor != 1.0 && factor != nil:
 			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + ".factor", Value: compact(factor)})
 		}

@@ -9,6 +9,7 @@ package hfconfig
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"rigscope/engine/model"
 )
@@ -75,10 +76,106 @@ func (f *Fields) Context(def int) (int, error) {
 
 // ropeParams is rope_parameters or rope_scaling (older files say "type").
 type ropeParams struct {
-	RopeTheta *float64 `json:"rope_theta"`
-	RopeType  string   `json:"rope_type"`
-	Type      string   `json:"type"`
-	Factor    *float64 `json:"factor"`
+	RopeTheta      *float64 `json:"rope_theta"`
+	RopeType       string   `json:"rope_type"`
+	Type           string   `json:"type"`
+	Factor         *float64 `json:"factor"`
+	LowFreqFactor  *float64 `json:"low_freq_factor"`
+	HighFreqFactor *float64 `json:"high_freq_factor"`
+	OrigContext    *float64 `json:"original_max_position_embeddings"` // a count, but JSON may say 8192.0
+}
+
+// ScalingTypes are the RoPE scaling types Scaling reads.
+var ScalingTypes = []string{"linear", "llama3"}
+
+// Scaling is the RoPE scaling that rope_parameters (transformers 5) or
+// rope_scaling (transformers 4) states: linear (factor) or llama3 (factor,
+// low_freq_factor, high_freq_factor, original_max_position_embeddings,
+// each required). Plain RoPE and any other type read as none: CheckFor
+// refuses a type not in ScalingTypes. Both spellings stated must agree. A
+// field of the wrong JSON type is an error, never read as no scaling.
+func (f *Fields) Scaling() (model.RopeScaling, error) {
+	var got []model.RopeScaling
+	var from []string
+	for _, sp := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"rope_parameters", f.RopeParameters}, {"rope_scaling", f.RopeScaling}} {
+		if !present(sp.raw) {
+			continue
+		}
+		var rp ropeParams
+		if err := json.Unmarshal(sp.raw, &rp); err != nil {
+			return model.RopeScaling{}, fmt.Errorf("%s: %w", sp.field, err)
+		}
+		s, err := rp.scaling(sp.field)
+		if err != nil {
+			return model.RopeScaling{}, err
+		}
+		if s.Type != model.RopeScaleNone {
+			got, from = append(got, s), append(from, sp.field)
+		}
+	}
+	switch {
+	case len(got) == 0:
+		return model.RopeScaling{}, nil
+	case len(got) == 2 && got[0] != got[1]:
+		return model.RopeScaling{}, fmt.Errorf("rope_parameters (%v) and rope_scaling (%v) disagree", got[0], got[1])
+	}
+	if err := got[0].Check(); err != nil {
+		return model.RopeScaling{}, fmt.Errorf("%s: %w", from[0], err)
+	}
+	return got[0], nil
+}
+
+func (rp *ropeParams) scaling(field string) (model.RopeScaling, error) {
+	typ := rp.RopeType
+	if typ == "" {
+		typ = rp.Type
+	}
+	var s model.RopeScaling
+	switch typ {
+	case "linear":
+		s.Type = model.RopeScaleLinear
+	case "llama3":
+		s.Type = model.RopeScaleLlama3
+	default:
+		return s, nil
+	}
+	var missing []string
+	for _, m := range []struct {
+		name string
+		v    *float64
+		dst  *float32
+		used bool
+	}{
+		{"factor", rp.Factor, &s.Factor, true},
+		{"low_freq_factor", rp.LowFreqFactor, &s.LowFreqFactor, s.Type == model.RopeScaleLlama3},
+		{"high_freq_factor", rp.HighFreqFactor, &s.HighFreqFactor, s.Type == model.RopeScaleLlama3},
+	} {
+		if !m.used {
+			continue
+		}
+		if m.v == nil {
+			missing = append(missing, m.name)
+		} else {
+			*m.dst = float32(*m.v)
+		}
+	}
+	if s.Type == model.RopeScaleLlama3 {
+		switch n := rp.OrigContext; {
+		case n == nil:
+			missing = append(missing, "original_max_position_embeddings")
+		case *n != math.Trunc(*n) || *n < 0 || *n > model.MaxContext:
+			return s, fmt.Errorf("%s: original_max_position_embeddings %g is not a whole number of positions between 1 and %d", field, *n, model.MaxContext)
+		default:
+			s.OrigContext = int(*n)
+		}
+	}
+	if len(missing) > 0 {
+		return s, fmt.Errorf("%s: %s RoPE scaling without %v; a %s scaling states them all", field, typ, missing, typ)
+	}
+	return s, nil
 }
 
 func present(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rigscope/engine/loader/unsupported"
+	"rigscope/engine/model"
 )
 
 func TestFields(t *testing.T) {
@@ -115,6 +116,76 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckFor: what a reader implements is not refused, and the rest
+// still is, naming what it reads instead.
+func TestCheckFor(t *testing.T) {
+	impl := Implemented{RopeTypes: ScalingTypes, SlidingWindow: true}
+	for _, tc := range []struct {
+		name, json string
+		want       string // "" = nothing refused
+	}{
+		{"llama3 (transformers 5)", `{"rope_parameters": {"rope_type": "llama3", "factor": 8, "rope_theta": 5e5}}`, ""},
+		{"linear (transformers 4)", `{"rope_scaling": {"type": "linear", "factor": 2}}`, ""},
+		{"mistral window", `{"sliding_window": 48}`, ""},
+		{"yarn", `{"rope_scaling": {"rope_type": "yarn", "factor": 4}}`, "rope_scaling.rope_type = yarn (factor 4) (supported: plain RoPE or linear, llama3)"},
+		{"window per layer type", `{"sliding_window": 48, "layer_types": ["sliding_attention", "full_attention"]}`, "layer_types"},
+		{"qwen2 window switched on", `{"sliding_window": 48, "use_sliding_window": true}`, "use_sliding_window = true"},
+	} {
+		items, err := CheckFor([]byte(tc.json), impl)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		switch {
+		case tc.want == "" && len(items) > 0:
+			t.Errorf("%s: CheckFor refused %v", tc.name, items)
+		case tc.want != "" && (len(items) != 1 || !strings.Contains(items[0].String(), tc.want)):
+			t.Errorf("%s: CheckFor = %v; want one item containing %q", tc.name, items, tc.want)
+		}
+	}
+	// Check (a reader of plain Llama, as the EAGLE-3 head) still refuses them.
+	if items, _ := Check([]byte(`{"rope_parameters": {"rope_type": "llama3", "factor": 8}, "sliding_window": 48}`)); len(items) != 2 {
+		t.Errorf("Check = %v; want the window and the scaling refused", items)
+	}
+}
+
+// TestScaling: RoPE scaling in either spelling, and its bad values.
+func TestScaling(t *testing.T) {
+	llama3 := model.RopeScaling{Type: model.RopeScaleLlama3, Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}
+	const l3 = `{"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}`
+	for _, tc := range []struct {
+		name, json string
+		want       model.RopeScaling
+		errSub     string
+	}{
+		{"none", `{}`, model.RopeScaling{}, ""},
+		{"default", `{"rope_parameters": {"rope_type": "default", "rope_theta": 1e4}}`, model.RopeScaling{}, ""},
+		{"llama3 (transformers 5)", `{"rope_parameters": ` + l3 + `}`, llama3, ""},
+		{"llama3 (transformers 4)", `{"rope_scaling": ` + l3 + `}`, llama3, ""},
+		{"both agreeing", `{"rope_scaling": ` + l3 + `, "rope_parameters": ` + l3 + `}`, llama3, ""},
+		{"linear, old key", `{"rope_scaling": {"type": "linear", "factor": 2}}`, model.RopeScaling{Type: model.RopeScaleLinear, Factor: 2}, ""},
+		{"yarn is CheckFor's to refuse", `{"rope_scaling": {"rope_type": "yarn", "factor": 4}}`, model.RopeScaling{}, ""},
+		{"both disagreeing", `{"rope_scaling": {"type": "linear", "factor": 2}, "rope_parameters": ` + l3 + `}`, model.RopeScaling{}, "rope_parameters (llama3 (factor 8"},
+		{"linear without factor", `{"rope_scaling": {"type": "linear"}}`, model.RopeScaling{}, "rope_scaling: linear RoPE scaling without [factor]"},
+		{"linear factor 0.5", `{"rope_scaling": {"type": "linear", "factor": 0.5}}`, model.RopeScaling{}, "rope_scaling: RoPE scaling factor 0.5 is not between 1 and 1e6"},
+		{"llama3 original context as a float", `{"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192.0}}`, llama3, ""},
+		{"llama3 original context 0.5", `{"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 0.5}}`, model.RopeScaling{}, "original_max_position_embeddings 0.5 is not a whole number"},
+		{"llama3 factor a string", `{"rope_scaling": {"rope_type": "llama3", "factor": "8"}}`, model.RopeScaling{}, "rope_scaling: json: cannot unmarshal string"},
+		{"llama3 original context 0", `{"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 0}}`, model.RopeScaling{}, "original_max_position_embeddings 0"},
+	} {
+		var f Fields
+		if err := json.Unmarshal([]byte(tc.json), &f); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Scaling()
+		switch {
+		case tc.errSub != "" && (err == nil || !strings.Contains(err.Error(), tc.errSub)):
+			t.Errorf("%s: Scaling() error %v; want one containing %q", tc.name, err, tc.errSub)
+		case tc.errSub == "" && (err != nil || got != tc.want):
+			t.Errorf("%s: Scaling() = %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 // FuzzFields: any config.json parses into Fields and is checked without a panic.
 func FuzzFields(f *testing.F) {
 	f.Add([]byte(`{"hidden_size": 64, "num_attention_heads": 4, "rope_parameters": {"rope_theta": 1e6}}`))
@@ -133,5 +204,6 @@ func FuzzFields(f *testing.F) {
 		fl.NormEps(1e-5)
 		fl.RopeBase(10000)
 		fl.Context(2048)
+		fl.Scaling()
 	})
 }

@@ -7,10 +7,42 @@ import (
 
 	"rigscope/engine/loader/gguf"
 	"rigscope/engine/loader/unsupported"
+	"rigscope/engine/model"
 )
 
-// ggufArchitectures are the general.architecture values read as Llama.
-var ggufArchitectures = []string{"llama"}
+// ggufArch is a general.architecture the engine reads: the Llama block,
+// its ARCH.* keys named after it, with what the architecture adds.
+type ggufArch struct {
+	name      string
+	layout    model.RopeLayout // llama.cpp permutes llama's Q/K rows to interleaved pairs; qwen2/3 keep NeoX halves
+	qkvBias   bool             // qwen2: blk.N.attn_{q,k,v}.bias
+	qkNorm    bool             // qwen3: blk.N.attn_{q,k}_norm.weight
+	ropeFreqs bool             // llama: an optional rope_freqs.weight (Llama 3.1's scaling)
+}
+
+// ggufArchitectures are the general.architecture values the engine reads.
+var ggufArchitectures = []ggufArch{
+	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true},
+	{name: "qwen2", layout: model.RopeHalf, qkvBias: true},
+	{name: "qwen3", layout: model.RopeHalf, qkNorm: true},
+}
+
+func findGGUFArch(name string) (ggufArch, bool) {
+	for _, a := range ggufArchitectures {
+		if a.name == name {
+			return a, true
+		}
+	}
+	return ggufArch{}, false
+}
+
+func ggufArchNames() string {
+	names := make([]string, len(ggufArchitectures))
+	for i, a := range ggufArchitectures {
+		names[i] = a.name
+	}
+	return strings.Join(names, ", ")
+}
 
 // ggufRead are the ARCH.* metadata keys read into the config, or that
 // change nothing whatever their value.
@@ -32,8 +64,8 @@ var ggufChecks = map[string]struct {
 }{
 	"rope.dimension_count":     {unsupported.AttentionShape, sameAsHeadDim, "RoPE over the whole head (rope.dimension_count = the head dim)"},
 	"attention.value_length":   {unsupported.AttentionShape, sameAsHeadDim, "value heads as wide as key heads"},
-	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", ""), "plain RoPE (rope.scaling.type none)"},
-	"rope.scaling.factor":      {unsupported.RopeScaling, isNumber(0, 1), "plain RoPE (rope.scaling.factor 1)"},
+	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", "", "linear"), "plain RoPE or linear scaling (rope.scaling.type none or linear)"},
+	"rope.scaling.factor":      {unsupported.RopeScaling, linearFactor, "plain RoPE (rope.scaling.factor 1) or linear scaling"},
 	"attention.sliding_window": {unsupported.SlidingWindow, isNumber(0), ""},
 	"expert_count":             {unsupported.Experts, isNumber(0), ""},
 	"expert_used_count":        {unsupported.Experts, isNumber(0), ""},
@@ -53,6 +85,13 @@ func isNumber(offs ...float64) func(f *gguf.File, arch, key string) bool {
 	}
 }
 
+// linearFactor: a factor of 1 (or 0, llama.cpp's "none"), or that of a
+// linear scaling (ggufConfig reads it).
+func linearFactor(f *gguf.File, arch, key string) bool {
+	typ, _ := f.String(arch + ".rope.scaling.type")
+	return typ == "linear" || isNumber(0, 1)(f, arch, key)
+}
+
 // sameAsHeadDim: the key equals the head dim (attention.key_length, else
 // embedding_length / attention.head_count).
 func sameAsHeadDim(f *gguf.File, arch, key string) bool {
@@ -69,12 +108,12 @@ func sameAsHeadDim(f *gguf.File, arch, key string) bool {
 }
 
 // ggufUnsupported lists what f's metadata asks for that the engine does
-// not implement: an architecture other than llama, and every ARCH.* key
-// that is not off (in file order).
+// not implement: an architecture not in ggufArchitectures, and every
+// ARCH.* key that is not off (in file order).
 func ggufUnsupported(f *gguf.File, arch string) []unsupported.Item {
 	var items []unsupported.Item
-	if arch != "" && !slices.Contains(ggufArchitectures, arch) {
-		items = append(items, unsupported.Item{Kind: unsupported.Architecture, Field: "general.architecture", Value: fmt.Sprintf("%q", arch), Supported: strings.Join(ggufArchitectures, ", ")})
+	if _, known := findGGUFArch(arch); arch != "" && !known {
+		items = append(items, unsupported.Item{Kind: unsupported.Architecture, Field: "general.architecture", Value: fmt.Sprintf("%q", arch), Supported: ggufArchNames()})
 	}
 	var unread []string
 	for _, kv := range f.KV {

@@ -73,9 +73,10 @@ const (
 	ggufDefaultContext = 2048
 )
 
-// ggufConfig reads a Llama config from ARCH.* metadata; the vocabulary
-// size is token_embd.weight's row count. Each stated value is checked
-// (naming its key); only an absent one gets a default.
+// ggufConfig reads a config from ARCH.* metadata and the architecture's
+// table entry; the vocabulary size is token_embd.weight's row count. Each
+// stated value is checked (naming its key); only an absent one gets a
+// default.
 func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	if arch == "" {
 		return model.Config{}, fmt.Errorf("loader: %s: no general.architecture string", f.Path)
@@ -115,15 +116,35 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 		return float32(v)
 	}
 	cfg := model.Config{
-		Arch:       arch,
-		Dim:        num("embedding_length", true, 0),
-		Layers:     num("block_count", true, 0),
-		Heads:      num("attention.head_count", true, 0),
-		FFN:        num("feed_forward_length", true, 0),
-		MaxSeq:     num("context_length", false, ggufDefaultContext),
-		NormEps:    flt("attention.layer_norm_rms_epsilon", ggufDefaultEps, model.CheckNormEps),
-		RopeTheta:  flt("rope.freq_base", ggufDefaultTheta, model.CheckRopeTheta),
-		RopeLayout: model.RopeInterleaved,
+		Arch:      arch,
+		Dim:       num("embedding_length", true, 0),
+		Layers:    num("block_count", true, 0),
+		Heads:     num("attention.head_count", true, 0),
+		FFN:       num("feed_forward_length", true, 0),
+		MaxSeq:    num("context_length", false, ggufDefaultContext),
+		NormEps:   flt("attention.layer_norm_rms_epsilon", ggufDefaultEps, model.CheckNormEps),
+		RopeTheta: flt("rope.freq_base", ggufDefaultTheta, model.CheckRopeTheta),
+	}
+	if a, known := findGGUFArch(arch); known {
+		cfg.RopeLayout, cfg.QKVBias, cfg.QKNorm = a.layout, a.qkvBias, a.qkNorm
+		_, hasFreqs := f.Info(model.NameRopeFreqs)
+		if hasFreqs && a.ropeFreqs {
+			cfg.RopeScaling.Type = model.RopeScaleFreqs
+		}
+		if typ, _ := f.String(arch + ".rope.scaling.type"); typ == "linear" {
+			factor := flt("rope.scaling.factor", 0, func(float64) error { return nil })
+			switch {
+			case factor == 0:
+				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear without a %s.rope.scaling.factor", arch, arch))
+			case cfg.RopeScaling.Type != model.RopeScaleNone:
+				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear together with %s: only one RoPE scaling is implemented at a time", arch, model.NameRopeFreqs))
+			default:
+				cfg.RopeScaling = model.RopeScaling{Type: model.RopeScaleLinear, Factor: factor}
+				if err := cfg.RopeScaling.Check(); err != nil {
+					errs = append(errs, fmt.Errorf("%s.rope.scaling.factor: %w", arch, err))
+				}
+			}
+		}
 	}
 	cfg.KVHeads = num("attention.head_count_kv", false, cfg.Heads)
 	if err := model.CheckContext(cfg.MaxSeq); err != nil {
@@ -169,8 +190,8 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	return cfg, nil
 }
 
-// ggufUnread lists the tensors of f (in file order) that a Llama model of
-// cfg does not read.
+// ggufUnread lists the tensors of f (in file order) that a model of cfg
+// does not read.
 func ggufUnread(f *gguf.File, cfg model.Config) []string {
 	read := ExpectedShapes(cfg)
 	var unread []string

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"rigscope/engine/hfconfig"
@@ -17,14 +16,50 @@ import (
 	"rigscope/engine/tokenizer"
 )
 
-// hfConfig is the part of a Hugging Face config.json a Llama model needs.
+// hfConfig is the part of a Hugging Face config.json a Llama-family model
+// needs.
 type hfConfig struct {
 	hfconfig.Fields
 	TieWordEmbeddings bool `json:"tie_word_embeddings"`
+	SlidingWindow     *int `json:"sliding_window"`
 }
 
-// hfArchitectures are the config.json architectures read as Llama.
-var hfArchitectures = []string{"LlamaForCausalLM"}
+// hfArch is a config.json architecture the engine reads: the Llama block
+// with what the architecture adds to it.
+type hfArch struct {
+	name, arch    string // config.json's, and model.Config.Arch
+	qkvBias       bool   // Qwen2: biases on the q, k, v projections
+	qkNorm        bool   // Qwen3: RMSNorm on each query and key head
+	slidingWindow bool   // Mistral: sliding_window read
+}
+
+// hfArchitectures are the config.json architectures the engine reads.
+var hfArchitectures = []hfArch{
+	{name: "LlamaForCausalLM", arch: "llama"},
+	{name: "Qwen2ForCausalLM", arch: "qwen2", qkvBias: true},
+	{name: "Qwen3ForCausalLM", arch: "qwen3", qkNorm: true},
+	{name: "MistralForCausalLM", arch: "mistral", slidingWindow: true},
+}
+
+// findHFArch is the first of names the engine reads.
+func findHFArch(names []string) (hfArch, bool) {
+	for _, n := range names {
+		for _, a := range hfArchitectures {
+			if a.name == n {
+				return a, true
+			}
+		}
+	}
+	return hfArch{}, false
+}
+
+func hfArchNames() string {
+	names := make([]string, len(hfArchitectures))
+	for i, a := range hfArchitectures {
+		names[i] = a.name
+	}
+	return strings.Join(names, ", ")
+}
 
 // Defaults for what config.json leaves out: transformers' LlamaConfig's.
 const (
@@ -47,15 +82,16 @@ func openHF(dir string) (Source, error) {
 	if err := json.Unmarshal(raw, &hc); err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
-	items, err := hfconfig.Check(raw)
+	arch, known := findHFArch(hc.Architectures)
+	items, err := hfconfig.CheckFor(raw, hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: arch.slidingWindow})
 	if err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
-	if !slices.ContainsFunc(hc.Architectures, func(a string) bool { return slices.Contains(hfArchitectures, a) }) {
-		arch := unsupported.Item{Kind: unsupported.Architecture, Field: "architectures", Value: fmt.Sprintf("%q", hc.Architectures), Supported: strings.Join(hfArchitectures, ", ")}
-		items = append([]unsupported.Item{arch}, items...)
+	if !known {
+		item := unsupported.Item{Kind: unsupported.Architecture, Field: "architectures", Value: fmt.Sprintf("%q", hc.Architectures), Supported: hfArchNames()}
+		items = append([]unsupported.Item{item}, items...)
 	}
-	cfg, err := hc.config(cfgPath)
+	cfg, err := hc.config(cfgPath, arch)
 	if err != nil {
 		return nil, refuseOr(cfgPath, items, err)
 	}
@@ -91,7 +127,7 @@ func openHF(dir string) (Source, error) {
 		m.Close()
 		return nil, err
 	}
-	meta := map[string]string{"format": "hf-safetensors", "path": dir, "dtype": dominant.String(), "architecture": hc.Architectures[0]}
+	meta := map[string]string{"format": "hf-safetensors", "path": dir, "dtype": dominant.String(), "architecture": arch.name}
 	if tmpl := hfChatTemplate(dir); tmpl != "" {
 		meta["chat_template"] = tmpl
 	}
@@ -107,8 +143,8 @@ func openHF(dir string) (Source, error) {
 	}, nil
 }
 
-// hfUnread lists the tensors in names (sorted) that a Llama model of cfg
-// does not read.
+// hfUnread lists the tensors in names (sorted) that a model of cfg does
+// not read.
 func hfUnread(cfg model.Config, names []string) []string {
 	read := map[string]bool{}
 	for canonical := range ExpectedShapes(cfg) {
@@ -125,9 +161,10 @@ func hfUnread(cfg model.Config, names []string) []string {
 	return unread
 }
 
-// config reads the sizes and floats; each stated value is checked (with
-// its field named), and only an absent one gets LlamaConfig's default.
-func (hc *hfConfig) config(path string) (model.Config, error) {
+// config reads the sizes, floats and arch's extensions; each stated value
+// is checked (with its field named), and only an absent one gets
+// LlamaConfig's default.
+func (hc *hfConfig) config(path string, arch hfArch) (model.Config, error) {
 	fail := func(err error) (model.Config, error) {
 		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
 	}
@@ -147,11 +184,22 @@ func (hc *hfConfig) config(path string) (model.Config, error) {
 	if err != nil {
 		return fail(err)
 	}
+	scaling, err := hc.Scaling()
+	if err != nil {
+		return fail(err)
+	}
 	cfg := model.Config{
-		Arch: "llama", Dim: hc.HiddenSize, Layers: layers, Heads: hc.Heads,
+		Arch: arch.arch, Dim: hc.HiddenSize, Layers: layers, Heads: hc.Heads,
 		FFN: hc.Intermediate, Vocab: hc.VocabSize, MaxSeq: ctx,
 		RopeLayout: model.RopeHalf, TiedEmbed: hc.TieWordEmbeddings,
-		NormEps: eps, RopeTheta: theta,
+		NormEps: eps, RopeTheta: theta, RopeScaling: scaling,
+		QKVBias: arch.qkvBias, QKNorm: arch.qkNorm,
+	}
+	if arch.slidingWindow && hc.SlidingWindow != nil {
+		if *hc.SlidingWindow <= 0 {
+			return fail(fmt.Errorf("sliding_window %d is not a positive number of positions (null for none)", *hc.SlidingWindow))
+		}
+		cfg.SlidingWindow = *hc.SlidingWindow
 	}
 	if cfg.KVHeads, cfg.HeadDim, err = hc.Shape(); err != nil {
 		return fail(err)
@@ -162,12 +210,13 @@ func (hc *hfConfig) config(path string) (model.Config, error) {
 	return cfg, nil
 }
 
-var hfLayerRe = regexp.MustCompile(`^blk\.(\d+)\.(\w+)\.weight$`)
+var hfLayerRe = regexp.MustCompile(`^blk\.(\d+)\.(\w+)\.(weight|bias)$`)
 
 var hfLayerParts = map[string]string{
 	"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
 	"ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
 	"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
+	"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm",
 }
 
 // hfTensorName maps a canonical (GGUF) tensor name to its Hugging Face name.
@@ -188,7 +237,7 @@ func hfTensorName(canonical string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return "model.layers." + m[1] + "." + part + ".weight", true
+	return "model.layers." + m[1] + "." + part + "." + m[3], true
 }
 
 // hfChatTemplate returns the chat template from chat_template.jinja or

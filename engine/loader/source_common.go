@@ -51,13 +51,17 @@ func (s *fileSource) Meta() map[string]string {
 
 func (s *fileSource) Close() error { return s.closer() }
 
-// ExpectedShapes returns the canonical tensor names a Llama model of cfg
-// must have, with their shapes (outermost first).
+// ExpectedShapes returns the canonical tensor names a model of cfg must
+// have, with their shapes (outermost first): the Llama block's, and those
+// of cfg's extensions (biases, head norms, rope_freqs).
 func ExpectedShapes(cfg model.Config) map[string][]int {
 	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 	m := map[string][]int{
 		model.NameTokEmbd:    {cfg.Vocab, cfg.Dim},
 		model.NameOutputNorm: {cfg.Dim},
+	}
+	if cfg.RopeScaling.Type == model.RopeScaleFreqs {
+		m[model.NameRopeFreqs] = []int{cfg.HeadDim / 2}
 	}
 	if !cfg.TiedEmbed {
 		m[model.NameOutput] = []int{cfg.Vocab, cfg.Dim}
@@ -69,6 +73,15 @@ func ExpectedShapes(cfg model.Config) map[string][]int {
 			"ffn_gate": {cfg.FFN, cfg.Dim}, "ffn_up": {cfg.FFN, cfg.Dim}, "ffn_down": {cfg.Dim, cfg.FFN},
 		} {
 			m[model.LayerName(l, part)] = shape
+		}
+		if cfg.QKVBias {
+			m[model.LayerBias(l, "attn_q")] = []int{q}
+			m[model.LayerBias(l, "attn_k")] = []int{kv}
+			m[model.LayerBias(l, "attn_v")] = []int{kv}
+		}
+		if cfg.QKNorm {
+			m[model.LayerName(l, "attn_q_norm")] = []int{cfg.HeadDim}
+			m[model.LayerName(l, "attn_k_norm")] = []int{cfg.HeadDim}
 		}
 	}
 	return m

@@ -36,6 +36,31 @@ type Config struct {
 	RopeTheta  float32
 	RopeLayout RopeLayout
 	TiedEmbed  bool // output projection reuses token_embd
+
+	// Extensions of the Llama block; the zero value of each is plain Llama.
+	RopeScaling   RopeScaling
+	QKVBias       bool // q, k and v projections add a bias (Qwen2)
+	QKNorm        bool // RMSNorm over each query and key head before RoPE (Qwen3)
+	SlidingWindow int  // > 0: a token attends to the last SlidingWindow positions, itself included (Mistral)
+}
+
+// Extensions names each extension of the Llama block that c uses, for a
+// device that implements none of them to refuse by name.
+func (c *Config) Extensions() []string {
+	var ext []string
+	if c.RopeScaling.Type != RopeScaleNone {
+		ext = append(ext, "RoPE scaling "+c.RopeScaling.String())
+	}
+	if c.QKVBias {
+		ext = append(ext, "q/k/v projection biases")
+	}
+	if c.QKNorm {
+		ext = append(ext, "q/k head norms")
+	}
+	if c.SlidingWindow > 0 {
+		ext = append(ext, fmt.Sprintf("sliding-window attention (window %d)", c.SlidingWindow))
+	}
+	return ext
 }
 
 // Bounds on what a model file may state, each far beyond any real model;
@@ -144,6 +169,12 @@ func (c *Config) ValidateNamed(n SizeNames) error {
 	if err := CheckRopeTheta(float64(c.RopeTheta)); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	if err := c.RopeScaling.Check(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if c.SlidingWindow < 0 || c.SlidingWindow > MaxContext {
+		return fmt.Errorf("config: sliding window %d is not between 0 (none) and %d", c.SlidingWindow, MaxContext)
+	}
 	return nil
 }
 
@@ -158,11 +189,20 @@ const (
 	NameTokEmbd    = "token_embd.weight"
 	NameOutputNorm = "output_norm.weight"
 	NameOutput     = "output.weight"
+	NameRopeFreqs  = "rope_freqs.weight" // (head dim / 2) per-pair frequency divisors
 )
 
 // LayerName returns the canonical name of a per-layer tensor, e.g.
 // LayerName(3, "attn_q") = "blk.3.attn_q.weight". Parts: attn_norm, attn_q,
-// attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down.
+// attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down, and
+// attn_q_norm, attn_k_norm (QKNorm).
 func LayerName(layer int, part string) string {
 	return fmt.Sprintf("blk.%d.%s.weight", layer, part)
+}
+
+// LayerBias returns the canonical name of a per-layer bias, e.g.
+// LayerBias(3, "attn_q") = "blk.3.attn_q.bias" (QKVBias: attn_q, attn_k,
+// attn_v).
+func LayerBias(layer int, part string) string {
+	return fmt.Sprintf("blk.%d.%s.bias", layer, part)
 }

@@ -42,7 +42,7 @@ var kindSupported = map[Kind]string{
 	Bias: "projections without biases", QKNorm: "no norm on query and key heads", Experts: "a dense SiLU-gated MLP in every layer",
 	Quantization: "unquantized safetensors (F32, F16, BF16) or GGUF F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K",
 	Activation:   "silu", AttentionShape: "multi-head attention with grouped K/V heads, RoPE over the whole head, scores scaled by 1/sqrt(head_dim)",
-	UnreadTensor: "the Llama tensors only", UnreadMetadata: "the llama.* keys of a Llama model",
+	UnreadTensor: "only the tensors of the architecture", UnreadMetadata: "only the ARCH.* keys the engine reads",
 }
 
 func (k Kind) String() string {

@@ -16,7 +16,7 @@ func TestError(t *testing.T) {
 	want := `loader: m.gguf: not implemented by this engine, refusing the model rather than running it wrong: ` +
 		`architecture: general.architecture = "qwen2" (supported: llama); ` +
 		`biases: 4 tensors (blk.0.attn_q.bias, blk.0.attn_k.bias, blk.1.attn_q.bias, ... 1 more) (supported: projections without biases); ` +
-		`tensors nothing reads: 1 tensor (blk.0.post_norm.weight) (supported: the Llama tensors only); ` +
+		`tensors nothing reads: 1 tensor (blk.0.post_norm.weight) (supported: only the tensors of the architecture); ` +
 		`RoPE scaling: 1 tensor (rope_freqs.weight) (supported: plain RoPE from one base frequency)`
 	if err.Error() != want {
 		t.Errorf("message\n%s\nwant\n%s", err, want)
