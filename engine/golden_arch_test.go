@@ -110,7 +110,7 @@ func firstLogitDiff(e *Engine, prompt []int32, top [][2]float64) (abs, rel float
 	if len(top) == 0 {
 		return 0, 0, fmt.Errorf("reference has no first-step logits")
 	}
-	tg, err := e.target(1)
+	tg, err := e.target(context.Background(), 1)
 	if err != nil {
 		return 0, 0, err
 	}
