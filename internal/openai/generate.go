@@ -125,7 +125,11 @@ func (s *Server) length(req *request, p *plan) *apiError {
 		return invalid(param, "%s is %d; it must be at least 1", param, *n)
 	}
 	if prompt >= ctx {
-		return invalid("messages", "This model's maximum context length is %d tokens. However, your prompt is %d tokens, which leaves no room for a completion. Please shorten the prompt.", ctx, prompt).withCode("context_length_exceeded")
+		where := "prompt"
+		if p.chat {
+			where = "messages"
+		}
+		return invalid(where, "This model's maximum context length is %d tokens. However, your prompt is %d tokens, which leaves no room for a completion. Please shorten the prompt.", ctx, prompt).withCode("context_length_exceeded")
 	}
 	if n == nil {
 		p.cfg.MaxTokens = ctx - prompt

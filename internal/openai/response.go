@@ -138,7 +138,11 @@ func (r *response) stream(w http.ResponseWriter, rc *http.ResponseController, g 
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	gone := false
+	rc.SetWriteDeadline(time.Now().Add(r.s.opts.WriteTimeout))
+	gone := rc.Flush() != nil // the headers go now: the client knows it is served
+	if gone {
+		cancel()
+	}
 	send := func(v any) {
 		if gone {
 			return
