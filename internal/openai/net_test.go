@@ -114,3 +114,24 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnBeyondLoopback: an address beyond loopback with no API key
+// warns once; with a key, or on loopback, nothing is printed.
+func TestWarnBeyondLoopback(t *testing.T) {
+	for _, c := range []struct {
+		addr, key string
+		warn      bool
+	}{{"0.0.0.0:0", "", true}, {"0.0.0.0:0", "k", false}, {":0", "", false}} {
+		opts := testOptions()
+		opts.APIKey = c.key
+		var warn strings.Builder
+		srv, err := Start(context.Background(), c.addr, newTestServer(t, &fakeEngine{}, opts), DefaultLimits, &warn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Close()
+		if got := strings.Contains(warn.String(), "beyond loopback with no --api-key"); got != c.warn || strings.Count(warn.String(), "\n") > 1 {
+			t.Errorf("%s key %q: warning %q, want one: %v", c.addr, c.key, warn.String(), c.warn)
+		}
+	}
+}
