@@ -80,6 +80,9 @@ func (s *Server) prompt(req *request, chat bool) ([]int32, *apiError) {
 		if ids == nil {
 			ids = tok.Encode(text, true)
 		}
+		if len(ids) == 0 {
+			return nil, invalid("prompt", "prompt is empty and the model adds no BOS token: send at least one token of text")
+		}
 		return ids, nil
 	}
 	if len(req.Prompt) > 0 {
@@ -276,8 +279,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan, received time.Time) {
 	rc := http.NewResponseController(w)
-	// The body is read: no read deadline may now cancel the request (the
-	// server's background read would), and writes get their own deadline.
+	// The body is read: the request's read deadline (ReadTimeout) is
+	// lifted for the run, and each write gets its own deadline, so a run
+	// may last as long as it generates.
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
 	wait, err := s.q.enter(r.Context())

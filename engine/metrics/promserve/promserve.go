@@ -2,7 +2,8 @@
 // and the headless commands alike. The listener is loopback unless the
 // address names a host, and is hard to hold open: header, read, write and
 // idle timeouts, a header size limit, no request bodies, GET and HEAD only,
-// and a cap on open connections.
+// and a cap on open connections. Serve is the same listener for another
+// handler (the OpenAI API of internal/openai).
 package promserve
 
 import (
