@@ -125,11 +125,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	metricsAddr := metricsAddrFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
 	}
 	ks, err := parseIntList(*kFlag)
 	if err != nil {
@@ -138,6 +135,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	trees, err := parseIntList(*treeFlag)
 	if err != nil {
 		return fmt.Errorf("bench: --tree: %w", err)
+	}
+	switch {
+	case *maxTokens < 1 || *maxTokens > 1<<24:
+		return fmt.Errorf("bench: --max-tokens %d must be 1..%d", *maxTokens, 1<<24)
+	case *nPrompts < 0 || *promptLen < 0:
+		return fmt.Errorf("bench: --prompts %d / --prompt-len %d: give 0 (all) or more", *nPrompts, *promptLen)
+	}
+	if err := engine.CheckRunConfig(engine.RunConfig{PromptIDs: []int32{0}, MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	for _, k := range ks {
+		if k < 1 {
+			return fmt.Errorf("bench: --k %d must be at least 1", k)
+		}
+		for _, tree := range trees {
+			if _, err := engine.NormalizeDrafter(engine.DrafterConfig{Kind: "ngram", K: k, Tree: tree}); err != nil {
+				return fmt.Errorf("bench: --k %d --tree %d: %w", k, tree, err)
+			}
+		}
 	}
 	set, err := defaultBenchSet(*nPrompts, *promptLen)
 	if err != nil {
@@ -160,7 +176,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	defer func() { err = errors.Join(err, stopMetrics()) }()
 	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs})
 	if err != nil {
-		return err
+		return fmt.Errorf("bench: --max-tokens %d after prompts of up to %d tokens: %w", *maxTokens, longest, err)
 	}
 	defer eng.Close()
 	defer eng.CloseDrafters()

@@ -31,7 +31,7 @@ func runPanel(ctx context.Context, args []string) (err error) {
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
 	logDir := fs.String("log-dir", "", "write each run's JSONL event log into this directory (default: the user cache dir, rigscope/runs)")
-	ctxLen := fs.Int("ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
+	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
@@ -48,6 +48,14 @@ func runPanel(ctx context.Context, args []string) (err error) {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags go before; subcommands: rigscope help)", fs.Arg(0))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--ctx", *ctxLen}, {"--tp", *tpSize}, {"--max-tokens", *maxTokens}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s %d is negative (leave it out for the default)", f.name, f.v)
+		}
 	}
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")

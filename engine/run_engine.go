@@ -61,6 +61,13 @@ func (e *Engine) BaselineSource(cfg RunConfig) string {
 
 func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event), obs *runObserver) (Stats, error) {
 	var st Stats
+	// Every size is checked before anything is sized by it.
+	if err := CheckRunConfig(cfg); err != nil {
+		return st, err
+	}
+	if err := CheckTP(e.cfg, cfg.TP); err != nil {
+		return st, err
+	}
 	prompt := cfg.PromptIDs
 	if prompt == nil {
 		ids, err := e.Encode(cfg.Prompt)
@@ -69,8 +76,11 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 		}
 		prompt = ids
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = 256
+	if err := e.checkPrompt(prompt); err != nil {
+		return st, err
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = DefaultMaxTokens
 	}
 	dc, err := NormalizeDrafter(cfg.Drafter)
 	if err != nil {
@@ -86,7 +96,8 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 		}
 		sink(Event{Kind: EventProgress, Progress: pr})
 	}
-	t, err := e.prepare(&cfg, tp.GroupOptions{Latency: lat, Bytes: bytes, Calibrating: calibrating})
+	t, err := e.prepare(ctx, &cfg, tp.GroupOptions{Latency: lat, Bytes: bytes, Calibrating: calibrating,
+		Warn: func(msg string) { sink(Event{Kind: EventWarning, Warning: msg}) }})
 	if err != nil {
 		return st, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"rigscope/engine/hfconfig"
 	"rigscope/engine/loader/safetensors"
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
@@ -19,15 +20,22 @@ import (
 // hfConfig is the part of a Hugging Face config.json a Llama model needs.
 type hfConfig struct {
 	hfconfig.Fields
-	TieWordEmbeddings bool   `json:"tie_word_embeddings"`
-	AttentionBias     bool   `json:"attention_bias"`
-	MLPBias           bool   `json:"mlp_bias"`
-	TorchDType        string `json:"torch_dtype"`
-	DType             string `json:"dtype"`
+	TieWordEmbeddings bool `json:"tie_word_embeddings"`
 }
 
 // hfArchitectures are the config.json architectures read as Llama.
 var hfArchitectures = []string{"LlamaForCausalLM"}
+
+// Defaults for what config.json leaves out: transformers' LlamaConfig's.
+const (
+	hfDefaultTheta   = 10000
+	hfDefaultEps     = 1e-6
+	hfDefaultContext = 2048
+)
+
+// hfSizeNames are config.json's names for the sizes.
+var hfSizeNames = model.SizeNames{Dim: "hidden_size", Layers: "num_hidden_layers", Heads: "num_attention_heads",
+	KVHeads: "num_key_value_heads", HeadDim: "head_dim", FFN: "intermediate_size", Vocab: "vocab_size"}
 
 func openHF(dir string) (Source, error) {
 	cfgPath := filepath.Join(dir, "config.json")
@@ -39,13 +47,29 @@ func openHF(dir string) (Source, error) {
 	if err := json.Unmarshal(raw, &hc); err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
+	items, err := hfconfig.Check(raw)
+	if err != nil {
+		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
+	}
+	if !slices.ContainsFunc(hc.Architectures, func(a string) bool { return slices.Contains(hfArchitectures, a) }) {
+		arch := unsupported.Item{Kind: unsupported.Architecture, Field: "architectures", Value: fmt.Sprintf("%q", hc.Architectures), Supported: strings.Join(hfArchitectures, ", ")}
+		items = append([]unsupported.Item{arch}, items...)
+	}
 	cfg, err := hc.config(cfgPath)
 	if err != nil {
-		return nil, err
+		return nil, refuseOr(cfgPath, items, err)
 	}
 	m, err := safetensors.OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("loader: %s: %w", dir, err)
+		return nil, refuseOr(cfgPath, items, fmt.Errorf("loader: %s: %w", dir, err))
+	}
+	refused := cfgPath // the file the refusal names: the folder once tensors are in it
+	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(cfg, m.Names()))); len(tensorItems) > 0 {
+		items, refused = append(items, tensorItems...), dir
+	}
+	if err := unsupported.Refuse(refused, items); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	lookup := func(name string) (*tensor.Tensor, error) {
 		hfName, ok := hfTensorName(name)
@@ -71,9 +95,6 @@ func openHF(dir string) (Source, error) {
 	if tmpl := hfChatTemplate(dir); tmpl != "" {
 		meta["chat_template"] = tmpl
 	}
-	if _, scaling, _ := hc.Rope(0); !hfconfig.Unscaled(scaling) {
-		meta["rope_scaling"] = scaling + " (not applied)"
-	}
 	return &fileSource{
 		path: dir, cfg: cfg, meta: meta, lookup: lookup, closer: m.Close,
 		newTok: func() (tokenizer.Tokenizer, error) {
@@ -86,33 +107,57 @@ func openHF(dir string) (Source, error) {
 	}, nil
 }
 
-func (hc *hfConfig) config(path string) (model.Config, error) {
-	if !slices.ContainsFunc(hc.Architectures, func(a string) bool { return slices.Contains(hfArchitectures, a) }) {
-		return model.Config{}, fmt.Errorf("loader: %s: architectures %q: not supported (supported: %s)", path, hc.Architectures, strings.Join(hfArchitectures, ", "))
+// hfUnread lists the tensors in names (sorted) that a Llama model of cfg
+// does not read.
+func hfUnread(cfg model.Config, names []string) []string {
+	read := map[string]bool{}
+	for canonical := range ExpectedShapes(cfg) {
+		if hf, ok := hfTensorName(canonical); ok {
+			read[hf] = true
+		}
 	}
-	switch {
-	case hc.HiddenAct != "" && hc.HiddenAct != "silu":
-		return model.Config{}, fmt.Errorf("loader: %s: hidden_act %q is not supported (silu)", path, hc.HiddenAct)
-	case hc.AttentionBias || hc.MLPBias:
-		return model.Config{}, fmt.Errorf("loader: %s: attention_bias/mlp_bias are not supported", path)
+	var unread []string
+	for _, n := range names {
+		if !read[n] {
+			unread = append(unread, n)
+		}
+	}
+	return unread
+}
+
+// config reads the sizes and floats; each stated value is checked (with
+// its field named), and only an absent one gets LlamaConfig's default.
+func (hc *hfConfig) config(path string) (model.Config, error) {
+	fail := func(err error) (model.Config, error) {
+		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
 	}
 	layers := 0
 	if hc.Layers != nil {
 		layers = *hc.Layers
 	}
-	theta, _, err := hc.Rope(0) // 0: Validate's default
+	theta, err := hc.RopeBase(hfDefaultTheta)
 	if err != nil {
-		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
+		return fail(err)
+	}
+	eps, err := hc.NormEps(hfDefaultEps)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, err := hc.Context(hfDefaultContext)
+	if err != nil {
+		return fail(err)
 	}
 	cfg := model.Config{
 		Arch: "llama", Dim: hc.HiddenSize, Layers: layers, Heads: hc.Heads,
-		FFN: hc.Intermediate, Vocab: hc.VocabSize, MaxSeq: hc.MaxPos,
+		FFN: hc.Intermediate, Vocab: hc.VocabSize, MaxSeq: ctx,
 		RopeLayout: model.RopeHalf, TiedEmbed: hc.TieWordEmbeddings,
-		NormEps: hc.NormEps(0), RopeTheta: theta,
+		NormEps: eps, RopeTheta: theta,
 	}
-	cfg.KVHeads, cfg.HeadDim = hc.Shape()
-	if err := cfg.Validate(); err != nil {
-		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
+	if cfg.KVHeads, cfg.HeadDim, err = hc.Shape(); err != nil {
+		return fail(err)
+	}
+	if err := cfg.ValidateNamed(hfSizeNames); err != nil {
+		return fail(err)
 	}
 	return cfg, nil
 }
