@@ -34,11 +34,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&c.APIKey, "api-key", "", "require Authorization: Bearer KEY on /v1/ (default: no key)")
 	fs.StringVar(&c.ChatTemplate, "chat-template", "", "chat format for /v1/chat/completions: llama3, chatml or llama2 (default: the model's own; a model with none refuses chat)")
 	fs.IntVar(&c.QueueLen, "queue", openai.DefaultQueueLen, "requests that wait while one runs (one run at a time); more get 429 with Retry-After")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q (flags only; see rigscope serve -h)", fs.Arg(0))
 	}
 	if c.QueueLen < 1 {
 		return fmt.Errorf("serve: --queue %d must be at least 1", c.QueueLen)

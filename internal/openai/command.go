@@ -8,6 +8,8 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/metrics/prom"
+	"rigscope/engine/metrics/promserve"
+	"rigscope/engine/tokenizer"
 )
 
 // Command is what `rigscope serve` asks for.
@@ -33,6 +35,14 @@ func RunCommand(ctx context.Context, c Command, stderr io.Writer) (err error) {
 		return err
 	}
 	c.Base.Drafter = dc
+	if c.ChatTemplate != "" {
+		if _, err := tokenizer.ApplyTemplate(c.ChatTemplate, nil, true); err != nil {
+			return fmt.Errorf("--chat-template: %w", err)
+		}
+	}
+	if _, err := promserve.BindAddr(c.Addr); err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
 	x := prom.New()
 	c.Engine.Observer = x
 	eng, err := engine.Open(ctx, c.Model, c.Engine)
@@ -48,7 +58,7 @@ func RunCommand(ctx context.Context, c Command, stderr io.Writer) (err error) {
 	}
 	srv, err := Start(ctx, c.Addr, s, DefaultLimits, stderr)
 	if err != nil {
-		return err
+		return fmt.Errorf("--addr: %w", err)
 	}
 	tmpl := opts.ChatTemplate
 	if tmpl == "" {
