@@ -11,9 +11,10 @@ import (
 var errBusy = errors.New("queue full")
 
 // queue admits requests to the engine one run at a time, with up to
-// waiting more queued behind it (FIFO as the Go scheduler wakes channel
-// receivers). It is the one place continuous batching would change: a
-// batcher would admit several runs at once here.
+// waiting more queued behind it, in arrival order (a channel serves its
+// blocked senders first come, first served). It is the one place
+// continuous batching would change: a batcher would admit several runs at
+// once here.
 type queue struct {
 	admitted chan struct{} // one per request running or waiting: cap 1+waiting
 	running  chan struct{} // cap 1: the engine's one run
