@@ -306,7 +306,11 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan, received t
 		g.turnEnd = s.turnEnd
 	}
 	done := make(chan outcome, 1)
-	go func() { done <- g.end(s.eng.Run(ctx, p.cfg, g.sink)) }()
+	go func() {
+		o := g.end(s.eng.Run(ctx, p.cfg, g.sink))
+		s.q.leave(time.Since(start)) // the engine is free while the answer is written
+		done <- o
+	}()
 	resp := newResponse(s, p, wait, received)
 	var o outcome
 	if p.stream {
@@ -315,7 +319,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan, received t
 		o = <-done
 		resp.whole(w, rc, o)
 	}
-	s.q.leave(time.Since(start))
 	s.logf("%s %s prompt=%d completion=%d finish=%s queue=%.1fms run=%.1fms", r.RemoteAddr, r.URL.Path,
 		len(p.cfg.PromptIDs), o.tokens, o.finish, ms(wait), ms(time.Since(start)))
 }
