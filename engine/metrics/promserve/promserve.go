@@ -74,7 +74,7 @@ type Server struct {
 func Start(ctx context.Context, addr string, h http.Handler, lim Limits, warn io.Writer) (*Server, error) {
 	s, err := Serve(ctx, addr, Handler(h), lim)
 	if err != nil {
-		return nil, fmt.Errorf("/metrics: %w", err)
+		return nil, err
 	}
 	if !s.Loopback() {
 		fmt.Fprintf(warn, "warning: /metrics on %s is reachable beyond loopback and unauthenticated: anyone who can reach the port reads the model name, token counts and timings\n", s.addr)
