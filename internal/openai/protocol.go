@@ -124,8 +124,6 @@ func jsonKind(goKind string) string {
 	switch goKind {
 	case "int", "int64", "float64":
 		return "number"
-	case "ptr":
-		return "value of the documented type"
 	case "slice":
 		return "array"
 	case "map", "struct":
