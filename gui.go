@@ -37,6 +37,8 @@ func runPanel(ctx context.Context, args []string) (err error) {
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
 	metricsAddr := metricsAddrFlag(fs)
+	serveAddr := fs.String("serve-addr", "", "also serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off)")
+	apiKey := fs.String("api-key", "", "with --serve-addr: require Authorization: Bearer KEY")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -69,7 +71,8 @@ func runPanel(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs}}
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs},
+		api: newPanelAPI(*serveAddr, *apiKey, *tpSize, *backend, obs, os.Stderr)}
 	defer w.close()
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,

@@ -39,6 +39,7 @@ type panelWiring struct {
 	cfg     model.Config // the loaded target's, for the TP choices
 	sampler *gpu.Sampler
 	stop    context.CancelFunc // the current dashboard's refresher
+	api     *panelAPI          // --serve-addr's server, or nil
 }
 
 // open loads a model for the panel ("" = the embedded synthetic default).
@@ -49,6 +50,10 @@ func (w *panelWiring) open(ctx context.Context, path string, progress func(engin
 	progress(engine.Progress{What: "loading " + filepath.Base(path)})
 	e, err := engine.Open(ctx, path, w.opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.api.serve(e); err != nil {
+		e.Close()
 		return nil, err
 	}
 	info := e.Info()
@@ -116,6 +121,7 @@ func (w *panelWiring) dashboard(e ui.Engine) fyne.CanvasObject {
 }
 
 func (w *panelWiring) close() {
+	w.api.close()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stop != nil {

@@ -157,6 +157,9 @@ func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) { return e.tok, e.tokE
 // Config is the target's config.
 func (e *Engine) Config() model.Config { return e.cfg }
 
+// CtxLen is the KV cache positions a run has: prompt plus generated tokens.
+func (e *Engine) CtxLen() int { return e.opts.CtxLen }
+
 // Source is the opened model file (drafters share its tokenizer checks).
 func (e *Engine) Source() loader.Source { return e.src }
 

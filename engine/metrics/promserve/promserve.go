@@ -2,7 +2,8 @@
 // and the headless commands alike. The listener is loopback unless the
 // address names a host, and is hard to hold open: header, read, write and
 // idle timeouts, a header size limit, no request bodies, GET and HEAD only,
-// and a cap on open connections.
+// and a cap on open connections. Serve is the same listener for another
+// handler (the OpenAI API of internal/openai).
 package promserve
 
 import (
@@ -71,23 +72,36 @@ type Server struct {
 // or Close is called. When the bound address is not a loopback one it
 // writes one warning line to warn.
 func Start(ctx context.Context, addr string, h http.Handler, lim Limits, warn io.Writer) (*Server, error) {
+	s, err := Serve(ctx, addr, Handler(h), lim)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Loopback() {
+		fmt.Fprintf(warn, "warning: /metrics on %s is reachable beyond loopback and unauthenticated: anyone who can reach the port reads the model name, token counts and timings\n", s.addr)
+	}
+	return s, nil
+}
+
+// Serve binds addr (see BindAddr) and serves h, every path and method as h
+// decides, under lim, until ctx ends or Close is called. It is Start's
+// listener for a server other than /metrics (the OpenAI API); h owns its
+// paths, methods and request bodies, and a handler that streams extends
+// its own write deadline (http.ResponseController) as it goes.
+func Serve(ctx context.Context, addr string, h http.Handler, lim Limits) (*Server, error) {
 	bind, err := BindAddr(addr)
 	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s for /metrics: %w", bind, err)
+		return nil, fmt.Errorf("cannot listen on %s: %w", bind, err)
 	}
 	s := &Server{addr: ln.Addr(), done: make(chan struct{})}
-	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		fmt.Fprintf(warn, "warning: /metrics on %s is reachable beyond loopback and unauthenticated: anyone who can reach the port reads the model name, token counts and timings\n", ln.Addr())
-	}
 	if lim.MaxConns > 0 {
 		ln = netutil.LimitListener(ln, lim.MaxConns)
 	}
 	s.srv = &http.Server{
-		Handler:           Handler(h),
+		Handler:           h,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		ReadTimeout:       lim.ReadTimeout,
 		WriteTimeout:      lim.WriteTimeout,
@@ -97,12 +111,15 @@ func Start(ctx context.Context, addr string, h http.Handler, lim Limits, warn io
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			s.err = fmt.Errorf("/metrics on %s: %w", s.addr, err)
+			s.err = fmt.Errorf("serving on %s: %w", s.addr, err)
 		}
 	}()
 	s.stop = context.AfterFunc(ctx, func() { s.srv.Close() })
 	return s, nil
 }
+
+// Loopback says whether the server listens on a loopback address only.
+func (s *Server) Loopback() bool { return s.addr.(*net.TCPAddr).IP.IsLoopback() }
 
 // Addr is the address the server listens on (with the port chosen when
 // addr asked for port 0).
