@@ -58,13 +58,14 @@ func TestGenerateSpecJSON(t *testing.T) {
 	}
 	stats, _ := got["stats"].(map[string]any)
 	for _, k := range []string{"drafts", "draft_tokens", "accepted_tokens", "accept_hist", "accept_per_pos", "mean_accept_len",
-		"draft_ms", "verify_ms", "baseline_tokens_per_s", "break_even_accept_len"} {
+		"draft_ms", "verify_ms", "baseline_tokens_per_s", "break_even_accept_len", "verdict"} {
 		if _, ok := stats[k]; !ok {
 			t.Errorf("rigscope %s: stats lack %q: %v", strings.Join(args, " "), k, stats)
 		}
 	}
-	if got["baseline_source"] != "short plain decode at run start" {
-		t.Errorf("baseline_source = %v", got["baseline_source"])
+	// No plain run came first: the run measures its own baseline.
+	if v, _ := stats["verdict"].(map[string]any); got["baseline_source"] != "in_run_plain_steps" || v["baseline_source"] != got["baseline_source"] {
+		t.Errorf("baseline_source = %v, verdict %v; want in_run_plain_steps in both", got["baseline_source"], v)
 	}
 	if fd, _ := got["from_draft"].([]any); len(fd) != 12 {
 		t.Errorf("from_draft = %v, want 12 flags", got["from_draft"])

@@ -55,7 +55,14 @@ func runPanel(ctx context.Context, args []string) error {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
 	}
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device}}
+	if *logDir == "" {
+		dir, err := engine.DefaultLogDir()
+		if err != nil {
+			return fmt.Errorf("%w (give --log-dir DIR)", err)
+		}
+		*logDir = dir
+	}
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, LogDir: *logDir}}
 	defer w.close()
 	if *metricsAddr != "" {
 		sctx, cancel := context.WithCancel(ctx)
@@ -73,7 +80,6 @@ func runPanel(ctx context.Context, args []string) error {
 		TP:           *tpSize,
 		Backend:      *backend,
 		Tab:          *tab,
-		LogDir:       *logDir,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
 		Open:         w.open,

@@ -7,6 +7,7 @@ import (
 
 	"rigscope/engine/spec"
 
+	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/tp"
 )
@@ -87,4 +88,23 @@ func (t *tpTarget) commStats(st *Stats, wall float64) {
 	gs := t.group.Stats()
 	st.BytesSent = append([]int64{}, gs.BytesSent...)
 	st.BytesRecv = append([]int64{}, gs.BytesRecv...)
+	st.AllReduceBySize = backendUse(gs.Latency, t.group.AutoTable())
+}
+
+// backendUse lists which backend carried each message-size bucket of a
+// run's allreduces; auto's buckets name the backend its table picks for
+// the bucket's largest size.
+func backendUse(lat []metrics.LatencySummary, auto *tp.AutoTable) []BackendUse {
+	var out []BackendUse
+	for _, l := range lat {
+		if l.Count == 0 {
+			continue
+		}
+		u := BackendUse{Bytes: l.Bytes, Backend: l.Backend, Calls: l.Count}
+		if l.Backend == "auto" && auto != nil && len(auto.Rules) > 0 {
+			u.Backend = auto.Pick(l.Bytes)
+		}
+		out = append(out, u)
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package spec_test
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -165,30 +164,6 @@ func TestStopInsideStep(t *testing.T) {
 	res, err := spec.Generate(context.Background(), tgt, prompt, spec.Options{MaxTokens: 30, EOS: eos, K: 8, Drafter: d})
 	if err != nil || !slices.Equal(res.Tokens, want[:stop]) || res.StopReason != "eos" {
 		t.Errorf("Generate(eos=%d) = %v, %q, %v; want %v, eos", eos, res.Tokens, res.StopReason, err, want[:stop])
-	}
-}
-
-func TestCounts(t *testing.T) {
-	c := spec.NewCounts(3)
-	for _, s := range []spec.StepInfo{
-		{Drafted: 3, Depth: 3, Accepted: 3},
-		{Drafted: 3, Depth: 3, Accepted: 1},
-		{Drafted: 2, Depth: 2, Accepted: 0},
-		{}, // plain
-	} {
-		c.Add(s)
-	}
-	if c.Drafts != 3 || c.DraftTokens != 8 || c.Accepted != 4 || c.PlainSteps != 1 {
-		t.Errorf("counts = %+v", c)
-	}
-	if got, want := c.Hist, []int{1, 1, 0, 1}; !slices.Equal(got, want) {
-		t.Errorf("Hist = %v, want %v", got, want)
-	}
-	if got, want := c.AcceptPerPos(), []float64{2.0 / 3, 1.0 / 3, 1.0 / 2}; !slices.Equal(got, want) {
-		t.Errorf("AcceptPerPos() = %v, want %v", got, want)
-	}
-	if got, want := c.MeanAcceptLen(), 1+4.0/3; math.Abs(got-want) > 1e-12 {
-		t.Errorf("MeanAcceptLen() = %v, want %v", got, want)
 	}
 }
 
