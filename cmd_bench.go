@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"rigscope/engine"
+	"rigscope/engine/stepstats"
 	"rigscope/internal/fixtures"
 )
 
@@ -122,8 +122,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
+	verdict := fs.Bool("verdict", false, "check the break-even verdict: per drafter and k (default model,eagle3 at 2,4,6, chain), plain and speculative runs alternated; the panel's verdict against the measured speedup")
+	rounds := fs.Int("rounds", 1, "with --verdict: passes over the prompt set")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *verdict {
+		if !set["k"] {
+			*kFlag = "2,4,6"
+		}
+		if !set["drafters"] {
+			*drafters = "model,eagle3"
+		}
+		*treeFlag = "0"
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
@@ -136,30 +149,59 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("bench: --tree: %w", err)
 	}
-	set, err := defaultBenchSet(*nPrompts, *promptLen)
+	bset, err := defaultBenchSet(*nPrompts, *promptLen)
 	if err != nil {
 		return err
 	}
 	if *model != "" {
-		set.model = *model
+		bset.model = *model
 	}
 	if *draft != "" {
-		set.draft = *draft
+		bset.draft = *draft
 	}
 	longest := 0
-	for _, p := range set.prompts {
+	for _, p := range bset.prompts {
 		longest = max(longest, len(p))
 	}
-	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2})
+	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2}
+	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
+	drafterConfig := func(name string, k, tree int) engine.DrafterConfig {
+		dc := engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
+		switch name {
+		case "model":
+			dc.Path = bset.draft
+		case "eagle3":
+			dc.Path = *eagle
+			if dc.Path == "" {
+				dc.Path = defaultEagleHead()
+			}
+		}
+		return dc
+	}
+	if *verdict {
+		var dcs []engine.DrafterConfig
+		for _, name := range strings.Split(*drafters, ",") {
+			for _, k := range ks {
+				dcs = append(dcs, drafterConfig(strings.TrimSpace(name), k, 0))
+			}
+		}
+		fmt.Fprintf(stderr, "bench --verdict: target %s, %d prompts (%s) x %d rounds, %d tokens each, greedy; plain and speculative runs alternated\n",
+			bset.model, len(bset.prompts), bset.source, *rounds, *maxTokens)
+		rows, err := benchVerdict(ctx, bset, opts, base, dcs, *rounds, stderr)
+		if err != nil {
+			return err
+		}
+		return printVerdicts(stdout, rows, *asJSON)
+	}
+	eng, err := engine.Open(ctx, bset.model, opts)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
 	defer eng.CloseDrafters()
-	fmt.Fprintf(stderr, "bench: target %s, draft %s, %d prompts (%s), %d tokens each, greedy\n", set.model, set.draft, len(set.prompts), set.source, *maxTokens)
+	fmt.Fprintf(stderr, "bench: target %s, draft %s, %d prompts (%s), %d tokens each, greedy\n", bset.model, bset.draft, len(bset.prompts), bset.source, *maxTokens)
 
-	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
-	plain, err := benchConfig(ctx, eng, base, set.prompts)
+	plain, plainCounts, err := benchConfig(ctx, eng, base, bset.prompts)
 	if err != nil {
 		return err
 	}
@@ -170,20 +212,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, tree := range trees {
 			for _, k := range ks {
 				cfg := base
-				cfg.Drafter = engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
-				switch name {
-				case "model":
-					cfg.Drafter.Path = set.draft
-				case "eagle3":
-					cfg.Drafter.Path = *eagle
-					if cfg.Drafter.Path == "" {
-						cfg.Drafter.Path = defaultEagleHead()
-					}
-				}
-				r, err := benchConfig(ctx, eng, cfg, set.prompts)
+				cfg.Drafter = drafterConfig(name, k, tree)
+				r, c, err := benchConfig(ctx, eng, cfg, bset.prompts)
 				if err != nil {
 					return err
 				}
+				// The plain runs of the same prompts are the baseline.
+				c.Base, c.Source = plainCounts.Run.Y, stepstats.BaselineSession
+				r.BreakEven = stepstats.Judge(c, true).BreakEven
 				r.Drafter, r.K, r.Shape = name, k, "chain"
 				if tree > 0 {
 					r.Shape = fmt.Sprintf("tree%d", tree)
@@ -213,47 +249,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return tw.Flush()
 }
 
-// benchConfig runs cfg over every prompt and sums the runs: tokens/s is
-// all decoded tokens over all decode time.
-func benchConfig(ctx context.Context, eng *engine.Engine, cfg engine.RunConfig, prompts [][]int32) (specRow, error) {
+// benchConfig runs cfg over every prompt and pools the runs: tokens/s is
+// all decoded tokens over all decode time; the acceptance figures are
+// stepstats' over every step of the set (returned too, for the break-even).
+func benchConfig(ctx context.Context, eng *engine.Engine, cfg engine.RunConfig, prompts [][]int32) (specRow, stepstats.Counts, error) {
 	var r specRow
-	var tokens float64
-	var decode time.Duration
-	var accepted, baseline float64
+	var rate decodeRate
+	pooled := stepstats.NewCounts(0)
+	if cfg.Drafter.Kind != "" && cfg.Drafter.Kind != "none" {
+		pooled = stepstats.NewCounts(cfg.Drafter.K)
+	}
 	for _, p := range prompts {
 		cfg.PromptIDs = p
-		st, err := eng.Run(ctx, cfg, nil)
+		st, err := eng.Run(ctx, cfg, func(ev engine.Event) {
+			if ev.Kind == engine.EventStep {
+				pooled.Add(ev.Step)
+			}
+		})
 		if err != nil {
-			return r, fmt.Errorf("bench: %s k=%d: %w", cfg.Drafter.Kind, cfg.Drafter.K, err)
+			return r, pooled, fmt.Errorf("bench: %s k=%d: %w", cfg.Drafter.Kind, cfg.Drafter.K, err)
 		}
-		if n := st.GeneratedTokens - 1; n > 0 && st.DecodeTokensPerS > 0 {
-			tokens += float64(n)
-			decode += time.Duration(float64(n) / st.DecodeTokensPerS * float64(time.Second))
-		}
-		r.Drafts += st.Drafts
-		accepted += float64(st.AcceptedTokens)
-		r.DraftMs += st.DraftMs
-		r.VerifyMs += st.VerifyMs
-		baseline = st.BaselineTokensPerS
-		if st.AcceptHist != nil && cfg.Drafter.K > 0 {
-			if r.AcceptHist == nil {
-				r.AcceptHist = make([]int, len(st.AcceptHist))
-			}
-			for i, v := range st.AcceptHist {
-				if i < len(r.AcceptHist) {
-					r.AcceptHist[i] += v
-				}
-			}
-		}
+		rate.add(st)
 	}
-	if decode > 0 {
-		r.TokensPerS = tokens / decode.Seconds()
+	r.TokensPerS = rate.tokS()
+	r.Drafts = pooled.Drafts
+	r.DraftMs, r.VerifyMs = float64(pooled.Draft)/1e6, float64(pooled.Verify)/1e6
+	if pooled.K > 0 {
+		r.AcceptHist = pooled.Hist
+		r.MeanAcceptLen = pooled.MeanAcceptLen()
 	}
-	if r.Drafts > 0 {
-		r.MeanAcceptLen = 1 + accepted/float64(r.Drafts)
-		r.BreakEven = baseline * (r.DraftMs + r.VerifyMs) / 1000 / float64(r.Drafts)
-	}
-	return r, nil
+	return r, pooled, nil
 }
 
 // parseIntList parses "1-8" or "1,2,4".

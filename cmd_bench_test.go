@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"rigscope/engine/stepstats"
+	"rigscope/internal/fixtures"
 )
 
 func TestParseIntList(t *testing.T) {
@@ -103,5 +106,26 @@ func TestRSSCells(t *testing.T) {
 		if got := rssCells(tc.ours, tc.peer, tc.base, tc.file, tc.kvMB); got != tc.want {
 			t.Errorf("%s: rssCells = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestBenchVerdictTable runs `bench --verdict` at a tiny budget on the
+// fixtures: the logic (alternation, the run's own baseline, pooling, the
+// table), not the speed, which a short run cannot judge.
+func TestBenchVerdictTable(t *testing.T) {
+	fixtures.Path(t, "gocoder-draft-1m.F16.gguf") // skips (or fails under CI) without ../shared/models
+	args := []string{"bench", "--verdict", "--drafters", "model", "--k", "2", "--prompts", "1", "--max-tokens", "24", "--json"}
+	var out, errOut bytes.Buffer
+	if err := dispatch(context.Background(), args, &out, &errOut); err != nil {
+		t.Fatalf("rigscope %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	var rows []verdictRow
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("rigscope %s: %d rows, %v: %s", strings.Join(args, " "), len(rows), err, out.String())
+	}
+	r := rows[0]
+	if r.Drafter != "model" || r.K != 2 || r.PlainRuns != 1 || r.SpecRuns != 1 || r.Verdict.BaselineSource != stepstats.BaselineInRun ||
+		r.BaseSteps == 0 || r.SpecSteps == 0 || r.Measured <= 0 || r.Agree == "" {
+		t.Errorf("rigscope %s: row %+v", strings.Join(args, " "), r)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // command is one headless subcommand. Each lives in its own cmd_*.go file and
@@ -35,7 +36,8 @@ var openPanel func(ctx context.Context, args []string) error
 var errUsage = errors.New("usage")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT and SIGTERM cancel ctx: runs stop, exports remove their temp files.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {

@@ -161,3 +161,26 @@ func TestTQuantile(t *testing.T) {
 		prev = q
 	}
 }
+
+func TestAgreement(t *testing.T) {
+	for _, tc := range []struct {
+		state    string
+		measured float64
+		want     string
+	}{
+		{Pays, 1.3, "yes"},
+		{Pays, 0.7, "no"},
+		{DoesNotPay, 0.7, "yes"},
+		{CannotPay, 0.5, "yes"},
+		{DoesNotPay, 1.3, "no"},
+		{TooClose, 1.3, "no"}, // a verdict that does not call a clear case disagrees
+		{Measuring, 0.7, "no"},
+		{Pays, 1.05, "too close to call"},
+		{DoesNotPay, 0.95, "too close to call"},
+		{TooClose, 1.09, "too close to call"},
+	} {
+		if got := Agreement(Verdict{State: tc.state}, tc.measured, 0.10); got != tc.want {
+			t.Errorf("Agreement(%s, measured %.2f, 10%%) = %q, want %q", tc.state, tc.measured, got, tc.want)
+		}
+	}
+}

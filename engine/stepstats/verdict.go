@@ -169,3 +169,18 @@ func (v Verdict) String() string {
 	}
 	return fmt.Sprintf("Measuring: %s; the verdict shows once the interval excludes 1; %s; %s.", speed, even, base)
 }
+
+// Agreement checks a verdict against a speedup measured end to end
+// (speculative tok/s over plain tok/s, runs alternated): "too close to
+// call" where |measured−1| ≤ margin; else "yes" when the verdict called
+// the side measured (pays for > 1; does not pay or cannot pay for < 1),
+// and "no" when it called the other side or did not call at all.
+func Agreement(v Verdict, measured, margin float64) string {
+	switch {
+	case math.Abs(measured-1) <= margin:
+		return "too close to call"
+	case measured > 1 && v.State == Pays, measured < 1 && (v.State == DoesNotPay || v.State == CannotPay):
+		return "yes"
+	}
+	return "no"
+}
