@@ -122,6 +122,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
+	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	verdict := fs.Bool("verdict", false, "check the break-even verdict: per drafter and k (default model,eagle3 at 2,4,6, chain), plain and speculative runs alternated; the panel's verdict against the measured speedup")
 	rounds := fs.Int("rounds", 1, "with --verdict: passes over the prompt set")
 	if err := fs.Parse(args); err != nil {
@@ -163,7 +164,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range bset.prompts {
 		longest = max(longest, len(p))
 	}
-	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2}
+	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device}
 	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
 	drafterConfig := func(name string, k, tree int) engine.DrafterConfig {
 		dc := engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}

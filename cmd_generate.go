@@ -38,6 +38,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	fs.StringVar(&f.logDir, "log-dir", "", "write a JSONL event log per run into this directory")
 	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", 128, "tokens to generate at most")
+	fs.BoolVar(&f.cfg.IgnoreEOS, "ignore-eos", false, "keep generating past the end-of-sequence token, up to --max-tokens (for benchmarks)")
 	fs.Func("temperature", "sampling temperature (0 = greedy)", func(s string) error {
 		return parseFloat32(s, &f.cfg.Sampling.Temperature, 0, 100)
 	})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"rigscope/engine/loader"
+	"rigscope/engine/model"
 	"rigscope/engine/spec"
 )
 
@@ -66,6 +68,12 @@ func lookupDevice(name string) (DeviceTarget, error) {
 type accelTarget struct {
 	spec.Target
 	key string
+}
+
+// ForwardIDs keeps the device's own argmax visible through the wrapper, so
+// greedy steps copy back token ids, not logits (spec.IDTarget).
+func (a *accelTarget) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error) {
+	return spec.GreedyIDs(ctx, a.Target, b)
 }
 
 func (a *accelTarget) allReduceTime() time.Duration      { return 0 }

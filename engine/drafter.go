@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -113,20 +114,40 @@ func (e *Engine) drafter(dc DrafterConfig) (spec.Drafter, error) {
 		src.Close()
 		return nil, err
 	}
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	t, err := e.draftTarget(src, e.opts.CtxLen+spec.MaxK*spec.MaxBranch)
 	if err != nil {
 		src.Close()
 		return nil, fmt.Errorf("draft model %s: %w", dc.Path, err)
 	}
-	slots := e.opts.CtxLen + spec.MaxK*spec.MaxBranch
-	// One thread: the draft model is small enough that fanning its matmuls out
-	// costs more than it saves, and it leaves the cores to the target.
-	d := draftmodel.New(model.NewRunner(w, slots, nil, cpu.NewPool(1)))
 	if c.models == nil {
 		c.models = map[string]*loadedDraft{}
 	}
-	c.models[dc.Path] = &loadedDraft{src: src, d: d}
-	return d, nil
+	c.models[dc.Path] = &loadedDraft{src: src, d: draftmodel.New(t)}
+	return c.models[dc.Path].d, nil
+}
+
+// draftTarget builds the draft model, unsharded, with a cache of slots
+// positions, on the target's device: the device executes the same model
+// code as for the target. On the CPU it runs on one thread: the draft
+// model is small enough that fanning its matmuls out costs more than it
+// saves, and it leaves the cores to the target.
+func (e *Engine) draftTarget(src loader.Source, slots int) (spec.Target, error) {
+	if e.opts.Device != "" && e.opts.Device != "cpu" {
+		f, err := lookupDevice(e.opts.Device)
+		if err != nil {
+			return nil, err
+		}
+		t, err := f(src, 1, "", slots)
+		if err != nil {
+			return nil, fmt.Errorf("on %s: %w", e.opts.Device, err)
+		}
+		return t, nil
+	}
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		return nil, err
+	}
+	return spec.NewRunnerTarget(model.NewRunner(w, slots, nil, cpu.NewPool(1))), nil
 }
 
 // checkDraftVocab refuses a draft model whose vocabulary differs from the
@@ -170,6 +191,11 @@ func (e *Engine) CloseDrafters() error {
 	defer c.mu.Unlock()
 	var first error
 	for p, ld := range c.models {
+		if dt, ok := ld.d.Target().(io.Closer); ok { // a device target frees its memory
+			if err := dt.Close(); err != nil && first == nil {
+				first = fmt.Errorf("draft model %s: %w", p, err)
+			}
+		}
 		if err := ld.src.Close(); err != nil && first == nil {
 			first = fmt.Errorf("draft model %s: %w", p, err)
 		}

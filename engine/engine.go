@@ -32,7 +32,8 @@ type Options struct {
 	// CacheDir holds the allreduce calibration cache ("" = the default).
 	CacheDir string
 	// Device runs the target on "cpu" (default) or a registered accelerator
-	// ("cuda" in a -tags cuda build); drafters stay on the CPU.
+	// ("cuda" in a -tags cuda build). A draft model runs on the same
+	// device; an EAGLE-3 head and the n-gram drafter on the CPU.
 	Device string
 }
 

@@ -29,6 +29,7 @@ type RunConfig struct {
 	PromptIDs []int32       `json:"prompt_ids,omitempty"`
 	Template  string        `json:"template,omitempty"` // "" = raw completion
 	MaxTokens int           `json:"max_tokens"`
+	IgnoreEOS bool          `json:"ignore_eos,omitempty"` // generate MaxTokens even past EOS (benchmarks; vLLM's ignore_eos)
 	Sampling  Sampling      `json:"sampling"`
 	Drafter   DrafterConfig `json:"drafter"`
 	TP        int           `json:"tp"`

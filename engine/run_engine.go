@@ -79,7 +79,9 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	eos := int32(-1)
 	var dec *tokenizer.StreamDecoder
 	if e.tok != nil {
-		eos = e.tok.EOS()
+		if !cfg.IgnoreEOS {
+			eos = e.tok.EOS()
+		}
 		dec = tokenizer.NewStreamDecoder(e.tok)
 	}
 	sp := sample.Params{Temperature: cfg.Sampling.Temperature, TopK: cfg.Sampling.TopK, TopP: cfg.Sampling.TopP}

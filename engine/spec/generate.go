@@ -149,12 +149,11 @@ type gen struct {
 
 func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 	t0 := time.Now()
-	logits, err := g.t.Forward(ctx, model.Batch{Tokens: prompt[cached:], Logits: model.LogitsLast})
+	next, err := g.next1(ctx, model.Batch{Tokens: prompt[cached:], Logits: model.LogitsLast})
 	if err != nil {
 		return err
 	}
 	g.observe(0, prompt, nil, len(prompt))
-	next := g.o.Sampler.Sample(logits, g.v.p)
 	g.res.Prefill = time.Since(t0)
 	g.seq = append([]int32{}, prompt...)
 	t1 := time.Now()
@@ -222,16 +221,40 @@ func (g *gen) emit(st *StepInfo) {
 	}
 }
 
+// forward runs b on the target. At temperature 0 it returns only each
+// logits row's argmax (ids; on the target's device when it can, so a step
+// copies back token ids), else the logits rows.
+func (g *gen) forward(ctx context.Context, b model.Batch) (logits []float32, ids []int32, err error) {
+	if g.o.Sampler.P.Greedy() {
+		ids, err = GreedyIDs(ctx, g.t, b)
+		return nil, ids, err
+	}
+	logits, err = g.t.Forward(ctx, b)
+	return logits, nil, err
+}
+
+// next1 runs b (one logits row) and picks the next token: the argmax, or
+// a sample from the sampler's distribution.
+func (g *gen) next1(ctx context.Context, b model.Batch) (int32, error) {
+	logits, ids, err := g.forward(ctx, b)
+	switch {
+	case err != nil:
+		return 0, err
+	case ids != nil:
+		return ids[0], nil
+	}
+	return g.o.Sampler.Sample(logits, g.v.p), nil
+}
+
 // plainStep feeds the last token and samples one.
 func (g *gen) plainStep(ctx context.Context) (StepInfo, error) {
 	ts := time.Now()
 	base := g.t.Len()
-	logits, err := g.t.Forward(ctx, model.Batch{Tokens: []int32{g.next}, Logits: model.LogitsLast})
+	tok, err := g.next1(ctx, model.Batch{Tokens: []int32{g.next}, Logits: model.LogitsLast})
 	if err != nil {
 		return StepInfo{}, err
 	}
 	g.observe(base, []int32{g.next}, nil, 1)
-	tok := g.o.Sampler.Sample(logits, g.v.p)
 	return StepInfo{Step: stepstats.Step{Verify: time.Since(ts)}, IDs: []int32{tok}, FromDraft: []bool{false}}, nil
 }
 
@@ -276,7 +299,7 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 			b.Pos[i+1] = int32(base) + depth[i]
 		}
 	}
-	logits, err := g.t.Forward(ctx, b)
+	logits, ids, err := g.forward(ctx, b)
 	if err != nil {
 		return StepInfo{}, err
 	}
@@ -284,14 +307,22 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 	var tok int32
 	if prop.Parent == nil {
 		var acc int
-		acc, tok = g.v.chain(logits, prop)
+		if ids != nil {
+			acc, tok = chainGreedy(ids, prop)
+		} else {
+			acc, tok = g.v.chain(logits, prop)
+		}
 		path = make([]int, acc)
 		for i := range path {
 			path[i] = i
 		}
 		err = g.t.Rewind(base + 1 + acc)
 	} else {
-		path, tok = g.v.tree(logits, prop, children)
+		if ids != nil {
+			path, tok = treeGreedy(ids, prop, children)
+		} else {
+			path, tok = g.v.tree(logits, prop, children)
+		}
 		err = g.t.KeepPath(base+1, path)
 	}
 	if err != nil {

@@ -163,7 +163,7 @@ func TestGoldenSamplingIsLossless(t *testing.T) {
 			return spec.Options{Sampler: sample.New(params, seed)}
 		})
 	}
-	draft := draftmodel.New(runner(t, newMini(2), 24))
+	draft := draftmodel.New(spec.NewRunnerTarget(runner(t, newMini(2), 24)))
 	ng, _ := ngram.New(1, 2)
 	for _, tc := range []struct {
 		name   string

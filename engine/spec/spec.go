@@ -43,6 +43,36 @@ type Target interface {
 	MaxLen() int
 }
 
+// IDTarget is a target that picks each logits row's greedy token itself
+// (on its device, lowest index on ties as sample.Argmax), so a greedy step
+// copies back token ids instead of (rows, vocab) logits. The loop uses it
+// for every greedy forward; Forward stays the specification.
+type IDTarget interface {
+	Target
+	// ForwardIDs is Forward followed by the argmax of each logits row.
+	// The slice is reused by the next call.
+	ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error)
+}
+
+// GreedyIDs runs b on t and returns the argmax of each logits row it asks
+// for: on the target's device when t is an IDTarget, else over Forward's
+// logits on the host.
+func GreedyIDs(ctx context.Context, t Target, b model.Batch) ([]int32, error) {
+	if it, ok := t.(IDTarget); ok {
+		return it.ForwardIDs(ctx, b)
+	}
+	logits, err := t.Forward(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	v := t.Vocab()
+	ids := make([]int32, len(logits)/v)
+	for i := range ids {
+		ids[i] = sample.Argmax(logits[i*v : (i+1)*v])
+	}
+	return ids, nil
+}
+
 // FeatureTarget is a target that can hand hidden states to a drafter
 // (model.Runner's CaptureLayers/Captured on rank 0: the residual stream is
 // replicated across tensor-parallel ranks after each allreduce).

@@ -60,8 +60,8 @@ func TestGreedyEqualsPlain(t *testing.T) {
 		d    spec.Drafter
 	}{
 		{"ngram", ng},
-		{"model-same", draftmodel.New(runner(t, synth(t, "tiny"), ctxLen+64))},
-		{"model-other", draftmodel.New(runner(t, synth(t, "tiny?seed=7&layers=1"), ctxLen+64))},
+		{"model-same", draftmodel.New(spec.NewRunnerTarget(runner(t, synth(t, "tiny"), ctxLen+64)))},
+		{"model-other", draftmodel.New(spec.NewRunnerTarget(runner(t, synth(t, "tiny?seed=7&layers=1"), ctxLen+64)))},
 	}
 	ks, branches := []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{0, 2, 3}
 	if raceEnabled {
@@ -126,7 +126,7 @@ func TestCancelThenRerun(t *testing.T) {
 	src := synth(t, "tiny")
 	fresh := plain(t, spec.NewRunnerTarget(runner(t, src, ctxLen)), prompt, n)
 	tgt := spec.NewRunnerTarget(runner(t, src, ctxLen))
-	d := draftmodel.New(runner(t, synth(t, "tiny?seed=3"), ctxLen+16))
+	d := draftmodel.New(spec.NewRunnerTarget(runner(t, synth(t, "tiny?seed=3"), ctxLen+16)))
 	for _, branch := range []int{0, 2} {
 		ctx, cancel := context.WithCancel(context.Background())
 		got := 0
@@ -152,7 +152,7 @@ func TestCancelThenRerun(t *testing.T) {
 func TestStopInsideStep(t *testing.T) {
 	tgt := spec.NewRunnerTarget(runner(t, synth(t, "tiny"), 128))
 	want := plain(t, tgt, prompt, 30)
-	d := draftmodel.New(runner(t, synth(t, "tiny"), 160)) // accepts everything
+	d := draftmodel.New(spec.NewRunnerTarget(runner(t, synth(t, "tiny"), 160))) // accepts everything
 	for _, n := range []int{1, 2, 5, 7} {
 		res, err := spec.Generate(context.Background(), tgt, prompt, spec.Options{MaxTokens: n, EOS: -1, K: 8, Drafter: d})
 		if err != nil || !slices.Equal(res.Tokens, want[:n]) || res.StopReason != "max_tokens" {
@@ -221,7 +221,7 @@ func TestProposalShapes(t *testing.T) {
 	if len(none.Tokens) != 0 {
 		t.Errorf("ngram.Propose(no repeats) = %v, want nothing", none.Tokens)
 	}
-	d := draftmodel.New(runner(t, synth(t, "tiny"), 64))
+	d := draftmodel.New(spec.NewRunnerTarget(runner(t, synth(t, "tiny"), 64)))
 	for _, req := range []spec.Request{{K: 4}, {K: 4, Branch: 3}, {K: 2, Sampler: sample.New(sample.Params{Temperature: 1}, 1)}} {
 		p, err := d.Propose(ctx, seq, req)
 		if err != nil {
@@ -233,7 +233,7 @@ func TestProposalShapes(t *testing.T) {
 		if req.Sampler != nil && len(p.Probs) != len(p.Tokens) {
 			t.Errorf("draftmodel.Propose(%+v) gave %d probability rows for %d tokens", req, len(p.Probs), len(p.Tokens))
 		}
-		if got := d.Runner().KV.Len; req.Branch > 0 && got != len(seq) {
+		if got := d.Target().Len(); req.Branch > 0 && got != len(seq) {
 			t.Errorf("draftmodel.Propose(%+v) left %d cached positions, want the context's %d", req, got, len(seq))
 		}
 	}

@@ -49,19 +49,47 @@ func (v *verifier) row(logits []float32, i int) []float32 {
 	return logits[i*v.vocab : (i+1)*v.vocab]
 }
 
-// chain verifies a chain proposal: it returns how many drafted tokens were
+// chainGreedy verifies a chain proposal at temperature 0 from the target's
+// argmax of each verification row (ids[0] after the context, ids[i+1]
+// after node i): it returns how many drafted tokens match and the target's
+// own next token.
+func chainGreedy(ids []int32, prop Proposal) (int, int32) {
+	for i, x := range prop.Tokens {
+		if ids[i] != x {
+			return i, ids[i]
+		}
+	}
+	return len(prop.Tokens), ids[len(prop.Tokens)]
+}
+
+// treeGreedy walks a tree proposal at temperature 0: from the context, it
+// follows the child whose token is the target's argmax, and returns the
+// accepted path (proposal indices, root first) and the target's own next
+// token.
+func treeGreedy(ids []int32, prop Proposal, children [][]int) ([]int, int32) {
+	var path []int
+	cur := -1 // the context; row cur+1 holds the argmax after it
+	for {
+		a, next := ids[cur+1], -1
+		for _, c := range children[cur+1] {
+			if prop.Tokens[c] == a {
+				next = c
+				break
+			}
+		}
+		if next < 0 {
+			return path, a
+		}
+		path, cur = append(path, next), next
+	}
+}
+
+// chain verifies a chain proposal by rejection sampling (temperature > 0;
+// chainGreedy is temperature 0): it returns how many drafted tokens were
 // accepted and the target's own next token (the correction at the first
 // rejection, or the bonus token when all were accepted).
 func (v *verifier) chain(logits []float32, prop Proposal) (int, int32) {
 	k := len(prop.Tokens)
-	if v.smp.P.Greedy() {
-		for i, x := range prop.Tokens {
-			if a := sample.Argmax(v.row(logits, i)); a != x {
-				return i, a
-			}
-		}
-		return k, sample.Argmax(v.row(logits, k))
-	}
 	for i, x := range prop.Tokens {
 		v.smp.Probs(v.p, v.row(logits, i))
 		var q []float32
@@ -81,30 +109,15 @@ func (v *verifier) chain(logits []float32, prop Proposal) (int, int32) {
 	return k, v.smp.Draw(v.p)
 }
 
-// tree verifies a tree proposal: it returns the accepted path (proposal
+// tree verifies a tree proposal by sampling (temperature > 0; treeGreedy
+// is temperature 0): it returns the accepted path (proposal
 // indices, root first) and the target's own next token.
 func (v *verifier) tree(logits []float32, prop Proposal, children [][]int) ([]int, int32) {
 	var path []int
 	cur := -1 // the context; row cur+1 holds the distribution after it
 	for {
 		kids := children[cur+1]
-		row := v.row(logits, cur+1)
-		if v.smp.P.Greedy() {
-			a := sample.Argmax(row)
-			next := -1
-			for _, c := range kids {
-				if prop.Tokens[c] == a {
-					next = c
-					break
-				}
-			}
-			if next < 0 {
-				return path, a
-			}
-			path, cur = append(path, next), next
-			continue
-		}
-		v.smp.Probs(v.p, row)
+		v.smp.Probs(v.p, v.row(logits, cur+1))
 		next := -1
 		for _, c := range kids {
 			x := prop.Tokens[c]

@@ -69,6 +69,9 @@ func Count() (int, error) {
 
 // Open retains device ordinal's primary context and loads the kernels.
 func Open(ordinal int) (*Device, error) {
+	if _, err := CurrentTuning(); err != nil { // checked once here; later reads use the parsed knobs
+		return nil, err
+	}
 	n, err := Count()
 	if err != nil {
 		return nil, err
@@ -106,7 +109,7 @@ func Open(ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("cuda: device %d: make context current: %w", ordinal, err)
 	}
 	name, ptx := kernels.For(d.Major, d.Minor)
-	if path := os.Getenv("RIGSCOPE_CUDA_PTX"); path != "" { // a rebuilt variant, for comparisons (bench/cuda/variants.sh)
+	if path := tunedPTX(); path != "" { // a rebuilt variant, for comparisons (bench/cuda/variants.sh)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_PTX: %w", err)
@@ -174,3 +177,6 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 func (d *Device) String() string {
 	return fmt.Sprintf("%s (device %d, compute %d.%d, %d SMs, %.1f GiB, PTX %s)", d.Name, d.Ordinal, d.Major, d.Minor, d.SMs, float64(d.TotalMem)/(1<<30), d.PTX)
 }
+
+// tunedPTX is RIGSCOPE_CUDA_PTX (Tuning.PTX).
+func tunedPTX() string { t, _ := CurrentTuning(); return t.PTX }

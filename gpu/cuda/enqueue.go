@@ -5,10 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"os"
 	"sort"
-	"strconv"
-	"strings"
 
 	"gorgonia.org/cu"
 
@@ -52,7 +49,7 @@ func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 	if t.warps != 0 {
 		w = t.warps
 	}
-	for _, f := range t.tcw {
+	for _, f := range t.tune.Warps {
 		if f.all || f.kind == cat {
 			w = f.warps
 		}
@@ -61,32 +58,6 @@ func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 		w = min(w, 16)
 	}
 	return w
-}
-
-// tcwRule is one entry of RIGSCOPE_CUDA_TCW: warps for kind, or for every
-// kind when all.
-type tcwRule struct {
-	kind  string
-	all   bool
-	warps int
-}
-
-// tcwRules parses RIGSCOPE_CUDA_TCW=W or kind:W,... (W 8, 16 or 32; other
-// entries are ignored), in order: a later entry overrides an earlier one.
-func tcwRules() []tcwRule {
-	var rules []tcwRule
-	for _, f := range strings.Split(os.Getenv("RIGSCOPE_CUDA_TCW"), ",") {
-		kind, n, ok := strings.Cut(f, ":")
-		if !ok {
-			kind, n = "", kind
-		}
-		switch n {
-		case "8", "16", "32":
-			w, _ := strconv.Atoi(n)
-			rules = append(rules, tcwRule{kind: kind, all: !ok, warps: w})
-		}
-	}
-	return rules
 }
 
 // Row tiles: a tensor-core product can give each block 2 or 4 tiles of 16
@@ -100,51 +71,18 @@ func tcwRules() []tcwRule {
 // plain and norm products keep one tile since they load 2 k tiles at a
 // time (TC_U in tc.cu): with 2 row tiles, qkv's verify took 1.4x as long;
 // the output projection was slower too (bench/cuda/README.md).
-// RIGSCOPE_CUDA_RT=kind[:[v][R]],... or "none"
-// replaces the policy, for comparisons (v: T > 1 only; R defaults to 2).
-type rowTileRule struct {
-	tiles      int
-	verifyOnly bool
-}
-
-// rowTiles parses RIGSCOPE_CUDA_RT; nil when unset (the default policy).
-func rowTiles() (map[string]rowTileRule, error) {
-	env, ok := os.LookupEnv("RIGSCOPE_CUDA_RT")
-	if !ok {
-		return nil, nil
-	}
-	m := map[string]rowTileRule{}
-	for _, k := range strings.Split(env, ",") {
-		if k = strings.TrimSpace(k); k == "" || k == "none" {
-			continue
-		}
-		kind, opt, _ := strings.Cut(k, ":")
-		r := rowTileRule{tiles: 2}
-		if r.verifyOnly = strings.HasPrefix(opt, "v"); r.verifyOnly {
-			opt = opt[1:]
-		}
-		switch opt {
-		case "":
-		case "2", "4":
-			r.tiles = int(opt[0] - '0')
-		default:
-			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_RT: %q: want kind[:[v][2|4]]", k)
-		}
-		m[kind] = r
-	}
-	return m, nil
-}
+// RIGSCOPE_CUDA_RT replaces the policy, for comparisons (Tuning.RowTiles).
 
 // tcLaunch is the tensor-core kernel (name, with the row-tile suffix when
 // the policy asks for more than one tile and the kernel exists) and grid
 // for cat's matrix of rows rows at T tokens.
 func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 	tiles := 1
-	if t.rowTiles == nil {
+	if t.tune.RowTiles == nil {
 		if cat == "gate_up" && rows/32 >= t.dev.SMs {
 			tiles = 2
 		}
-	} else if r, ok := t.rowTiles[cat]; ok && (T > 1 || !r.verifyOnly) {
+	} else if r, ok := t.tune.RowTiles[cat]; ok && (T > 1 || !r.verifyOnly) {
 		tiles = r.tiles
 	}
 	if more := fmt.Sprintf("%sr%d", name, tiles); tiles > 1 && t.dev.has(more) {
@@ -155,28 +93,9 @@ func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 	return name, [3]int{(rows + 16*tiles - 1) / (16 * tiles), 1, 1}
 }
 
-// Measurement knobs, each a comma-separated list of kernel kinds
-// (attention, qkv, wo, gate_up, down, output, ...); cuda-bench prints the
-// ones set. A step run with them computes garbage; its time against the
-// plain step's is what is measured:
-//   - RIGSCOPE_CUDA_SKIP leaves the kinds out: what they cost inside the graph;
-//   - RIGSCOPE_CUDA_TWICE launches them twice in a row: the second runs on
-//     warm caches (a product whose weights fit in L2 reads them from there);
-//   - RIGSCOPE_CUDA_NOP adds an empty kernel after each: the cost of one
-//     more kernel boundary in the graph.
-func kindsFromEnv(name string) map[string]bool {
-	m := map[string]bool{}
-	for _, k := range strings.Split(os.Getenv(name), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			m[k] = true
-		}
-	}
-	return m
-}
-
 // kernel launches one named kernel, timing it when profiling.
 func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int, args ...arg) error {
-	if t.skip[cat] {
+	if t.tune.Skip[cat] {
 		return nil
 	}
 	fn, err := t.dev.fn(name)
@@ -193,7 +112,7 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 		lf = launchPDL
 	}
 	times := 1
-	if t.twice[cat] {
+	if t.tune.Twice[cat] {
 		times = 2
 	}
 	for range times {
@@ -201,7 +120,7 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 			return fmt.Errorf("cuda: %s: %w", name, err)
 		}
 	}
-	if t.nop[cat] {
+	if t.tune.Nop[cat] {
 		nop, err := t.dev.fn("nop")
 		if err != nil {
 			return err
@@ -275,30 +194,12 @@ func (t *Target) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.Devi
 // x RPW rows, RPW 1 or 2 in attention.cu): it sizes the split counters.
 const attnMinRows = 4
 
-// attnRows is the most query rows one attention block serves: 8, or
-// RIGSCOPE_CUDA_ATTROWS=4 for comparisons (16, with RPW 4, measured 8%
-// slower in verify on llama-8b and passes 48 KB of shared memory at head
-// dim 256).
-func attnRows() int {
-	if os.Getenv("RIGSCOPE_CUDA_ATTROWS") == "4" {
-		return 4
-	}
-	return 8
-}
-
-// attnMinSlots is the fewest cache slots one attention split covers (minper
-// in attention.cu, a multiple of 32): 32 (one chunk per split at short
-// contexts: 2% faster decode on llama-8b than 64, 128 4% slower), or
-// RIGSCOPE_CUDA_ATTMIN=64|128 for comparisons.
-func attnMinSlots() int {
-	switch os.Getenv("RIGSCOPE_CUDA_ATTMIN") {
-	case "64":
-		return 64
-	case "128":
-		return 128
-	}
-	return 32
-}
+// The most query rows one attention block serves is 8 (Tuning.AttnRows;
+// 16, with RPW 4, measured 8% slower in verify on llama-8b and passes 48 KB
+// of shared memory at head dim 256). The fewest cache slots one attention
+// split covers (minper in attention.cu, a multiple of 32) is 32
+// (Tuning.AttnMin: one chunk per split at short contexts, 2% faster decode
+// on llama-8b than 64, 128 4% slower).
 
 // attnLaunch is the attention kernel for T tokens with at most maxRows
 // query rows per block: its name (attn_HD_RPW) and grid (hk, S, row
@@ -351,16 +252,16 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 				return err
 			}
 			var attXF cu.DevicePtr // wo's input split by attention, when wo is on the tensor cores
-			if t.xf && L.wo.tiled {
+			if t.tune.SplitX && L.wo.tiled {
 				attXF = R.attXF
 			}
 			rc := c
 			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
-			name, grid := attnLaunch(rc, t.S, T, t.attnRows)
+			name, grid := attnLaunch(rc, t.S, T, t.tune.AttnRows)
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.attnMin),
+				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.tune.AttnMin),
 				ptr(attXF)); err != nil {
 				return err
 			}
@@ -378,7 +279,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		err = t.onRanks(func(R *rankState) error {
 			L := &R.m.layers[l]
 			var hXF cu.DevicePtr // down's input split by the GLU, when both are on the tensor cores
-			if t.xf && L.gate.tiled && L.down.tiled {
+			if t.tune.SplitX && L.gate.tiled && L.down.tiled {
 				hXF = R.hXF
 			}
 			if err := t.glu(R.hbuf, hXF, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"os"
 
 	"gorgonia.org/cu"
 
@@ -51,7 +50,7 @@ func (t *Target) sliceAttnScratch() {
 // their own streams, forked from and joined back into the target's stream
 // (the default); RIGSCOPE_CUDA_RANKSTREAMS=0 runs them one after another
 // on the target's stream, for comparison.
-func rankStreams() bool { return os.Getenv("RIGSCOPE_CUDA_RANKSTREAMS") != "0" }
+func rankStreams() bool { t, _ := CurrentTuning(); return t.RankStreams }
 
 // makeRankStreams gives every rank its stream and event, and the target
 // its fork event.

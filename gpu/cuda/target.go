@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"strconv"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -54,15 +52,8 @@ type Target struct {
 	cfg   model.Config
 
 	slots, S int
-	attnRows int                    // most query rows per attention block (attnRows)
-	attnMin  int                    // fewest cache slots per attention split (attnMinSlots)
-	skip     map[string]bool        // measurement knobs (kindsFromEnv): kinds left out,
-	twice    map[string]bool        // launched twice,
-	nop      map[string]bool        // followed by an empty kernel
-	rowTiles map[string]rowTileRule // row tiles per block of the tensor-core products, by kind
-	warps    int                    // tensor-core block size, when set (cuda-check); else tcWarps picks
-	tcw      []tcwRule              // RIGSCOPE_CUDA_TCW, applied after warps
-	xf       bool                   // wo and down read their input split by its producer (RIGSCOPE_CUDA_XF=0: not)
+	tune     Tuning // the process's measurement knobs (CurrentTuning), read once
+	warps    int    // tensor-core block size, when set (cuda-check); else tcWarps picks
 	maxPos   int
 	stream   cu.Stream // the step's stream: graphs are captured and replayed here
 	ls       cu.Stream // where kernel launches: stream, or a rank's during its phase (onRanks)
@@ -180,19 +171,15 @@ func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 5
 func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, error) {
 	c := ms[0].cfg
 	t := &Target{dev: d, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
-	t.pdl = d.Major >= 9 && os.Getenv("RIGSCOPE_CUDA_PDL") != "0"
+	var err error
+	if t.tune, err = CurrentTuning(); err != nil {
+		return nil, err
+	}
+	t.pdl = d.Major >= 9 && t.tune.PDL
 	t.slots = ctxLen + MaxTokens
 	t.S = attnSplits(c, t.slots, d.SMs)
-	if n, err := strconv.Atoi(os.Getenv("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 { // measurements: splits
-		t.S = n
-	}
-	t.attnRows, t.attnMin = attnRows(), attnMinSlots()
-	t.xf = os.Getenv("RIGSCOPE_CUDA_XF") != "0"
-	t.skip, t.twice, t.nop = kindsFromEnv("RIGSCOPE_CUDA_SKIP"), kindsFromEnv("RIGSCOPE_CUDA_TWICE"), kindsFromEnv("RIGSCOPE_CUDA_NOP")
-	var err error
-	t.tcw = tcwRules()
-	if t.rowTiles, err = rowTiles(); err != nil {
-		return nil, err
+	if t.tune.AttnSplits > 0 {
+		t.S = t.tune.AttnSplits
 	}
 	t.maxPos = t.slots + 64
 	switch c.HeadDim {

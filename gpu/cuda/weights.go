@@ -5,7 +5,6 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -30,9 +29,9 @@ type dweight struct {
 // RIGSCOPE_CUDA_TC=0 keeps them row-major on the CUDA-core kernels (mv_*),
 // for comparison; RIGSCOPE_CUDA_TCOUT=0 only the output projection (on the
 // CUDA cores a verify of 5 re-reads x per 4 rows: llama-8b 241 -> 436 us).
-func useTensorCores() bool { return os.Getenv("RIGSCOPE_CUDA_TC") != "0" }
+func useTensorCores() bool { t, _ := CurrentTuning(); return t.TensorCores }
 
-func outputOnTensorCores() bool { return os.Getenv("RIGSCOPE_CUDA_TCOUT") != "0" }
+func outputOnTensorCores() bool { t, _ := CurrentTuning(); return t.OutputTC }
 
 // tileable: a bf16 matrix whose rows and cols are multiples of 16.
 func tileable(dt tensor.DType, rows, cols int) bool {

@@ -67,7 +67,7 @@ func checkSpecEqualsPlain(t *testing.T, target string) {
 	const ctxLen = 256
 	prompts := referencePrompts(t)
 	tgt := spec.NewRunnerTarget(openRunner(t, target, ctxLen, 2))
-	dm := draftmodel.New(openRunner(t, "gocoder-draft-1m.F16.gguf", ctxLen+spec.MaxK*spec.MaxBranch, 1))
+	dm := draftmodel.New(spec.NewRunnerTarget(openRunner(t, "gocoder-draft-1m.F16.gguf", ctxLen+spec.MaxK*spec.MaxBranch, 1)))
 	ng, err := ngram.New(1, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func TestBenchEagle3Table(t *testing.T) {
 	ctxLen := 1024
 	one := cpu.NewPool(1) // drafters run on one thread, as the engine runs them
 	heads := eagle3.New(f.head, ctxLen, one)
-	dm := draftmodel.New(model.NewRunner(dw, ctxLen+spec.MaxK*spec.MaxBranch, nil, one))
+	dm := draftmodel.New(spec.NewRunnerTarget(model.NewRunner(dw, ctxLen+spec.MaxK*spec.MaxBranch, nil, one)))
 	ng, err := ngram.New(1, 3)
 	if err != nil {
 		t.Fatal(err)

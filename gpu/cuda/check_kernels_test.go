@@ -206,7 +206,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 					got := down(out, T*N)
 					return got, err
 				}
-				tgt.rowTiles = map[string]rowTileRule{}
+				tgt.tune.RowTiles = map[string]rowTileRule{}
 				got, e := run()
 				if e != nil {
 					return e
@@ -240,7 +240,7 @@ func CheckKernels(d *Device, w io.Writer) error {
 				// More row tiles per block sum the same products in the same
 				// order: bitwise equal to one tile, at each block size.
 				for _, warps := range []int{0, 16} {
-					tgt.warps, tgt.rowTiles = warps, map[string]rowTileRule{}
+					tgt.warps, tgt.tune.RowTiles = warps, map[string]rowTileRule{}
 					var one []float32
 					if warps == 0 {
 						one = got
@@ -256,9 +256,9 @@ func CheckKernels(d *Device, w io.Writer) error {
 							}
 						}
 						rt := rowTileRule{tiles: tiles}
-						tgt.rowTiles = map[string]rowTileRule{"check": rt, "gate_up": rt}
+						tgt.tune.RowTiles = map[string]rowTileRule{"check": rt, "gate_up": rt}
 						more, e := run()
-						tgt.rowTiles = map[string]rowTileRule{}
+						tgt.tune.RowTiles = map[string]rowTileRule{}
 						if e != nil {
 							return e
 						}

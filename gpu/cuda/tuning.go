@@ -1,0 +1,144 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Tuning is every measurement knob of the CUDA backend (the RIGSCOPE_CUDA_*
+// variables), parsed once per process (CurrentTuning) so that no launch
+// reads the environment. The zero value is not the default: use
+// ParseTuning. The knobs exist for comparisons in one device call
+// (bench/cuda/knobs.sh, variants.sh); the defaults are the measured best.
+type Tuning struct {
+	PTX         string // RIGSCOPE_CUDA_PTX: a rebuilt PTX variant to load instead of the embedded one
+	TensorCores bool   // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
+	OutputTC    bool   // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
+	PDL         bool   // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
+	RankStreams bool   // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
+	SplitX      bool   // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
+	AttnRows    int    // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
+	AttnMin     int    // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
+	AttnSplits  int    // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
+	Warps       []tcwRule
+	RowTiles    map[string]rowTileRule // nil: the default policy (tcLaunch)
+	// Kinds left out, launched twice, or followed by an empty kernel
+	// (RIGSCOPE_CUDA_SKIP, _TWICE, _NOP): a step run with them computes
+	// garbage; its time against the plain step's is what is measured.
+	Skip, Twice, Nop map[string]bool
+}
+
+// CurrentTuning is the process's tuning, read from the environment on
+// first use.
+var CurrentTuning = sync.OnceValues(func() (Tuning, error) { return ParseTuning(os.LookupEnv) })
+
+// ParseTuning reads the knobs through lookup (os.LookupEnv in the product).
+func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
+	get := func(name string) string { v, _ := lookup(name); return v }
+	t := Tuning{
+		PTX:         get("RIGSCOPE_CUDA_PTX"),
+		TensorCores: get("RIGSCOPE_CUDA_TC") != "0",
+		OutputTC:    get("RIGSCOPE_CUDA_TCOUT") != "0",
+		PDL:         get("RIGSCOPE_CUDA_PDL") != "0",
+		RankStreams: get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
+		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
+		AttnRows:    8,
+		AttnMin:     32,
+		Warps:       tcwRules(get("RIGSCOPE_CUDA_TCW")),
+		Skip:        kinds(get("RIGSCOPE_CUDA_SKIP")),
+		Twice:       kinds(get("RIGSCOPE_CUDA_TWICE")),
+		Nop:         kinds(get("RIGSCOPE_CUDA_NOP")),
+	}
+	if get("RIGSCOPE_CUDA_ATTROWS") == "4" {
+		t.AttnRows = 4
+	}
+	switch get("RIGSCOPE_CUDA_ATTMIN") {
+	case "64":
+		t.AttnMin = 64
+	case "128":
+		t.AttnMin = 128
+	}
+	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
+		t.AttnSplits = n
+	}
+	if env, ok := lookup("RIGSCOPE_CUDA_RT"); ok {
+		var err error
+		if t.RowTiles, err = rowTiles(env); err != nil {
+			return Tuning{}, err
+		}
+	}
+	return t, nil
+}
+
+// tcwRule is one entry of RIGSCOPE_CUDA_TCW: warps for kind, or for every
+// kind when all.
+type tcwRule struct {
+	kind  string
+	all   bool
+	warps int
+}
+
+// tcwRules parses RIGSCOPE_CUDA_TCW=W or kind:W,... (W 8, 16 or 32; other
+// entries are ignored), in order: a later entry overrides an earlier one.
+func tcwRules(env string) []tcwRule {
+	var rules []tcwRule
+	for _, f := range strings.Split(env, ",") {
+		kind, n, ok := strings.Cut(f, ":")
+		if !ok {
+			kind, n = "", kind
+		}
+		switch n {
+		case "8", "16", "32":
+			w, _ := strconv.Atoi(n)
+			rules = append(rules, tcwRule{kind: kind, all: !ok, warps: w})
+		}
+	}
+	return rules
+}
+
+// rowTileRule is one entry of RIGSCOPE_CUDA_RT=kind[:[v][R]],... or "none",
+// which replaces the row-tile policy (tcLaunch) for comparisons (v: T > 1
+// only; R defaults to 2).
+type rowTileRule struct {
+	tiles      int
+	verifyOnly bool
+}
+
+// rowTiles parses RIGSCOPE_CUDA_RT's value.
+func rowTiles(env string) (map[string]rowTileRule, error) {
+	m := map[string]rowTileRule{}
+	for _, k := range strings.Split(env, ",") {
+		if k = strings.TrimSpace(k); k == "" || k == "none" {
+			continue
+		}
+		kind, opt, _ := strings.Cut(k, ":")
+		r := rowTileRule{tiles: 2}
+		if r.verifyOnly = strings.HasPrefix(opt, "v"); r.verifyOnly {
+			opt = opt[1:]
+		}
+		switch opt {
+		case "":
+		case "2", "4":
+			r.tiles = int(opt[0] - '0')
+		default:
+			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_RT: %q: want kind[:[v][2|4]]", k)
+		}
+		m[kind] = r
+	}
+	return m, nil
+}
+
+// kinds parses a comma-separated list of kernel kinds (attention, qkv, wo,
+// gate_up, down, output, ...).
+func kinds(env string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Split(env, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			m[k] = true
+		}
+	}
+	return m
+}

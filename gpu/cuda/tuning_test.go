@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"reflect"
+	"testing"
+)
+
+// The knobs are parsed once into Tuning; each setting lands in its field,
+// later TCW entries override earlier ones, malformed entries are ignored
+// except RIGSCOPE_CUDA_RT's, which is an error.
+func TestParseTuning(t *testing.T) {
+	def, err := ParseTuning(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		vars map[string]string
+		want func(*Tuning)
+		err  bool
+	}{
+		{"defaults", nil, func(*Tuning) {}, false},
+		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0"},
+			func(w *Tuning) { w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX = false, false, false, false, false }, false},
+		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
+		{"attention", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "4", "RIGSCOPE_CUDA_ATTMIN": "128", "RIGSCOPE_CUDA_ATTS": "7"},
+			func(w *Tuning) { w.AttnRows, w.AttnMin, w.AttnSplits = 4, 128, 7 }, false},
+		{"attention out of range ignored", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "16", "RIGSCOPE_CUDA_ATTMIN": "48", "RIGSCOPE_CUDA_ATTS": "33"}, func(*Tuning) {}, false},
+		{"warps", map[string]string{"RIGSCOPE_CUDA_TCW": "16,wo:32,:8,qkv:12,wo:8"},
+			func(w *Tuning) {
+				w.Warps = []tcwRule{{all: true, warps: 16}, {kind: "wo", warps: 32}, {kind: "", warps: 8}, {kind: "wo", warps: 8}}
+			}, false},
+		{"row tiles", map[string]string{"RIGSCOPE_CUDA_RT": "gate_up:v4, qkv,none"},
+			func(w *Tuning) {
+				w.RowTiles = map[string]rowTileRule{"gate_up": {tiles: 4, verifyOnly: true}, "qkv": {tiles: 2}}
+			}, false},
+		{"row tiles none", map[string]string{"RIGSCOPE_CUDA_RT": "none"}, func(w *Tuning) { w.RowTiles = map[string]rowTileRule{} }, false},
+		{"row tiles malformed", map[string]string{"RIGSCOPE_CUDA_RT": "qkv:3"}, nil, true},
+		{"kinds", map[string]string{"RIGSCOPE_CUDA_SKIP": "attention, wo", "RIGSCOPE_CUDA_NOP": "down"},
+			func(w *Tuning) { w.Skip, w.Nop = map[string]bool{"attention": true, "wo": true}, map[string]bool{"down": true} }, false},
+		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
+	}
+	for _, c := range cases {
+		got, err := ParseTuning(env(c.vars))
+		if c.err {
+			if err == nil {
+				t.Errorf("%s: no error", c.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		want := def
+		want.Skip, want.Twice, want.Nop = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		c.want(&want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, want)
+		}
+	}
+	if def.TensorCores != true || def.AttnRows != 8 || def.AttnMin != 32 || def.RowTiles != nil || def.Warps != nil {
+		t.Errorf("defaults = %+v", def)
+	}
+}
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
