@@ -88,7 +88,22 @@ func (t *tpTarget) commStats(st *Stats, wall float64) {
 	gs := t.group.Stats()
 	st.BytesSent = append([]int64{}, gs.BytesSent...)
 	st.BytesRecv = append([]int64{}, gs.BytesRecv...)
-	st.AllReduceBySize = backendUse(gs.Latency, t.group.AutoTable())
+	st.SetAllReduce(gs.Latency, t.group.Backend(), t.group.AutoTable())
+}
+
+// SetAllReduce fills the stats' allreduce figures from a run's latency
+// summaries: the dominant size's percentiles, the bytes moved, and the
+// backend each size bucket used (auto resolved through its table; nil
+// for none).
+func (st *Stats) SetAllReduce(lat []metrics.LatencySummary, backend string, auto *tp.AutoTable) {
+	if b, ok := metrics.DominantBucket(lat, backend); ok {
+		st.AllReduceP50Us, st.AllReduceP99Us = float64(b.P50)/1e3, float64(b.P99)/1e3
+	}
+	st.BytesMoved = 0
+	for _, b := range st.BytesSent {
+		st.BytesMoved += b
+	}
+	st.AllReduceBySize = backendUse(lat, auto)
 }
 
 // backendUse lists which backend carried each message-size bucket of a

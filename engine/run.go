@@ -69,9 +69,14 @@ type Stats struct {
 	// Verdict is the break-even verdict with its intervals and where the
 	// baseline came from (stepstats.Judge); BaselineTokensPerS and
 	// BreakEvenAcceptLen are its figures.
-	Verdict        stepstats.Verdict `json:"verdict"`
-	AllReduceMs    float64           `json:"allreduce_ms"`
-	AllReduceShare float64           `json:"allreduce_share"`
+	Verdict     stepstats.Verdict `json:"verdict"`
+	AllReduceMs float64           `json:"allreduce_ms"`
+	// AllReduceP50Us and AllReduceP99Us are the latency percentiles of the
+	// run's most frequent message size; BytesMoved the bytes all ranks sent.
+	AllReduceP50Us float64 `json:"allreduce_p50_us"`
+	AllReduceP99Us float64 `json:"allreduce_p99_us"`
+	BytesMoved     int64   `json:"bytes_moved"`
+	AllReduceShare float64 `json:"allreduce_share"`
 	// AllReduceBySize is the backend that carried each message-size bucket
 	// (for auto, the one its table picked); nil without allreduce.
 	AllReduceBySize []BackendUse `json:"allreduce_by_size,omitempty"`

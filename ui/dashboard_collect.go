@@ -101,7 +101,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	if snap.Running && (h.lastPush.IsZero() || at.Sub(h.lastPush) >= pushEvery) {
 		h.lastPush = at
 		x := at.Sub(h.runStart).Seconds()
-		if b, ok := DominantBucket(snap); ok {
+		if b, ok := metrics.DominantBucket(snap.AllReduce, snap.Backend); ok {
 			h.arBytes = b.Bytes
 			h.arX.Push(x)
 			h.arP50.Push(b.P50.Seconds())

@@ -123,19 +123,6 @@ func CurvesFromSnapshot(s metrics.Snapshot) []Curve {
 	return out
 }
 
-// DominantBucket is the active backend's size bucket with the most
-// allreduces (in TP decoding nearly every allreduce has the same size); ok
-// false when the backend has none.
-func DominantBucket(s metrics.Snapshot) (metrics.LatencySummary, bool) {
-	var best metrics.LatencySummary
-	for _, l := range s.AllReduce {
-		if l.Backend == s.Backend && l.Count > best.Count {
-			best = l
-		}
-	}
-	return best, best.Count > 0
-}
-
 // Fractions divides each count by the total; nil when the total is zero.
 func Fractions(counts []int) []float64 {
 	total := 0

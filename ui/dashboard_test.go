@@ -291,12 +291,12 @@ func TestDashboardVerdictStates(t *testing.T) {
 
 func TestDominantBucket(t *testing.T) {
 	s := richSnapshot(0)
-	b, ok := DominantBucket(s)
+	b, ok := metrics.DominantBucket(s.AllReduce, s.Backend)
 	if !ok || b.Bytes != 16384 || b.Backend != "ring" {
 		t.Errorf("DominantBucket(ring run) = %+v, %v, want the 16 KiB ring bucket", b, ok)
 	}
 	s.Backend = "nccl"
-	if _, ok := DominantBucket(s); ok {
+	if _, ok := metrics.DominantBucket(s.AllReduce, s.Backend); ok {
 		t.Errorf("DominantBucket(backend without samples) ok = true")
 	}
 }

@@ -62,8 +62,8 @@ func TestExportWritesWhatTheTableShows(t *testing.T) {
 				t.Errorf("run %d: table %q = %q, want %q", r+1, rc.title, got, want)
 			}
 		}
-		if got := rows[r+1][col["bytes_moved"]]; got != strconv.FormatInt(run.BytesMoved, 10) {
-			t.Errorf("run %d: runs.csv bytes_moved = %q, want %d", r+1, got, run.BytesMoved)
+		if got := rows[r+1][col["bytes_moved"]]; got != strconv.FormatInt(run.Stats.BytesMoved, 10) {
+			t.Errorf("run %d: runs.csv bytes_moved = %q, want %d", r+1, got, run.Stats.BytesMoved)
 		}
 		if got := rows[r+1][col["verdict"]]; got != stepstats.Pays {
 			t.Errorf("run %d: runs.csv verdict = %q, want %s", r+1, got, stepstats.Pays)

@@ -168,6 +168,7 @@ func (f *FakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 		st.AllReduceMs += float64(l.Mean.Microseconds()*l.Count) / 1000
 	}
 	st.BytesSent, st.BytesRecv = snap.RankBytesSent, snap.RankBytesRecv
+	st.SetAllReduce(snap.AllReduce, cfg.AllReduce, nil)
 	sink(engine.Event{Kind: engine.EventDone, Stats: st})
 	return st, nil
 }

@@ -218,18 +218,16 @@ var runFields = []runField{
 		}
 		return ""
 	}),
-	numField("allreduce_p50_us", "allreduce latency p50", lower, when(communicates, func(r *RunRecord) float64 { return us(r.AllReduceP50) }),
+	numField("allreduce_p50_us", "allreduce latency p50", lower, when(communicates, func(r *RunRecord) float64 { return r.Stats.AllReduceP50Us }),
 		fixed(1), func(v float64) string { return fmtDuration(time.Duration(v * 1e3)) }),
-	numField("allreduce_p99_us", "allreduce latency p99", lower, when(communicates, func(r *RunRecord) float64 { return us(r.AllReduceP99) }),
+	numField("allreduce_p99_us", "allreduce latency p99", lower, when(communicates, func(r *RunRecord) float64 { return r.Stats.AllReduceP99Us }),
 		fixed(1), func(v float64) string { return fmtDuration(time.Duration(v * 1e3)) }),
-	numField("bytes_moved", "bytes moved between ranks", neutral, when(communicates, func(r *RunRecord) float64 { return float64(r.BytesMoved) }),
+	numField("bytes_moved", "bytes moved between ranks", neutral, when(communicates, func(r *RunRecord) float64 { return float64(r.Stats.BytesMoved) }),
 		integer, func(v float64) string { return humanize.IBytes(uint64(v)) }),
 	textField("error", "error", func(r *RunRecord) string { return r.Err }),
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', 6, 32) }
-
-func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // fieldIndex is runFields' index of a CSV name.
 func fieldIndex(csv string) int {

@@ -4,7 +4,6 @@ package ui
 
 import (
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -63,7 +62,7 @@ func TestRunFieldsText(t *testing.T) {
 	spec := fixedRecord(1, "auto", 101.5)
 	spec.Stats.AllReduceBySize = []engine.BackendUse{{Bytes: 4096, Backend: "ring", Calls: 10}, {Bytes: 1 << 20, Backend: "twoshot", Calls: 2}}
 	spec.Stats.TimeToFirstTokenMs = 22.0436
-	spec.AllReduceP50 = 22043600 * time.Nanosecond
+	spec.Stats.AllReduceP50Us = 22043.6
 	plain := fixedRecord(2, "ring", 80)
 	plain.Config.TP, plain.Config.Drafter = 1, engine.DrafterConfig{Kind: DrafterNone}
 	for _, tc := range []struct {

@@ -18,18 +18,15 @@ import (
 // exporters see it. It is built on the run goroutine and handed to the UI
 // goroutine once the run ends; after that it is never written again.
 type RunRecord struct {
-	ID           int
-	Model        string
-	Started      time.Time
-	Config       engine.RunConfig
-	Stats        engine.Stats
-	Steps        []engine.StepStats
-	AllReduceP50 time.Duration
-	AllReduceP99 time.Duration
-	BytesMoved   int64  // sum over ranks of bytes sent
-	Text         string // the generated text
-	Err          string // "" when the run succeeded
-	LogPath      string // the JSONL log the engine wrote as the run went ("" if none)
+	ID      int
+	Model   string
+	Started time.Time
+	Config  engine.RunConfig
+	Stats   engine.Stats
+	Steps   []engine.StepStats
+	Text    string // the generated text
+	Err     string // "" when the run succeeded
+	LogPath string // the JSONL log the engine wrote as the run went ("" if none)
 }
 
 // RunHandlers receive a run's output on the UI goroutine.
@@ -247,7 +244,6 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, h RunHa
 	}
 	rec.Stats, rec.LogPath = stats, stats.LogPath
 	rec.Text = a.text.String()
-	s.summarize(rec)
 	a.cancel()
 	s.mu.Lock()
 	s.active = nil
@@ -261,31 +257,6 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, h RunHa
 		}
 	})
 	close(a.done)
-}
-
-// summarize fills the record's allreduce percentiles and bytes moved from
-// the engine's snapshot (the bucket of this run's backend with the most
-// samples) and its stats.
-func (s *Session) summarize(rec *RunRecord) {
-	snap := s.eng.Snapshot()
-	var best int64
-	for _, l := range snap.AllReduce {
-		if l.Backend == rec.Config.AllReduce && l.Count > best {
-			best, rec.AllReduceP50, rec.AllReduceP99 = l.Count, l.P50, l.P99
-		}
-	}
-	if best == 0 && len(rec.Steps) > 0 { // fall back to per-step times
-		ar := make([]time.Duration, 0, len(rec.Steps))
-		for _, st := range rec.Steps {
-			if st.AllReduce > 0 {
-				ar = append(ar, st.AllReduce)
-			}
-		}
-		rec.AllReduceP50, rec.AllReduceP99 = percentiles(ar)
-	}
-	for _, b := range rec.Stats.BytesSent {
-		rec.BytesMoved += b
-	}
 }
 
 // percentiles returns the 50th and 99th percentiles (nearest rank).

@@ -47,8 +47,8 @@ func TestSessionStreamsAllTokens(t *testing.T) {
 	if fromDraft != done.Stats.AcceptedTokens {
 		t.Errorf("%d tokens marked FromDraft, stats say %d accepted", fromDraft, done.Stats.AcceptedTokens)
 	}
-	if done.AllReduceP50 <= 0 || done.AllReduceP99 < done.AllReduceP50 || done.BytesMoved <= 0 {
-		t.Errorf("summary p50 %v p99 %v bytes %d: want positive, p99 >= p50", done.AllReduceP50, done.AllReduceP99, done.BytesMoved)
+	if s := done.Stats; s.AllReduceP50Us <= 0 || s.AllReduceP99Us < s.AllReduceP50Us || s.BytesMoved <= 0 {
+		t.Errorf("summary p50 %v p99 %v bytes %d: want positive, p99 >= p50", s.AllReduceP50Us, s.AllReduceP99Us, s.BytesMoved)
 	}
 
 	if len(done.Steps) == 0 || done.Steps[len(done.Steps)-1].Step != len(done.Steps) {

@@ -50,3 +50,16 @@ type Snapshot struct {
 	RankBytesSent  []int64          `json:"rank_bytes_sent"`
 	RankBytesRecv  []int64          `json:"rank_bytes_recv"`
 }
+
+// DominantBucket is backend's size bucket with the most allreduces (in TP
+// decoding nearly every allreduce has the same size); false when the
+// backend has none.
+func DominantBucket(lat []LatencySummary, backend string) (LatencySummary, bool) {
+	var best LatencySummary
+	for _, l := range lat {
+		if l.Backend == backend && l.Count > best.Count {
+			best = l
+		}
+	}
+	return best, best.Count > 0
+}
