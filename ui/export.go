@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"rigscope/engine/metrics"
@@ -52,8 +53,8 @@ func (r *RunRecord) metricsRecord() (metrics.RunRecord, error) {
 		Config: cfg, Stats: stats, Err: r.Err, Complete: true,
 		Label: Describe(r.Config), BytesSent: r.Stats.BytesSent,
 	}
+	rec.Steps = slices.Clone(r.Steps)
 	for _, st := range r.Steps {
-		rec.Steps = append(rec.Steps, st)
 		rec.Spans = append(rec.Spans, metrics.StepSpans(st, r.Config.TP)...)
 		rec.Ended = r.Started.Add(st.At)
 	}
