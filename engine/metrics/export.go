@@ -37,6 +37,7 @@ func Export(ctx context.Context, dir string, runs []RunRecord) ([]string, error)
 	}
 	var paths []string
 	for _, f := range files {
+		removeStaleTemps(dir, f.name)
 		p := filepath.Join(dir, f.name)
 		if err := f.write(ctx, p, runs); err != nil {
 			return paths, fmt.Errorf("export: %w", err)
@@ -45,6 +46,25 @@ func Export(ctx context.Context, dir string, runs []RunRecord) ([]string, error)
 	}
 	return paths, nil
 }
+
+// staleTemp is how old a temp file of ours must be to be taken for the
+// leftover of a process killed outright (SIGKILL, power loss) rather than
+// an export in progress.
+const staleTemp = 10 * time.Minute
+
+// removeStaleTemps removes the temp files WriteFileAtomicCtx left for name
+// in dir when its process could not clean up (killed with SIGKILL).
+func removeStaleTemps(dir, name string) {
+	old, _ := filepath.Glob(filepath.Join(dir, tempPattern(name)))
+	for _, p := range old {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(p) // best effort: a file we cannot remove is someone else's
+		}
+	}
+}
+
+// tempPattern is the os.CreateTemp pattern of name's temp files.
+func tempPattern(name string) string { return "." + name + ".*.tmp" }
 
 // WriteFileAtomic is WriteFileAtomicCtx that cannot be cancelled.
 func WriteFileAtomic(path string, data []byte) error {
@@ -67,7 +87,7 @@ func WriteFileAtomicCtx(ctx context.Context, path string, data []byte) (err erro
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(filepath.Base(path)))
 	if err != nil {
 		return err
 	}

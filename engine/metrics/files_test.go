@@ -171,3 +171,26 @@ func TestExportSignalRemovesTemp(t *testing.T) {
 		t.Errorf("after SIGTERM the export left %v", left)
 	}
 }
+
+// TestExportRemovesStaleTemps: temp files a killed (SIGKILL) export left
+// are removed by the next export; a fresh one (an export in progress
+// elsewhere) is kept.
+func TestExportRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "."+ExportRunsCSVName+".123.tmp")
+	fresh := filepath.Join(dir, "."+ExportTraceName+".456.tmp")
+	for _, p := range []string{stale, fresh} {
+		os.WriteFile(p, []byte("partial"), 0o600)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+	if _, err := Export(context.Background(), dir, []RunRecord{memRecord()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temp %s survived the export: %v", stale, err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temp (another export in progress) was removed: %v", err)
+	}
+}
