@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 	"time"
 
@@ -17,20 +18,25 @@ import (
 // inside the speculative runs as in a fresh session) against the speedup
 // measured end to end, plain and speculative runs alternated.
 type verdictRow struct {
-	Drafter     string            `json:"drafter"`
-	K           int               `json:"k"`
-	Verdict     stepstats.Verdict `json:"verdict"`
-	PerRun      map[string]int    `json:"per_run_verdicts"` // state -> runs
-	PlainTokS   float64           `json:"plain_tokens_per_s"`
-	SpecTokS    float64           `json:"spec_tokens_per_s"`
-	Measured    float64           `json:"measured_speedup"`
-	Agree       string            `json:"agree"`
-	PlainRuns   int               `json:"plain_runs"`
-	SpecRuns    int               `json:"spec_runs"`
-	SpecSteps   int               `json:"spec_steps"`
-	BaseSteps   int               `json:"baseline_steps"`
-	MeanAccLen  float64           `json:"mean_accept_len"`
-	ElapsedSecs float64           `json:"elapsed_s"`
+	Drafter   string            `json:"drafter"`
+	K         int               `json:"k"`
+	Verdict   stepstats.Verdict `json:"verdict"`
+	PerRun    map[string]int    `json:"per_run_verdicts"` // state -> runs
+	PlainTokS float64           `json:"plain_tokens_per_s"`
+	SpecTokS  float64           `json:"spec_tokens_per_s"`
+	Measured  float64           `json:"measured_speedup"` // all speculative tok/s over all plain tok/s
+	// PairSpeedup is the geometric mean of each prompt's speculative over
+	// plain tok/s, with its 95% interval: how sure the measurement is.
+	PairSpeedup   float64 `json:"pair_speedup"`
+	PairSpeedupLo float64 `json:"pair_speedup_lo"`
+	PairSpeedupHi float64 `json:"pair_speedup_hi"`
+	Agree         string  `json:"agree"`
+	PlainRuns     int     `json:"plain_runs"`
+	SpecRuns      int     `json:"spec_runs"`
+	SpecSteps     int     `json:"spec_steps"`
+	BaseSteps     int     `json:"baseline_steps"`
+	MeanAccLen    float64 `json:"mean_accept_len"`
+	ElapsedSecs   float64 `json:"elapsed_s"`
 }
 
 // verdictMargin is how far from 1 a measured speedup must be for the
@@ -83,6 +89,7 @@ func benchVerdict(ctx context.Context, set benchSet, opts engine.Options, base e
 		pooled := stepstats.NewCounts(dc.K)
 		pooled.Source = stepstats.BaselineInRun
 		var plain, spec decodeRate
+		var pairs stepstats.Sample // log(spec tok/s / plain tok/s) per prompt
 		for range max(rounds, 1) {
 			for _, p := range set.prompts {
 				cfg := base
@@ -93,6 +100,7 @@ func benchVerdict(ctx context.Context, set benchSet, opts engine.Options, base e
 				}
 				plain.add(st)
 				row.PlainRuns++
+				plainTokS := st.DecodeTokensPerS
 				cfg.Drafter = dc
 				st, err = specEng.Run(ctx, cfg, func(ev engine.Event) {
 					if ev.Kind == engine.EventStep {
@@ -107,6 +115,9 @@ func benchVerdict(ctx context.Context, set benchSet, opts engine.Options, base e
 				}
 				spec.add(st)
 				row.SpecRuns++
+				if plainTokS > 0 && st.DecodeTokensPerS > 0 {
+					pairs.Add(math.Log(st.DecodeTokensPerS / plainTokS))
+				}
 				row.PerRun[st.Verdict.State]++
 			}
 		}
@@ -116,6 +127,7 @@ func benchVerdict(ctx context.Context, set benchSet, opts engine.Options, base e
 			row.Measured = row.SpecTokS / row.PlainTokS
 		}
 		row.Agree = stepstats.Agreement(row.Verdict, row.Measured, verdictMargin)
+		row.PairSpeedup, row.PairSpeedupLo, row.PairSpeedupHi = stepstats.RatioInterval(pairs)
 		row.SpecSteps, row.BaseSteps, row.MeanAccLen = pooled.Run.X.N, pooled.Base.N, pooled.MeanAcceptLen()
 		row.ElapsedSecs = time.Since(t0).Seconds()
 		fmt.Fprintf(stderr, "  %s k=%d: %s; measured %.2fx (%.1f vs %.1f tok/s)\n", dc.Kind, dc.K, row.Verdict.State, row.Measured, row.SpecTokS, row.PlainTokS)
@@ -130,12 +142,12 @@ func printVerdicts(w io.Writer, rows []verdictRow, asJSON bool) error {
 		return json.NewEncoder(w).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "drafter\tk\tverdict (pooled, 95% CI)\tbreak-even (95% CI)\tper-run verdicts\tmeasured speedup\tagree?")
+	fmt.Fprintln(tw, "drafter\tk\tverdict (pooled, 95% CI)\tbreak-even (95% CI)\tper-run verdicts\tmeasured speedup\tper-prompt speedup (95% CI)\tagree?")
 	for _, r := range rows {
 		v := r.Verdict
-		fmt.Fprintf(tw, "%s\t%d\t%s %.2fx (%.2f–%.2f)\t%.2f (%.2f–%.2f) vs %.2f tok/step\t%s\t%.2fx (%.1f / %.1f tok/s)\t%s\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s %.2fx (%.2f–%.2f)\t%.2f (%.2f–%.2f) vs %.2f tok/step\t%s\t%.2fx (%.1f / %.1f tok/s)\t%.2fx (%.2f–%.2f)\t%s\n",
 			r.Drafter, r.K, v.State, v.Speedup, v.SpeedupLo, v.SpeedupHi, v.BreakEven, v.BreakEvenLo, v.BreakEvenHi, v.TokensPerStep,
-			perRun(r.PerRun), r.Measured, r.SpecTokS, r.PlainTokS, r.Agree)
+			perRun(r.PerRun), r.Measured, r.SpecTokS, r.PlainTokS, r.PairSpeedup, r.PairSpeedupLo, r.PairSpeedupHi, r.Agree)
 	}
 	return tw.Flush()
 }

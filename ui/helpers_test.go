@@ -107,7 +107,7 @@ func fixedRecord(id int, backend string, tokS float64) *RunRecord {
 			Verdict: stepstats.Verdict{State: stepstats.Pays, BaselineSource: stepstats.BaselineSession, BaselineSteps: 63,
 				Speedup: 1.42, SpeedupLo: 1.31, SpeedupHi: 1.55, BreakEven: 2.2, BreakEvenLo: 2.1, BreakEvenHi: 2.3, TokensPerStep: 3.1},
 			AllReduceBySize: []engine.BackendUse{{Bytes: 4096, Backend: "ring", Calls: 40}},
-			AllReduceP50Us: 50, AllReduceP99Us: 70, BytesMoved: 8192,
+			AllReduceP50Us:  50, AllReduceP99Us: 70, BytesMoved: 8192,
 		},
 		Steps: []engine.StepStats{
 			{Step: 1, Drafted: 4, Depth: 4, Accepted: 2, Tokens: 3, Draft: 100 * time.Microsecond, Verify: 500 * time.Microsecond, AllReduce: 50 * time.Microsecond, At: time.Millisecond},

@@ -184,3 +184,21 @@ func TestAgreement(t *testing.T) {
 		}
 	}
 }
+
+func TestRatioInterval(t *testing.T) {
+	var s Sample
+	for _, r := range []float64{1.1, 1.3, 1.2, 1.25} {
+		s.Add(math.Log(r))
+	}
+	m, lo, hi := RatioInterval(s)
+	// geometric mean of the four; t(3) = 3.182
+	want := math.Pow(1.1*1.3*1.2*1.25, 0.25)
+	if math.Abs(m-want) > 1e-12 || !(lo < m && m < hi) || lo < 1 || hi > 1.45 {
+		t.Errorf("RatioInterval = %v [%v, %v], want %v inside a narrow interval above 1", m, lo, hi, want)
+	}
+	var one Sample
+	one.Add(0.1)
+	if m, _, _ := RatioInterval(one); m != 0 {
+		t.Errorf("RatioInterval of one ratio = %v, want 0 (no interval from one)", m)
+	}
+}

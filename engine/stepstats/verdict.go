@@ -184,3 +184,14 @@ func Agreement(v Verdict, measured, margin float64) string {
 	}
 	return "no"
 }
+
+// RatioInterval is the geometric mean of ratios given as a sample of their
+// logs, with its 95% interval (Student's t at n−1 degrees of freedom):
+// for speedups measured run against run; zeros with fewer than 2.
+func RatioInterval(logs Sample) (mean, lo, hi float64) {
+	if logs.N < 2 {
+		return 0, 0, 0
+	}
+	m, half := logs.Mean(), tQuantile(logs.N-1)*math.Sqrt(logs.Var()/float64(logs.N))
+	return math.Exp(m), math.Exp(m - half), math.Exp(m + half)
+}
