@@ -1,12 +1,9 @@
 package stepstats
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Sample holds the sums of n observations of one quantity, enough for its
-// mean and the standard error of the mean; two samples merge by adding.
+// mean and the standard error of the mean.
 type Sample struct {
 	N     int     `json:"n"`
 	Sum   float64 `json:"sum"`
@@ -15,9 +12,6 @@ type Sample struct {
 
 // Add records one observation.
 func (s *Sample) Add(x float64) { s.N++; s.Sum += x; s.SumSq += x * x }
-
-// Merge adds o's observations.
-func (s *Sample) Merge(o Sample) { s.N += o.N; s.Sum += o.Sum; s.SumSq += o.SumSq }
 
 // Mean is the sample mean; 0 without observations.
 func (s Sample) Mean() float64 {
@@ -181,19 +175,4 @@ func (c Counts) BaselineTokS() float64 {
 		return 0
 	}
 	return float64(c.Base.N) / c.Base.Sum
-}
-
-// RunTokS is the run's decode rate over its non-baseline steps.
-func (c Counts) RunTokS() float64 {
-	if c.Run.Y.Sum <= 0 {
-		return 0
-	}
-	return c.Run.X.Sum / c.Run.Y.Sum
-}
-
-func finite(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	return v
 }

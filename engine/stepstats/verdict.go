@@ -106,6 +106,14 @@ func interval(v, half float64) (lo, hi float64) {
 	return finite(v * math.Exp(-half)), finite(v * math.Exp(half))
 }
 
+// finite maps NaN and ±Inf to 0.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
 // t975 is Student's t 0.975 quantile for 1..30 degrees of freedom.
 var t975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
 	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
