@@ -2,6 +2,9 @@
 GO        ?= go
 APT_PKGS  := gcc pkg-config libgl1-mesa-dev xorg-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Seconds each fuzzer runs in `make test` (about 1 min for all of them with a
+# warm build cache; `make fuzz` runs them longer).
+CI_FUZZTIME ?= 3
 export CGO_ENABLED := 1
 
 .PHONY: run test deps build headless cuda vet fuzz bench kernels package clean
@@ -22,11 +25,13 @@ run: build
 
 # go vet, every test with the race detector (UI tests need -tags ci), then
 # the numerics-only golden tests (TestGolden*), which skip under -race
-# because the detector slows the pure-Go kernels ~10x.
+# because the detector slows the pure-Go kernels ~10x, then every parser
+# fuzzer for CI_FUZZTIME seconds.
 test: deps
 	$(GO) vet -tags ci ./...
 	$(GO) test -race -tags ci -timeout 15m ./...
 	$(GO) test -tags ci -timeout 10m -run 'Golden' ./...
+	FUZZTIME=$(CI_FUZZTIME) ./bench/fuzz.sh
 
 # A binary without Fyne (no X libraries), e.g. for servers and the GPU machine.
 headless:

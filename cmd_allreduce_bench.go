@@ -9,11 +9,13 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"rigscope/engine/tp"
+	"rigscope/internal/sysmem"
 )
 
 func init() {
@@ -51,11 +53,8 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	recal := fs.Bool("recalibrate", false, "cpu: redo the auto calibration sweep instead of using the cache (cuda's auto always calibrates in the run)")
 	cacheDir := fs.String("cache-dir", "", "calibration cache directory (default $RIGSCOPE_CACHE_DIR or the user cache dir)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
 	}
 	rankList, err := parseRanks(*ranksFlag)
 	if err != nil {
@@ -70,6 +69,9 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	switch *device {
 	case "cpu":
+		if err := checkBenchMemory(rankList, sizes); err != nil {
+			return err
+		}
 	case "cuda":
 		gb, err := parseGPUBackends(*backendFlag)
 		if err != nil {
@@ -279,4 +281,20 @@ func parseSizes(s string) ([]int64, error) {
 		return nil, errors.New("allreduce-bench: --sizes: empty")
 	}
 	return out, nil
+}
+
+// checkBenchMemory refuses a CPU sweep whose largest cell would not fit in
+// the available memory: per rank the input, the buffer reduced in place and
+// the group's wire buffer, plus the float64 reference.
+func checkBenchMemory(ranks []int, sizes []int64) error {
+	n, size := int64(slices.Max(ranks)), slices.Max(sizes)
+	avail, err := sysmem.Available()
+	if err != nil {
+		return nil // the kernel does not say: nothing to check against
+	}
+	if need := (3*n + 2) * size; need > avail {
+		return fmt.Errorf("allreduce-bench: %d ranks x %s per rank needs about %s, and this machine has %s available (MemAvailable); lower --ranks or --sizes",
+			n, tp.FormatBytes(size), sysmem.GiB(need), sysmem.GiB(avail))
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -105,7 +106,7 @@ func (s benchSet) trim(n, promptLen int) benchSet {
 	return s
 }
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "target (default: gocoder-14m from ../shared/models, else synthetic:small)")
@@ -123,24 +124,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	metricsAddr := metricsAddrFlag(fs)
 	verdict := fs.Bool("verdict", false, "check the break-even verdict: per drafter and k (default model,eagle3 at 2,4,6, chain), plain and speculative runs alternated; the panel's verdict against the measured speedup")
 	rounds := fs.Int("rounds", 1, "with --verdict: passes over the prompt set")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if *verdict {
-		if !set["k"] {
+		if !given["k"] {
 			*kFlag = "2,4,6"
 		}
-		if !set["drafters"] {
+		if !given["drafters"] {
 			*drafters = "model,eagle3"
 		}
 		*treeFlag = "0"
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
 	}
 	ks, err := parseIntList(*kFlag)
 	if err != nil {
@@ -150,27 +149,51 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("bench: --tree: %w", err)
 	}
-	bset, err := defaultBenchSet(*nPrompts, *promptLen)
+	switch {
+	case *maxTokens < 1 || *maxTokens > 1<<24:
+		return fmt.Errorf("bench: --max-tokens %d must be 1..%d", *maxTokens, 1<<24)
+	case *nPrompts < 0 || *promptLen < 0:
+		return fmt.Errorf("bench: --prompts %d / --prompt-len %d: give 0 (all) or more", *nPrompts, *promptLen)
+	}
+	if err := engine.CheckRunConfig(engine.RunConfig{PromptIDs: []int32{0}, MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	for _, k := range ks {
+		if k < 1 {
+			return fmt.Errorf("bench: --k %d must be at least 1", k)
+		}
+		for _, tree := range trees {
+			if _, err := engine.NormalizeDrafter(engine.DrafterConfig{Kind: "ngram", K: k, Tree: tree}); err != nil {
+				return fmt.Errorf("bench: --k %d --tree %d: %w", k, tree, err)
+			}
+		}
+	}
+	set, err := defaultBenchSet(*nPrompts, *promptLen)
 	if err != nil {
 		return err
 	}
 	if *model != "" {
-		bset.model = *model
+		set.model = *model
 	}
 	if *draft != "" {
-		bset.draft = *draft
+		set.draft = *draft
 	}
 	longest := 0
-	for _, p := range bset.prompts {
+	for _, p := range set.prompts {
 		longest = max(longest, len(p))
 	}
-	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device}
+	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, stderr)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs}
 	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
 	drafterConfig := func(name string, k, tree int) engine.DrafterConfig {
 		dc := engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
 		switch name {
 		case "model":
-			dc.Path = bset.draft
+			dc.Path = set.draft
 		case "eagle3":
 			dc.Path = *eagle
 			if dc.Path == "" {
@@ -187,22 +210,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		fmt.Fprintf(stderr, "bench --verdict: target %s, %d prompts (%s) x %d rounds, %d tokens each, greedy; plain and speculative runs alternated\n",
-			bset.model, len(bset.prompts), bset.source, *rounds, *maxTokens)
-		rows, err := benchVerdict(ctx, bset, opts, base, dcs, *rounds, stderr)
+			set.model, len(set.prompts), set.source, *rounds, *maxTokens)
+		rows, err := benchVerdict(ctx, set, opts, base, dcs, *rounds, stderr)
 		if err != nil {
 			return err
 		}
 		return printVerdicts(stdout, rows, *asJSON)
 	}
-	eng, err := engine.Open(ctx, bset.model, opts)
+	eng, err := engine.Open(ctx, set.model, opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench: --max-tokens %d after prompts of up to %d tokens: %w", *maxTokens, longest, err)
 	}
 	defer eng.Close()
 	defer eng.CloseDrafters()
-	fmt.Fprintf(stderr, "bench: target %s, draft %s, %d prompts (%s), %d tokens each, greedy\n", bset.model, bset.draft, len(bset.prompts), bset.source, *maxTokens)
+	fmt.Fprintf(stderr, "bench: target %s, draft %s, %d prompts (%s), %d tokens each, greedy\n", set.model, set.draft, len(set.prompts), set.source, *maxTokens)
 
-	plain, plainCounts, err := benchConfig(ctx, eng, base, bset.prompts)
+	plain, plainCounts, err := benchConfig(ctx, eng, base, set.prompts)
 	if err != nil {
 		return err
 	}
@@ -214,7 +237,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			for _, k := range ks {
 				cfg := base
 				cfg.Drafter = drafterConfig(name, k, tree)
-				r, c, err := benchConfig(ctx, eng, cfg, bset.prompts)
+				r, c, err := benchConfig(ctx, eng, cfg, set.prompts)
 				if err != nil {
 					return err
 				}

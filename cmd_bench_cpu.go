@@ -81,7 +81,7 @@ func runBenchCPU(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&f.nThreads, "n", 1, "internal: threads for --worker")
 	fs.StringVar(&f.profile, "cpuprofile", "", "with --worker: write a CPU profile of the timed runs to this file")
 	fs.BoolVar(&f.memTrace, "memtrace", false, "with --worker: print the process's memory (/proc/self/status, Go heap) at each stage to stderr")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if f.worker {

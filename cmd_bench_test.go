@@ -30,11 +30,11 @@ func TestGenerateDrafterFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--k", "0"}, "--k 0 is outside 1..16"},
-		{[]string{"--k", "17", "--drafter", "ngram"}, "--k 17 is outside 1..16"},
+		{[]string{"--k", "0"}, "--k 0 must be at least 1"},
+		{[]string{"--k", "17", "--drafter", "ngram"}, "k=17 outside 1..16"},
 		{[]string{"--drafter", "ngram", "--ngram-min", "0"}, "an n-gram has at least 1 token"},
-		{[]string{"--drafter", "model"}, "--drafter model needs --draft PATH"},
-		{[]string{"--drafter", "ngram", "--draft", "x"}, "--draft is a draft model, but --drafter is ngram"},
+		{[]string{"--drafter", "model"}, "model needs a draft model file (--draft PATH)"},
+		{[]string{"--drafter", "ngram", "--draft", "x"}, "is for the model or eagle3 drafter, not ngram"},
 		{[]string{"--drafter", "bogus"}, `unknown kind "bogus"`},
 		{[]string{"--draft", "synthetic:small"}, "first differing token id 512"},
 		{[]string{"--drafter", "ngram", "--tree", "8", "--k", "16", "--ctx", "64"}, "nodes after a 3-token prompt"},

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"strconv"
 )
@@ -29,11 +28,8 @@ func runCUDAAllReduce(ctx context.Context, args []string, stdout, stderr io.Writ
 	iters := fs.Int("iters", 20, "timed calls per cell")
 	backend := fs.String("backend", "oneshot,twoshot,host,nccl", "backends (allreduce-bench --device cuda --backend)")
 	share := fs.Bool("share-gpu", false, "put every rank on GPU 0")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("cuda-allreduce: unexpected argument %q", fs.Arg(0))
 	}
 	sizes, err := cudaAllReduceSizes(*maxN)
 	if err != nil {

@@ -44,7 +44,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	ctxLen := fs.Int("ctx", 512, "context: decode steps are timed with this many cached positions")
 	steps := fs.Int("steps", 100, "timed decode steps per repeat")
 	tpFlag := fs.String("tp", "1", "comma-separated tensor-parallel sizes (ranks share the GPU, joined by oneshot)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	d, err := cuda.Open(0)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"rigscope/engine"
@@ -34,17 +35,17 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin for llama2.c checkpoints (default: found beside the model)")
 	fs.StringVar(&f.prompt, "prompt", "", "prompt text")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "prompt as token ids, e.g. 1,2,3 (for models without a tokenizer)")
-	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
+	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
 	fs.StringVar(&f.device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	fs.StringVar(&f.logDir, "log-dir", "", "write a JSONL event log per run into this directory")
 	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", 128, "tokens to generate at most")
 	fs.BoolVar(&f.cfg.IgnoreEOS, "ignore-eos", false, "keep generating past the end-of-sequence token, up to --max-tokens (for benchmarks)")
 	fs.Func("temperature", "sampling temperature (0 = greedy)", func(s string) error {
-		return parseFloat32(s, &f.cfg.Sampling.Temperature, 0, 100)
+		return parseFloat32(s, &f.cfg.Sampling.Temperature)
 	})
 	fs.IntVar(&f.cfg.Sampling.TopK, "top-k", 0, "sample from the k most likely tokens (0 = off)")
 	fs.Func("top-p", "nucleus sampling mass (0 or 1 = off)", func(s string) error {
-		return parseFloat32(s, &f.cfg.Sampling.TopP, 0, 1)
+		return parseFloat32(s, &f.cfg.Sampling.TopP)
 	})
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (same seed, same output)")
 	fs.StringVar(&f.cfg.Drafter.Kind, "drafter", "", "speculative drafter: none, ngram, model or eagle3 (default none; --draft implies model, or eagle3 for an EAGLE-3 head directory)")
@@ -57,7 +58,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.AllReduce, "allreduce", "", "allreduce backend joining the ranks (default: the engine's choice)")
 }
 
-// runConfig validates the flags and resolves the prompt.
+// runConfig resolves the prompt and checks the flags against what any
+// model allows (engine.CheckRunConfig); the model-dependent checks run when
+// the model is open. At the flag level 0 is never a silent default: the
+// flags' defaults are real values.
 func (f *runFlags) runConfig() (engine.RunConfig, error) {
 	cfg := f.cfg
 	cfg.Sampling.Seed = f.seed
@@ -75,45 +79,40 @@ func (f *runFlags) runConfig() (engine.RunConfig, error) {
 	default:
 		return cfg, errors.New("give a prompt: --prompt TEXT or --prompt-ids 1,2,3")
 	}
-	if cfg.MaxTokens < 1 {
+	switch {
+	case cfg.MaxTokens < 1:
 		return cfg, fmt.Errorf("--max-tokens %d must be at least 1", cfg.MaxTokens)
-	}
-	if cfg.Sampling.TopK < 0 {
-		return cfg, fmt.Errorf("--top-k %d must be 0 or more", cfg.Sampling.TopK)
-	}
-	if cfg.TP < 1 {
+	case cfg.TP < 1:
 		return cfg, fmt.Errorf("--tp %d must be at least 1", cfg.TP)
-	}
-	if k := cfg.Drafter.K; k < 1 || k > 16 {
-		return cfg, fmt.Errorf("--k %d is outside 1..16", k)
-	}
-	if f.ngramMin < 1 || f.ngramMax < 1 {
+	case cfg.Drafter.K < 1:
+		return cfg, fmt.Errorf("--k %d must be at least 1", cfg.Drafter.K)
+	case f.ngramMin < 1 || f.ngramMax < 1:
 		return cfg, fmt.Errorf("--ngram-min %d / --ngram-max %d: an n-gram has at least 1 token", f.ngramMin, f.ngramMax)
-	}
-	if cfg.Drafter.Kind == "model" && cfg.Drafter.Path == "" {
-		return cfg, errors.New("--drafter model needs --draft PATH")
-	}
-	if cfg.Drafter.Path != "" && cfg.Drafter.Kind != "" && cfg.Drafter.Kind != "model" {
-		return cfg, fmt.Errorf("--draft is a draft model, but --drafter is %s", cfg.Drafter.Kind)
+	case f.ctxLen < 0:
+		return cfg, fmt.Errorf("--ctx %d is negative; give the KV cache positions, or leave it out for the model's context", f.ctxLen)
 	}
 	cfg.Drafter.NgramMin, cfg.Drafter.NgramMax = f.ngramMin, f.ngramMax
+	if err := engine.CheckRunConfig(cfg); err != nil {
+		return cfg, err
+	}
 	dc, err := engine.NormalizeDrafter(cfg.Drafter)
 	if err != nil {
-		return cfg, fmt.Errorf("--drafter: %w", err)
+		return cfg, err
 	}
 	cfg.Drafter = dc
 	return cfg, nil
 }
 
-func parseFloat32(s string, dst *float32, lo, hi float64) error {
-	var v float64
-	if _, err := fmt.Sscan(s, &v); err != nil {
+// parseFloat32 parses a float flag; its range is the engine's to check
+// (NaN and Inf parse, and are refused there by name).
+func parseFloat32(s string, dst *float32) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return fmt.Errorf("%q is not a number", s)
 	}
-	if v < lo || v > hi {
-		return fmt.Errorf("%v is outside [%v, %v]", v, lo, hi)
+	if *dst = float32(v); *dst == 0 && v != 0 {
+		return fmt.Errorf("%s is too close to 0 for a float32", s)
 	}
-	*dst = float32(v)
 	return nil
 }
 
@@ -130,20 +129,28 @@ type generateOutput struct {
 	SpecPays *bool  `json:"spec_pays,omitempty"`
 }
 
-func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var rf runFlags
 	rf.register(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object with tokens, text and stats instead of streaming")
-	if err := fs.Parse(args); err != nil {
+	metricsAddr := metricsAddrFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := rf.runConfig()
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	eng, err := engine.Open(ctx, rf.model, rf.engineOptions())
+	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, stderr)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	opts := rf.engineOptions()
+	opts.Observer = obs
+	eng, err := engine.Open(ctx, rf.model, opts)
 	if err != nil {
 		return err
 	}
@@ -151,6 +158,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var out generateOutput
 	_, noTok := eng.Tokenizer()
 	st, err := eng.Run(ctx, cfg, func(ev engine.Event) {
+		if ev.Kind == engine.EventWarning {
+			fmt.Fprintln(stderr, "rigscope: warning:", ev.Warning)
+		}
 		if ev.Kind != engine.EventTokens {
 			return
 		}
@@ -170,6 +180,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	})
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil || st.StopReason == "cancelled" {
+		fmt.Fprintln(stdout)
+		return fmt.Errorf("generate: stopped after %d tokens", st.GeneratedTokens)
 	}
 	out.Stats, out.Baseline = st, st.Verdict.BaselineSource
 	if st.Verdict.Decided() {

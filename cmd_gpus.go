@@ -30,11 +30,8 @@ func runGPUs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	watch := fs.Bool("watch", false, "keep printing every --interval until interrupted")
 	interval := fs.Duration("interval", gpu.DefaultInterval, "sampling interval")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("gpus: unexpected argument %q: %w", fs.Arg(0), errUsage)
 	}
 	if *interval <= 0 {
 		return fmt.Errorf("gpus: --interval %v must be positive: %w", *interval, errUsage)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,7 +20,7 @@ import (
 func init() { openPanel = runPanel }
 
 // runPanel parses the panel's flags and opens the window.
-func runPanel(ctx context.Context, args []string) error {
+func runPanel(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("rigscope", flag.ContinueOnError)
 	model := fs.String("model", "", "target model: a GGUF file, a Hugging Face folder or a llama2.c checkpoint (default: the embedded synthetic model)")
 	draft := fs.String("draft", "", "draft model for the model drafter")
@@ -30,12 +31,12 @@ func runPanel(ctx context.Context, args []string) error {
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
 	logDir := fs.String("log-dir", "", "write each run's JSONL event log into this directory (default: the user cache dir, rigscope/runs)")
-	ctxLen := fs.Int("ctx", 0, "KV cache positions (default: the model's context, at most 4096)")
+	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
-	metricsAddr := fs.String("metrics-addr", "", "serve live counters for Prometheus at http://ADDR/metrics (e.g. :9400)")
+	metricsAddr := metricsAddrFlag(fs)
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -45,6 +46,14 @@ func runPanel(ctx context.Context, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags go before; subcommands: rigscope help)", fs.Arg(0))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--ctx", *ctxLen}, {"--tp", *tpSize}, {"--max-tokens", *maxTokens}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s %d is negative (leave it out for the default)", f.name, f.v)
+		}
 	}
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
@@ -62,15 +71,13 @@ func runPanel(ctx context.Context, args []string) error {
 		}
 		*logDir = dir
 	}
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, LogDir: *logDir}}
-	defer w.close()
-	if *metricsAddr != "" {
-		sctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		if err := w.serveMetrics(sctx, *metricsAddr); err != nil {
-			return err
-		}
+	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, os.Stderr)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs, LogDir: *logDir}}
+	defer w.close()
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,
 		DraftPath:    *draft,

@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -16,7 +14,6 @@ import (
 	"fyne.io/fyne/v2"
 
 	"rigscope/engine"
-	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/tp"
 	"rigscope/gpu"
@@ -39,8 +36,7 @@ type panelWiring struct {
 	gpuInterval time.Duration
 
 	mu      sync.Mutex
-	cfg     model.Config   // the loaded target's, for the TP choices
-	current *engine.Engine // the loaded target, for /metrics
+	cfg     model.Config // the loaded target's, for the TP choices
 	sampler *gpu.Sampler
 	stop    context.CancelFunc // the current dashboard's refresher
 }
@@ -57,14 +53,10 @@ func (w *panelWiring) open(ctx context.Context, path string, progress func(engin
 	}
 	info := e.Info()
 	w.mu.Lock()
-	w.cfg, w.current = info.Config, e
+	w.cfg = info.Config
 	w.mu.Unlock()
-	name := filepath.Base(info.Path)
-	if info.Format == "synthetic" {
-		name = info.Path
-	}
 	return &panelEngine{Engine: e, info: ui.ModelInfo{
-		Name: name, Format: info.Format, Path: info.Path, Params: info.Params,
+		Name: info.ServedName(), Format: info.Format, Path: info.Path, Params: info.Params,
 		ChatTemplate: info.ChatTemplate, MaxSeq: info.Config.MaxSeq,
 	}}, nil
 }
@@ -132,30 +124,4 @@ func (w *panelWiring) close() {
 	if w.sampler != nil {
 		w.sampler.Close()
 	}
-}
-
-// serveMetrics serves the current engine's live counters in the Prometheus
-// text format at http://addr/metrics until ctx ends.
-func (w *panelWiring) serveMetrics(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--metrics-addr %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.PrometheusHandler(func() metrics.Snapshot {
-		w.mu.Lock()
-		e := w.current
-		w.mu.Unlock()
-		if e == nil {
-			return metrics.Snapshot{}
-		}
-		return e.Snapshot()
-	}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	go srv.Serve(ln) // returns http.ErrServerClosed when ctx ends
-	return nil
 }

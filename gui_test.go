@@ -18,6 +18,9 @@ func TestPanelFlagErrors(t *testing.T) {
 		{[]string{"--quit-after-run"}, "--quit-after-run needs --autorun"},
 		{[]string{"--gpu-interval", "1ms"}, "at least 10ms"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--ctx", "-1"}, "--ctx -1 is negative"},
+		{[]string{"--tp", "-2"}, "--tp -2 is negative"},
+		{[]string{"--max-tokens", "-5"}, "--max-tokens -5 is negative"},
 	} {
 		err := runPanel(context.Background(), tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // command is one headless subcommand. Each lives in its own cmd_*.go file and
@@ -35,17 +36,69 @@ var openPanel func(ctx context.Context, args []string) error
 // errUsage marks an error whose message already explains the usage.
 var errUsage = errors.New("usage")
 
+// interruptGrace is how long a command has to stop after the first
+// interrupt before the process exits anyway (a second interrupt exits at
+// once).
+const interruptGrace = 3 * time.Second
+
+// exitInterrupted is the shell's status for a process ended by SIGINT.
+const exitInterrupted = 130
+
 func main() {
-	// SIGINT and SIGTERM cancel ctx: runs stop, exports remove their temp files.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx := interruptible()
 	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "rigscope:", err)
+	os.Exit(exitStatus(ctx, err, os.Stderr))
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels, so loads and runs stop at their next check; if the command has
+// not ended interruptGrace later, or at a second signal, the process exits.
+func interruptible() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		select {
+		case <-sigs:
+		case <-time.After(interruptGrace):
 		}
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "rigscope: interrupted")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx
+}
+
+// exitStatus reports err (once) and returns the process's status: 0, 1 for
+// an error, 130 when interrupted (even by a command that returned nil).
+func exitStatus(ctx context.Context, err error, stderr io.Writer) int {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 1 // the flag package has printed the usage
+	case ctx.Err() != nil && err != nil:
+		fmt.Fprintln(stderr, "rigscope: interrupted:", err)
+		return exitInterrupted
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "rigscope: interrupted")
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintln(stderr, "rigscope:", err)
+		return 1
 	}
+	return 0
+}
+
+// parseFlags parses a command's flags and refuses positional arguments:
+// no command takes any, and one left over is a mistyped flag or value.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q (flags are --name value; `rigscope %s -h` lists them)", fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return nil
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {

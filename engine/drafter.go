@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"rigscope/engine/spec/ngram"
 	"rigscope/engine/tensor/cpu"
 	"rigscope/engine/tokenizer"
+	"rigscope/internal/modelpath"
 )
 
 // Drafter defaults (DrafterConfig fields left 0).
@@ -45,6 +47,18 @@ var DrafterKinds = []string{"none", "ngram", "model", "eagle3"}
 // head directory), k in 1..16, tree branching 0..8, n-gram sizes of at
 // least 1.
 func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
+	if dc.Path != "" {
+		if dc.Kind == "none" || dc.Kind == "ngram" {
+			return dc, fmt.Errorf("drafter: a draft path (%s) is for the model or eagle3 drafter, not %s", dc.Path, dc.Kind)
+		}
+		if err := modelpath.Regular(dc.Path, "draft"); err != nil {
+			return dc, fmt.Errorf("drafter: %w", err)
+		}
+	}
+	// Out-of-range sizes are refused whatever the kind (0 = the default).
+	if err := spec.CheckShape(cmp.Or(dc.K, DefaultK), dc.Tree); err != nil {
+		return dc, fmt.Errorf("drafter: %w", err)
+	}
 	if dc.Kind == "" {
 		dc.Kind = "none"
 		if dc.Path != "" {
@@ -80,9 +94,6 @@ func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
 	}
 	if dc.K == 0 {
 		dc.K = DefaultK
-	}
-	if err := spec.CheckShape(dc.K, dc.Tree); err != nil {
-		return dc, fmt.Errorf("drafter: %w", err)
 	}
 	return dc, nil
 }
@@ -142,6 +153,9 @@ func (e *Engine) draftTarget(src loader.Source, slots int) (spec.Target, error) 
 			return nil, fmt.Errorf("on %s: %w", e.opts.Device, err)
 		}
 		return t, nil
+	}
+	if err := checkFits("draft model "+src.Meta()["path"], src.Config(), src.Meta()["dtype"], slots, 1, true); err != nil {
+		return nil, err
 	}
 	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
 	if err != nil {

@@ -29,7 +29,10 @@ func TestNormalizeDrafter(t *testing.T) {
 	}{
 		{DrafterConfig{}, ""},
 		{DrafterConfig{Kind: "ngram"}, ""},
-		{DrafterConfig{Path: "x.gguf"}, ""},
+		{DrafterConfig{Path: "synthetic:tiny"}, ""},
+		{DrafterConfig{Path: "x.gguf"}, "draft x.gguf: no such file"},
+		{DrafterConfig{Kind: "ngram", Path: "synthetic:tiny"}, "not ngram"},
+		{DrafterConfig{Kind: "none", Tree: -1}, "tree branching -1 outside"},
 		{DrafterConfig{Kind: "ngram", K: 17}, "k=17 outside 1..16"},
 		{DrafterConfig{Kind: "ngram", K: -1}, "k=-1 outside 1..16"},
 		{DrafterConfig{Kind: "ngram", NgramMin: 0, NgramMax: 2}, "minimum n-gram size 0 must be at least 1"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -12,6 +14,8 @@ import (
 	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/tokenizer"
+	"rigscope/internal/modelpath"
+	"rigscope/internal/safefile"
 )
 
 func init() {
@@ -35,6 +39,8 @@ type Options struct {
 	// ("cuda" in a -tags cuda build). A draft model runs on the same
 	// device; an EAGLE-3 head and the n-gram drafter on the CPU.
 	Device string
+	// Observer, when set, is told of every run as it goes (Observer).
+	Observer Observer
 }
 
 // ModelInfo describes the loaded target for display.
@@ -68,41 +74,66 @@ type Engine struct {
 	accel     *accelTarget      // the device target, when Options.Device is set
 }
 
-// Open loads a model (a path or "synthetic:PRESET").
+// Open loads a model (a path or "synthetic:PRESET"). Every size is checked
+// before anything is allocated: the context against the model's, the
+// weights and KV cache against this machine's available memory; paths must
+// be regular files; a cancelled ctx stops the load between stages.
 func Open(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if err := modelpath.Regular(path, "model"); err != nil {
+		return nil, err
+	}
+	if opts.TokenizerPath != "" {
+		if _, err := safefile.CheckFile(opts.TokenizerPath, "--tokenizer", safefile.TokenizerLimit); err != nil {
+			return nil, err
+		}
 	}
 	src, err := loader.Open(path, loader.Options{TokenizerPath: opts.TokenizerPath})
 	if err != nil {
 		return nil, err
 	}
+	e, err := open(ctx, path, src, opts)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func open(ctx context.Context, path string, src loader.Source, opts Options) (*Engine, error) {
 	cfg := src.Config()
 	if err := cfg.Validate(); err != nil {
-		src.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if opts.CtxLen <= 0 {
-		opts.CtxLen = min(cfg.MaxSeq, 4096)
+	ctxLen, err := resolveCtx(opts.CtxLen, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	opts.CtxLen = ctxLen
 	e := &Engine{src: src, cfg: cfg, opts: opts, targets: map[int]*tpTarget{}, rec: metrics.NewRecorder(600)}
 	e.tok, e.tokErr = src.Tokenizer()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	meta := src.Meta()
 	e.info = ModelInfo{Path: path, Format: meta["format"], DType: meta["dtype"], Config: cfg, HasTokenizer: e.tok != nil}
 	e.info.Params = params(cfg)
 	if e.tok != nil {
+		if err := checkTokenizer(path, cfg, e.tok); err != nil {
+			return nil, err
+		}
 		e.info.ChatTemplate = tokenizer.DetectTemplate(meta["chat_template"], e.tok)
 	}
 	// Build the CPU target now so a bad file fails at open, not at the first
 	// run. (A device target uploads its weights at its first run instead;
 	// the loader has already checked every tensor's shape and dtype.)
 	if opts.Device == "" || opts.Device == "cpu" {
-		if _, err := e.target(1); err != nil {
-			src.Close()
+		if _, err := e.target(ctx, 1); err != nil {
 			return nil, err
 		}
 	} else if _, err := lookupDevice(opts.Device); err != nil {
-		src.Close()
 		return nil, err
 	}
 	return e, nil
@@ -137,15 +168,22 @@ func (e *Engine) Close() error {
 	return errors.Join(e.CloseDrafters(), e.src.Close())
 }
 
-// target returns the TP-size-tp target, building its shards on first use.
-func (e *Engine) target(tp int) (*tpTarget, error) {
+// target returns the TP-size-tp target, building its shards on first use
+// once the memory they need is known to be there.
+func (e *Engine) target(ctx context.Context, tp int) (*tpTarget, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if t, ok := e.targets[tp]; ok {
 		return t, nil
 	}
+	if err := e.checkMemory(tp); err != nil {
+		return nil, err
+	}
 	ws := make([]*model.Weights, tp)
 	for r := range ws {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		w, err := model.LoadWeights(e.src, model.Shard{Rank: r, Size: tp})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.info.Path, err)
@@ -165,7 +203,8 @@ func (e *Engine) Encode(text string) ([]int32, error) {
 	return e.tok.Encode(text, true), nil
 }
 
-// ParseIDs parses "1,2,3".
+// ParseIDs parses "1,2,3": non-negative int32 ids (whether the model has
+// them is checked when a run starts).
 func ParseIDs(s string) ([]int32, error) {
 	var ids []int32
 	for _, f := range strings.Split(s, ",") {
@@ -173,11 +212,11 @@ func ParseIDs(s string) ([]int32, error) {
 		if f == "" {
 			continue
 		}
-		var v int32
-		if _, err := fmt.Sscan(f, &v); err != nil {
-			return nil, fmt.Errorf("token id %q is not an integer", f)
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("token id %q is not an integer in 0..%d", f, math.MaxInt32)
 		}
-		ids = append(ids, v)
+		ids = append(ids, int32(v))
 	}
 	if len(ids) == 0 {
 		return nil, errors.New("no token ids given")

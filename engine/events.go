@@ -8,6 +8,7 @@ const (
 	EventStep                          // Step: one decode/speculative step finished
 	EventProgress                      // Progress: long work (load, calibration) advanced
 	EventDone                          // Stats: the run ended (Err set on failure)
+	EventWarning                       // Warning: something was wrong and repaired (a bad calibration cache)
 )
 
 // Event is what a run reports while it goes. Sinks are called on the run's
@@ -19,6 +20,7 @@ type Event struct {
 	Progress Progress
 	Stats    Stats
 	Err      error
+	Warning  string
 }
 
 // Progress describes long work; Total 0 means unknown.

@@ -126,7 +126,7 @@ func TestGoldenGreedy(t *testing.T) {
 // between our first logits and the reference's top-10, and decodes n greedy
 // tokens (stopping after EOS = 2).
 func greedyWithFirstLogits(e *Engine, prompt []int32, n int, top [][2]float64) ([]int32, float64, error) {
-	tg, err := e.target(1)
+	tg, err := e.target(context.Background(), 1)
 	if err != nil {
 		return nil, 0, err
 	}

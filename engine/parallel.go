@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"fmt"
-	"runtime"
+	"context"
 	"time"
 
-	"rigscope/engine/spec"
-
 	"rigscope/engine/metrics"
-	"rigscope/engine/model"
+	"rigscope/engine/spec"
 	"rigscope/engine/tp"
 )
 
@@ -19,7 +16,7 @@ const DefaultAllReduce = "auto"
 // of cfg's backend attached. The group lives for this run only, so a run in
 // flight keeps its backend and the next run may use another one; the
 // weights are never reloaded.
-func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (runTarget, error) {
+func (e *Engine) prepare(ctx context.Context, cfg *RunConfig, gopts tp.GroupOptions) (runTarget, error) {
 	if cfg.TP <= 0 {
 		cfg.TP = 1
 	}
@@ -29,10 +26,7 @@ func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (runTarget, erro
 	if e.opts.Device != "" && e.opts.Device != "cpu" {
 		return e.deviceTarget(*cfg)
 	}
-	if err := CheckTP(e.cfg, cfg.TP); err != nil {
-		return nil, err
-	}
-	t, err := e.target(cfg.TP)
+	t, err := e.target(ctx, cfg.TP)
 	if err != nil {
 		return nil, err
 	}
@@ -50,18 +44,6 @@ func (e *Engine) prepare(cfg *RunConfig, gopts tp.GroupOptions) (runTarget, erro
 	}
 	t.attach(g)
 	return t, nil
-}
-
-// CheckTP refuses TP sizes the model's heads or this machine's cores cannot
-// take (ranks are goroutines; more than 4 per core only adds waiting).
-func CheckTP(cfg model.Config, n int) error {
-	if err := model.CheckTP(cfg, n); err != nil {
-		return err
-	}
-	if limit := 4 * runtime.NumCPU(); n > limit {
-		return fmt.Errorf("TP %d is more than 4x this machine's %d cores (ranks are goroutines); use at most %d", n, runtime.NumCPU(), limit)
-	}
-	return nil
 }
 
 // runTarget is a target as a run sees it: the spec loop's view plus the

@@ -59,7 +59,7 @@ func TestGreedyVsPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	tg, err := eng.target(1)
+	tg, err := eng.target(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,9 @@ func (e *Engine) Run(ctx context.Context, cfg RunConfig, sink func(Event)) (Stat
 	if sink == nil {
 		sink = func(Event) {}
 	}
-	st, err := e.runLocked(ctx, cfg, sink)
+	var obs runObserver
+	sink = obs.watch(sink)
+	st, err := e.runLocked(ctx, cfg, sink, &obs)
 	if err != nil {
 		st.StopReason = "error"
 	}
@@ -36,8 +38,15 @@ func (e *Engine) Run(ctx context.Context, cfg RunConfig, sink func(Event)) (Stat
 	return st, err
 }
 
-func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event)) (Stats, error) {
+func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event), obs *runObserver) (Stats, error) {
 	var st Stats
+	// Every size is checked before anything is sized by it.
+	if err := CheckRunConfig(cfg); err != nil {
+		return st, err
+	}
+	if err := CheckTP(e.cfg, cfg.TP); err != nil {
+		return st, err
+	}
 	prompt := cfg.PromptIDs
 	if prompt == nil {
 		ids, err := e.Encode(cfg.Prompt)
@@ -46,8 +55,11 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		}
 		prompt = ids
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = 256
+	if err := e.checkPrompt(prompt); err != nil {
+		return st, err
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = DefaultMaxTokens
 	}
 	dc, err := NormalizeDrafter(cfg.Drafter)
 	if err != nil {
@@ -63,7 +75,8 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		}
 		sink(Event{Kind: EventProgress, Progress: pr})
 	}
-	t, err := e.prepare(&cfg, tp.GroupOptions{Latency: lat, Bytes: bytes, Calibrating: calibrating})
+	t, err := e.prepare(ctx, &cfg, tp.GroupOptions{Latency: lat, Bytes: bytes, Calibrating: calibrating,
+		Warn: func(msg string) { sink(Event{Kind: EventWarning, Warning: msg}) }})
 	if err != nil {
 		return st, err
 	}
@@ -101,6 +114,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 		Emit: func(ids []int32, fromDraft []bool) {
 			if firstTok == 0 {
 				firstTok = time.Since(start)
+				obs.firstToken(firstTok)
 			}
 			toks := make([]Token, len(ids))
 			for i, id := range ids {
@@ -115,6 +129,8 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event))
 	runID := e.nextRunID()
 	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: counts.K, Counts: counts}, lat, bytes)
 	defer e.rec.EndRun()
+	obs.start(e.opts.Observer, RunStart{Model: e.info.ServedName(), Drafter: dc, TP: cfg.TP, PromptTokens: len(prompt),
+		AllReduce: lat, Bytes: bytes})
 	log, err := e.openRunLog(runID, cfg)
 	if err != nil {
 		return st, err

@@ -3,7 +3,10 @@ package loader
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +40,12 @@ func writeHFDir(t *testing.T, cfg model.Config, configJSON string, edit func(map
 	for _, n := range order {
 		if w, ok := byHF[n]; ok {
 			ts = append(ts, w)
+			delete(byHF, n)
 		}
+	}
+	added := slices.Sorted(maps.Keys(byHF)) // tensors edit added
+	for _, n := range added {
+		ts = append(ts, byHF[n])
 	}
 	var buf bytes.Buffer
 	if err := safetensors.Write(&buf, ts, nil); err != nil {
@@ -161,6 +169,36 @@ func TestOpenTinyLlama2C(t *testing.T) {
 	missing := filepath.Join(dir, "nope.bin")
 	if _, err := Open(path, Options{TokenizerPath: missing}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Open(%q, TokenizerPath: %q) error = %v, want one naming the tokenizer", path, missing, err)
+	}
+	// RoPE tables of another base (500000) than the engine's (10000).
+	var other bytes.Buffer
+	h500k := func(name string) (*tensor.Tensor, error) {
+		if w, ok := byName[name]; ok {
+			return w, nil
+		}
+		if !strings.HasPrefix(name, "freq_cis_") {
+			return nil, fmt.Errorf("no %q", name)
+		}
+		w := &tensor.Tensor{Name: name, DType: tensor.F32, Shape: []int{16, 2}, Data: make([]byte, 4*32)}
+		f := make([]float32, 32)
+		for p := range 16 {
+			for i := range 2 {
+				a := float64(p) * math.Pow(500000, -float64(2*i)/4)
+				f[2*p+i] = float32(math.Sin(a))
+				if name == "freq_cis_real" {
+					f[2*p+i] = float32(math.Cos(a))
+				}
+			}
+		}
+		tensor.Encode(w.Data, tensor.F32, f)
+		return w, nil
+	}
+	if err := llama2c.Write(&other, h, h500k); err != nil {
+		t.Fatal(err)
+	}
+	otherPath := writeFile(t, dir, "theta500k.llama2c.bin", other.Bytes())
+	if _, err := Open(otherPath, Options{}); err == nil || !strings.Contains(err.Error(), "RoPE scaling: freq_cis_real[15][1] = 0.999775, where RoPE of base 10000 gives 0.988771") {
+		t.Errorf("Open(%q) error = %v, want a refusal naming freq_cis_real[15][1]", otherPath, err)
 	}
 	// Truncated: no longer consistent with its header, so not recognised.
 	trunc := writeFile(t, dir, "trunc.bin", buf.Bytes()[:buf.Len()-4])

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"rigscope/engine/loader/gguf"
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tokenizer"
 	"rigscope/engine/tokenizer/ggufvocab"
@@ -24,9 +25,15 @@ func openGGUF(path string) (Source, error) {
 }
 
 func ggufSource(f *gguf.File) (*fileSource, error) {
-	cfg, err := ggufConfig(f)
+	arch, _ := f.String("general.architecture")
+	items := ggufUnsupported(f, arch)
+	cfg, err := ggufConfig(f, arch)
 	if err != nil {
-		return nil, err
+		return nil, refuseOr(f.Path, items, err)
+	}
+	items = append(items, unsupported.Tensors(ggufUnread(f, cfg))...)
+	if err := unsupported.Refuse(f.Path, items); err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	dominant, err := validateWeights(f.Path, cfg, f.Tensor)
 	if err != nil {
@@ -59,15 +66,20 @@ func ggufSource(f *gguf.File) (*fileSource, error) {
 	}, nil
 }
 
-// ggufConfig reads a Llama config from llama.* metadata; the vocabulary
-// size is token_embd.weight's row count.
-func ggufConfig(f *gguf.File) (model.Config, error) {
-	arch, ok := f.String("general.architecture")
-	if !ok {
+// Defaults for metadata a GGUF file leaves out (llama.cpp's).
+const (
+	ggufDefaultTheta   = 10000
+	ggufDefaultEps     = 1e-5
+	ggufDefaultContext = 2048
+)
+
+// ggufConfig reads a config from ARCH.* metadata and the architecture's
+// table entry; the vocabulary size is token_embd.weight's row count. Each
+// stated value is checked (naming its key); only an absent one gets a
+// default.
+func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
+	if arch == "" {
 		return model.Config{}, fmt.Errorf("loader: %s: no general.architecture string", f.Path)
-	}
-	if arch != "llama" {
-		return model.Config{}, fmt.Errorf("loader: %s: architecture %q is not supported (supported: llama)", f.Path, arch)
 	}
 	var errs []error
 	num := func(key string, required bool, def int) int {
@@ -86,7 +98,7 @@ func ggufConfig(f *gguf.File) (model.Config, error) {
 		}
 		return int(v)
 	}
-	flt := func(key string, def float32) float32 {
+	flt := func(key string, def float32, check func(float64) error) float32 {
 		full := arch + "." + key
 		if _, present := f.Get(full); !present {
 			return def
@@ -95,23 +107,56 @@ func ggufConfig(f *gguf.File) (model.Config, error) {
 		if !ok {
 			got, _ := f.Get(full)
 			errs = append(errs, fmt.Errorf("%s = %v (%T) is not a number", full, got, got))
+			return def
+		}
+		if err := check(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", full, err))
+			return def
 		}
 		return float32(v)
 	}
 	cfg := model.Config{
-		Arch:       arch,
-		Dim:        num("embedding_length", true, 0),
-		Layers:     num("block_count", true, 0),
-		Heads:      num("attention.head_count", true, 0),
-		FFN:        num("feed_forward_length", true, 0),
-		MaxSeq:     num("context_length", false, 0),
-		NormEps:    flt("attention.layer_norm_rms_epsilon", 1e-5),
-		RopeTheta:  flt("rope.freq_base", 10000),
-		RopeLayout: model.RopeInterleaved,
+		Arch:      arch,
+		Dim:       num("embedding_length", true, 0),
+		Layers:    num("block_count", true, 0),
+		Heads:     num("attention.head_count", true, 0),
+		FFN:       num("feed_forward_length", true, 0),
+		MaxSeq:    num("context_length", false, ggufDefaultContext),
+		NormEps:   flt("attention.layer_norm_rms_epsilon", ggufDefaultEps, model.CheckNormEps),
+		RopeTheta: flt("rope.freq_base", ggufDefaultTheta, model.CheckRopeTheta),
+	}
+	if a, known := findGGUFArch(arch); known {
+		cfg.RopeLayout, cfg.QKVBias, cfg.QKNorm = a.layout, a.qkvBias, a.qkNorm
+		_, hasFreqs := f.Info(model.NameRopeFreqs)
+		if hasFreqs && a.ropeFreqs {
+			cfg.RopeScaling.Type = model.RopeScaleFreqs
+		}
+		if typ, _ := f.String(arch + ".rope.scaling.type"); typ == "linear" {
+			factor := flt("rope.scaling.factor", 0, func(float64) error { return nil })
+			switch {
+			case factor == 0:
+				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear without a %s.rope.scaling.factor", arch, arch))
+			case cfg.RopeScaling.Type != model.RopeScaleNone:
+				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear together with %s: only one RoPE scaling is implemented at a time", arch, model.NameRopeFreqs))
+			default:
+				cfg.RopeScaling = model.RopeScaling{Type: model.RopeScaleLinear, Factor: factor}
+				if err := cfg.RopeScaling.Check(); err != nil {
+					errs = append(errs, fmt.Errorf("%s.rope.scaling.factor: %w", arch, err))
+				}
+			}
+		}
 	}
 	cfg.KVHeads = num("attention.head_count_kv", false, cfg.Heads)
-	if cfg.Heads > 0 {
-		cfg.HeadDim = num("attention.key_length", false, cfg.Dim/cfg.Heads)
+	if err := model.CheckContext(cfg.MaxSeq); err != nil {
+		errs = append(errs, fmt.Errorf("%s.context_length: %w", arch, err))
+	}
+	if _, stated := f.Get(arch + ".attention.key_length"); stated {
+		cfg.HeadDim = num("attention.key_length", false, 0)
+	} else if cfg.Heads > 0 {
+		if cfg.Dim%cfg.Heads != 0 {
+			errs = append(errs, fmt.Errorf("%s.embedding_length %d is not divisible by %s.attention.head_count %d, and there is no %s.attention.key_length", arch, cfg.Dim, arch, cfg.Heads, arch))
+		}
+		cfg.HeadDim = cfg.Dim / cfg.Heads
 	}
 	if len(errs) > 0 {
 		return model.Config{}, fmt.Errorf("loader: %s: metadata: %w", f.Path, joinErrs(errs))
@@ -121,9 +166,20 @@ func ggufConfig(f *gguf.File) (model.Config, error) {
 		return model.Config{}, fmt.Errorf("loader: %s: no 2-D %s to size the vocabulary", f.Path, model.NameTokEmbd)
 	}
 	cfg.Vocab = emb.Shape[0]
+	if v, stated := f.Get(arch + ".vocab_size"); stated {
+		if n, ok := f.Uint(arch + ".vocab_size"); !ok || n != uint64(cfg.Vocab) {
+			return model.Config{}, fmt.Errorf("loader: %s: %s.vocab_size = %v, but %s has %d rows", f.Path, arch, v, model.NameTokEmbd, cfg.Vocab)
+		}
+	}
 	_, hasOutput := f.Info(model.NameOutput)
 	cfg.TiedEmbed = !hasOutput
-	if err := cfg.Validate(); err != nil {
+	names := model.SizeNames{Dim: arch + ".embedding_length", Layers: arch + ".block_count", Heads: arch + ".attention.head_count",
+		KVHeads: arch + ".attention.head_count_kv", HeadDim: arch + ".attention.key_length", FFN: arch + ".feed_forward_length",
+		Vocab: model.NameTokEmbd + " rows"}
+	if _, stated := f.Get(arch + ".attention.key_length"); !stated {
+		names.HeadDim = arch + ".embedding_length / " + arch + ".attention.head_count"
+	}
+	if err := cfg.ValidateNamed(names); err != nil {
 		return model.Config{}, fmt.Errorf("loader: %s: %w", f.Path, err)
 	}
 	for _, ti := range f.Tensors {
@@ -132,6 +188,19 @@ func ggufConfig(f *gguf.File) (model.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// ggufUnread lists the tensors of f (in file order) that a model of cfg
+// does not read.
+func ggufUnread(f *gguf.File, cfg model.Config) []string {
+	read := ExpectedShapes(cfg)
+	var unread []string
+	for _, ti := range f.Tensors {
+		if _, ok := read[ti.Name]; !ok {
+			unread = append(unread, ti.Name)
+		}
+	}
+	return unread
 }
 
 func joinErrs(errs []error) error {

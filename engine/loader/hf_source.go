@@ -6,28 +6,71 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"rigscope/engine/hfconfig"
 	"rigscope/engine/loader/safetensors"
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
 )
 
-// hfConfig is the part of a Hugging Face config.json a Llama model needs.
+// hfConfig is the part of a Hugging Face config.json a Llama-family model
+// needs.
 type hfConfig struct {
 	hfconfig.Fields
-	TieWordEmbeddings bool   `json:"tie_word_embeddings"`
-	AttentionBias     bool   `json:"attention_bias"`
-	MLPBias           bool   `json:"mlp_bias"`
-	TorchDType        string `json:"torch_dtype"`
-	DType             string `json:"dtype"`
+	TieWordEmbeddings bool `json:"tie_word_embeddings"`
+	SlidingWindow     *int `json:"sliding_window"`
 }
 
-// hfArchitectures are the config.json architectures read as Llama.
-var hfArchitectures = []string{"LlamaForCausalLM"}
+// hfArch is a config.json architecture the engine reads: the Llama block
+// with what the architecture adds to it.
+type hfArch struct {
+	name, arch    string // config.json's, and model.Config.Arch
+	qkvBias       bool   // Qwen2: biases on the q, k, v projections
+	qkNorm        bool   // Qwen3: RMSNorm on each query and key head
+	slidingWindow bool   // Mistral: sliding_window read
+}
+
+// hfArchitectures are the config.json architectures the engine reads.
+var hfArchitectures = []hfArch{
+	{name: "LlamaForCausalLM", arch: "llama"},
+	{name: "Qwen2ForCausalLM", arch: "qwen2", qkvBias: true},
+	{name: "Qwen3ForCausalLM", arch: "qwen3", qkNorm: true},
+	{name: "MistralForCausalLM", arch: "mistral", slidingWindow: true},
+}
+
+// findHFArch is the first of names the engine reads.
+func findHFArch(names []string) (hfArch, bool) {
+	for _, n := range names {
+		for _, a := range hfArchitectures {
+			if a.name == n {
+				return a, true
+			}
+		}
+	}
+	return hfArch{}, false
+}
+
+func hfArchNames() string {
+	names := make([]string, len(hfArchitectures))
+	for i, a := range hfArchitectures {
+		names[i] = a.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Defaults for what config.json leaves out: transformers' LlamaConfig's.
+const (
+	hfDefaultTheta   = 10000
+	hfDefaultEps     = 1e-6
+	hfDefaultContext = 2048
+)
+
+// hfSizeNames are config.json's names for the sizes.
+var hfSizeNames = model.SizeNames{Dim: "hidden_size", Layers: "num_hidden_layers", Heads: "num_attention_heads",
+	KVHeads: "num_key_value_heads", HeadDim: "head_dim", FFN: "intermediate_size", Vocab: "vocab_size"}
 
 func openHF(dir string) (Source, error) {
 	cfgPath := filepath.Join(dir, "config.json")
@@ -39,13 +82,30 @@ func openHF(dir string) (Source, error) {
 	if err := json.Unmarshal(raw, &hc); err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
-	cfg, err := hc.config(cfgPath)
+	arch, known := findHFArch(hc.Architectures)
+	items, err := hfconfig.CheckFor(raw, hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: arch.slidingWindow})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
+	}
+	if !known {
+		item := unsupported.Item{Kind: unsupported.Architecture, Field: "architectures", Value: fmt.Sprintf("%q", hc.Architectures), Supported: hfArchNames()}
+		items = append([]unsupported.Item{item}, items...)
+	}
+	cfg, err := hc.config(cfgPath, arch)
+	if err != nil {
+		return nil, refuseOr(cfgPath, items, err)
 	}
 	m, err := safetensors.OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("loader: %s: %w", dir, err)
+		return nil, refuseOr(cfgPath, items, fmt.Errorf("loader: %s: %w", dir, err))
+	}
+	refused := cfgPath // the file the refusal names: the folder once tensors are in it
+	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(cfg, m.Names()))); len(tensorItems) > 0 {
+		items, refused = append(items, tensorItems...), dir
+	}
+	if err := unsupported.Refuse(refused, items); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	lookup := func(name string) (*tensor.Tensor, error) {
 		hfName, ok := hfTensorName(name)
@@ -67,12 +127,9 @@ func openHF(dir string) (Source, error) {
 		m.Close()
 		return nil, err
 	}
-	meta := map[string]string{"format": "hf-safetensors", "path": dir, "dtype": dominant.String(), "architecture": hc.Architectures[0]}
+	meta := map[string]string{"format": "hf-safetensors", "path": dir, "dtype": dominant.String(), "architecture": arch.name}
 	if tmpl := hfChatTemplate(dir); tmpl != "" {
 		meta["chat_template"] = tmpl
-	}
-	if _, scaling, _ := hc.Rope(0); !hfconfig.Unscaled(scaling) {
-		meta["rope_scaling"] = scaling + " (not applied)"
 	}
 	return &fileSource{
 		path: dir, cfg: cfg, meta: meta, lookup: lookup, closer: m.Close,
@@ -86,43 +143,80 @@ func openHF(dir string) (Source, error) {
 	}, nil
 }
 
-func (hc *hfConfig) config(path string) (model.Config, error) {
-	if !slices.ContainsFunc(hc.Architectures, func(a string) bool { return slices.Contains(hfArchitectures, a) }) {
-		return model.Config{}, fmt.Errorf("loader: %s: architectures %q: not supported (supported: %s)", path, hc.Architectures, strings.Join(hfArchitectures, ", "))
+// hfUnread lists the tensors in names (sorted) that a model of cfg does
+// not read.
+func hfUnread(cfg model.Config, names []string) []string {
+	read := map[string]bool{}
+	for canonical := range ExpectedShapes(cfg) {
+		if hf, ok := hfTensorName(canonical); ok {
+			read[hf] = true
+		}
 	}
-	switch {
-	case hc.HiddenAct != "" && hc.HiddenAct != "silu":
-		return model.Config{}, fmt.Errorf("loader: %s: hidden_act %q is not supported (silu)", path, hc.HiddenAct)
-	case hc.AttentionBias || hc.MLPBias:
-		return model.Config{}, fmt.Errorf("loader: %s: attention_bias/mlp_bias are not supported", path)
+	var unread []string
+	for _, n := range names {
+		if !read[n] {
+			unread = append(unread, n)
+		}
+	}
+	return unread
+}
+
+// config reads the sizes, floats and arch's extensions; each stated value
+// is checked (with its field named), and only an absent one gets
+// LlamaConfig's default.
+func (hc *hfConfig) config(path string, arch hfArch) (model.Config, error) {
+	fail := func(err error) (model.Config, error) {
+		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
 	}
 	layers := 0
 	if hc.Layers != nil {
 		layers = *hc.Layers
 	}
-	theta, _, err := hc.Rope(0) // 0: Validate's default
+	theta, err := hc.RopeBase(hfDefaultTheta)
 	if err != nil {
-		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
+		return fail(err)
+	}
+	eps, err := hc.NormEps(hfDefaultEps)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, err := hc.Context(hfDefaultContext)
+	if err != nil {
+		return fail(err)
+	}
+	scaling, err := hc.Scaling()
+	if err != nil {
+		return fail(err)
 	}
 	cfg := model.Config{
-		Arch: "llama", Dim: hc.HiddenSize, Layers: layers, Heads: hc.Heads,
-		FFN: hc.Intermediate, Vocab: hc.VocabSize, MaxSeq: hc.MaxPos,
+		Arch: arch.arch, Dim: hc.HiddenSize, Layers: layers, Heads: hc.Heads,
+		FFN: hc.Intermediate, Vocab: hc.VocabSize, MaxSeq: ctx,
 		RopeLayout: model.RopeHalf, TiedEmbed: hc.TieWordEmbeddings,
-		NormEps: hc.NormEps(0), RopeTheta: theta,
+		NormEps: eps, RopeTheta: theta, RopeScaling: scaling,
+		QKVBias: arch.qkvBias, QKNorm: arch.qkNorm,
 	}
-	cfg.KVHeads, cfg.HeadDim = hc.Shape()
-	if err := cfg.Validate(); err != nil {
-		return model.Config{}, fmt.Errorf("loader: %s: %w", path, err)
+	if arch.slidingWindow && hc.SlidingWindow != nil {
+		if *hc.SlidingWindow <= 0 {
+			return fail(fmt.Errorf("sliding_window %d is not a positive number of positions (null for none)", *hc.SlidingWindow))
+		}
+		cfg.SlidingWindow = *hc.SlidingWindow
+	}
+	if cfg.KVHeads, cfg.HeadDim, err = hc.Shape(); err != nil {
+		return fail(err)
+	}
+	if err := cfg.ValidateNamed(hfSizeNames); err != nil {
+		return fail(err)
 	}
 	return cfg, nil
 }
 
-var hfLayerRe = regexp.MustCompile(`^blk\.(\d+)\.(\w+)\.weight$`)
+var hfLayerRe = regexp.MustCompile(`^blk\.(\d+)\.(\w+)\.(weight|bias)$`)
 
 var hfLayerParts = map[string]string{
 	"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
 	"ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
 	"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
+	"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm",
 }
 
 // hfTensorName maps a canonical (GGUF) tensor name to its Hugging Face name.
@@ -143,7 +237,7 @@ func hfTensorName(canonical string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return "model.layers." + m[1] + "." + part + ".weight", true
+	return "model.layers." + m[1] + "." + part + "." + m[3], true
 }
 
 // hfChatTemplate returns the chat template from chat_template.jinja or

@@ -2,11 +2,15 @@ package loader
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"rigscope/engine/loader/llama2c"
+	"rigscope/engine/loader/unsupported"
+	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
 )
 
@@ -28,6 +32,10 @@ func openLlama2C(path string, opts Options) (Source, error) {
 	if _, err := validateWeights(path, cfg, f.Tensor); err != nil {
 		f.Close()
 		return nil, err
+	}
+	if err := unsupported.Refuse(path, llama2cRope(cfg, f.Tensor)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	tokPath := opts.TokenizerPath
 	if tokPath == "" {
@@ -75,4 +83,34 @@ func stemTokenizerNames(path string) []string {
 		out = append(out, filepath.Join(dir, strings.TrimSuffix(stem, ext)+".tokenizer.bin"))
 	}
 	return out
+}
+
+// llama2cRope checks the RoPE tables a llama2.c checkpoint carries
+// (freq_cis_real and _imag: cos and sin of pos * theta^(-2i/head_dim)),
+// which nothing reads, against the ones the engine computes (cfg's base),
+// at the second and the last position: a table of another base or a
+// scaling would otherwise be dropped silently.
+func llama2cRope(cfg model.Config, lookup func(string) (*tensor.Tensor, error)) []unsupported.Item {
+	const tol = 1e-3 // float32 angles up to the last position
+	for _, name := range []string{"freq_cis_real", "freq_cis_imag"} {
+		t, err := lookup(name)
+		half := cfg.HeadDim / 2
+		if err != nil || t.DType != tensor.F32 || t.ExpectShape(cfg.MaxSeq, half) != nil {
+			continue // the format fixes their shape; nothing to compare
+		}
+		for _, p := range []int{1, cfg.MaxSeq - 1} {
+			for i := range half {
+				a := float64(p) * math.Pow(float64(cfg.RopeTheta), -float64(2*i)/float64(cfg.HeadDim))
+				want := math.Cos(a)
+				if name == "freq_cis_imag" {
+					want = math.Sin(a)
+				}
+				if got := float64(floatAt(t, p*half+i)); !(math.Abs(got-want) <= tol) {
+					return []unsupported.Item{{Kind: unsupported.RopeScaling, Field: fmt.Sprintf("%s[%d][%d]", name, p, i),
+						Value: fmt.Sprintf("%.6g, where RoPE of base %g gives %.6g", got, cfg.RopeTheta, want), Supported: fmt.Sprintf("llama2.c's plain RoPE tables (base %g)", cfg.RopeTheta)}}
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,13 @@
 // Package loader opens model files of any supported format (GGUF, Hugging
 // Face safetensors directories, llama2.c checkpoints, synthetic presets)
 // behind one Source interface. The format is sniffed from the path.
+//
+// A model is never run silently wrong: a file whose config, metadata or
+// tensors ask for anything the engine does not implement (RoPE scaling, a
+// sliding window, biases, q/k norms, experts, quantization, another
+// architecture, a tensor nothing reads) is refused with an
+// *unsupported.Error that names each; the floats and sizes a file states
+// are range-checked, and only an absent one gets a default.
 package loader
 
 import (

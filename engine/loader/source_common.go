@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
@@ -50,13 +51,17 @@ func (s *fileSource) Meta() map[string]string {
 
 func (s *fileSource) Close() error { return s.closer() }
 
-// ExpectedShapes returns the canonical tensor names a Llama model of cfg
-// must have, with their shapes (outermost first).
+// ExpectedShapes returns the canonical tensor names a model of cfg must
+// have, with their shapes (outermost first): the Llama block's, and those
+// of cfg's extensions (biases, head norms, rope_freqs).
 func ExpectedShapes(cfg model.Config) map[string][]int {
 	q, kv := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 	m := map[string][]int{
 		model.NameTokEmbd:    {cfg.Vocab, cfg.Dim},
 		model.NameOutputNorm: {cfg.Dim},
+	}
+	if cfg.RopeScaling.Type == model.RopeScaleFreqs {
+		m[model.NameRopeFreqs] = []int{cfg.HeadDim / 2}
 	}
 	if !cfg.TiedEmbed {
 		m[model.NameOutput] = []int{cfg.Vocab, cfg.Dim}
@@ -69,13 +74,23 @@ func ExpectedShapes(cfg model.Config) map[string][]int {
 		} {
 			m[model.LayerName(l, part)] = shape
 		}
+		if cfg.QKVBias {
+			m[model.LayerBias(l, "attn_q")] = []int{q}
+			m[model.LayerBias(l, "attn_k")] = []int{kv}
+			m[model.LayerBias(l, "attn_v")] = []int{kv}
+		}
+		if cfg.QKNorm {
+			m[model.LayerName(l, "attn_q_norm")] = []int{cfg.HeadDim}
+			m[model.LayerName(l, "attn_k_norm")] = []int{cfg.HeadDim}
+		}
 	}
 	return m
 }
 
 // validateWeights checks that every tensor the config needs is present,
 // well-formed, of the expected shape, and of a usable dtype (norm vectors
-// must be F32, F16 or BF16).
+// must be F32, F16 or BF16), and holds no NaN or Inf where checkFinite
+// looks.
 func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor.Tensor, error)) (dominant tensor.DType, err error) {
 	count := map[tensor.DType]int{}
 	for name, shape := range ExpectedShapes(cfg) {
@@ -84,13 +99,16 @@ func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor
 			return 0, fmt.Errorf("loader: %s: %w", path, err)
 		}
 		if err := t.ExpectShape(shape...); err != nil {
-			return 0, fmt.Errorf("loader: %s: %w (config %s)", path, err, describe(cfg))
+			return 0, fmt.Errorf("loader: %s: %w (config %s)", path, err, cfg.Sizes())
 		}
 		if err := t.Check(); err != nil {
 			return 0, fmt.Errorf("loader: %s: %w", path, err)
 		}
 		if len(shape) == 1 && t.DType != tensor.F32 && t.DType != tensor.F16 && t.DType != tensor.BF16 {
 			return 0, fmt.Errorf("loader: %s: tensor %q has dtype %v, want F32, F16 or BF16 for a norm vector", path, name, t.DType)
+		}
+		if err := checkFinite(t); err != nil {
+			return 0, fmt.Errorf("loader: %s: %w", path, err)
 		}
 		if len(shape) == 2 {
 			count[t.DType]++
@@ -105,6 +123,11 @@ func validateWeights(path string, cfg model.Config, lookup func(string) (*tensor
 	return dominant, nil
 }
 
-func describe(c model.Config) string {
-	return fmt.Sprintf("dim %d, %d layers, %d heads, %d kv heads, head dim %d, ffn %d, vocab %d", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab)
+// refuseOr is the refusal of items when there are any (what is not
+// implemented is the first thing to say about a file), else err.
+func refuseOr(file string, items []unsupported.Item, err error) error {
+	if len(items) > 0 {
+		return fmt.Errorf("loader: %w", unsupported.Refuse(file, items))
+	}
+	return err
 }

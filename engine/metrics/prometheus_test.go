@@ -1,61 +1,84 @@
 package metrics
 
 import (
-	"bufio"
-	"net/http/httptest"
-	"strings"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
 
-func TestWritePrometheus(t *testing.T) {
-	s := Snapshot{
-		K: 4, Generated: 40, TokensPerS: 123.5,
-		AcceptHist:    []int{1, 2, 0, 0, 3}, // 6 drafts, 0+2+12 = 14 accepted
-		AcceptPerPos:  []float64{0.8, 0.5, 0.5, 0.5},
-		MeanAcceptLen: 1 + 14.0/6,
-		DraftTokens:   22,
-		AllReduce:     []LatencySummary{{Backend: "ring", Bytes: 4096, Count: 10, P50: 20 * time.Microsecond, P99: 50 * time.Microsecond, Mean: 25 * time.Microsecond}},
-		RankBytesSent: []int64{100, 200},
-		RankBytesRecv: []int64{300, 400},
+func TestExpositionBounds(t *testing.T) {
+	b := ExpositionBounds()
+	if len(b) != 48 || b[0] != 800*time.Nanosecond {
+		t.Fatalf("ExpositionBounds: %d bounds from %v, want 48 from 800ns", len(b), b[0])
 	}
-	var b strings.Builder
-	if err := WritePrometheus(&b, s); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{
-		"rigscope:spec_decode_num_drafts_total":                                           "6",
-		"rigscope:spec_decode_num_draft_tokens_total":                                     "22",
-		"rigscope:spec_decode_num_accepted_tokens_total":                                  "14",
-		`rigscope:spec_decode_num_accepted_tokens_per_pos{position="0"}`:                  "0.8",
-		`rigscope:allreduce_latency_seconds{backend="ring",bytes="4096",quantile="0.99"}`: "5e-05",
-		`rigscope:allreduce_latency_seconds_count{backend="ring",bytes="4096"}`:           "10",
-		`rigscope:interconnect_bytes_received_total{rank="1"}`:                            "400",
-	}
-	got := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(b.String()))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
+	for i := 1; i < len(b); i++ {
+		if r := float64(b[i]) / float64(b[i-1]); r < 1.41 || r > 1.42 {
+			t.Fatalf("bound %d/%d ratio %.4f, want about 1.414", i, i-1, r)
 		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			t.Fatalf("malformed line %q", line)
-		}
-		got[line[:i]] = line[i+1:]
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("WritePrometheus: %s = %q, want %q", k, got[k], v)
+	if last := b[len(b)-1]; last < 9*time.Second || last > 10*time.Second {
+		t.Errorf("last bound %v, want about 9.5s", last)
+	}
+}
+
+// TestExpositionCounts checks the cumulative counts against a direct count
+// of the samples below each bound.
+func TestExpositionCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := map[string][]time.Duration{
+		"empty":    nil,
+		"tiny":     {0, 50 * time.Nanosecond, 799 * time.Nanosecond},
+		"overflow": {20 * time.Second, time.Minute},
+	}
+	var spread []time.Duration
+	for range 5000 {
+		spread = append(spread, time.Duration(100*rng.ExpFloat64()*float64(time.Microsecond)))
+	}
+	cases["spread"] = spread
+	bounds := ExpositionBounds()
+	for name, samples := range cases {
+		var h Histogram
+		var sum time.Duration
+		for _, d := range samples {
+			h.Record(d)
+			sum += d
+		}
+		below, count, gotSum := h.ExpositionCounts()
+		if count != uint64(len(samples)) || gotSum != sum || len(below) != len(bounds) {
+			t.Fatalf("%s: count %d sum %v (%d bounds), want %d %v (%d)", name, count, gotSum, len(below), len(samples), sum, len(bounds))
+		}
+		for i, b := range bounds {
+			var want uint64
+			for _, d := range samples {
+				if d < b {
+					want++
+				}
+			}
+			if below[i] != want {
+				t.Errorf("%s: below %v = %d, want %d", name, b, below[i], want)
+			}
 		}
 	}
 }
 
-func TestPrometheusHandler(t *testing.T) {
-	rec := httptest.NewRecorder()
-	PrometheusHandler(func() Snapshot { return Snapshot{Generated: 7} }).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "rigscope:generation_tokens_total 7") {
-		t.Errorf("GET /metrics = %d %q", rec.Code, rec.Body.String())
+func TestLatencySetHistograms(t *testing.T) {
+	s := NewLatencySet()
+	s.Record("tree", 5000, time.Microsecond)
+	s.Record("ring", 4096, time.Microsecond)
+	s.Record("ring", 100, time.Microsecond)
+	s.Record("ring", 4000, 3*time.Microsecond)
+	got := s.Histograms()
+	want := []struct {
+		backend string
+		bytes   int64
+		n       int64
+	}{{"ring", 128, 1}, {"ring", 4096, 2}, {"tree", 8192, 1}}
+	if len(got) != len(want) {
+		t.Fatalf("Histograms: %d, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Backend != w.backend || got[i].Bytes != w.bytes || got[i].Count() != w.n {
+			t.Errorf("Histograms[%d] = %s %d x%d, want %s %d x%d", i, got[i].Backend, got[i].Bytes, got[i].Count(), w.backend, w.bytes, w.n)
+		}
 	}
 }

@@ -96,7 +96,7 @@ func NewRunner(w *Weights, ctxLen int, comm AllReducer, pool *cpu.Pool) *Runner 
 		KV:   NewKVCache(c.Layers, ctxLen, w.KVHeadsLocal*c.HeadDim),
 		Comm: comm,
 		Pool: pool,
-		rope: cpu.NewRopeTable(c.HeadDim, ctxLen+64, c.RopeTheta),
+		rope: cpu.NewScaledRopeTable(c.HeadDim, ctxLen+64, c.RopeTheta, w.RopeDivisors),
 	}
 }
 
@@ -235,7 +235,7 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 			cpu.MatMulJob{Out: k, OutStride: kvl * hd, W: L.Wk}, // k (T, kvl*hd)
 			cpu.MatMulJob{Out: v, OutStride: kvl * hd, W: L.Wv}) // v (T, kvl*hd)
 		width := kvl * hd
-		r.rowwise(T, rowRope) // rotate q and k
+		r.rowwise(T, rowRope) // q, k (+ bias, head norm); rotate q and k
 		copy(r.KV.K[l][base*width:(base+T)*width], k)
 		copy(r.KV.V[l][base*width:(base+T)*width], v)
 		r.attention(att, q, l, base, T) // att (T, hl*hd)
@@ -358,7 +358,10 @@ func (r *Runner) attendStep(lo, hi, worker int) {
 }
 
 // attendRange computes the (token, head) pairs [lo, hi) of the batch, pair
-// i = t*hl + h, with worker's score buffer.
+// i = t*hl + h, with worker's score buffer. The cached prefix holds
+// positions 0..base-1 in its slots (KeepPath keeps it so); with a sliding
+// window W a token at position p sees only the keys at positions
+// p-W+1..p.
 func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) {
 	c, w := r.W.Cfg, r.W
 	hd, hl, kvl := c.HeadDim, w.HeadsLocal, w.KVHeadsLocal
@@ -371,41 +374,71 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 	score := r.s.score[worker*slots : (worker+1)*slots]
 	for i := lo; i < hi; i++ {
 		t, h := i/hl, i%hl
-		// Slots this token sees: [0, base) and then the batch part.
-		var extra []int32
-		if tree {
-			extra = r.s.allow[t]
-		}
 		kvh := (w.HeadLo+h)/group - w.KVHeadLo
-		qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]
-		n := base + t + 1
-		if tree {
-			n = base + len(extra)
-		}
-		sc := score[:n]
-		oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd]
-		Kh, Vh := K[kvh*hd:], V[kvh*hd:]
+		qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]   // (hd)
+		oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd] // (hd)
+		first := r.firstSlot(t, base)          // first cached slot in the window
 		if !tree {
-			// A chain sees the contiguous slots [0, base+t].
-			cpu.AttnScores(sc, qh, Kh, width, scale)
+			// A chain sees the contiguous slots [first, base+t].
+			sc := score[:base+t+1-first]
+			cpu.AttnScores(sc, qh, K[first*width+kvh*hd:], width, scale)
 			cpu.Softmax(sc)
-			cpu.AttnMix(oh, sc, Vh, width)
+			cpu.AttnMix(oh, sc, V[first*width+kvh*hd:], width)
 			continue
 		}
-		// Scores and the mix below accumulate each key exactly as the chain
-		// path does, so a tree node's result equals its chain's bit for bit.
-		cpu.AttnScores(sc[:base], qh, Kh, width, scale)
+		// A tree node sees the prefix [first, base) and its ancestors (in
+		// the window). Scores and the mix accumulate each key exactly as
+		// the chain path does, so a tree node's result equals its chain's
+		// bit for bit.
+		extra := r.visibleAncestors(t)
+		nPre := max(0, base-first)
+		sc := score[:nPre+len(extra)]
+		cpu.AttnScores(sc[:nPre], qh, K[first*width+kvh*hd:], width, scale)
 		for i, e := range extra {
 			slot := base + int(e)
-			cpu.AttnScores(sc[base+i:base+i+1], qh, K[slot*width+kvh*hd:], width, scale)
+			cpu.AttnScores(sc[nPre+i:nPre+i+1], qh, K[slot*width+kvh*hd:], width, scale)
 		}
 		cpu.Softmax(sc)
-		cpu.AttnMix(oh, sc[:base], Vh, width)
+		cpu.AttnMix(oh, sc[:nPre], V[first*width+kvh*hd:], width)
 		for i, e := range extra {
 			slot := base + int(e)
-			cpu.AXPY(oh, sc[base+i], V[slot*width+kvh*hd:slot*width+(kvh+1)*hd])
+			cpu.AXPY(oh, sc[nPre+i], V[slot*width+kvh*hd:slot*width+(kvh+1)*hd])
 		}
 	}
+}
+
+// position is batch token t's RoPE position.
+func (r *Runner) position(t, base int) int {
+	if r.s.pos != nil {
+		return int(r.s.pos[t])
+	}
+	return base + t
+}
+
+// firstSlot is the first slot batch token t attends to: 0, or with a
+// sliding window the slot of position p-W+1 (at most its own, base+t).
+func (r *Runner) firstSlot(t, base int) int {
+	win := r.W.Cfg.SlidingWindow
+	if win == 0 {
+		return 0
+	}
+	return min(base+t, max(0, r.position(t, base)-win+1))
+}
+
+// visibleAncestors are the batch indices tree node t attends to: its
+// ancestors and itself (ascending), less those a sliding window leaves
+// out. It allocates nothing: the window drops a prefix of the list.
+func (r *Runner) visibleAncestors(t int) []int32 {
+	a := r.s.allow[t]
+	win := r.W.Cfg.SlidingWindow
+	if win == 0 {
+		return a
+	}
+	p := r.position(t, r.s.base)
+	for len(a) > 0 && p-r.position(int(a[0]), r.s.base) >= win {
+		a = a[1:]
+	}
+	return a
 }
 
 func (r *Runner) allReduce(ctx context.Context, x []float32) error {

@@ -91,12 +91,11 @@ func TestPrefillEqualsDecode(t *testing.T) {
 // A tree batch must give each node the logits of the chain along its path.
 func TestTreeEqualsChains(t *testing.T) {
 	for _, spec := range []string{"tiny", "tiny?dtype=f16", "tiny?dtype=q8_0"} {
-		t.Run(spec, func(t *testing.T) { testTreeEqualsChains(t, spec) })
+		t.Run(spec, func(t *testing.T) { testTreeEqualsChains(t, tinySource(t, spec)) })
 	}
 }
 
-func testTreeEqualsChains(t *testing.T, spec string) {
-	src := tinySource(t, spec)
+func testTreeEqualsChains(t *testing.T, src model.WeightSource) {
 	V := src.Config().Vocab
 	r := newRunner(t, src)
 	ctx := context.Background()
@@ -205,39 +204,43 @@ func TestTensorParallelEqualsSingle(t *testing.T) {
 		tp   int
 	}{{"tiny", 2}, {"tiny", 4}, {"tiny?dtype=q8_0", 2}, {"small?layers=1", 8}} {
 		t.Run(fmt.Sprintf("%s/tp%d", tc.spec, tc.tp), func(t *testing.T) {
-			src := tinySource(t, tc.spec)
-			V := src.Config().Vocab
-			ref := make([]float32, len(prompt)*V)
-			if err := newRunner(t, src).Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, ref); err != nil {
-				t.Fatal(err)
-			}
-			g := &sumComm{n: tc.tp, bufs: make([][]float32, tc.tp)}
-			g.cond = sync.NewCond(&g.mu)
-			got := make([]float32, len(prompt)*V)
-			var wg sync.WaitGroup
-			errs := make([]error, tc.tp)
-			for r := 0; r < tc.tp; r++ {
-				w, err := model.LoadWeights(src, model.Shard{Rank: r, Size: tc.tp})
-				if err != nil {
-					t.Fatal(err)
-				}
-				run := model.NewRunner(w, 64, rankComm{g, r}, cpu.NewPool(1))
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[r] = run.Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, got)
-				}()
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if d := maxDiff(got, ref); d > 1e-4 {
-				t.Errorf("TP=%d logits differ from TP=1 by %g", tc.tp, d)
-			}
+			testTensorParallel(t, tinySource(t, tc.spec), tc.tp)
 		})
+	}
+}
+
+// testTensorParallel checks that tp ranks give TP=1's logits on prompt.
+func testTensorParallel(t *testing.T, src model.WeightSource, tp int) {
+	V := src.Config().Vocab
+	ref := make([]float32, len(prompt)*V)
+	if err := newRunner(t, src).Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, ref); err != nil {
+		t.Fatal(err)
+	}
+	g := &sumComm{n: tp, bufs: make([][]float32, tp)}
+	g.cond = sync.NewCond(&g.mu)
+	got := make([]float32, len(prompt)*V)
+	var wg sync.WaitGroup
+	errs := make([]error, tp)
+	for r := 0; r < tp; r++ {
+		w, err := model.LoadWeights(src, model.Shard{Rank: r, Size: tp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := model.NewRunner(w, 64, rankComm{g, r}, cpu.NewPool(1))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = run.Forward(context.Background(), model.Batch{Tokens: prompt, Logits: model.LogitsAll}, got)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := maxDiff(got, ref); d > 1e-4 {
+		t.Errorf("TP=%d logits differ from TP=1 by %g", tp, d)
 	}
 }
 

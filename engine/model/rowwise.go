@@ -7,7 +7,7 @@ type rowOp uint8
 
 const (
 	rowAttnNorm rowOp = iota // xn = RMSNorm(x) with the layer's attention norm
-	rowRope                  // rotate each token's q and k by its position
+	rowRope                  // q, k, v += biases; q, k heads RMSNormed; q, k rotated by position
 	rowFFNNorm               // x += o; xn = RMSNorm(x) with the layer's FFN norm
 	rowSwiGLU                // gate = silu(gate) * up
 	rowAdd                   // x += o
@@ -45,8 +45,19 @@ func (r *Runner) rowStep(t0, t1, _ int) {
 			if s.pos != nil {
 				p = int(s.pos[t])
 			}
-			r.rope.Apply(s.q[t*qw:(t+1)*qw], p, inter)
-			r.rope.Apply(s.k[t*kw:(t+1)*kw], p, inter)
+			q := s.q[t*qw : (t+1)*qw] // (hl*hd)
+			k := s.k[t*kw : (t+1)*kw] // (kvl*hd)
+			if L.Bq != nil {          // Qwen2: q = x·Wqᵀ + bq, likewise k and v
+				cpu.Add(q, L.Bq)
+				cpu.Add(k, L.Bk)
+				cpu.Add(s.v[t*kw:(t+1)*kw], L.Bv)
+			}
+			if L.QNorm != nil { // Qwen3: q_h = RMSNorm(q_h) per head (hd), before RoPE
+				cpu.RMSNorm(q, q, L.QNorm, c.NormEps)
+				cpu.RMSNorm(k, k, L.KNorm, c.NormEps)
+			}
+			r.rope.Apply(q, p, inter)
+			r.rope.Apply(k, p, inter)
 		}
 	case rowFFNNorm:
 		cpu.Add(s.x[t0*dim:t1*dim], s.o[t0*dim:t1*dim])

@@ -24,6 +24,10 @@ type Layer struct {
 	Wq       *tensor.Tensor // (hl*hd, dim)   column-parallel: this rank's query heads
 	Wk, Wv   *tensor.Tensor // (kvl*hd, dim)  this rank's kv heads (replicated when TP > kv heads)
 	Wo       *tensor.Tensor // (dim, hl*hd)   row-parallel: the input columns of this rank's heads
+	Bq       []float32      // (hl*hd)  QKVBias: this rank's heads' query bias; nil without
+	Bk, Bv   []float32      // (kvl*hd) QKVBias: this rank's kv heads' key and value biases
+	QNorm    []float32      // (hd)     QKNorm: RMSNorm weight of every query head (replicated); nil without
+	KNorm    []float32      // (hd)     QKNorm: RMSNorm weight of every key head (replicated)
 	FFNNorm  []float32      // (dim)
 	Gate, Up *tensor.Tensor // (fl, dim)      column-parallel
 	Down     *tensor.Tensor // (dim, fl)      row-parallel
@@ -42,9 +46,12 @@ type Weights struct {
 	VocabLo, VocabHi       int // output rows [VocabLo, VocabHi)
 
 	TokEmbd *tensor.Tensor // (vocab, dim)
-	Layers  []Layer
-	OutNorm []float32      // (dim)
-	Output  *tensor.Tensor // (VocabHi-VocabLo, dim)
+	// RopeDivisors (hd/2) divide each RoPE pair's frequency (RopeScaling);
+	// nil for plain RoPE.
+	RopeDivisors []float32
+	Layers       []Layer
+	OutNorm      []float32      // (dim)
+	Output       *tensor.Tensor // (VocabHi-VocabLo, dim)
 }
 
 // ValidTP lists the tensor-parallel sizes (up to max) that split cfg's heads
@@ -139,6 +146,21 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 		return nil, err
 	}
 
+	switch cfg.RopeScaling.Type {
+	case RopeScaleNone:
+	case RopeScaleFreqs:
+		if w.RopeDivisors, err = vec(NameRopeFreqs, hd/2); err != nil {
+			return nil, err
+		}
+		for j, d := range w.RopeDivisors {
+			if !(d > 0 && d < 1e6) {
+				return nil, fmt.Errorf("model: %s[%d] = %g is not a frequency divisor above 0 and below 1e6; the file is damaged, convert it again", NameRopeFreqs, j, d)
+			}
+		}
+	default:
+		w.RopeDivisors = cfg.RopeScaling.Divisors(cfg.RopeTheta, hd)
+	}
+
 	w.Layers = make([]Layer, cfg.Layers)
 	for i := range w.Layers {
 		L := &w.Layers[i]
@@ -148,6 +170,14 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 		}
 		if L.FFNNorm, err = vec(n("ffn_norm"), cfg.Dim); err != nil {
 			return nil, err
+		}
+		if cfg.QKNorm {
+			if L.QNorm, err = vec(n("attn_q_norm"), hd); err != nil {
+				return nil, err
+			}
+			if L.KNorm, err = vec(n("attn_k_norm"), hd); err != nil {
+				return nil, err
+			}
 		}
 		wq, err := get(n("attn_q"), cfg.Heads*hd, cfg.Dim)
 		if err != nil {
@@ -204,6 +234,24 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 			{&L.Gate, gate, true, w.FFNLo, w.FFNHi},
 			{&L.Up, up, true, w.FFNLo, w.FFNHi},
 			{&L.Down, down, false, w.FFNLo, w.FFNHi},
+		}
+		if cfg.QKVBias {
+			// Biases split with their heads' rows.
+			for _, b := range []struct {
+				dst          *[]float32
+				part         string
+				rows, lo, hi int
+			}{
+				{&L.Bq, "attn_q", cfg.Heads * hd, qLo, qHi},
+				{&L.Bk, "attn_k", cfg.KVHeads * hd, kLo, kHi},
+				{&L.Bv, "attn_v", cfg.KVHeads * hd, kLo, kHi},
+			} {
+				full, err := vec(LayerBias(i, b.part), b.rows)
+				if err != nil {
+					return nil, err
+				}
+				*b.dst = full[b.lo:b.hi]
+			}
 		}
 		for _, s := range slices {
 			var t *tensor.Tensor

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dlclark/regexp2"
+
+	"rigscope/internal/safefile"
 )
 
 // LoadHF loads the tokenizer of a Hugging Face model directory:
@@ -21,7 +22,7 @@ func LoadHF(dir string) (Tokenizer, error) {
 		return nil, err
 	}
 	jsonPath := filepath.Join(dir, "tokenizer.json")
-	data, err := os.ReadFile(jsonPath)
+	data, err := safefile.ReadFile(jsonPath, "tokenizer", safefile.TokenizerLimit)
 	switch {
 	case err == nil:
 		t, err := parseHFJSON(data, cfg)
@@ -33,7 +34,7 @@ func LoadHF(dir string) (Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	modelPath := filepath.Join(dir, "tokenizer.model")
-	data, err = os.ReadFile(modelPath)
+	data, err = safefile.ReadFile(modelPath, "tokenizer", safefile.TokenizerLimit)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("tokenizer: %s: neither tokenizer.json nor tokenizer.model", dir)
@@ -64,7 +65,7 @@ type hfConfig struct {
 
 func readHFConfig(path string) (hfConfig, error) {
 	var cfg hfConfig
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, "tokenizer config", safefile.JSONLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
@@ -260,6 +261,9 @@ func parseHFJSON(data []byte, cfg hfConfig) (*tok, error) {
 	pairs, err := hfMerges(j.Model.Merges)
 	if err != nil {
 		return nil, err
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("%w: a BPE model without merges (model.merges is empty or missing); it would tokenize byte by byte, which is not how the model was trained", ErrBadVocab)
 	}
 
 	// Byte-level or SentencePiece-style?

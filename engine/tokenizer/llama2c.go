@@ -4,14 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"strings"
+
+	"rigscope/internal/safefile"
 )
 
 // LoadLlama2C reads a llama2.c tokenizer.bin holding vocabSize pieces
 // (vocabSize <= 0 reads every piece in the file).
 func LoadLlama2C(path string, vocabSize int) (Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, "tokenizer", safefile.TokenizerLimit)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
+
+	"rigscope/internal/safefile"
 )
 
 // LoadSentencePieceModel reads a SentencePiece tokenizer.model file.
 func LoadSentencePieceModel(path string) (Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, "tokenizer", safefile.TokenizerLimit)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}

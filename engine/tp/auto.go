@@ -9,17 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"rigscope/engine/metrics"
+	"rigscope/internal/safefile"
 )
 
 // AutoRule: messages of at most MaxBytes (and more than the previous rule's)
@@ -286,17 +289,26 @@ func CachePath(dir string) (string, error) {
 }
 
 // LoadOrCalibrate returns the auto table for ranks from the cache, or
-// measures it (and saves it) when the cache is missing, unreadable, made on
-// another machine or by another build, or lacks this group size. The
+// measures it (and saves it) when the cache is missing, made on another
+// machine or by another build, or lacks this group size. A cache that is
+// bad (not a regular file, too large, corrupt, or naming backends, ranks or
+// sizes that cannot be right) is never fatal: it is moved aside to
+// PATH.bad, named in a warning (opts.Warn), and measured again. The
 // table's Source and Note say which and why.
 func LoadOrCalibrate(ctx context.Context, ranks int, opts GroupOptions) (*AutoTable, error) {
 	path, err := CachePath(opts.CacheDir)
 	if err != nil {
 		return nil, err
 	}
-	cf, why := readCache(path)
+	cf, why, bad := readCache(path)
+	if bad {
+		why = moveAside(path, why)
+		if opts.Warn != nil {
+			opts.Warn(why)
+		}
+	}
 	if cf != nil {
-		if t := cf.Tables[ranks]; t != nil && len(t.Rules) > 0 {
+		if t := cf.Tables[ranks]; t != nil {
 			t.Source, t.Note = "cache", "from "+path
 			return t, nil
 		}
@@ -305,13 +317,23 @@ func LoadOrCalibrate(ctx context.Context, ranks int, opts GroupOptions) (*AutoTa
 	return calibrateAndSave(ctx, ranks, opts, path, cf, why)
 }
 
+// moveAside renames a bad cache to PATH.bad (replacing an older one) and
+// returns the warning that says so.
+func moveAside(path, why string) string {
+	aside := path + ".bad"
+	if err := os.Rename(path, aside); err != nil {
+		return fmt.Sprintf("%s; could not move it aside (%v); measuring again", why, err)
+	}
+	return fmt.Sprintf("%s; moved it to %s and measuring again", why, aside)
+}
+
 // Recalibrate measures the table for ranks again and replaces it in the cache.
 func Recalibrate(ctx context.Context, ranks int, opts GroupOptions) (*AutoTable, error) {
 	path, err := CachePath(opts.CacheDir)
 	if err != nil {
 		return nil, err
 	}
-	cf, _ := readCache(path)
+	cf, _, _ := readCache(path)
 	return calibrateAndSave(ctx, ranks, opts, path, cf, "recalibration requested")
 }
 
@@ -341,29 +363,70 @@ func calibrateAndSave(ctx context.Context, ranks int, opts GroupOptions, path st
 	return t, nil
 }
 
-// readCache returns the cache, or nil and why it cannot be used.
-func readCache(path string) (*cacheFile, string) {
-	data, err := os.ReadFile(path)
+// cacheLimit bounds the calibration cache file (a real one is a few KB).
+const cacheLimit = 1 << 20
+
+// readCache returns the cache, or nil and why it cannot be used; bad says
+// the file itself is wrong (rather than missing or stale) and should be
+// moved aside.
+func readCache(path string) (cf *cacheFile, why string, bad bool) {
+	data, err := safefile.ReadFile(path, "calibration cache", cacheLimit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "no calibration cache at " + path
+		return nil, "no calibration cache at " + path, false
 	}
 	if err != nil {
-		return nil, fmt.Sprintf("calibration cache %s unreadable (%v)", path, err)
+		return nil, err.Error(), true
 	}
-	var cf cacheFile
-	if err := json.Unmarshal(data, &cf); err != nil {
-		return nil, fmt.Sprintf("calibration cache %s is corrupt (%v)", path, err)
+	cf = new(cacheFile)
+	if err := json.Unmarshal(data, cf); err != nil {
+		return nil, fmt.Sprintf("calibration cache %s is corrupt (%v)", path, err), true
 	}
 	if m := MachineKey(); cf.Machine != m {
-		return nil, fmt.Sprintf("calibration cache %s was made on another machine (%s; this is %s)", path, cf.Machine, m)
+		return nil, fmt.Sprintf("calibration cache %s was made on another machine (%s; this is %s)", path, cf.Machine, m), false
 	}
 	if b := BuildKey(); cf.Build != b {
-		return nil, fmt.Sprintf("calibration cache %s was made by another build (%s; this is %s)", path, cf.Build, b)
+		return nil, fmt.Sprintf("calibration cache %s was made by another build (%s; this is %s)", path, cf.Build, b), false
+	}
+	if err := cf.validate(); err != nil {
+		return nil, fmt.Sprintf("calibration cache %s is invalid (%v)", path, err), true
 	}
 	if cf.Tables == nil {
 		cf.Tables = map[int]*AutoTable{}
 	}
-	return &cf, ""
+	return cf, "", false
+}
+
+// validate checks every table as auto would use it: ranks that match their
+// key and a CPU group can have, at least one rule, rules naming the exact
+// backends auto picks from with sizes strictly increasing, and measured
+// points that are finite.
+func (cf *cacheFile) validate() error {
+	for ranks, t := range cf.Tables {
+		switch {
+		case t == nil:
+			return fmt.Errorf("table for %d ranks is null", ranks)
+		case t.Ranks != ranks:
+			return fmt.Errorf("table filed under %d ranks says %d ranks", ranks, t.Ranks)
+		case ranks < 2 || ranks > MaxRanks:
+			return fmt.Errorf("table for %d ranks: a CPU group has 2 to %d ranks", ranks, MaxRanks)
+		case len(t.Rules) == 0:
+			return fmt.Errorf("table for %d ranks has no rules", ranks)
+		}
+		for i, r := range t.Rules {
+			if !slices.Contains(autoCandidates, r.Backend) {
+				return fmt.Errorf("table for %d ranks, rule %d names backend %q; auto picks only the exact %s", ranks, i, r.Backend, strings.Join(autoCandidates, ", "))
+			}
+			if r.MaxBytes <= 0 || (i > 0 && r.MaxBytes <= t.Rules[i-1].MaxBytes) {
+				return fmt.Errorf("table for %d ranks, rule %d: max_bytes %d is not above the previous rule's (sizes must increase)", ranks, i, r.MaxBytes)
+			}
+		}
+		for i, p := range t.Points {
+			if !slices.Contains(autoCandidates, p.Backend) || p.Bytes <= 0 || math.IsNaN(p.TimeUs) || math.IsInf(p.TimeUs, 0) || p.TimeUs < 0 {
+				return fmt.Errorf("table for %d ranks, point %d (%s at %d bytes, %v us) is not a measurement", ranks, i, p.Backend, p.Bytes, p.TimeUs)
+			}
+		}
+	}
+	return nil
 }
 
 // writeCache writes atomically (temp file in the same directory, synced,

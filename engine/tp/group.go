@@ -108,6 +108,9 @@ type GroupOptions struct {
 	// true) an auto calibration sweep actually runs, with the reason; a
 	// table read from the cache calls nothing.
 	Calibrating func(why string, done bool)
+	// Warn, when set, receives a warning the caller should show: a bad
+	// calibration cache that was moved aside and is being redone.
+	Warn func(msg string)
 }
 
 // Group creates the per-rank Comms of one run with one backend. A Group

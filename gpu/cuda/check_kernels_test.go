@@ -16,10 +16,10 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// CheckKernels runs each kernel on fresh random inputs with its output
+// checkKernels runs each kernel on fresh random inputs with its output
 // poisoned (NaN) first and compares with a float64 CPU reference; it prints
 // ||out-ref||/||ref|| per case and fails on NaN or a large error.
-func CheckKernels(d *Device, w io.Writer) error {
+func checkKernels(d *Device, w io.Writer) error {
 	unbind, err := d.Bind()
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package main
+package cuda
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"rigscope/engine"
@@ -23,16 +24,7 @@ import (
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
 	"rigscope/engine/tensor/cpu"
-	"rigscope/gpu/cuda"
 )
-
-func init() {
-	register(command{
-		name:    "cuda-check",
-		summary: "check the CUDA kernels against float64 and the CUDA target against the CPU engine on the gocoder fixtures",
-		run:     runCUDACheck,
-	})
-}
 
 type refPrompts struct {
 	Prompts []struct {
@@ -42,51 +34,64 @@ type refPrompts struct {
 	} `json:"prompts"`
 }
 
-func runCUDACheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cuda-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	models := fs.String("models", "../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checks := fs.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp)")
-	head := fs.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
-	if err := fs.Parse(args); err != nil {
-		return err
+// The CUDA checks run on the GPU machine from a test binary (built here
+// with `go test -c -tags cuda ./gpu/cuda`, carried and run there:
+// bench/cuda/README.md), not from the shipping binary: every kernel against
+// float64, the target against the CPU engine and the references on the
+// gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
+var (
+	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp)")
+	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
+)
+
+func TestCUDACheck(t *testing.T) {
+	engine.RegisterDevice("cuda", NewTarget)
+	if err := runCUDACheck(context.Background(), *checkModelsDir, *checkWhich, *checkHead, os.Stdout); err != nil {
+		if errors.Is(err, ErrNoGPU) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
 	}
+}
+
+func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Writer) error {
 	want := map[string]bool{}
-	for _, c := range strings.Split(*checks, ",") {
+	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
 		case "kernels", "models", "eagle", "tp":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: --checks: unknown check %q (kernels, models, eagle, tp)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp)", c)
 		}
 	}
-	if *head == "" {
-		*head = filepath.Join(*models, "gocoder-14m-eagle3")
+	if head == "" {
+		head = filepath.Join(models, "gocoder-14m-eagle3")
 	}
-	d, err := cuda.Open(0)
+	d, err := Open(0)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "# cuda-check on %s\n", d)
 	var errs []error
 	if want["kernels"] {
-		if err := cuda.CheckKernels(d, stdout); err != nil {
+		if err := checkKernels(d, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if want["models"] {
-		if err := checkModels(ctx, d, *models, stdout); err != nil {
+		if err := checkModels(ctx, d, models, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if want["tp"] {
-		if err := checkTP(ctx, d, *models, stdout); err != nil {
+		if err := checkTP(ctx, d, models, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: tp: %w", err))
 		}
 	}
 	if want["eagle"] {
-		if err := checkEagle(ctx, d, *models, *head, stdout); err != nil {
+		if err := checkEagle(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
 		}
 	}
@@ -108,7 +113,7 @@ func readRef(models string) (*refPrompts, error) {
 
 // checkModels compares the CUDA target with the reference and the CPU
 // engine on the gocoder fixtures.
-func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.Writer) error {
+func checkModels(ctx context.Context, d *Device, models string, stdout io.Writer) error {
 	ref, err := readRef(models)
 	if err != nil {
 		return fmt.Errorf("cuda-check: %w", err)
@@ -137,12 +142,12 @@ func checkModels(ctx context.Context, d *cuda.Device, models string, stdout io.W
 	return nil
 }
 
-// prefill feeds tokens in chunks of at most cuda.MaxTokens and returns the
+// prefill feeds tokens in chunks of at most MaxTokens and returns the
 // last logits row.
 func prefill(ctx context.Context, t spec.Target, toks []int32) ([]float32, error) {
 	var out []float32
-	for i := 0; i < len(toks); i += cuda.MaxTokens {
-		j := min(len(toks), i+cuda.MaxTokens)
+	for i := 0; i < len(toks); i += MaxTokens {
+		j := min(len(toks), i+MaxTokens)
 		mode := model.LogitsNone
 		if j == len(toks) {
 			mode = model.LogitsLast
@@ -166,7 +171,7 @@ func argmax(v []float32) int32 {
 	return int32(b)
 }
 
-func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, ref *refPrompts, stdout io.Writer) error {
+func checkModel(ctx context.Context, d *Device, path string, draft bool, ref *refPrompts, stdout io.Writer) error {
 	src, err := loader.Open(path, loader.Options{})
 	if err != nil {
 		return err
@@ -177,7 +182,7 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 		return err
 	}
 	const ctxLen = 1024
-	gt, err := cuda.Load(d, w, ctxLen)
+	gt, err := Load(d, w, ctxLen)
 	if err != nil {
 		return err
 	}
@@ -239,7 +244,7 @@ func checkModel(ctx context.Context, d *cuda.Device, path string, draft bool, re
 
 // gpuGreedy prefills prompt on a fresh cache and continues greedily (ids
 // only) to n tokens; it returns the prefill's last logits row too.
-func gpuGreedy(ctx context.Context, t *cuda.Target, prompt []int32, n int) ([]float32, []int32, error) {
+func gpuGreedy(ctx context.Context, t *Target, prompt []int32, n int) ([]float32, []int32, error) {
 	if err := t.Rewind(0); err != nil {
 		return nil, nil, err
 	}
@@ -262,7 +267,7 @@ func gpuGreedy(ctx context.Context, t *cuda.Target, prompt []int32, n int) ([]fl
 // checkTP splits gocoder-14m-hf over 2, 4 and 8 ranks sharing the GPU
 // (joined by oneshot) and compares greedy tokens and first logits with
 // TP=1 on the GPU and with the reference.
-func checkTP(ctx context.Context, d *cuda.Device, models string, stdout io.Writer) error {
+func checkTP(ctx context.Context, d *Device, models string, stdout io.Writer) error {
 	ref, err := readRef(models)
 	if err != nil {
 		return err
@@ -282,7 +287,7 @@ func checkTP(ctx context.Context, d *cuda.Device, models string, stdout io.Write
 				return err
 			}
 		}
-		t, err := cuda.LoadTP(d, ws, 1024)
+		t, err := LoadTP(d, ws, 1024)
 		if err != nil {
 			return err
 		}
@@ -331,7 +336,7 @@ type eagleRef struct {
 // decoding (k=4) through the engine on the head's 12 public prompts, on
 // "cuda" and on "cpu": accepted drafts per step against the PyTorch
 // reference, the tokens against plain greedy decoding.
-func checkEagle(ctx context.Context, d *cuda.Device, models, head string, stdout io.Writer) error {
+func checkEagle(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
 	raw, err := os.ReadFile(filepath.Join(head, "reference-public.json"))
 	if err != nil {
 		return err
@@ -349,7 +354,7 @@ func checkEagle(ctx context.Context, d *cuda.Device, models, head string, stdout
 		return fmt.Errorf("captured features: %w", err)
 	}
 	fmt.Fprintf(stdout, "\neagle3 features (layers %v): CUDA vs CPU max rel diff %.2e (prefill of %d tokens in steps of %d, verify of 5, capture off/on)\n",
-		layers, rel, len(ref.Prompts[0].PromptIDs), cuda.MaxTokens)
+		layers, rel, len(ref.Prompts[0].PromptIDs), MaxTokens)
 	const k = 4
 	type row struct {
 		dev                   string
@@ -440,7 +445,7 @@ func runCollect(ctx context.Context, e *engine.Engine, cfg engine.RunConfig) (to
 // of the captured features: a prefill longer than one GPU step, a verify of
 // 5 tokens, a decode with capture off (Captured must be nil) and one with it
 // back on (graphs of both capture sets).
-func checkFeatures(ctx context.Context, d *cuda.Device, path, head string, prompt []int32) (layers []int, maxRel float64, err error) {
+func checkFeatures(ctx context.Context, d *Device, path, head string, prompt []int32) (layers []int, maxRel float64, err error) {
 	src, err := loader.Open(path, loader.Options{})
 	if err != nil {
 		return nil, 0, err
@@ -457,7 +462,7 @@ func checkFeatures(ctx context.Context, d *cuda.Device, path, head string, promp
 		return nil, 0, err
 	}
 	const ctxLen = 1024
-	gt, err := cuda.Load(d, w, ctxLen)
+	gt, err := Load(d, w, ctxLen)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -134,6 +134,9 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 	}
 	defer unbind()
 	cfg := ws[0].Cfg
+	if err := checkImplemented(cfg); err != nil {
+		return nil, err
+	}
 	need := stateBytes(cfg, ctxLen, d.SMs, len(ws))
 	dims := make([]shardDims, len(ws))
 	for r, w := range ws {
@@ -168,6 +171,9 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 // split over tp ranks that share it (for benchmarks).
 func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (*Target, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkImplemented(cfg); err != nil {
 		return nil, err
 	}
 	if err := model.CheckTP(cfg, tp); err != nil {

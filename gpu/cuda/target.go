@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -97,6 +98,9 @@ func NewTarget(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Ta
 	if err := checkTPBackend(tp, allreduce); err != nil {
 		return nil, err
 	}
+	if err := checkImplemented(src.Config()); err != nil {
+		return nil, err
+	}
 	d, err := Open(0)
 	if err != nil {
 		return nil, err
@@ -108,6 +112,17 @@ func NewTarget(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Ta
 		}
 	}
 	return LoadTP(d, ws, ctxLen)
+}
+
+// checkImplemented refuses, by name, a model whose config uses an
+// extension of the Llama block that the kernels here do not implement
+// (RoPE scaling, q/k/v biases, q/k head norms, sliding-window attention),
+// rather than running it wrong.
+func checkImplemented(cfg model.Config) error {
+	if ext := cfg.Extensions(); len(ext) > 0 {
+		return fmt.Errorf("cuda: the GPU path does not implement %s, which this %s model uses; run it with --device cpu", strings.Join(ext, ", "), cfg.Arch)
+	}
+	return nil
 }
 
 // Load uploads w to d with a cache of ctxLen positions. Device memory is

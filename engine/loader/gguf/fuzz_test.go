@@ -13,10 +13,18 @@ func FuzzParse(f *testing.F) {
 	f.Add(writeBytes(f, []KV{{"general.alignment", uint32(8)}, {"x", []any{[]int32{1}}}}, []*tensor.Tensor{f32Tensor("w", 4)}))
 	f.Add(writeBytes(f, nil, nil))
 	f.Add([]byte("GGUF"))
+	// The first tensor relabelled from Q8_0 to F32, in bounds (its type
+	// is at 53): the layout check refuses it.
+	relabelled := writeBytes(f, nil, []*tensor.Tensor{q80Tensor("a", 32, 32), f32Tensor("b", 32, 32)})
+	relabelled[53] = byte(TypeF32)
+	f.Add(relabelled)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gf, err := Parse(data)
 		if err != nil {
 			return
+		}
+		if err := checkLayout(gf.Tensors, gf.Alignment, uint64(len(data))-min(gf.DataOffset, uint64(len(data)))); err != nil {
+			t.Fatalf("Parse accepted a file whose layout fails: %v", err)
 		}
 		for _, ti := range gf.Tensors {
 			if !ti.Type.Supported() {

@@ -249,9 +249,11 @@ func TestOpenErrorsNameFile(t *testing.T) {
 }
 
 func TestUnsupportedType(t *testing.T) {
-	good := writeBytes(t, nil, []*tensor.Tensor{f32Tensor("w", 1, 256)})
-	// tensor info starts at 24: name len 8, "w", n_dims 4, 2 dims 16, type at 24+8+1+4+16.
-	binary.LittleEndian.PutUint32(good[53:], 13) // Q5_K: 256 elements = 176 bytes < 1024
+	good := writeBytes(t, nil, []*tensor.Tensor{f32Tensor("w", 1, 44)})
+	// tensor info starts at 24: name len 8, "w", n_dims 4, 2 dims 16 (ne0
+	// at 37), type at 24+8+1+4+16. Q5_K [1 256] is 176 bytes, as F32 [1 44].
+	binary.LittleEndian.PutUint64(good[37:], 256)
+	binary.LittleEndian.PutUint32(good[53:], 13)
 	f, err := Parse(good)
 	if err != nil {
 		t.Fatalf("Parse with a Q5_K tensor: %v", err)
@@ -259,6 +261,40 @@ func TestUnsupportedType(t *testing.T) {
 	_, err = f.Tensor("w")
 	if err == nil || !strings.Contains(err.Error(), "Q5_K") || !strings.Contains(err.Error(), `"w"`) {
 		t.Errorf("Tensor(w) of type Q5_K: error = %v, want one naming the tensor and type", err)
+	}
+}
+
+// TestRelabelledType: a tensor whose stored type is changed while its data
+// stays in bounds is refused, naming the tensor, whichever way the size
+// moves (the layout check: each tensor's bytes end where the next starts).
+func TestRelabelledType(t *testing.T) {
+	build := func() []byte {
+		return writeBytes(t, nil, []*tensor.Tensor{q80Tensor("a", 32, 32), f32Tensor("b", 32, 32), f32Tensor("c", 8, 32)})
+	}
+	// Tensor infos start at 24: "a" has name len 8, name 1, n_dims 4, dims
+	// 16, then its type at 53.
+	typeAt := func(b []byte, name string) int {
+		i := bytes.Index(b, append([]byte{1, 0, 0, 0, 0, 0, 0, 0}, name...))
+		return i + 8 + 1 + 4 + 16
+	}
+	for _, tc := range []struct {
+		name, tensor string
+		to           GGMLType
+		want         string
+	}{
+		{"Q8_0 relabelled F32", "a", TypeF32, `tensor "a" (F32 [32 32], 4096 bytes at offset 0) runs 3008 bytes into tensor "b"`},
+		{"F32 relabelled F16", "b", TypeF16, `tensor "b" (F16 [32 32], 2048 bytes at offset 1088) is followed by 2048 bytes that no tensor holds before tensor "c"`},
+		{"last F32 relabelled Q8_0", "c", TypeQ8_0, `tensor "c" (Q8_0 [8 32], 272 bytes at offset 5184) is followed by 752 bytes that no tensor holds before the end of the file`},
+	} {
+		b := build()
+		if _, err := Parse(b); err != nil {
+			t.Fatalf("Parse(untouched): %v", err)
+		}
+		binary.LittleEndian.PutUint32(b[typeAt(b, tc.tensor):], uint32(tc.to))
+		_, err := Parse(b)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "does not match its data") {
+			t.Errorf("%s: Parse error = %v, want one containing %q", tc.name, err, tc.want)
+		}
 	}
 }
 

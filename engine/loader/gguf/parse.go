@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -240,7 +241,40 @@ func parseHeader(data []byte, path string) (*File, error) {
 			return nil, fmt.Errorf("tensor %q: offset %d + size %d exceeds the data region (%d bytes from file offset %d): truncated or corrupt", ti.Name, ti.Offset, ti.Size, dataLen, start)
 		}
 	}
+	if err := checkLayout(f.Tensors, f.Alignment, dataLen); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkLayout checks that the tensors tile the data region as GGUF writers
+// lay it out: each tensor's bytes (its type's size times its shape) end
+// where the next tensor starts, give or take the alignment padding, and
+// the last ends within one alignment of the end of the file. A tensor
+// whose stored type or shape does not match its data (a Q8_0 tensor
+// relabelled F32, say) breaks this even when it stays in bounds.
+func checkLayout(tensors []TensorInfo, align, dataLen uint64) error {
+	order := make([]int, len(tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return tensors[order[a]].Offset < tensors[order[b]].Offset })
+	for k, i := range order {
+		ti := &tensors[i]
+		end := ti.Offset + ti.Size
+		next, nextName := dataLen, "the end of the file"
+		if k+1 < len(order) {
+			n := &tensors[order[k+1]]
+			next, nextName = n.Offset, fmt.Sprintf("tensor %q at offset %d", n.Name, n.Offset)
+		}
+		switch {
+		case end > next:
+			return fmt.Errorf("tensor %q (%v %v, %d bytes at offset %d) runs %d bytes into %s: its stored type or shape does not match its data", ti.Name, ti.Type, ti.Shape, ti.Size, ti.Offset, end-next, nextName)
+		case next-end >= align:
+			return fmt.Errorf("tensor %q (%v %v, %d bytes at offset %d) is followed by %d bytes that no tensor holds before %s: its stored type or shape does not match its data", ti.Name, ti.Type, ti.Shape, ti.Size, ti.Offset, next-end, nextName)
+		}
+	}
+	return nil
 }
 
 func alignUp(n, a uint64) uint64 { return (n + a - 1) / a * a }

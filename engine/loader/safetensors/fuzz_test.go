@@ -11,12 +11,18 @@ func FuzzParse(f *testing.F) {
 	f.Add(writeBytes(f, []*tensor.Tensor{bf16Tensor("a", 2, 3), bf16Tensor("b", 4)}))
 	f.Add(withHeader(`{"d2t":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}}`, 16))
 	f.Add(withHeader(`{}`, 0))
+	f.Add(withHeader(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}}`, 12)) // a hole
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sf, err := Parse(data)
 		if err != nil {
 			return
 		}
+		var end uint64
 		for _, ti := range sf.Tensors {
+			if ti.Begin != end {
+				t.Fatalf("accepted tensor %q at %d after data ending at %d", ti.Name, ti.Begin, end)
+			}
+			end = ti.End
 			tt, err := sf.Tensor(ti.Name)
 			if err != nil {
 				continue

@@ -176,11 +176,21 @@ func parseHeader(data []byte, path string) (*File, error) {
 		}
 		return a.Name < b.Name
 	})
+	// As the reference implementation does, the tensors must tile the data
+	// region: a hole means a header whose offsets do not describe the data.
+	var end uint64
 	for i, ti := range f.Tensors {
-		if i > 0 && ti.Begin < f.Tensors[i-1].End {
+		switch {
+		case i > 0 && ti.Begin < end:
 			return nil, fmt.Errorf("tensors %q and %q overlap", f.Tensors[i-1].Name, ti.Name)
+		case ti.Begin > end:
+			return nil, fmt.Errorf("bytes %d to %d of the data region belong to no tensor (before %q): the header does not describe the data", end, ti.Begin, ti.Name)
 		}
+		end = ti.End
 		f.index[ti.Name] = i
+	}
+	if end != dataLen {
+		return nil, fmt.Errorf("the tensors end at byte %d of the %d-byte data region: the header does not describe the data", end, dataLen)
 	}
 	return f, nil
 }

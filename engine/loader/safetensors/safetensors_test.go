@@ -77,6 +77,8 @@ func TestBadInput(t *testing.T) {
 		{"negative dim", withHeader(`{"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`, 4), `tensor "w"`},
 		{"overlap", withHeader(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), "overlap"},
 		{"bad metadata", withHeader(`{"__metadata__":{"a":1}}`, 0), "__metadata__"},
+		{"hole", withHeader(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}`, 12), `bytes 4 to 8 of the data region belong to no tensor (before "b")`},
+		{"trailing bytes", withHeader(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, 8), "the tensors end at byte 4 of the 8-byte data region"},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.data)

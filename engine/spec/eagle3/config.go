@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"rigscope/engine/hfconfig"
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 )
 
@@ -109,12 +110,29 @@ func ParseConfig(b []byte) (Config, error) {
 	if i < 0 {
 		return Config{}, fmt.Errorf("architectures %q: not an EAGLE-3 head (want one of %s)", rc.Architectures, strings.Join(Architectures, ", "))
 	}
+	items, err := hfconfig.Check(b)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := unsupported.Refuse("", items); err != nil {
+		return Config{}, err
+	}
 	c := Config{
 		Arch: rc.Architectures[i], Dim: rc.HiddenSize, Heads: rc.Heads,
 		FFN: rc.Intermediate, Vocab: rc.VocabSize, DraftVocab: rc.VocabSize, TargetDim: rc.HiddenSize,
-		NormEps: rc.NormEps(1e-5), MaxPos: rc.MaxPos,
 	}
-	c.KVHeads, c.HeadDim = rc.Shape()
+	if c.NormEps, err = rc.NormEps(1e-5); err != nil {
+		return Config{}, err
+	}
+	if c.MaxPos, err = rc.Context(2048); err != nil {
+		return Config{}, err
+	}
+	if c.RopeTheta, err = rc.RopeBase(10000); err != nil {
+		return Config{}, err
+	}
+	if c.KVHeads, c.HeadDim, err = rc.Shape(); err != nil {
+		return Config{}, err
+	}
 	if rc.DraftVocabSize != nil {
 		c.DraftVocab = *rc.DraftVocabSize
 	}
@@ -124,20 +142,9 @@ func ParseConfig(b []byte) (Config, error) {
 	if rc.NormBeforeResidual != nil {
 		c.NormBeforeResidual = *rc.NormBeforeResidual
 	}
-	theta, scaling, err := rc.Rope(10000)
-	if err != nil {
-		return Config{}, err
-	}
-	c.RopeTheta = theta
 	switch {
-	case !hfconfig.Unscaled(scaling):
-		return Config{}, fmt.Errorf("RoPE type %q is not supported (default only)", scaling)
-	case c.RopeTheta <= 0:
-		return Config{}, fmt.Errorf("rope_theta %g must be positive", c.RopeTheta)
 	case rc.Layers != nil && *rc.Layers != 1:
 		return Config{}, fmt.Errorf("num_hidden_layers %d: only one-layer EAGLE-3 heads are supported", *rc.Layers)
-	case rc.HiddenAct != "" && rc.HiddenAct != "silu":
-		return Config{}, fmt.Errorf("hidden_act %q is not supported (silu)", rc.HiddenAct)
 	case c.Dim <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.FFN <= 0 || c.Vocab <= 0 || c.DraftVocab <= 0 || c.TargetDim <= 0:
 		return Config{}, fmt.Errorf("non-positive size: hidden_size %d, heads %d, kv heads %d, head_dim %d, intermediate_size %d, vocab_size %d, draft_vocab_size %d, target_hidden_size %d",
 			c.Dim, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab, c.DraftVocab, c.TargetDim)
@@ -149,8 +156,6 @@ func ParseConfig(b []byte) (Config, error) {
 		return Config{}, fmt.Errorf("head_dim %d is odd; RoPE needs pairs", c.HeadDim)
 	case c.DraftVocab > c.Vocab:
 		return Config{}, fmt.Errorf("draft_vocab_size %d exceeds vocab_size %d", c.DraftVocab, c.Vocab)
-	case c.NormEps <= 0:
-		return Config{}, fmt.Errorf("rms_norm_eps %g must be positive", c.NormEps)
 	}
 	if ec := rc.EagleConfig; ec != nil && ec.UseAux != nil && !*ec.UseAux {
 		return Config{}, errors.New("eagle_config.use_aux_hidden_state is false: heads that read only the last layer (EAGLE-1/2) are not supported")

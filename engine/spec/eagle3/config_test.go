@@ -42,11 +42,17 @@ func TestParseConfig(t *testing.T) {
 		{"heads not divisible", `{` + baseConfig + `, "num_key_value_heads": 3}`, nil, 0, 0, "not divisible"},
 		{"odd head dim", `{` + baseConfig + `, "head_dim": 63}`, nil, 0, 0, "odd"},
 		{"draft vocab larger", `{` + baseConfig + `, "draft_vocab_size": 5000}`, nil, 0, 0, "exceeds vocab_size"},
-		{"gelu", `{` + baseConfig + `, "hidden_act": "gelu"}`, nil, 0, 0, `hidden_act "gelu"`},
+		{"gelu", `{` + baseConfig + `, "hidden_act": "gelu"}`, nil, 0, 0, `hidden_act = "gelu" (supported: silu)`},
 		{"negative layer", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [-1, 1, 2]}}`, nil, 0, 0, "negative"},
 		{"four layers", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2, 3]}}`, nil, 0, 0, "4 aux layers"},
 		{"bad theta", `{` + baseConfig + `, "rope_theta": -1}`, nil, 0, 0, "rope_theta"},
-		{"rope_scaling type key", `{` + baseConfig + `, "rope_scaling": {"type": "linear", "factor": 2}}`, nil, 0, 0, `RoPE type "linear"`},
+		{"rope_scaling type key", `{` + baseConfig + `, "rope_scaling": {"type": "linear", "factor": 2}}`, nil, 0, 0, `rope_scaling.type = linear (factor 2)`},
+		{"llama3 in rope_parameters", `{` + baseConfig + `, "rope_parameters": {"rope_type": "llama3", "factor": 8, "rope_theta": 500000}}`, nil, 0, 0, `rope_parameters.rope_type = llama3 (factor 8)`},
+		{"attention bias", `{` + baseConfig + `, "attention_bias": true}`, nil, 0, 0, `attention_bias = true`},
+		{"theta 0", `{` + baseConfig + `, "rope_theta": 0}`, nil, 0, 0, "rope_theta: RoPE base 0"},
+		{"eps 1e39", `{` + baseConfig + `, "rms_norm_eps": 1e39}`, nil, 0, 0, "rms_norm_eps: norm epsilon 1e+39"},
+		{"eps negative", `{` + baseConfig + `, "rms_norm_eps": -1e-5}`, nil, 0, 0, "rms_norm_eps: norm epsilon -1e-05"},
+		{"context 0", `{` + baseConfig + `, "max_position_embeddings": 0}`, nil, 0, 0, "max_position_embeddings: context length 0"},
 		{"absurd", `{` + baseConfig + `, "hidden_size": 100000000}`, nil, 0, 0, "absurd"},
 	}
 	for _, c := range cases {
@@ -93,10 +99,15 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`))
 	f.Add([]byte(`{` + baseConfig + `, "eagle_aux_hidden_state_layer_ids": [1, 2, 3], "rope_scaling": {"type": "linear"}}`))
 	f.Add([]byte(`{"architectures": ["Eagle3LlamaForCausalLM"], "rope_parameters": null}`))
+	f.Add([]byte(`{` + baseConfig + `, "rope_theta": 0, "rms_norm_eps": 1e39, "max_position_embeddings": 0}`))
+	f.Add([]byte(`{` + baseConfig + `, "attention_bias": true, "rope_parameters": {"rope_type": "llama3", "factor": 8}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cfg, err := eagle3.ParseConfig(b)
 		if err != nil {
 			return
+		}
+		if model.CheckRopeTheta(float64(cfg.RopeTheta)) != nil || model.CheckNormEps(float64(cfg.NormEps)) != nil || model.CheckContext(cfg.MaxPos) != nil {
+			t.Fatalf("ParseConfig(%q) accepted theta %g, eps %g, context %d", b, cfg.RopeTheta, cfg.NormEps, cfg.MaxPos)
 		}
 		if err := cfg.Resolve(target14m, false); err == nil && len(cfg.AuxLayers) != eagle3.NumAux {
 			t.Errorf("ParseConfig(%q) resolved to %d aux layers", b, len(cfg.AuxLayers))

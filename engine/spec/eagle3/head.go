@@ -3,8 +3,10 @@ package eagle3
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"rigscope/engine/loader/safetensors"
+	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
@@ -33,7 +35,8 @@ type Head struct {
 	// DraftToTarget[d] is the target id of draft id d (d + d2t[d]).
 	DraftToTarget []int32 // (draftVocab)
 
-	st *safetensors.Model
+	st   *safetensors.Model
+	read map[string]bool // the file's tensors load has found
 }
 
 // Tensor names, with the prefixes different exporters use.
@@ -54,7 +57,7 @@ func Load(dir string, target model.WeightSource) (*Head, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eagle3: %s: %w", dir, err)
 	}
-	h := &Head{Cfg: cfg, Path: dir, st: st}
+	h := &Head{Cfg: cfg, Path: dir, st: st, read: map[string]bool{}}
 	if err := h.load(target); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("eagle3: %s: %w", dir, err)
@@ -76,6 +79,7 @@ func (h *Head) Close() error {
 func (h *Head) find(prefixes []string, name string) (string, bool) {
 	for _, p := range prefixes {
 		if h.st.Has(p + name) {
+			h.read[p+name] = true
 			return p + name, true
 		}
 	}
@@ -111,6 +115,11 @@ func (h *Head) vector(prefixes []string, name string, n int) ([]float32, error) 
 	}
 	v := make([]float32, n)
 	cpu.DequantRow(v, t, 0)
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("tensor %q (%v %v): element %d is %g; the file is corrupt", t.Name, t.DType, t.Shape, i, x)
+		}
+	}
 	return v, nil
 }
 
@@ -180,7 +189,22 @@ func (h *Head) load(target model.WeightSource) error {
 			return err
 		}
 	}
-	return h.loadVocabMap()
+	if err := h.loadVocabMap(); err != nil {
+		return err
+	}
+	return h.checkUnread()
+}
+
+// checkUnread refuses a head whose file holds tensors load did not read
+// (biases, norms or layers the head's forward pass would skip).
+func (h *Head) checkUnread() error {
+	var unread []string
+	for _, n := range h.st.Names() {
+		if !h.read[n] {
+			unread = append(unread, n)
+		}
+	}
+	return unsupported.Refuse("", unsupported.Tensors(unread))
 }
 
 // loadVocabMap reads d2t (draft id d -> target id d + d2t[d]) and checks

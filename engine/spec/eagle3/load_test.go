@@ -1,6 +1,8 @@
 package eagle3_test
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +112,16 @@ func TestLoadBadInput(t *testing.T) {
 		{"missing tensor", func(h *headSpec) { delete(h.tensors, "midlayer.hidden_norm.weight") }, `no tensor "midlayer.hidden_norm.weight"`},
 		{"lm_head of the wrong size", func(h *headSpec) { h.tensors["lm_head.weight"] = f32Tensor(nil2(), 0.1, 99, 64) }, "lm_head.weight"},
 		{"two decoder layers", func(h *headSpec) { h.config["num_hidden_layers"] = 2 }, "only one-layer"},
-		{"scaled RoPE", func(h *headSpec) { h.config["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `RoPE type "llama3"`},
+		{"scaled RoPE", func(h *headSpec) { h.config["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `rope_scaling.rope_type = llama3 (factor 8)`},
+		{"bias tensor", func(h *headSpec) { h.tensors["midlayer.self_attn.q_proj.bias"] = f32Tensor(nil2(), 0.1, 64) }, "biases: 1 tensor (midlayer.self_attn.q_proj.bias)"},
+		{"second decoder layer's tensors", func(h *headSpec) { h.tensors["layers.1.mlp.up_proj.weight"] = f32Tensor(nil2(), 0.1, 64, 64) }, "tensors nothing reads: 1 tensor (layers.1.mlp.up_proj.weight)"},
+		{"NaN in a norm", func(h *headSpec) {
+			w := f32Tensor(nil2(), 0.1, 64)
+			binary.LittleEndian.PutUint32(w.data[4*7:], math.Float32bits(float32(math.NaN())))
+			h.tensors["midlayer.hidden_norm.weight"] = w
+		}, `tensor "midlayer.hidden_norm.weight" (F32 [64]): element 7 is NaN`},
+		{"attention_bias in config", func(h *headSpec) { h.config["attention_bias"] = true }, "attention_bias = true"},
+		{"rms_norm_eps NaN-like 1e39", func(h *headSpec) { h.config["rms_norm_eps"] = 1e39 }, "rms_norm_eps: norm epsilon 1e+39"},
 		{"EAGLE-1 style head", func(h *headSpec) {
 			h.config["eagle_config"] = map[string]any{"use_aux_hidden_state": false}
 		}, "use_aux_hidden_state is false"},

@@ -42,10 +42,20 @@ const ropeChunk = 64
 
 // NewRopeTable makes a table for positions [0, maxPos).
 func NewRopeTable(headDim, maxPos int, theta float32) *RopeTable {
+	return NewScaledRopeTable(headDim, maxPos, theta, nil)
+}
+
+// NewScaledRopeTable is NewRopeTable with pair j's inverse frequency
+// divided by divisors[j] (headDim/2; nil: none), as llama.cpp applies
+// freq_factors: inv_freq_j = 1 / theta^(2j/d) / divisors[j].
+func NewScaledRopeTable(headDim, maxPos int, theta float32, divisors []float32) *RopeTable {
 	half := headDim / 2
 	rt := &RopeTable{HeadDim: headDim, cos: make([]float32, maxPos*half), sin: make([]float32, maxPos*half), inv: make([]float32, half)}
 	for j := range rt.inv {
 		rt.inv[j] = float32(1 / math.Pow(float64(theta), float64(float32(2*j)/float32(headDim))))
+		if divisors != nil {
+			rt.inv[j] /= divisors[j]
+		}
 	}
 	return rt
 }
