@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"rigscope/engine"
+	"rigscope/engine/stepstats"
 	"rigscope/internal/fixtures"
 )
 
@@ -125,8 +125,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	metricsAddr := metricsAddrFlag(fs)
+	verdict := fs.Bool("verdict", false, "check the break-even verdict: per drafter and k (default model,eagle3 at 2,4,6, chain), plain and speculative runs alternated; the panel's verdict against the measured speedup")
+	rounds := fs.Int("rounds", 1, "with --verdict: passes over the prompt set")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *verdict {
+		if !given["k"] {
+			*kFlag = "2,4,6"
+		}
+		if !given["drafters"] {
+			*drafters = "model,eagle3"
+		}
+		*treeFlag = "0"
 	}
 	ks, err := parseIntList(*kFlag)
 	if err != nil {
@@ -174,7 +187,37 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	eng, err := engine.Open(ctx, set.model, engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs})
+	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs}
+	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
+	drafterConfig := func(name string, k, tree int) engine.DrafterConfig {
+		dc := engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
+		switch name {
+		case "model":
+			dc.Path = set.draft
+		case "eagle3":
+			dc.Path = *eagle
+			if dc.Path == "" {
+				dc.Path = defaultEagleHead()
+			}
+		}
+		return dc
+	}
+	if *verdict {
+		var dcs []engine.DrafterConfig
+		for _, name := range strings.Split(*drafters, ",") {
+			for _, k := range ks {
+				dcs = append(dcs, drafterConfig(strings.TrimSpace(name), k, 0))
+			}
+		}
+		fmt.Fprintf(stderr, "bench --verdict: target %s, %d prompts (%s) x %d rounds, %d tokens each, greedy; plain and speculative runs alternated\n",
+			set.model, len(set.prompts), set.source, *rounds, *maxTokens)
+		rows, err := benchVerdict(ctx, set, opts, base, dcs, *rounds, stderr)
+		if err != nil {
+			return err
+		}
+		return printVerdicts(stdout, rows, *asJSON)
+	}
+	eng, err := engine.Open(ctx, set.model, opts)
 	if err != nil {
 		return fmt.Errorf("bench: --max-tokens %d after prompts of up to %d tokens: %w", *maxTokens, longest, err)
 	}
@@ -182,8 +225,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	defer eng.CloseDrafters()
 	fmt.Fprintf(stderr, "bench: target %s, draft %s, %d prompts (%s), %d tokens each, greedy\n", set.model, set.draft, len(set.prompts), set.source, *maxTokens)
 
-	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
-	plain, err := benchConfig(ctx, eng, base, set.prompts)
+	plain, plainCounts, err := benchConfig(ctx, eng, base, set.prompts)
 	if err != nil {
 		return err
 	}
@@ -194,20 +236,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		for _, tree := range trees {
 			for _, k := range ks {
 				cfg := base
-				cfg.Drafter = engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
-				switch name {
-				case "model":
-					cfg.Drafter.Path = set.draft
-				case "eagle3":
-					cfg.Drafter.Path = *eagle
-					if cfg.Drafter.Path == "" {
-						cfg.Drafter.Path = defaultEagleHead()
-					}
-				}
-				r, err := benchConfig(ctx, eng, cfg, set.prompts)
+				cfg.Drafter = drafterConfig(name, k, tree)
+				r, c, err := benchConfig(ctx, eng, cfg, set.prompts)
 				if err != nil {
 					return err
 				}
+				// The plain runs of the same prompts are the baseline.
+				c.Base, c.Source = plainCounts.Run.Y, stepstats.BaselineSession
+				r.BreakEven = stepstats.Judge(c, true).BreakEven
 				r.Drafter, r.K, r.Shape = name, k, "chain"
 				if tree > 0 {
 					r.Shape = fmt.Sprintf("tree%d", tree)
@@ -237,47 +273,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	return tw.Flush()
 }
 
-// benchConfig runs cfg over every prompt and sums the runs: tokens/s is
-// all decoded tokens over all decode time.
-func benchConfig(ctx context.Context, eng *engine.Engine, cfg engine.RunConfig, prompts [][]int32) (specRow, error) {
+// benchConfig runs cfg over every prompt and pools the runs: tokens/s is
+// all decoded tokens over all decode time; the acceptance figures are
+// stepstats' over every step of the set (returned too, for the break-even).
+func benchConfig(ctx context.Context, eng *engine.Engine, cfg engine.RunConfig, prompts [][]int32) (specRow, stepstats.Counts, error) {
 	var r specRow
-	var tokens float64
-	var decode time.Duration
-	var accepted, baseline float64
+	var rate decodeRate
+	pooled := stepstats.NewCounts(0)
+	if cfg.Drafter.Kind != "" && cfg.Drafter.Kind != "none" {
+		pooled = stepstats.NewCounts(cfg.Drafter.K)
+	}
 	for _, p := range prompts {
 		cfg.PromptIDs = p
-		st, err := eng.Run(ctx, cfg, nil)
+		st, err := eng.Run(ctx, cfg, func(ev engine.Event) {
+			if ev.Kind == engine.EventStep {
+				pooled.Add(ev.Step)
+			}
+		})
 		if err != nil {
-			return r, fmt.Errorf("bench: %s k=%d: %w", cfg.Drafter.Kind, cfg.Drafter.K, err)
+			return r, pooled, fmt.Errorf("bench: %s k=%d: %w", cfg.Drafter.Kind, cfg.Drafter.K, err)
 		}
-		if n := st.GeneratedTokens - 1; n > 0 && st.DecodeTokensPerS > 0 {
-			tokens += float64(n)
-			decode += time.Duration(float64(n) / st.DecodeTokensPerS * float64(time.Second))
-		}
-		r.Drafts += st.Drafts
-		accepted += float64(st.AcceptedTokens)
-		r.DraftMs += st.DraftMs
-		r.VerifyMs += st.VerifyMs
-		baseline = st.BaselineTokensPerS
-		if st.AcceptHist != nil && cfg.Drafter.K > 0 {
-			if r.AcceptHist == nil {
-				r.AcceptHist = make([]int, len(st.AcceptHist))
-			}
-			for i, v := range st.AcceptHist {
-				if i < len(r.AcceptHist) {
-					r.AcceptHist[i] += v
-				}
-			}
-		}
+		rate.add(st)
 	}
-	if decode > 0 {
-		r.TokensPerS = tokens / decode.Seconds()
+	r.TokensPerS = rate.tokS()
+	r.Drafts = pooled.Drafts
+	r.DraftMs, r.VerifyMs = float64(pooled.Draft)/1e6, float64(pooled.Verify)/1e6
+	if pooled.K > 0 {
+		r.AcceptHist = pooled.Hist
+		r.MeanAcceptLen = pooled.MeanAcceptLen()
 	}
-	if r.Drafts > 0 {
-		r.MeanAcceptLen = 1 + accepted/float64(r.Drafts)
-		r.BreakEven = baseline * (r.DraftMs + r.VerifyMs) / 1000 / float64(r.Drafts)
-	}
-	return r, nil
+	return r, pooled, nil
 }
 
 // parseIntList parses "1-8" or "1,2,4".

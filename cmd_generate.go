@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"rigscope/engine"
+	"rigscope/engine/stepstats"
 )
 
 func init() {
@@ -120,8 +121,10 @@ type generateOutput struct {
 	FromDraft []bool       `json:"from_draft,omitempty"` // per token: drafted and accepted
 	Text      string       `json:"text"`
 	Stats     engine.Stats `json:"stats"`
-	// Baseline says where stats.baseline_tokens_per_s came from; SpecPays
-	// is the verdict mean_accept_len > break_even_accept_len.
+	// Baseline says where the verdict's baseline came from
+	// (stats.verdict.baseline_source: session_plain_run,
+	// in_run_plain_steps or this_plain_run); SpecPays is the verdict once
+	// its interval decides it (absent while too close to call).
 	Baseline string `json:"baseline_source"`
 	SpecPays *bool  `json:"spec_pays,omitempty"`
 }
@@ -154,7 +157,6 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	defer eng.Close()
 	var out generateOutput
 	_, noTok := eng.Tokenizer()
-	out.Baseline = eng.BaselineSource(cfg)
 	st, err := eng.Run(ctx, cfg, func(ev engine.Event) {
 		if ev.Kind == engine.EventWarning {
 			fmt.Fprintln(stderr, "rigscope: warning:", ev.Warning)
@@ -183,9 +185,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		fmt.Fprintln(stdout)
 		return fmt.Errorf("generate: stopped after %d tokens", st.GeneratedTokens)
 	}
-	out.Stats = st
-	if st.Drafts > 0 {
-		pays := engine.SpecPays(st)
+	out.Stats, out.Baseline = st, st.Verdict.BaselineSource
+	if st.Verdict.Decided() {
+		pays := st.Verdict.State == stepstats.Pays
 		out.SpecPays = &pays
 	}
 	if cfg.Drafter.Kind == "none" {
@@ -199,30 +201,22 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	fmt.Fprintf(stderr, "%d prompt tokens, %d generated in %.0f ms prefill; %.1f tok/s decode; stop: %s\n",
 		st.PromptTokens, st.GeneratedTokens, st.PrefillMs, st.DecodeTokensPerS, st.StopReason)
 	if cfg.Drafter.Kind != "none" {
-		printSpecStats(stderr, cfg.Drafter, st, out.Baseline)
+		printSpecStats(stderr, cfg.Drafter, st)
 	}
 	return nil
 }
 
 // printSpecStats writes the speculative summary: counts, acceptance, times,
 // and the break-even verdict.
-func printSpecStats(w io.Writer, dc engine.DrafterConfig, st engine.Stats, baselineSource string) {
+func printSpecStats(w io.Writer, dc engine.DrafterConfig, st engine.Stats) {
 	shape := "chain"
 	if dc.Tree > 0 {
 		shape = fmt.Sprintf("tree %d", dc.Tree)
 	}
 	fmt.Fprintf(w, "drafter %s, k=%d, %s: %d drafts, %d draft tokens, %d accepted; accept hist %v; per position %s\n",
 		dc.Kind, dc.K, shape, st.Drafts, st.DraftTokens, st.AcceptedTokens, st.AcceptHist, fmtRates(st.AcceptPerPos))
-	fmt.Fprintf(w, "draft %.1f ms, verify %.1f ms; mean acceptance length %.2f, break-even %.2f (baseline %.1f tok/s from the %s): ",
-		st.DraftMs, st.VerifyMs, st.MeanAcceptLen, st.BreakEvenAcceptLen, st.BaselineTokensPerS, baselineSource)
-	switch {
-	case st.Drafts == 0:
-		fmt.Fprintln(w, "no drafts were made")
-	case engine.SpecPays(st):
-		fmt.Fprintln(w, "speculation pays")
-	default:
-		fmt.Fprintln(w, "speculation does not pay")
-	}
+	fmt.Fprintf(w, "draft %.1f ms, verify %.1f ms; mean acceptance length %.2f\n%s\n",
+		st.DraftMs, st.VerifyMs, st.MeanAcceptLen, st.Verdict)
 }
 
 func fmtRates(r []float64) string {

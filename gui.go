@@ -66,12 +66,19 @@ func runPanel(ctx context.Context, args []string) (err error) {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
 	}
+	if *logDir == "" {
+		dir, err := engine.DefaultLogDir()
+		if err != nil {
+			return fmt.Errorf("%w (give --log-dir DIR)", err)
+		}
+		*logDir = dir
+	}
 	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, os.Stderr)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs},
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs, LogDir: *logDir},
 		api: newPanelAPI(*serveAddr, *apiKey, *tpSize, *backend, obs, os.Stderr)}
 	defer w.close()
 	return ui.Run(ctx, ui.Options{
@@ -83,7 +90,6 @@ func runPanel(ctx context.Context, args []string) (err error) {
 		TP:           *tpSize,
 		Backend:      *backend,
 		Tab:          *tab,
-		LogDir:       *logDir,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
 		Open:         w.open,

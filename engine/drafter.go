@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -22,20 +23,14 @@ const (
 	DefaultK        = 4
 	DefaultNgramMin = 1
 	DefaultNgramMax = 3
-	// baselineSteps is the short plain decode at the start of a speculative
-	// run that measures the baseline when no plain run of the same
-	// configuration has been seen.
-	baselineSteps = 4
 )
 
-// drafterCache keeps draft models loaded between runs (by path) and the
-// plain-decode rate of the last plain run per configuration. The zero value
-// is ready.
+// drafterCache keeps draft models loaded between runs (by path). The zero
+// value is ready.
 type drafterCache struct {
-	mu       sync.Mutex
-	models   map[string]*loadedDraft
-	heads    map[string]*eagle3.Drafter // EAGLE-3 heads by directory
-	baseline map[string]float64         // tokens/s by baselineKey
+	mu     sync.Mutex
+	models map[string]*loadedDraft
+	heads  map[string]*eagle3.Drafter // EAGLE-3 heads by directory
 }
 
 // loadedDraft is an opened draft model file and the drafter over it.
@@ -61,11 +56,8 @@ func NormalizeDrafter(dc DrafterConfig) (DrafterConfig, error) {
 		}
 	}
 	// Out-of-range sizes are refused whatever the kind (0 = the default).
-	if dc.K < 0 || dc.K > spec.MaxK {
-		return dc, fmt.Errorf("drafter: k=%d outside 1..%d", dc.K, spec.MaxK)
-	}
-	if dc.Tree < 0 || dc.Tree > spec.MaxBranch {
-		return dc, fmt.Errorf("drafter: tree branching %d outside 1..%d (absent = chain)", dc.Tree, spec.MaxBranch)
+	if err := spec.CheckShape(cmp.Or(dc.K, DefaultK), dc.Tree); err != nil {
+		return dc, fmt.Errorf("drafter: %w", err)
 	}
 	if dc.Kind == "" {
 		dc.Kind = "none"
@@ -251,25 +243,4 @@ func (e *Engine) eagleHead(dir string) (spec.Drafter, error) {
 	}
 	c.heads[dir] = d
 	return d, nil
-}
-
-// baselineKey names what the plain decode rate depends on.
-func baselineKey(cfg RunConfig) string {
-	return fmt.Sprintf("tp=%d allreduce=%s", cfg.TP, cfg.AllReduce)
-}
-
-func (c *drafterCache) lastPlain(key string) (float64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.baseline[key]
-	return v, ok
-}
-
-func (c *drafterCache) setPlain(key string, tokS float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.baseline == nil {
-		c.baseline = map[string]float64{}
-	}
-	c.baseline[key] = tokS
 }

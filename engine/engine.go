@@ -65,12 +65,13 @@ type Engine struct {
 	info   ModelInfo
 	opts   Options
 
-	run      sync.Mutex // one run at a time
-	mu       sync.Mutex // guards targets
-	targets  map[int]*tpTarget
-	drafters drafterCache      // draft models by path, plain-run baselines (drafter.go)
-	rec      *metrics.Recorder // live counters for the panel (runlog.go)
-	accel    *accelTarget      // the device target, when Options.Device is set
+	run       sync.Mutex // one run at a time
+	mu        sync.Mutex // guards targets
+	targets   map[int]*tpTarget
+	drafters  drafterCache      // draft models by path (drafter.go)
+	baselines baselines         // plain-run step times per configuration (run_baseline.go)
+	rec       *metrics.Recorder // live counters for the panel (runlog.go)
+	accel     *accelTarget      // the device target, when Options.Device is set
 }
 
 // Open loads a model (a path or "synthetic:PRESET"). Every size is checked

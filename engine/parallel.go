@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"rigscope/engine/metrics"
 	"rigscope/engine/spec"
-
 	"rigscope/engine/tp"
 )
 
@@ -70,4 +70,38 @@ func (t *tpTarget) commStats(st *Stats, wall float64) {
 	gs := t.group.Stats()
 	st.BytesSent = append([]int64{}, gs.BytesSent...)
 	st.BytesRecv = append([]int64{}, gs.BytesRecv...)
+	st.SetAllReduce(gs.Latency, t.group.Backend(), t.group.AutoTable())
+}
+
+// SetAllReduce fills the stats' allreduce figures from a run's latency
+// summaries: the dominant size's percentiles, the bytes moved, and the
+// backend each size bucket used (auto resolved through its table; nil
+// for none).
+func (st *Stats) SetAllReduce(lat []metrics.LatencySummary, backend string, auto *tp.AutoTable) {
+	if b, ok := metrics.DominantBucket(lat, backend); ok {
+		st.AllReduceP50Us, st.AllReduceP99Us = float64(b.P50)/1e3, float64(b.P99)/1e3
+	}
+	st.BytesMoved = 0
+	for _, b := range st.BytesSent {
+		st.BytesMoved += b
+	}
+	st.AllReduceBySize = backendUse(lat, auto)
+}
+
+// backendUse lists which backend carried each message-size bucket of a
+// run's allreduces; auto's buckets name the backend its table picks for
+// the bucket's largest size.
+func backendUse(lat []metrics.LatencySummary, auto *tp.AutoTable) []BackendUse {
+	var out []BackendUse
+	for _, l := range lat {
+		if l.Count == 0 {
+			continue
+		}
+		u := BackendUse{Bytes: l.Bytes, Backend: l.Backend, Calls: l.Count}
+		if l.Backend == "auto" && auto != nil && len(auto.Rules) > 0 {
+			u.Backend = auto.Pick(l.Bytes)
+		}
+		out = append(out, u)
+	}
+	return out
 }

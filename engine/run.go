@@ -3,7 +3,7 @@
 // drafter or allreduce backend between runs without reloading weights.
 package engine
 
-import "time"
+import "rigscope/engine/stepstats"
 
 // Sampling parameters; Temperature 0 means greedy.
 type Sampling struct {
@@ -43,18 +43,9 @@ type Token struct {
 	FromDraft bool   `json:"from_draft"` // drafted and accepted (vs produced by the target)
 }
 
-// StepStats describes one decode or speculative step.
-type StepStats struct {
-	Step        int           `json:"step"`
-	Drafted     int           `json:"drafted"`
-	Depth       int           `json:"depth"` // deepest drafted position (= Drafted for a chain)
-	Accepted    int           `json:"accepted"`
-	Draft       time.Duration `json:"draft_ns"`
-	Verify      time.Duration `json:"verify_ns"`
-	AllReduce   time.Duration `json:"allreduce_ns"`
-	NewTokens   int           `json:"new_tokens"`
-	ElapsedTime time.Duration `json:"elapsed_ns"` // since run start
-}
+// StepStats is one decode or speculative step: the one step record the
+// run log, the exports, the recorder and the panel share.
+type StepStats = stepstats.Step
 
 // Stats summarizes a run; field names follow vLLM/SGLang where they exist.
 type Stats struct {
@@ -67,19 +58,43 @@ type Stats struct {
 	Drafts             int       `json:"drafts"`
 	DraftTokens        int       `json:"draft_tokens"`
 	AcceptedTokens     int       `json:"accepted_tokens"`
-	AcceptHist         []int     `json:"accept_hist"`    // [0..k] steps that accepted n drafts
-	AcceptPerPos       []float64 `json:"accept_per_pos"` // acceptance rate at draft position i
+	DraftAcceptRate    float64   `json:"draft_accept_rate"` // accepted / draft tokens
+	AcceptHist         []int     `json:"accept_hist"`       // [0..k] steps that accepted n drafts
+	AcceptPerPos       []float64 `json:"accept_per_pos"`    // acceptance rate at draft position i
 	MeanAcceptLen      float64   `json:"mean_accept_len"`
 	DraftMs            float64   `json:"draft_ms"`
 	VerifyMs           float64   `json:"verify_ms"`
 	BaselineTokensPerS float64   `json:"baseline_tokens_per_s"`
 	BreakEvenAcceptLen float64   `json:"break_even_accept_len"`
-	AllReduceMs        float64   `json:"allreduce_ms"`
-	AllReduceShare     float64   `json:"allreduce_share"`
-	BytesSent          []int64   `json:"bytes_sent_per_rank,omitempty"`
-	BytesRecv          []int64   `json:"bytes_recv_per_rank,omitempty"`
+	// Verdict is the break-even verdict with its intervals and where the
+	// baseline came from (stepstats.Judge); BaselineTokensPerS and
+	// BreakEvenAcceptLen are its figures.
+	Verdict     stepstats.Verdict `json:"verdict"`
+	AllReduceMs float64           `json:"allreduce_ms"`
+	// AllReduceP50Us and AllReduceP99Us are the latency percentiles of the
+	// run's most frequent message size; BytesMoved the bytes all ranks sent.
+	AllReduceP50Us float64 `json:"allreduce_p50_us"`
+	AllReduceP99Us float64 `json:"allreduce_p99_us"`
+	BytesMoved     int64   `json:"bytes_moved"`
+	AllReduceShare float64 `json:"allreduce_share"`
+	// AllReduceBySize is the backend that carried each message-size bucket
+	// (for auto, the one its table picked); nil without allreduce.
+	AllReduceBySize []BackendUse `json:"allreduce_by_size,omitempty"`
+	BytesSent       []int64      `json:"bytes_sent_per_rank,omitempty"`
+	BytesRecv       []int64      `json:"bytes_recv_per_rank,omitempty"`
 	// WeightBytesPerRank is the weight memory each rank reads (its shards
 	// plus the replicated embedding); KVBytesPerRank its KV cache.
 	WeightBytesPerRank []int64 `json:"weight_bytes_per_rank,omitempty"`
 	KVBytesPerRank     []int64 `json:"kv_bytes_per_rank,omitempty"`
+	// RunID names the run in its log; LogPath is that log ("" = none).
+	RunID   string `json:"run_id"`
+	LogPath string `json:"log_path,omitempty"`
+}
+
+// BackendUse says which backend carried a run's allreduces of one
+// message-size bucket (sizes up to Bytes, a power of two).
+type BackendUse struct {
+	Bytes   int64  `json:"bytes"`
+	Backend string `json:"backend"`
+	Calls   int64  `json:"calls"`
 }

@@ -8,6 +8,7 @@ import (
 	"rigscope/engine/metrics"
 	"rigscope/engine/sample"
 	"rigscope/engine/spec"
+	"rigscope/engine/stepstats"
 	"rigscope/engine/tokenizer"
 	"rigscope/engine/tp"
 )
@@ -16,11 +17,11 @@ import (
 // goroutine; it must not block). It returns when the run ends; a cancelled
 // ctx stops it cleanly with StopReason "cancelled".
 //
-// With a drafter, the baseline tokens/s (for the break-even acceptance
-// length) is the decode rate of the last plain run of the same TP size and
-// allreduce backend on this engine; when there was none, the run starts with
-// a short plain decode of a few steps that measures it (BaselineSource says
-// which).
+// With a drafter, the baseline for the break-even verdict is plain decoding
+// of exactly this configuration (model, device, context, TP size, allreduce
+// backend): the steps of the last complete plain run of it on this engine,
+// or, when there was none, plain steps interleaved in this run
+// (Stats.Verdict.BaselineSource says which).
 func (e *Engine) Run(ctx context.Context, cfg RunConfig, sink func(Event)) (Stats, error) {
 	e.run.Lock()
 	defer e.run.Unlock()
@@ -35,28 +36,6 @@ func (e *Engine) Run(ctx context.Context, cfg RunConfig, sink func(Event)) (Stat
 	}
 	sink(Event{Kind: EventDone, Stats: st, Err: err})
 	return st, err
-}
-
-// Baseline sources, for logs.
-const (
-	BaselineLastPlain = "last plain run with the same config"
-	BaselineMeasured  = "short plain decode at run start"
-	BaselineThisRun   = "this plain run"
-)
-
-// BaselineSource says where a speculative run's baseline came from for the
-// last run of cfg's configuration on this engine.
-func (e *Engine) BaselineSource(cfg RunConfig) string {
-	if cfg.Drafter.Kind == "none" || cfg.Drafter.Kind == "" && cfg.Drafter.Path == "" {
-		return BaselineThisRun
-	}
-	if cfg.TP <= 0 {
-		cfg.TP = 1
-	}
-	if _, ok := e.drafters.lastPlain(baselineKey(cfg)); ok {
-		return BaselineLastPlain
-	}
-	return BaselineMeasured
 }
 
 func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event), obs *runObserver) (Stats, error) {
@@ -119,18 +98,19 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 		dec = tokenizer.NewStreamDecoder(e.tok)
 	}
 	sp := sample.Params{Temperature: cfg.Sampling.Temperature, TopK: cfg.Sampling.TopK, TopP: cfg.Sampling.TopP}
-	key := baselineKey(cfg)
-	baseline, haveBaseline := e.drafters.lastPlain(key)
+	key := e.baselineKey(cfg)
+	counts, measure := e.seedCounts(key, dc.K, drafter != nil)
 	start := time.Now()
 	var firstTok time.Duration
 	opts := spec.Options{
-		MaxTokens: cfg.MaxTokens,
-		EOS:       eos,
-		K:         dc.K,
-		Branch:    dc.Tree,
-		Sampler:   sample.New(sp, cfg.Sampling.Seed),
-		Drafter:   drafter,
-		DraftSeed: cfg.Sampling.Seed,
+		MaxTokens:       cfg.MaxTokens,
+		EOS:             eos,
+		K:               dc.K,
+		Branch:          dc.Tree,
+		Sampler:         sample.New(sp, cfg.Sampling.Seed),
+		Drafter:         drafter,
+		DraftSeed:       cfg.Sampling.Seed,
+		MeasureBaseline: measure,
 		Emit: func(ids []int32, fromDraft []bool) {
 			if firstTok == 0 {
 				firstTok = time.Since(start)
@@ -146,22 +126,17 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 			sink(Event{Kind: EventTokens, Tokens: toks})
 		},
 	}
-	if drafter != nil && !haveBaseline {
-		opts.BaselineSteps = baselineSteps
-	}
 	runID := e.nextRunID()
-	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: dc.K}, lat, bytes)
+	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: counts.K, Counts: counts}, lat, bytes)
 	defer e.rec.EndRun()
 	obs.start(e.opts.Observer, RunStart{Model: e.info.ServedName(), Drafter: dc, TP: cfg.TP, PromptTokens: len(prompt),
 		AllReduce: lat, Bytes: bytes})
-	if haveBaseline {
-		e.rec.SetBaseline(baseline)
-	}
 	log, err := e.openRunLog(runID, cfg)
 	if err != nil {
 		return st, err
 	}
-	steps := &stepper{e: e, t: t, log: log, sink: sink, ranks: cfg.TP, start: start, last: time.Now(), lastAR: t.allReduceTime()}
+	st.RunID, st.LogPath = runID, log.path()
+	steps := &stepper{e: e, t: t, log: log, sink: sink, ranks: cfg.TP, start: start, lastAR: t.allReduceTime()}
 	opts.Step = steps.step
 	res, err := spec.Generate(ctx, t, prompt, opts)
 	st.PromptTokens = len(prompt)
@@ -172,22 +147,14 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	if n := len(res.Tokens) - 1; n > 0 && res.Decode > 0 {
 		st.DecodeTokensPerS = float64(n) / res.Decode.Seconds()
 	}
-	fillSpecStats(&st, res.Counts)
-	switch {
-	case drafter == nil:
+	c := e.rec.Counts()
+	st.SetCounts(c)
+	if drafter == nil {
 		st.BaselineTokensPerS = st.DecodeTokensPerS
-		if err == nil && res.StopReason != "cancelled" && len(res.Tokens) > 1 {
-			e.drafters.setPlain(key, st.DecodeTokensPerS)
+		if err == nil && res.StopReason != "cancelled" && c.Run.Y.N >= stepstats.MinSteps {
+			e.baselines.set(key, c.Run.Y)
 		}
-	case haveBaseline:
-		st.BaselineTokensPerS = baseline
-	default:
-		st.BaselineTokensPerS = res.BaselineTokS
 	}
-	if res.Counts.Drafts > 0 {
-		st.BreakEvenAcceptLen = spec.BreakEven(st.BaselineTokensPerS, res.Counts.StepTime())
-	}
-	e.rec.SetBaseline(st.BaselineTokensPerS)
 	t.commStats(&st, ms(time.Since(start)))
 	if err != nil {
 		err = fmt.Errorf("run: %w", err)
@@ -198,9 +165,9 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	return st, err
 }
 
-// stepper turns the loop's step reports into StepStats events, recorder
-// samples and run-log lines, splitting each step's wall time into draft,
-// verify (which includes allreduce) and other.
+// stepper turns the loop's step reports into the step record (numbered,
+// timed since the run's start, with the allreduce time the target counted)
+// and hands it to the recorder, the run log and the sink.
 type stepper struct {
 	e      *Engine
 	t      runTarget
@@ -209,40 +176,35 @@ type stepper struct {
 	ranks  int
 	n      int
 	start  time.Time
-	last   time.Time     // when the previous step ended
 	lastAR time.Duration // allreduce time up to the previous step
 }
 
 func (s *stepper) step(si spec.StepInfo) {
 	s.n++
-	now, ar := time.Now(), s.t.allReduceTime()
-	wall := now.Sub(s.last)
-	ss := StepStats{Step: s.n, Drafted: si.Drafted, Depth: si.Depth, Accepted: si.Accepted, Draft: si.Draft, Verify: si.Verify,
-		AllReduce: ar - s.lastAR, NewTokens: si.New, ElapsedTime: now.Sub(s.start)}
-	s.last, s.lastAR = now, ar
-	sample := metrics.StepSample{Step: s.n, Drafted: si.Drafted, At: ss.ElapsedTime, Draft: si.Draft, Verify: si.Verify,
-		AllReduce: ss.AllReduce, Other: max(0, wall-si.Draft-si.Verify), Tokens: si.New, Accepted: si.Accepted}
-	s.e.rec.RecordStep(sample, si.Drafted)
-	s.log.step(sample, s.ranks)
-	s.sink(Event{Kind: EventStep, Step: ss})
+	ar := s.t.allReduceTime()
+	st := si.Step
+	st.Step, st.At, st.AllReduce = s.n, time.Since(s.start), ar-s.lastAR
+	s.lastAR = ar
+	s.e.rec.RecordStep(st)
+	s.log.step(st, s.ranks)
+	s.sink(Event{Kind: EventStep, Step: st})
 }
 
-// fillSpecStats copies the speculative counts into the run's stats.
-func fillSpecStats(st *Stats, c spec.Counts) {
+// SetCounts fills the stats' step figures from the run's tally: counts,
+// acceptance, draft and verify time, and the verdict of the finished run.
+func (st *Stats) SetCounts(c stepstats.Counts) {
 	st.Drafts = c.Drafts
 	st.DraftTokens = c.DraftTokens
 	st.AcceptedTokens = c.Accepted
+	st.DraftAcceptRate = c.AcceptRate()
 	st.AcceptHist = c.Hist
 	st.AcceptPerPos = c.AcceptPerPos()
 	st.MeanAcceptLen = c.MeanAcceptLen()
 	st.DraftMs = ms(c.Draft)
 	st.VerifyMs = ms(c.Verify)
-}
-
-// SpecPays is the verdict next to the numbers: the measured mean
-// acceptance length beats the break-even one.
-func SpecPays(st Stats) bool {
-	return st.Drafts > 0 && st.MeanAcceptLen > st.BreakEvenAcceptLen
+	st.Verdict = stepstats.Judge(c, true)
+	st.BaselineTokensPerS = c.BaselineTokS()
+	st.BreakEvenAcceptLen = st.Verdict.BreakEven
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -21,31 +21,49 @@ func (e *Engine) nextRunID() string {
 // the panel's dashboards.
 func (e *Engine) Snapshot() metrics.Snapshot { return e.rec.Snapshot() }
 
-// runLog writes a run's JSONL event log as the run goes (Options.LogDir);
-// the zero value (no directory) writes nothing.
+// DefaultLogDir is where the panel keeps run logs when no --log-dir is
+// given: rigscope/runs in the user cache folder, created and kept
+// owner-only (the logs hold prompts).
+func DefaultLogDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("run logs: %w", err)
+	}
+	dir := filepath.Join(cache, "rigscope", "runs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("run logs: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil { // made 0755 by earlier versions
+		return "", fmt.Errorf("run logs: %w", err)
+	}
+	return dir, nil
+}
+
+// runLog writes a run's JSONL event log as the run goes (Options.LogDir):
+// the one writer of run logs. The zero value (no directory) writes nothing.
 type runLog struct{ l *metrics.RunLog }
 
 func (e *Engine) openRunLog(runID string, cfg RunConfig) (*runLog, error) {
 	if e.opts.LogDir == "" {
 		return &runLog{}, nil
 	}
-	if err := os.MkdirAll(e.opts.LogDir, 0o755); err != nil {
-		return nil, fmt.Errorf("run log: %w", err)
-	}
-	l, err := metrics.OpenRunLog(filepath.Join(e.opts.LogDir, runID+".jsonl"), runID)
+	l, err := metrics.CreateRunLogIn(e.opts.LogDir, runID)
 	if err != nil {
-		return nil, fmt.Errorf("run log: %w", err)
+		return nil, err
 	}
 	if err := l.StartModel(e.info.Path, cfg); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("run log: %w", err)
+		return nil, err
 	}
 	return &runLog{l}, nil
 }
 
+// path is the log's file ("" when none is written).
+func (r *runLog) path() string { return r.l.Path() }
+
 // step appends one step with its spans per rank. A failed write is kept by
 // the log and reported when the run ends.
-func (r *runLog) step(s metrics.StepSample, ranks int) {
+func (r *runLog) step(s StepStats, ranks int) {
 	if r.l != nil {
 		r.l.Step(s, metrics.StepSpans(s, ranks))
 	}

@@ -41,7 +41,6 @@ type Options struct {
 	Backends  func() []Choice                    // allreduce backends with availability
 	TPSizes   func() []Choice                    // TP sizes with availability
 	Dashboard func(eng Engine) fyne.CanvasObject // the live charts for a loaded engine; nil shows a placeholder
-	LogDir    string                             // run logs; "" = the user cache dir
 	Report    io.Writer                          // where the responsiveness figures go at exit (nil: nowhere)
 }
 
@@ -61,6 +60,7 @@ type Panel struct {
 	dashSlot *fyne.Container
 	Content  fyne.CanvasObject
 
+	ctx      context.Context // cancelled on SIGINT/SIGTERM: stops an export in progress
 	session  *Session
 	info     ModelInfo
 	loading  *ProgressDialog
@@ -72,7 +72,7 @@ type Panel struct {
 // NewPanel builds the panel in win; post runs functions on the UI goroutine
 // (fyne.Do in the app, a queue in tests).
 func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Panel {
-	p := &Panel{app: a, win: win, opts: opts, post: post, autorun: opts.Autorun, finished: make(chan struct{})}
+	p := &Panel{app: a, win: win, opts: opts, post: post, ctx: context.Background(), autorun: opts.Autorun, finished: make(chan struct{})}
 	settings := LoadSettings(a.Preferences())
 	if opts.MaxTokens > 0 {
 		settings.MaxTokens = opts.MaxTokens
@@ -213,7 +213,7 @@ func (p *Panel) modelOpened(path string, eng Engine, err error) {
 		dialog.ShowError(err, p.win)
 		return
 	}
-	p.session = NewSession(eng, p.post, p.logDir())
+	p.session = NewSession(eng, p.post)
 	p.info = eng.Info()
 	if path != "" {
 		p.app.Preferences().SetString(prefLastModel, path)
@@ -228,21 +228,6 @@ func (p *Panel) modelOpened(path string, eng Engine, err error) {
 	if p.autorun != "" {
 		p.Send(p.autorun)
 	}
-}
-
-func (p *Panel) logDir() string {
-	dir := p.opts.LogDir
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(cache, "rigscope", "runs")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ""
-	}
-	return dir
 }
 
 // template returns the chat template the next run uses, if any.
@@ -362,7 +347,7 @@ func (p *Panel) export(runs []*RunRecord) {
 		if u == nil {
 			return
 		}
-		paths, err := ExportRuns(u.Path(), runs)
+		paths, err := ExportRuns(p.ctx, u.Path(), runs)
 		if err != nil {
 			dialog.ShowError(err, p.win)
 			return
@@ -389,6 +374,7 @@ func Run(ctx context.Context, opts Options) error {
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	win := a.NewWindow("rigscope")
 	p := NewPanel(a, win, opts, fyne.Do)
+	p.ctx = ctx
 	win.SetContent(p.Content)
 	win.Resize(fyne.NewSize(1240, 760))
 	win.SetMaster()

@@ -30,7 +30,6 @@ func newTestPanel(t *testing.T, eng Engine, opts Options) (*Panel, *uiQueue, *at
 			return eng, nil
 		}
 	}
-	opts.LogDir = t.TempDir()
 	opts.Backends = func() []Choice { return testBackends }
 	opts.TPSizes = func() []Choice { return testTPs }
 	p := NewPanel(a, w, opts, q.post)

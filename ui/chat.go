@@ -296,8 +296,9 @@ func StatsLine(rec *RunRecord) string {
 	}
 	if rec.Config.Drafter.Kind != DrafterNone && rec.Config.Drafter.Kind != "" {
 		parts = append(parts,
-			fmt.Sprintf("%.0f%% of drafts accepted", 100*acceptRate(s.AcceptedTokens, s.DraftTokens)),
-			fmt.Sprintf("mean accept len %.2f", s.MeanAcceptLen))
+			fmt.Sprintf("%.0f%% of drafts accepted", 100*s.DraftAcceptRate),
+			fmt.Sprintf("mean accept len %.2f", s.MeanAcceptLen),
+			verdictText(rec))
 	}
 	line := strings.Join(parts, " · ")
 	if rec.Err != "" {

@@ -109,7 +109,7 @@ func TestChatPromptHistory(t *testing.T) {
 
 func TestStatsLine(t *testing.T) {
 	rec := fixedRecord(1, "ring", 101.5)
-	want := "101.5 tok/s · 64 tokens · 12 ms to first token · stop: max_tokens · 55% of drafts accepted · mean accept len 3.20"
+	want := "101.5 tok/s · 64 tokens · 12 ms to first token · stop: max_tokens · 55% of drafts accepted · mean accept len 3.20 · pays 1.42x (1.31–1.55)"
 	if got := StatsLine(rec); got != want {
 		t.Errorf("StatsLine = %q, want %q", got, want)
 	}

@@ -68,7 +68,7 @@ func TestControlsChanges(t *testing.T) {
 
 	// An invalid value is refused with its reason and leaves the setting.
 	c.k.SetText("40")
-	if c.Settings().K != 6 || !strings.Contains(c.problem.Text, "k = 40") {
+	if c.Settings().K != 6 || !strings.Contains(c.problem.Text, "k=40") {
 		t.Errorf("k=40: Settings().K = %d, problem %q; want 6 and a message", c.Settings().K, c.problem.Text)
 	}
 }

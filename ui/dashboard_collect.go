@@ -64,7 +64,7 @@ type frame struct {
 	acceptPrev []float64
 	posCats    []string
 	posRate    []float64
-	mean       float64
+	perStep    float64 // tokens per step so far
 	verdict    string
 
 	stepBars    [][]float64 // (step, [draft, verify, allreduce, other]) seconds
@@ -101,7 +101,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	if snap.Running && (h.lastPush.IsZero() || at.Sub(h.lastPush) >= pushEvery) {
 		h.lastPush = at
 		x := at.Sub(h.runStart).Seconds()
-		if b, ok := DominantBucket(snap); ok {
+		if b, ok := metrics.DominantBucket(snap.AllReduce, snap.Backend); ok {
 			h.arBytes = b.Bytes
 			h.arX.Push(x)
 			h.arP50.Push(b.P50.Seconds())
@@ -196,6 +196,8 @@ func (d *Dashboard) fillAllReduce(f *frame, h *history) {
 	}
 }
 
+// fillAcceptance formats the engine's acceptance figures and verdict
+// (computed once, by engine/stepstats).
 func fillAcceptance(f *frame, s metrics.Snapshot) {
 	n := max(len(s.AcceptHist), len(s.PrevAcceptHist))
 	for i := range n {
@@ -203,17 +205,14 @@ func fillAcceptance(f *frame, s metrics.Snapshot) {
 	}
 	f.acceptCur, f.acceptPrev = Fractions(s.AcceptHist), Fractions(s.PrevAcceptHist)
 	f.posRate = s.AcceptPerPos
-	if len(f.posRate) == 0 {
-		f.posRate = PerPositionRate(s.AcceptHist)
-	}
 	for i := range f.posRate {
 		f.posCats = append(f.posCats, fmt.Sprint(i+1))
 	}
-	f.mean = s.MeanAcceptLen
-	if f.mean == 0 {
-		f.mean = MeanAcceptLen(s.AcceptHist)
+	f.perStep = s.Verdict.TokensPerStep
+	f.verdict = s.Verdict.String()
+	if s.Drafter == "" || s.Drafter == "none" {
+		f.perStep = 0
 	}
-	f.verdict = Verdict(s)
 }
 
 // stepWindow is how many recent steps the stacked chart shows.

@@ -123,19 +123,6 @@ func CurvesFromSnapshot(s metrics.Snapshot) []Curve {
 	return out
 }
 
-// DominantBucket is the active backend's size bucket with the most
-// allreduces (in TP decoding nearly every allreduce has the same size); ok
-// false when the backend has none.
-func DominantBucket(s metrics.Snapshot) (metrics.LatencySummary, bool) {
-	var best metrics.LatencySummary
-	for _, l := range s.AllReduce {
-		if l.Backend == s.Backend && l.Count > best.Count {
-			best = l
-		}
-	}
-	return best, best.Count > 0
-}
-
 // Fractions divides each count by the total; nil when the total is zero.
 func Fractions(counts []int) []float64 {
 	total := 0
@@ -148,40 +135,6 @@ func Fractions(counts []int) []float64 {
 	out := make([]float64, len(counts))
 	for i, c := range counts {
 		out[i] = float64(c) / float64(total)
-	}
-	return out
-}
-
-// MeanAcceptLen is 1 + mean accepted drafts per step (the bonus token
-// counts, as vLLM and SGLang report it) from a histogram hist[n] = steps
-// that accepted n drafts; 0 without steps.
-func MeanAcceptLen(hist []int) float64 {
-	steps, acc := 0, 0
-	for n, c := range hist {
-		steps += c
-		acc += n * c
-	}
-	if steps == 0 {
-		return 0
-	}
-	return 1 + float64(acc)/float64(steps)
-}
-
-// PerPositionRate is, for draft positions 1..k, the share of steps that
-// accepted at least that many drafts (chain verification), from hist.
-func PerPositionRate(hist []int) []float64 {
-	steps := 0
-	for _, c := range hist {
-		steps += c
-	}
-	if steps == 0 || len(hist) < 2 {
-		return nil
-	}
-	out := make([]float64, len(hist)-1)
-	atLeast := 0
-	for n := len(hist) - 1; n >= 1; n-- {
-		atLeast += hist[n]
-		out[n-1] = float64(atLeast) / float64(steps)
 	}
 	return out
 }
@@ -202,27 +155,6 @@ func Quantile(vals []float64, q float64) float64 {
 		return s[len(s)-1]
 	}
 	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
-}
-
-// Verdict says in words whether speculation pays for this run.
-func Verdict(s metrics.Snapshot) string {
-	mean := s.MeanAcceptLen
-	if mean == 0 {
-		mean = MeanAcceptLen(s.AcceptHist)
-	}
-	switch {
-	case s.K == 0 || s.Drafter == "" || s.Drafter == "none":
-		return "No speculation in this run (no drafter): every token comes from the target."
-	case mean == 0:
-		return "No speculative steps yet."
-	case s.BreakEven <= 0:
-		return fmt.Sprintf("Mean acceptance length %.2f tokens/step; break-even unknown until a baseline (no-draft) speed is measured.", mean)
-	case mean > s.BreakEven:
-		return fmt.Sprintf("Speculation pays: mean acceptance length %.2f tokens/step is above the break-even %.2f (%.0f%% margin).",
-			mean, s.BreakEven, 100*(mean/s.BreakEven-1))
-	}
-	return fmt.Sprintf("Speculation does not pay: mean acceptance length %.2f tokens/step is below the break-even %.2f; plain decoding would be faster.",
-		mean, s.BreakEven)
 }
 
 // Human formatters for axes and values.

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"rigscope/engine/metrics"
+	"rigscope/engine/stepstats"
 	"rigscope/gpu"
 )
 
@@ -42,6 +43,8 @@ func richSnapshot(at time.Duration) metrics.Snapshot {
 		AcceptPerPos:   []float64{0.70, 0.45, 0.25, 0.10},
 		MeanAcceptLen:  2.5,
 		BreakEven:      1.8,
+		Verdict: stepstats.Verdict{State: stepstats.Pays, BaselineSource: stepstats.BaselineInRun, BaselineSteps: 12, BaselineTokS: 70,
+			Steps: 100, TokensPerStep: 2.4, MaxPerStep: 5, BreakEven: 1.8, BreakEvenLo: 1.6, BreakEvenHi: 2.0, Speedup: 1.33, SpeedupLo: 1.2, SpeedupHi: 1.5},
 		AllReduce: []metrics.LatencySummary{
 			{Backend: "ring", Bytes: 16384, Count: 5000, P50: 40*time.Microsecond + time.Duration(at.Seconds())*time.Microsecond, P99: 95 * time.Microsecond, Mean: 45 * time.Microsecond},
 			{Backend: "ring", Bytes: 1 << 20, Count: 20, P50: 600 * time.Microsecond, P99: 900 * time.Microsecond},
@@ -52,7 +55,7 @@ func richSnapshot(at time.Duration) metrics.Snapshot {
 	}
 	for i := range 80 {
 		ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-		s.Steps = append(s.Steps, metrics.StepSample{
+		s.Steps = append(s.Steps, stepstats.Step{
 			At: ms(float64(i) * 20), Draft: ms(1 + float64(i%3)), Verify: ms(12 + float64(i%5)),
 			AllReduce: ms(3 + float64(i%2)), Other: ms(1), Tokens: 1 + i%4, Accepted: i % 4,
 		})
@@ -162,7 +165,7 @@ func TestDashboardTexts(t *testing.T) {
 	checks := []struct {
 		name, got, want string
 	}{
-		{"verdict", d.views.verdict.Text, "Speculation pays: mean acceptance length 2.50 tokens/step is above the break-even 1.80 (39% margin)."},
+		{"verdict", d.views.verdict.Text, "Speculation pays: 1.33x plain decoding (95% CI 1.20–1.50); 2.40 tokens/step against a break-even of 1.80 (95% CI 1.60–2.00)"},
 		{"gpu header", d.views.gpuHeader.Text, "GPUs (2, NVML, TX/RX via PCIe byte counters)"},
 		{"no-gpu header", nd.views.gpuHeader.Text, "Engine-counted interconnect traffic (no GPU: NVML unavailable: nvmlInit: libnvidia-ml.so not found (no NVIDIA driver installed))"},
 		{"rank card", nd.cardsText(), "rank 0|engine-counted interconnect traffic|total sent 83 MiB · received 69 MiB"},
@@ -215,27 +218,16 @@ func TestCrossovers(t *testing.T) {
 	}
 }
 
-func TestAcceptanceMath(t *testing.T) {
-	tests := []struct {
-		hist   []int
-		mean   float64
-		perPos []float64
-		fracs  []float64
+func TestFractions(t *testing.T) {
+	for _, tc := range []struct {
+		hist  []int
+		fracs []float64
 	}{
-		// 10 steps: 2 accepted 0, 3 accepted 1, 5 accepted 2 -> 13 accepted,
-		// mean length 1 + 13/10 = 2.3; >=1 in 8/10, >=2 in 5/10.
-		{[]int{2, 3, 5}, 2.3, []float64{0.8, 0.5}, []float64{0.2, 0.3, 0.5}},
-		{[]int{4}, 1, nil, []float64{1}},
-		{[]int{0, 0, 0}, 0, nil, nil},
-		{nil, 0, nil, nil},
-	}
-	for _, tc := range tests {
-		if got := MeanAcceptLen(tc.hist); math.Abs(got-tc.mean) > 1e-12 {
-			t.Errorf("MeanAcceptLen(%v) = %v, want %v", tc.hist, got, tc.mean)
-		}
-		if got := PerPositionRate(tc.hist); !reflect.DeepEqual(got, tc.perPos) {
-			t.Errorf("PerPositionRate(%v) = %v, want %v", tc.hist, got, tc.perPos)
-		}
+		{[]int{2, 3, 5}, []float64{0.2, 0.3, 0.5}},
+		{[]int{4}, []float64{1}},
+		{[]int{0, 0, 0}, nil},
+		{nil, nil},
+	} {
 		if got := Fractions(tc.hist); !reflect.DeepEqual(got, tc.fracs) {
 			t.Errorf("Fractions(%v) = %v, want %v", tc.hist, got, tc.fracs)
 		}
@@ -265,32 +257,46 @@ func TestQuantile(t *testing.T) {
 	}
 }
 
-func TestVerdict(t *testing.T) {
-	tests := []struct {
-		snap metrics.Snapshot
-		want string
+// TestDashboardVerdictStates: the dashboard shows the engine's verdict
+// in each of its states, in words with the interval, and its tokens per
+// step against the break-even; it computes none of them.
+func TestDashboardVerdictStates(t *testing.T) {
+	base := stepstats.Verdict{BaselineSource: stepstats.BaselineInRun, BaselineSteps: 9, BaselineTokS: 240, Steps: 40,
+		TokensPerStep: 2.6, MaxPerStep: 5, BreakEven: 2.2, BreakEvenLo: 2.0, BreakEvenHi: 2.4, Speedup: 1.18, SpeedupLo: 1.05, SpeedupHi: 1.32}
+	for _, tc := range []struct {
+		drafter, state string
+		want           []string
 	}{
-		{metrics.Snapshot{Drafter: "none"}, "No speculation in this run"},
-		{metrics.Snapshot{Drafter: "ngram", K: 4}, "No speculative steps yet."},
-		{metrics.Snapshot{Drafter: "ngram", K: 4, AcceptHist: []int{1, 1}}, "Mean acceptance length 1.50 tokens/step; break-even unknown"},
-		{metrics.Snapshot{Drafter: "ngram", K: 4, MeanAcceptLen: 3, BreakEven: 2}, "Speculation pays: mean acceptance length 3.00 tokens/step is above the break-even 2.00 (50% margin)."},
-		{metrics.Snapshot{Drafter: "model", K: 4, MeanAcceptLen: 1.5, BreakEven: 2}, "Speculation does not pay: mean acceptance length 1.50"},
-	}
-	for _, tc := range tests {
-		if got := Verdict(tc.snap); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("Verdict(%+v) = %q, want prefix %q", tc.snap, got, tc.want)
+		{"none", stepstats.NoSpec, []string{"No speculation"}},
+		{"ngram", stepstats.Measuring, []string{"Measuring", "1.18x", "95% CI 1.05–1.32", "9 plain steps interleaved"}},
+		{"model", stepstats.Pays, []string{"Speculation pays", "2.60 tokens/step against a break-even of 2.20 (95% CI 2.00–2.40)"}},
+		{"model", stepstats.DoesNotPay, []string{"does not pay", "plain decoding would be faster"}},
+		{"eagle3", stepstats.CannotPay, []string{"cannot pay at this k", "above k+1 = 5"}},
+		{"ngram", stepstats.TooClose, []string{"Too close to call"}},
+	} {
+		v := base
+		v.State = tc.state
+		f := &frame{}
+		fillAcceptance(f, metrics.Snapshot{Drafter: tc.drafter, K: 4, Verdict: v, MeanAcceptLen: 2.7})
+		for _, w := range tc.want {
+			if !strings.Contains(f.verdict, w) {
+				t.Errorf("verdict %s: %q lacks %q", tc.state, f.verdict, w)
+			}
+		}
+		if want := map[bool]float64{true: 0, false: 2.6}[tc.drafter == "none"]; f.perStep != want {
+			t.Errorf("verdict %s: tokens per step shown %v, want %v", tc.state, f.perStep, want)
 		}
 	}
 }
 
 func TestDominantBucket(t *testing.T) {
 	s := richSnapshot(0)
-	b, ok := DominantBucket(s)
+	b, ok := metrics.DominantBucket(s.AllReduce, s.Backend)
 	if !ok || b.Bytes != 16384 || b.Backend != "ring" {
 		t.Errorf("DominantBucket(ring run) = %+v, %v, want the 16 KiB ring bucket", b, ok)
 	}
 	s.Backend = "nccl"
-	if _, ok := DominantBucket(s); ok {
+	if _, ok := metrics.DominantBucket(s.AllReduce, s.Backend); ok {
 		t.Errorf("DominantBucket(backend without samples) ok = true")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"rigscope/engine/stepstats"
 	"rigscope/gpu"
 	"rigscope/ui/widgets"
 )
@@ -73,7 +74,7 @@ func newViews() *views {
 	v.acceptHist.Empty = "no speculative steps yet"
 	v.acceptPos = widgets.NewBarHistogram("Acceptance rate by draft position", "draft position", fmtFraction)
 	v.acceptPos.Empty = "no speculative steps yet"
-	v.acceptMean = widgets.NewBarHistogram("Mean acceptance length vs break-even", "", widgets.Plain)
+	v.acceptMean = widgets.NewBarHistogram("Tokens per step vs break-even", "", widgets.Plain)
 	v.acceptMean.Empty = "no speculative steps yet"
 	v.verdict = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.verdict.Wrapping = fyne.TextWrapWord
@@ -141,14 +142,21 @@ func (v *views) apply(f *frame) {
 	}
 	v.acceptPos.Set(f.posCats, pos)
 	var mean []widgets.BarSeries
-	if f.mean > 0 {
-		c := widgets.SeriesColor(2) // green: pays
-		if f.snap.BreakEven > 0 && f.mean <= f.snap.BreakEven {
-			c = widgets.SeriesColor(5) // vermillion: does not pay
+	if f.perStep > 0 {
+		c := widgets.SeriesColor(0) // neutral while measuring or too close
+		switch f.snap.Verdict.State {
+		case stepstats.Pays:
+			c = widgets.SeriesColor(2) // green
+		case stepstats.DoesNotPay, stepstats.CannotPay:
+			c = widgets.SeriesColor(5) // vermillion
 		}
-		mean = []widgets.BarSeries{{Name: fmt.Sprintf("mean %.2f", f.mean), Values: []float64{f.mean}, Color: c}}
+		mean = []widgets.BarSeries{{Name: fmt.Sprintf("%.2f tokens/step (mean acceptance length %.2f)", f.perStep, f.snap.MeanAcceptLen), Values: []float64{f.perStep}, Color: c}}
 	}
-	v.acceptMean.Ref, v.acceptMean.RefLabel = f.snap.BreakEven, fmt.Sprintf("break-even %.2f", f.snap.BreakEven)
+	v.acceptMean.Ref, v.acceptMean.RefLabel = 0, ""
+	if be := f.snap.Verdict; be.BreakEven > 0 {
+		v.acceptMean.Ref = be.BreakEven
+		v.acceptMean.RefLabel = fmt.Sprintf("break-even %.2f (%.2f–%.2f)", be.BreakEven, be.BreakEvenLo, be.BreakEvenHi)
+	}
 	v.acceptMean.Set([]string{"tokens per step"}, mean)
 	v.verdict.SetText(f.verdict)
 

@@ -10,6 +10,7 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/metrics"
+	"rigscope/engine/stepstats"
 )
 
 // FakeEngine streams made-up tokens with the shape of a real speculative run:
@@ -20,15 +21,15 @@ type FakeEngine struct {
 	info      ModelInfo
 	stepDelay time.Duration // wall time per step; 0 runs flat out
 
+	rec  *metrics.Recorder // the engine's own recorder: the fake computes no figure
 	mu   sync.Mutex
-	snap metrics.Snapshot
 	runs int
 }
 
 // NewFakeEngine returns a fake target named after path that sleeps stepDelay
 // per speculative step.
 func NewFakeEngine(info ModelInfo, stepDelay time.Duration) *FakeEngine {
-	return &FakeEngine{info: info, stepDelay: stepDelay}
+	return &FakeEngine{info: info, stepDelay: stepDelay, rec: metrics.NewRecorder(256)}
 }
 
 // FakeOpener opens every path as a FakeEngine after a short, cancellable
@@ -69,22 +70,17 @@ func (f *FakeEngine) Runs() int {
 }
 
 // Snapshot implements Engine.
-func (f *FakeEngine) Snapshot() metrics.Snapshot {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := f.snap
-	s.Taken = time.Now()
-	s.AcceptHist = append([]int(nil), s.AcceptHist...)
-	s.AllReduce = append([]metrics.LatencySummary(nil), s.AllReduce...)
-	s.RankBytesSent = append([]int64(nil), s.RankBytesSent...)
-	s.RankBytesRecv = append([]int64(nil), s.RankBytesRecv...)
-	return s
-}
+func (f *FakeEngine) Snapshot() metrics.Snapshot { return f.rec.Snapshot() }
 
 var fakeWords = strings.Fields("the quick brown fox jumps over a lazy dog while rigscope measures every " +
 	"allreduce and the drafter guesses what comes next so the target can verify several tokens in one pass")
 
-// Run implements Engine. It is deterministic for a given config.
+// fakePlainStep is the plain step time the fake's session baseline holds.
+const fakePlainStep = 500 * time.Microsecond
+
+// Run implements Engine. It is deterministic for a given config: its step
+// times are made up, not measured, and its figures come from the same
+// recorder and tally the engine uses.
 func (f *FakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(engine.Event)) (engine.Stats, error) {
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(cfg.Sampling.Seed, uint64(cfg.MaxTokens)))
@@ -93,18 +89,22 @@ func (f *FakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 		k = 0
 	}
 	tp := max(cfg.TP, 1)
+	counts := stepstats.NewCounts(k)
+	counts.Source = stepstats.BaselineThisRun
+	if k > 0 { // a session baseline of 8 plain steps around fakePlainStep
+		counts.Source = stepstats.BaselineSession
+		for i := range 8 {
+			counts.Base.Add((fakePlainStep + time.Duration(i%3)*10*time.Microsecond).Seconds())
+		}
+	}
 	f.mu.Lock()
 	f.runs++
-	f.snap = metrics.Snapshot{
-		RunID: fmt.Sprint(f.runs), Running: true, Backend: cfg.AllReduce, TP: tp,
-		Drafter: cfg.Drafter.Kind, K: k, AcceptHist: make([]int, k+1),
-		RankBytesSent: make([]int64, tp), RankBytesRecv: make([]int64, tp),
-	}
+	runID := fmt.Sprint(f.runs)
 	f.mu.Unlock()
+	lat, bytes := metrics.NewLatencySet(), metrics.NewRankBytes(tp)
+	f.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: tp, Drafter: cfg.Drafter.Kind, K: k, Counts: counts}, lat, bytes)
 
-	st := engine.Stats{PromptTokens: len(strings.Fields(cfg.Prompt)) + 1, StopReason: "max_tokens", AcceptHist: make([]int, k+1)}
-	var arTotal time.Duration
-	var arSamples []time.Duration
+	st := engine.Stats{PromptTokens: len(strings.Fields(cfg.Prompt)) + 1, StopReason: "max_tokens", RunID: runID}
 	word := 0
 	for step := 1; st.GeneratedTokens < cfg.MaxTokens; step++ {
 		if err := ctx.Err(); err != nil {
@@ -141,68 +141,34 @@ func (f *FakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 			toks[i] = engine.Token{ID: int32(word), Text: text, FromDraft: i < accepted}
 		}
 		ar := time.Duration(20+rng.IntN(80)) * time.Microsecond
-		arSamples = append(arSamples, ar)
-		arTotal += ar
 		ss := engine.StepStats{
-			Step: step, Drafted: k, Accepted: accepted, NewTokens: n,
+			Step: step, Drafted: k, Depth: k, Accepted: accepted, Tokens: n,
 			Draft: time.Duration(k) * 50 * time.Microsecond, Verify: 400*time.Microsecond + ar, AllReduce: ar,
-			ElapsedTime: time.Since(start),
+			At: time.Since(start),
 		}
 		if st.GeneratedTokens == 0 {
 			st.TimeToFirstTokenMs = float64(time.Since(start).Microseconds()) / 1000
 		}
 		st.GeneratedTokens += n
-		if k > 0 {
-			st.Drafts++
-			st.DraftTokens += k
-			st.AcceptedTokens += accepted
-			st.AcceptHist[accepted]++
+		lat.Record(cfg.AllReduce, 4096, ar)
+		for r := range tp {
+			bytes.Add(r, 4096, 4096)
 		}
-		st.DraftMs += float64(ss.Draft.Microseconds()) / 1000
-		st.VerifyMs += float64(ss.Verify.Microseconds()) / 1000
+		f.rec.RecordStep(ss)
 		sink(engine.Event{Kind: engine.EventTokens, Tokens: toks})
 		sink(engine.Event{Kind: engine.EventStep, Step: ss})
-
-		f.mu.Lock()
-		f.snap.Generated = st.GeneratedTokens
-		if k > 0 {
-			f.snap.AcceptHist[accepted]++
-		}
-		for r := range tp {
-			f.snap.RankBytesSent[r] += 4096
-			f.snap.RankBytesRecv[r] += 4096
-		}
-		f.snap.Steps = append(f.snap.Steps, metrics.StepSample{At: ss.ElapsedTime, Draft: ss.Draft, Verify: ss.Verify, AllReduce: ar, Tokens: n, Accepted: accepted})
-		if len(f.snap.Steps) > 256 {
-			f.snap.Steps = f.snap.Steps[1:]
-		}
-		f.mu.Unlock()
 	}
-	elapsed := time.Since(start)
-	if elapsed > 0 {
+	if elapsed := time.Since(start); elapsed > 0 {
 		st.DecodeTokensPerS = float64(st.GeneratedTokens) / elapsed.Seconds()
 	}
-	if st.Drafts > 0 {
-		st.MeanAcceptLen = 1 + float64(st.AcceptedTokens)/float64(st.Drafts)
+	f.rec.EndRun()
+	st.SetCounts(f.rec.Counts())
+	snap := f.rec.Snapshot()
+	for _, l := range snap.AllReduce {
+		st.AllReduceMs += float64(l.Mean.Microseconds()*l.Count) / 1000
 	}
-	st.AllReduceMs = float64(arTotal.Microseconds()) / 1000
-	st.BytesSent = make([]int64, tp)
-	st.BytesRecv = make([]int64, tp)
-	steps := len(arSamples)
-	for r := range tp {
-		st.BytesSent[r] = int64(steps) * 4096
-		st.BytesRecv[r] = int64(steps) * 4096
-	}
-
-	f.mu.Lock()
-	f.snap.Running = false
-	f.snap.TokensPerS = st.DecodeTokensPerS
-	f.snap.MeanAcceptLen = st.MeanAcceptLen
-	if steps > 0 {
-		p50, p99 := percentiles(arSamples)
-		f.snap.AllReduce = []metrics.LatencySummary{{Backend: cfg.AllReduce, Bytes: 4096, Count: int64(steps), P50: p50, P99: p99, Mean: arTotal / time.Duration(steps)}}
-	}
-	f.mu.Unlock()
+	st.BytesSent, st.BytesRecv = snap.RankBytesSent, snap.RankBytesRecv
+	st.SetAllReduce(snap.AllReduce, cfg.AllReduce, nil)
 	sink(engine.Event{Kind: engine.EventDone, Stats: st})
 	return st, nil
 }

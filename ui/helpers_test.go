@@ -10,6 +10,7 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/metrics"
+	"rigscope/engine/stepstats"
 )
 
 // uiQueue stands in for fyne.Do: background goroutines post to it and the
@@ -77,7 +78,7 @@ func (g *gateEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 	g.configs = append(g.configs, cfg)
 	g.mu.Unlock()
 	sink(engine.Event{Kind: engine.EventTokens, Tokens: []engine.Token{{ID: 1, Text: "hi "}, {ID: 2, Text: "there", FromDraft: true}}})
-	sink(engine.Event{Kind: engine.EventStep, Step: engine.StepStats{Step: 1, Drafted: 1, Accepted: 1, NewTokens: 2, ElapsedTime: time.Millisecond}})
+	sink(engine.Event{Kind: engine.EventStep, Step: engine.StepStats{Step: 1, Drafted: 1, Depth: 1, Accepted: 1, Tokens: 2, At: time.Millisecond}})
 	st := engine.Stats{GeneratedTokens: 2, StopReason: "max_tokens"}
 	select {
 	case <-ctx.Done():
@@ -96,19 +97,22 @@ func (g *gateEngine) runConfigs() []engine.RunConfig {
 // fixedRecord is a finished run with fixed numbers, for golden files.
 func fixedRecord(id int, backend string, tokS float64) *RunRecord {
 	s := DefaultSettings()
-	s.Backend = backend
+	s.Backend, s.TP = backend, 2
 	return &RunRecord{
 		ID: id, Model: "synthetic-default", Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Config: s.RunConfig("hello", "chatml"),
 		Stats: engine.Stats{
 			GeneratedTokens: 64, DecodeTokensPerS: tokS, TimeToFirstTokenMs: 12, StopReason: "max_tokens",
-			Drafts: 20, DraftTokens: 80, AcceptedTokens: 44, MeanAcceptLen: 3.2, BytesSent: []int64{8192},
+			Drafts: 20, DraftTokens: 80, AcceptedTokens: 44, DraftAcceptRate: 0.55, MeanAcceptLen: 3.2, BytesSent: []int64{8192},
+			Verdict: stepstats.Verdict{State: stepstats.Pays, BaselineSource: stepstats.BaselineSession, BaselineSteps: 63,
+				Speedup: 1.42, SpeedupLo: 1.31, SpeedupHi: 1.55, BreakEven: 2.2, BreakEvenLo: 2.1, BreakEvenHi: 2.3, TokensPerStep: 3.1},
+			AllReduceBySize: []engine.BackendUse{{Bytes: 4096, Backend: "ring", Calls: 40}},
+			AllReduceP50Us:  50, AllReduceP99Us: 70, BytesMoved: 8192,
 		},
 		Steps: []engine.StepStats{
-			{Step: 1, Drafted: 4, Accepted: 2, NewTokens: 3, Draft: 100 * time.Microsecond, Verify: 500 * time.Microsecond, AllReduce: 50 * time.Microsecond, ElapsedTime: time.Millisecond},
-			{Step: 2, Drafted: 4, Accepted: 4, NewTokens: 5, Draft: 100 * time.Microsecond, Verify: 500 * time.Microsecond, AllReduce: 70 * time.Microsecond, ElapsedTime: 2 * time.Millisecond},
+			{Step: 1, Drafted: 4, Depth: 4, Accepted: 2, Tokens: 3, Draft: 100 * time.Microsecond, Verify: 500 * time.Microsecond, AllReduce: 50 * time.Microsecond, At: time.Millisecond},
+			{Step: 2, Drafted: 4, Depth: 4, Accepted: 4, Tokens: 5, Draft: 100 * time.Microsecond, Verify: 500 * time.Microsecond, AllReduce: 70 * time.Microsecond, At: 2 * time.Millisecond},
 		},
-		AllReduceP50: 50 * time.Microsecond, AllReduceP99: 70 * time.Microsecond, BytesMoved: 8192,
 		Text: "hi there",
 	}
 }

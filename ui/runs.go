@@ -3,38 +3,33 @@ package ui
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
-	"github.com/dustin/go-humanize"
 )
 
-// runsColumns are the columns of the runs table: a title and how to show a
-// run (values come from RunRow, so the table and the CSV export agree).
+// runsColumns are the columns of the runs table: a short title, a width
+// and the run field shown (its human text: runFields, the same figures the
+// CSV export carries raw).
 var runsColumns = []struct {
 	title string
 	width float32
-	cell  func(r *RunRecord, row []string) string
+	field int // index into runFields
 }{
-	{"#", 40, func(_ *RunRecord, row []string) string { return row[0] }},
-	{"allreduce", 90, func(_ *RunRecord, row []string) string { return row[3] }},
-	{"TP", 40, func(_ *RunRecord, row []string) string { return row[4] }},
-	{"drafter", 80, func(r *RunRecord, row []string) string {
-		if r.Config.Drafter.Kind == DrafterNone {
-			return row[5]
-		}
-		return row[5] + " k=" + row[6]
-	}},
-	{"T", 45, func(_ *RunRecord, row []string) string { return row[8] }},
-	{"tok/s", 80, func(_ *RunRecord, row []string) string { return row[13] }},
-	{"tokens", 65, func(_ *RunRecord, row []string) string { return row[12] }},
-	{"accept len", 85, func(_ *RunRecord, row []string) string { return row[17] }},
-	{"AR p50 µs", 85, func(_ *RunRecord, row []string) string { return row[18] }},
-	{"AR p99 µs", 85, func(_ *RunRecord, row []string) string { return row[19] }},
-	{"bytes moved", 95, func(r *RunRecord, _ []string) string { return humanize.IBytes(uint64(r.BytesMoved)) }},
-	{"stop", 90, func(_ *RunRecord, row []string) string { return row[15] }},
+	{"#", 40, fieldIndex("run_id")},
+	{"allreduce", 150, fieldIndex("allreduce")},
+	{"TP", 40, fieldIndex("tp")},
+	{"drafter", 110, fieldIndex("drafter")},
+	{"T", 45, fieldIndex("temperature")},
+	{"speed", 90, fieldIndex("decode_tokens_per_s")},
+	{"tokens", 65, fieldIndex("generated_tokens")},
+	{"accept len", 120, fieldIndex("mean_accept_len")},
+	{"verdict", 170, fieldIndex("verdict")},
+	{"AR p50", 85, fieldIndex("allreduce_p50_us")},
+	{"AR p99", 85, fieldIndex("allreduce_p99_us")},
+	{"bytes moved", 95, fieldIndex("bytes_moved")},
+	{"stop", 90, fieldIndex("stop_reason")},
 }
 
 // RunsView is the runs table with up to two runs selected for comparison
@@ -46,8 +41,7 @@ type RunsView struct {
 	compare *fyne.Container
 	hint    *widget.Label
 	runs    []*RunRecord
-	rows    [][]string // RunRow of each run, computed once
-	picked  []int      // indexes into runs, at most two, oldest pick first
+	picked  []int // indexes into runs, at most two, oldest pick first
 
 	// OnExport is called with the runs to export (the selection or all).
 	OnExport func(runs []*RunRecord)
@@ -103,7 +97,6 @@ func NewRunsView() *RunsView {
 // Add appends a finished run.
 func (v *RunsView) Add(r *RunRecord) {
 	v.runs = append(v.runs, r)
-	v.rows = append(v.rows, RunRow(r))
 	v.table.Refresh()
 }
 
@@ -115,7 +108,7 @@ func (v *RunsView) Cell(row, col int) string {
 	if row < 0 || row >= len(v.runs) || col < 0 || col >= len(runsColumns) {
 		return ""
 	}
-	return runsColumns[col].cell(v.runs[row], v.rows[row])
+	return runFields[runsColumns[col].field].text(v.runs[row])
 }
 
 // Toggle adds row to the comparison, or removes it if already there; a
@@ -145,8 +138,9 @@ func (v *RunsView) Selected() []*RunRecord {
 	return out
 }
 
-// refreshCompare lays the picked runs side by side, one row per summary
-// field, with the relative change of numeric fields when two are picked.
+// refreshCompare lays the picked runs side by side, one row per figure
+// named in words, with how the second differs from the first (better or
+// worse where the figure has a direction) when two are picked.
 func (v *RunsView) refreshCompare() {
 	v.compare.RemoveAll()
 	if len(v.picked) == 0 {
@@ -154,47 +148,30 @@ func (v *RunsView) refreshCompare() {
 		return
 	}
 	v.hint.SetText(fmt.Sprintf("%d selected", len(v.picked)))
-	cols := 1 + len(v.picked)
-	if len(v.picked) == 2 {
+	runs := v.Selected()
+	cols := 1 + len(runs)
+	if len(runs) == 2 {
 		cols++
 	}
 	grid := container.NewGridWithColumns(cols)
-	grid.Add(heading("field"))
-	for _, p := range v.picked {
-		grid.Add(heading(fmt.Sprintf("run %d", v.runs[p].ID)))
+	grid.Add(heading("figure"))
+	for _, r := range runs {
+		grid.Add(heading(fmt.Sprintf("run %d", r.ID)))
 	}
-	if len(v.picked) == 2 {
-		grid.Add(heading("change"))
+	if len(runs) == 2 {
+		grid.Add(heading(fmt.Sprintf("run %d vs run %d", runs[1].ID, runs[0].ID)))
 	}
-	for f, name := range RunsCSVHeader {
-		if name == "run_id" || name == "started" || name == "error" {
+	for _, f := range runFields {
+		if f.csv == "run_id" || f.csv == "started" || f.csv == "allreduce_used" {
 			continue
 		}
-		grid.Add(widget.NewLabel(name))
-		for _, p := range v.picked {
-			grid.Add(widget.NewLabel(v.rows[p][f]))
+		grid.Add(widget.NewLabel(f.words))
+		for _, r := range runs {
+			grid.Add(widget.NewLabel(f.text(r)))
 		}
-		if len(v.picked) == 2 {
-			grid.Add(widget.NewLabel(change(v.rows[v.picked[0]][f], v.rows[v.picked[1]][f])))
+		if len(runs) == 2 {
+			grid.Add(widget.NewLabel(change(f, runs[0], runs[1])))
 		}
 	}
 	v.compare.Add(grid)
-}
-
-// change is the relative change from a to b when both are numbers.
-func change(a, b string) string {
-	x, err1 := strconv.ParseFloat(a, 64)
-	y, err2 := strconv.ParseFloat(b, 64)
-	switch {
-	case err1 != nil || err2 != nil:
-		if a == b {
-			return "="
-		}
-		return "≠"
-	case x == y:
-		return "="
-	case x == 0:
-		return "new"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*(y-x)/x)
 }

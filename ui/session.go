@@ -12,25 +12,21 @@ import (
 	"time"
 
 	"rigscope/engine"
-	"rigscope/engine/metrics"
 )
 
 // RunRecord is one finished (or failed) run as the runs table and the
 // exporters see it. It is built on the run goroutine and handed to the UI
 // goroutine once the run ends; after that it is never written again.
 type RunRecord struct {
-	ID           int
-	Model        string
-	Started      time.Time
-	Config       engine.RunConfig
-	Stats        engine.Stats
-	Steps        []engine.StepStats
-	AllReduceP50 time.Duration
-	AllReduceP99 time.Duration
-	BytesMoved   int64  // sum over ranks of bytes sent
-	Text         string // the generated text
-	Err          string // "" when the run succeeded
-	LogPath      string // the JSONL log written as the run went ("" if none)
+	ID      int
+	Model   string
+	Started time.Time
+	Config  engine.RunConfig
+	Stats   engine.Stats
+	Steps   []engine.StepStats
+	Text    string // the generated text
+	Err     string // "" when the run succeeded
+	LogPath string // the JSONL log the engine wrote as the run went ("" if none)
 }
 
 // RunHandlers receive a run's output on the UI goroutine.
@@ -44,12 +40,12 @@ type RunHandlers struct {
 
 // Session owns the loaded engine and the one run that may be in flight. It
 // batches a run's tokens per frame and posts them to the UI goroutine, so the
-// UI never blocks on the engine and refreshes at most once per frame.
+// UI never blocks on the engine and refreshes at most once per frame. Run
+// logs are the engine's (engine.Options.LogDir).
 type Session struct {
-	eng    Engine
-	post   func(func()) // runs a function on the UI goroutine (fyne.Do)
-	logDir string       // where run logs go; "" writes none
-	frame  time.Duration
+	eng   Engine
+	post  func(func()) // runs a function on the UI goroutine (fyne.Do)
+	frame time.Duration
 
 	mu     sync.Mutex
 	active *activeRun
@@ -74,8 +70,8 @@ type activeRun struct {
 var ErrRunInFlight = errors.New("a run is in flight; stop it or wait for it to end")
 
 // NewSession drives eng, posting UI work through post (fyne.Do in the app).
-func NewSession(eng Engine, post func(func()), logDir string) *Session {
-	return &Session{eng: eng, post: post, logDir: logDir, frame: time.Second / 60}
+func NewSession(eng Engine, post func(func())) *Session {
+	return &Session{eng: eng, post: post, frame: time.Second / 60}
 }
 
 // Engine returns the loaded engine.
@@ -166,30 +162,16 @@ func (s *Session) Start(cfg engine.RunConfig, h RunHandlers) (*RunRecord, error)
 	s.nextID++
 	cfg.PromptIDs = slices.Clone(cfg.PromptIDs)
 	rec := &RunRecord{ID: s.nextID, Model: s.eng.Info().Name, Started: time.Now(), Config: cfg}
-	var log *metrics.RunLog // nil writes nothing
-	if s.logDir != "" {
-		rec.LogPath = filepath.Join(s.logDir, fmt.Sprintf("run-%s-%03d.jsonl", rec.Started.Format("20060102-150405"), rec.ID))
-		var err error
-		if log, err = metrics.OpenRunLog(rec.LogPath, rec.runLogID()); err == nil {
-			if err = log.StartModel(rec.Model, rec.Config); err != nil {
-				log.Close()
-			}
-		}
-		if err != nil {
-			s.nextID--
-			return nil, err
-		}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &activeRun{cfg: cfg, cancel: cancel, done: make(chan struct{})}
 	s.active = a
-	go s.run(ctx, a, rec, log, h)
+	go s.run(ctx, a, rec, h)
 	return rec, nil
 }
 
 // sink receives engine events on the run goroutine; it only appends under
-// the lock and writes the step to the run log, never waiting on the UI.
-func (s *Session) sink(a *activeRun, rec *RunRecord, log *metrics.RunLog, h RunHandlers) func(engine.Event) {
+// the lock, never waiting on the UI.
+func (s *Session) sink(a *activeRun, rec *RunRecord, h RunHandlers) func(engine.Event) {
 	return func(ev engine.Event) {
 		switch ev.Kind {
 		case engine.EventTokens:
@@ -201,8 +183,6 @@ func (s *Session) sink(a *activeRun, rec *RunRecord, log *metrics.RunLog, h RunH
 			}
 		case engine.EventStep:
 			rec.Steps = append(rec.Steps, ev.Step)
-			sample := stepSample(ev.Step)
-			log.Step(sample, metrics.StepSpans(sample, a.cfg.TP)) // an error is kept; Finish reports it
 		case engine.EventProgress:
 			if h.Progress != nil {
 				pr := ev.Progress
@@ -226,7 +206,7 @@ func (s *Session) take(a *activeRun) []engine.Token {
 	return t
 }
 
-func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *metrics.RunLog, h RunHandlers) {
+func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, h RunHandlers) {
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
 	go func() {
@@ -253,7 +233,7 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *me
 			}
 		}
 	}()
-	stats, err := s.eng.Run(ctx, a.cfg, s.sink(a, rec, log, h))
+	stats, err := s.eng.Run(ctx, a.cfg, s.sink(a, rec, h))
 	close(stopFrames)
 	<-framesDone
 	if err != nil && stats.StopReason == "" {
@@ -262,13 +242,8 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *me
 	if err != nil {
 		rec.Err = err.Error()
 	}
-	rec.Stats = stats
+	rec.Stats, rec.LogPath = stats, stats.LogPath
 	rec.Text = a.text.String()
-	s.summarize(rec)
-	if lerr := log.Finish(stats, err); lerr != nil && err == nil {
-		err = lerr
-		rec.Err = lerr.Error()
-	}
 	a.cancel()
 	s.mu.Lock()
 	s.active = nil
@@ -282,31 +257,6 @@ func (s *Session) run(ctx context.Context, a *activeRun, rec *RunRecord, log *me
 		}
 	})
 	close(a.done)
-}
-
-// summarize fills the record's allreduce percentiles and bytes moved from
-// the engine's snapshot (the bucket of this run's backend with the most
-// samples) and its stats.
-func (s *Session) summarize(rec *RunRecord) {
-	snap := s.eng.Snapshot()
-	var best int64
-	for _, l := range snap.AllReduce {
-		if l.Backend == rec.Config.AllReduce && l.Count > best {
-			best, rec.AllReduceP50, rec.AllReduceP99 = l.Count, l.P50, l.P99
-		}
-	}
-	if best == 0 && len(rec.Steps) > 0 { // fall back to per-step times
-		ar := make([]time.Duration, 0, len(rec.Steps))
-		for _, st := range rec.Steps {
-			if st.AllReduce > 0 {
-				ar = append(ar, st.AllReduce)
-			}
-		}
-		rec.AllReduceP50, rec.AllReduceP99 = percentiles(ar)
-	}
-	for _, b := range rec.Stats.BytesSent {
-		rec.BytesMoved += b
-	}
 }
 
 // percentiles returns the 50th and 99th percentiles (nearest rank).

@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"rigscope/engine"
+	"rigscope/engine/spec"
 )
 
 // Settings are the run controls as the user last set them. A run copies them
@@ -69,8 +70,8 @@ func (s Settings) Validate() error {
 	switch {
 	case s.TP < 1:
 		return fmt.Errorf("TP size %d: must be at least 1", s.TP)
-	case s.K < 1 || s.K > 16:
-		return fmt.Errorf("k = %d: must be in 1..16", s.K)
+	case spec.CheckShape(s.K, 0) != nil:
+		return spec.CheckShape(s.K, 0)
 	case s.Tree < 0 || s.Tree > 4:
 		return fmt.Errorf("tree branching %d: must be 0 (chain) to 4", s.Tree)
 	case s.Temperature < 0 || s.Temperature > 5:

@@ -17,7 +17,7 @@ func TestSettingsValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Settings) {}, ""},
 		{"tp 0", func(s *Settings) { s.TP = 0 }, "TP size"},
-		{"k 17", func(s *Settings) { s.K = 17 }, "k = 17"},
+		{"k 17", func(s *Settings) { s.K = 17 }, "k=17"},
 		{"top-p 0", func(s *Settings) { s.TopP = 0 }, "top-p"},
 		{"negative temperature", func(s *Settings) { s.Temperature = -1 }, "temperature"},
 		{"ngram min > max", func(s *Settings) { s.NgramMin, s.NgramMax = 3, 2 }, "n-gram sizes"},

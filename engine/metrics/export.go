@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -22,11 +23,12 @@ const (
 
 // Export writes runs into dir in every format (the JSONL event log, the run
 // summary CSV, the per-step CSV and the Chrome trace), each file atomically,
-// and returns the paths written.
-func Export(dir string, runs []RunRecord) ([]string, error) {
+// and returns the paths written. Cancelling ctx (a signal, through
+// signal.NotifyContext) stops it and leaves no temp file behind.
+func Export(ctx context.Context, dir string, runs []RunRecord) ([]string, error) {
 	files := []struct {
 		name  string
-		write func(string, []RunRecord) error
+		write func(context.Context, string, []RunRecord) error
 	}{
 		{ExportJSONLName, WriteJSONL},
 		{ExportRunsCSVName, WriteCSV},
@@ -35,8 +37,9 @@ func Export(dir string, runs []RunRecord) ([]string, error) {
 	}
 	var paths []string
 	for _, f := range files {
+		removeStaleTemps(dir, f.name)
 		p := filepath.Join(dir, f.name)
-		if err := f.write(p, runs); err != nil {
+		if err := f.write(ctx, p, runs); err != nil {
 			return paths, fmt.Errorf("export: %w", err)
 		}
 		paths = append(paths, p)
@@ -44,32 +47,82 @@ func Export(dir string, runs []RunRecord) ([]string, error) {
 	return paths, nil
 }
 
-// WriteFileAtomic writes data to path through a temp file in the same
-// directory and a rename, so readers see the old file or the new one.
+// staleTemp is how old a temp file of ours must be to be taken for the
+// leftover of a process killed outright (SIGKILL, power loss) rather than
+// an export in progress.
+const staleTemp = 10 * time.Minute
+
+// removeStaleTemps removes the temp files WriteFileAtomicCtx left for name
+// in dir when its process could not clean up (killed with SIGKILL).
+func removeStaleTemps(dir, name string) {
+	old, _ := filepath.Glob(filepath.Join(dir, tempPattern(name)))
+	for _, p := range old {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(p) // best effort: a file we cannot remove is someone else's
+		}
+	}
+}
+
+// tempPattern is the os.CreateTemp pattern of name's temp files.
+func tempPattern(name string) string { return "." + name + ".*.tmp" }
+
+// WriteFileAtomic is WriteFileAtomicCtx that cannot be cancelled.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	return WriteFileAtomicCtx(context.Background(), path, data)
+}
+
+// afterTempCreated, when set (tests), is called with each temp file's name
+// once it exists.
+var afterTempCreated func(name string)
+
+// writeChunk is how much WriteFileAtomicCtx writes between checks of ctx.
+const writeChunk = 1 << 20
+
+// WriteFileAtomicCtx writes data to path through a temp file in the same
+// directory and a rename, so readers see the old file or the new one. The
+// temp file is removed on every error, and as soon as ctx is cancelled,
+// even while a write is in progress; a cancelled write returns ctx's cause
+// and leaves path as it was.
+func WriteFileAtomicCtx(ctx context.Context, path string, data []byte) (err error) {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(filepath.Base(path)))
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	name := tmp.Name()
+	stop := context.AfterFunc(ctx, func() { os.Remove(name) })
+	defer func() {
+		if err != nil {
+			stop()
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if afterTempCreated != nil {
+		afterTempCreated(name)
+	}
+	for len(data) > 0 {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		n := min(len(data), writeChunk)
+		if _, err := tmp.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if !stop() { // the cleanup ran: the temp file is gone
+		return context.Cause(ctx)
 	}
-	return nil
+	return os.Rename(name, path)
 }
 
 // flatten turns a JSON object into dotted-key columns: nested objects
@@ -102,7 +155,7 @@ func flatten(prefix string, raw json.RawMessage, out map[string]string) error {
 
 // writeCSVFile writes header and rows as CSV to path atomically; what
 // names the file in errors.
-func writeCSVFile(path, what string, header []string, rows [][]string) error {
+func writeCSVFile(ctx context.Context, path, what string, header []string, rows [][]string) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write(header)
@@ -110,7 +163,7 @@ func writeCSVFile(path, what string, header []string, rows [][]string) error {
 	if err := w.Error(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomicCtx(ctx, path, buf.Bytes()); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
@@ -122,7 +175,7 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 // error, then the run's Summary fields (in order of first appearance; a
 // name already taken is skipped), then every config.* and stats.* field
 // (nested objects as dotted names, arrays as JSON), sorted by name.
-func WriteCSV(path string, runs []RunRecord) error {
+func WriteCSV(ctx context.Context, path string, runs []RunRecord) error {
 	header := []string{"run_id", "model", "started", "ended", "complete", "error"}
 	taken := map[string]bool{}
 	for _, h := range header {
@@ -174,16 +227,16 @@ func WriteCSV(path string, runs []RunRecord) error {
 			recs[i][j] = m[h]
 		}
 	}
-	return writeCSVFile(path, "csv", header, recs)
+	return writeCSVFile(ctx, path, "csv", header, recs)
 }
 
 // StepsCSVHeader names the per-step CSV columns, units in the names.
-var StepsCSVHeader = []string{"run_id", "step", "t_ms", "draft_ms", "verify_ms", "allreduce_ms", "other_ms", "drafted_tokens", "accepted_tokens", "new_tokens"}
+var StepsCSVHeader = []string{"run_id", "step", "t_ms", "draft_ms", "verify_ms", "allreduce_ms", "other_ms", "drafted_tokens", "accepted_tokens", "new_tokens", "draft_depth", "baseline"}
 
 // WriteStepsCSV writes one row per step of every run (StepsCSVHeader);
 // t_ms is the step's end since its run started, verify_ms includes
-// allreduce_ms. A step without a number gets its 1-based index.
-func WriteStepsCSV(path string, runs []RunRecord) error {
+// allreduce_ms; baseline marks plain steps taken to measure the baseline. A step without a number gets its 1-based index.
+func WriteStepsCSV(ctx context.Context, path string, runs []RunRecord) error {
 	ms := func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
 	}
@@ -197,17 +250,18 @@ func WriteStepsCSV(path string, runs []RunRecord) error {
 			rows = append(rows, []string{
 				r.RunID, strconv.Itoa(step), ms(s.At), ms(s.Draft), ms(s.Verify), ms(s.AllReduce), ms(s.Other),
 				strconv.Itoa(s.Drafted), strconv.Itoa(s.Accepted), strconv.Itoa(s.Tokens),
+				strconv.Itoa(s.Depth), strconv.FormatBool(s.Baseline),
 			})
 		}
 	}
-	return writeCSVFile(path, "steps csv", StepsCSVHeader, rows)
+	return writeCSVFile(ctx, path, "steps csv", StepsCSVHeader, rows)
 }
 
 // WriteJSONL writes runs as the event log RunLog writes as a run goes:
 // run_start with the full config, one step line per step (with the spans
 // that start before the step's end), run_end with the stats (omitted for a
 // run that is not Complete). ReadRunLog and Runs read it back.
-func WriteJSONL(path string, runs []RunRecord) error {
+func WriteJSONL(ctx context.Context, path string, runs []RunRecord) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, r := range runs {
@@ -234,7 +288,7 @@ func WriteJSONL(path string, runs []RunRecord) error {
 			}
 		}
 	}
-	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomicCtx(ctx, path, buf.Bytes()); err != nil {
 		return fmt.Errorf("jsonl: %w", err)
 	}
 	return nil
@@ -264,7 +318,7 @@ const TraceThroughputCounter = "PCIe throughput (MB/s)"
 // TraceThroughputCounter counter per step gives each rank's mean allreduce
 // bytes per step over the step's verify time, dropping to 0 at the step's
 // end. Runs are laid out on their own clocks (each starts at 0).
-func WriteChromeTrace(path string, runs []RunRecord) error {
+func WriteChromeTrace(ctx context.Context, path string, runs []RunRecord) error {
 	evs := []traceEvent{}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	for i, r := range runs {
@@ -310,7 +364,7 @@ func WriteChromeTrace(path string, runs []RunRecord) error {
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := WriteFileAtomicCtx(ctx, path, data); err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rigscope/engine/stepstats"
 )
 
 // memRecord is a run kept in memory (as the panel keeps it): two steps laid
@@ -22,8 +25,8 @@ func memRecord() RunRecord {
 		Summary: []Field{{"tok_s", "101.50"}, {"run_id", "ignored"}, {"bytes_moved", "8000"}},
 	}
 	for i := range 2 {
-		s := StepSample{Step: i + 1, At: time.Duration(i+1) * time.Millisecond, Draft: 100 * time.Microsecond,
-			Verify: 500 * time.Microsecond, AllReduce: 50 * time.Microsecond, Tokens: 3, Drafted: 4, Accepted: 2}
+		s := stepstats.Step{Step: i + 1, At: time.Duration(i+1) * time.Millisecond, Draft: 100 * time.Microsecond,
+			Verify: 500 * time.Microsecond, AllReduce: 50 * time.Microsecond, Tokens: 3, Drafted: 4, Depth: 4, Accepted: 2}
 		r.Steps = append(r.Steps, s)
 		r.Spans = append(r.Spans, StepSpans(s, 2)...)
 	}
@@ -32,7 +35,7 @@ func memRecord() RunRecord {
 }
 
 func TestStepSpans(t *testing.T) {
-	s := StepSample{At: 10 * time.Millisecond, Draft: time.Millisecond, Verify: 4 * time.Millisecond, AllReduce: time.Millisecond}
+	s := stepstats.Step{At: 10 * time.Millisecond, Draft: time.Millisecond, Verify: 4 * time.Millisecond, AllReduce: time.Millisecond}
 	got := StepSpans(s, 2)
 	want := []Span{
 		{Rank: 0, Name: "draft", Start: 5 * time.Millisecond, Dur: time.Millisecond},
@@ -44,7 +47,7 @@ func TestStepSpans(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("StepSpans(%+v, 2) = %+v, want %+v", s, got, want)
 	}
-	if got := StepSpans(StepSample{At: time.Millisecond, Verify: time.Millisecond}, 0); len(got) != 1 || got[0].Name != "verify" {
+	if got := StepSpans(stepstats.Step{At: time.Millisecond, Verify: time.Millisecond}, 0); len(got) != 1 || got[0].Name != "verify" {
 		t.Errorf("StepSpans(plain step, 0 ranks) = %+v, want one verify span on rank 0", got)
 	}
 }
@@ -52,7 +55,7 @@ func TestStepSpans(t *testing.T) {
 func TestExportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	in := []RunRecord{memRecord()}
-	paths, err := Export(dir, in)
+	paths, err := Export(context.Background(), dir, in)
 	if err != nil || len(paths) != 4 {
 		t.Fatalf("Export(%s, 1 run) = %v, %v; want 4 paths", dir, paths, err)
 	}
@@ -84,7 +87,7 @@ func TestExportRoundTrip(t *testing.T) {
 
 	// Steps CSV: units in the names.
 	rows = readCSV(t, filepath.Join(dir, ExportStepsCSVName))
-	if !slices.Equal(rows[0], StepsCSVHeader) || len(rows) != 3 || !slices.Equal(rows[2], []string{"7", "2", "2.000", "0.100", "0.500", "0.050", "0.000", "4", "2", "3"}) {
+	if !slices.Equal(rows[0], StepsCSVHeader) || len(rows) != 3 || !slices.Equal(rows[2], []string{"7", "2", "2.000", "0.100", "0.500", "0.050", "0.000", "4", "2", "3", "4", "false"}) {
 		t.Errorf("steps.csv = %q", rows)
 	}
 
@@ -146,18 +149,18 @@ func TestWriteFileAtomicKeepsOldOnError(t *testing.T) {
 
 func TestRunLogFinishReportsFirstError(t *testing.T) {
 	var nilLog *RunLog
-	if err := errors.Join(nilLog.StartModel("m", 1), nilLog.Step(StepSample{}, nil), nilLog.Finish(1, nil)); err != nil {
+	if err := errors.Join(nilLog.StartModel("m", 1), nilLog.Step(stepstats.Step{}, nil), nilLog.Finish(1, nil)); err != nil {
 		t.Errorf("a nil RunLog reported %v, want nothing", err)
 	}
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	l, err := OpenRunLog(path, "r")
+	l, err := CreateRunLog(path, "r")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.StartModel("tiny", map[string]int{"tp": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Step(StepSample{Step: 1}, nil); err != nil {
+	if err := l.Step(stepstats.Step{Step: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Finish(func() {}, nil); err == nil || !strings.Contains(err.Error(), "stats") {

@@ -3,6 +3,8 @@ package metrics
 import (
 	"testing"
 	"time"
+
+	"rigscope/engine/stepstats"
 )
 
 func TestBucketEdges(t *testing.T) {
@@ -96,11 +98,17 @@ func TestLatencySetAndRecorder(t *testing.T) {
 	bytes := NewRankBytes(2)
 	bytes.Add(1, 10, 20)
 	r := NewRecorder(2)
-	r.SetBaseline(100)
-	r.StartRun(RunInfo{RunID: "a", Backend: "ring", TP: 2, K: 3}, lat, bytes)
+	// A session baseline of 10 plain steps of 10 ms (100 tok/s).
+	seed := stepstats.NewCounts(3)
+	for range 10 {
+		seed.Base.Add(0.010)
+	}
+	seed.Source = stepstats.BaselineSession
+	r.StartRun(RunInfo{RunID: "a", Backend: "ring", TP: 2, K: 3, Counts: seed}, lat, bytes)
 	steps := []struct{ accepted, drafted int }{{3, 3}, {0, 3}, {1, 3}}
 	for _, st := range steps {
-		r.RecordStep(StepSample{Draft: time.Millisecond, Verify: 9 * time.Millisecond, AllReduce: 2 * time.Millisecond, Tokens: st.accepted + 1, Accepted: st.accepted}, st.drafted)
+		r.RecordStep(stepstats.Step{Draft: time.Millisecond, Verify: 9 * time.Millisecond, AllReduce: 2 * time.Millisecond,
+			Tokens: st.accepted + 1, Drafted: st.drafted, Depth: st.drafted, Accepted: st.accepted})
 	}
 	snap := r.Snapshot()
 	wantHist := []int{1, 1, 0, 1}
@@ -113,7 +121,8 @@ func TestLatencySetAndRecorder(t *testing.T) {
 	if len(snap.Steps) != 2 || snap.Steps[1].Accepted != 1 {
 		t.Errorf("Steps (ring of 2) = %+v, want the last two", snap.Steps)
 	}
-	// 4 accepted over 3 drafts: 1 + 4/3; per position: 2/3, 1/3, 1/3.
+	// 4 accepted over 3 drafts: 1 + 4/3; per position (vLLM: over the
+	// drafts that proposed it): 2/3, 1/3, 1/3.
 	if d := snap.MeanAcceptLen - (1 + 4.0/3); d > 1e-12 || d < -1e-12 {
 		t.Errorf("MeanAcceptLen = %v", snap.MeanAcceptLen)
 	}
@@ -124,6 +133,10 @@ func TestLatencySetAndRecorder(t *testing.T) {
 	if snap.BreakEven < 0.999 || snap.BreakEven > 1.001 || snap.AllReduceShare != 0.2 {
 		t.Errorf("BreakEven %v AllReduceShare %v, want 1 and 0.2", snap.BreakEven, snap.AllReduceShare)
 	}
+	// Three steps of 4, 1 and 2 tokens decide nothing yet.
+	if v := snap.Verdict; v.State != stepstats.Measuring || v.BaselineSource != stepstats.BaselineSession || v.BaselineSteps != 10 || v.SpeedupLo > 1 {
+		t.Errorf("Verdict = %+v, want measuring (interval holding 1) from the session baseline of 10 steps", v)
+	}
 	if snap.RankBytesRecv[1] != 20 || len(snap.AllReduce) != 2 {
 		t.Errorf("bytes %v allreduce %v", snap.RankBytesRecv, snap.AllReduce)
 	}
@@ -131,5 +144,10 @@ func TestLatencySetAndRecorder(t *testing.T) {
 	r.StartRun(RunInfo{RunID: "b", K: 3}, nil, nil)
 	if snap := r.Snapshot(); len(snap.PrevAcceptHist) != 4 || snap.PrevAcceptHist[0] != 1 || snap.Generated != 0 {
 		t.Errorf("second run: prev hist %v generated %d", snap.PrevAcceptHist, snap.Generated)
+	}
+	// No baseline carries over from the previous run: the second run has
+	// none until it measures one.
+	if snap := r.Snapshot(); snap.BreakEven != 0 || snap.Verdict.BaselineSteps != 0 || snap.Verdict.State != stepstats.Measuring {
+		t.Errorf("second run: break-even %v, verdict %+v; want no baseline and measuring", snap.BreakEven, snap.Verdict)
 	}
 }

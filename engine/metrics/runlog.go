@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
+
+	"rigscope/engine/stepstats"
 )
 
 // Span is one timed piece of a step on one rank, for traces.
@@ -21,7 +24,7 @@ type Span struct {
 // s.At: the drafter runs once beside rank 0, then every rank verifies, and
 // the allreduce (the group's wait, inside verify) closes the step on each
 // rank.
-func StepSpans(s StepSample, ranks int) []Span {
+func StepSpans(s stepstats.Step, ranks int) []Span {
 	var spans []Span
 	t0 := s.At - s.Draft - s.Verify
 	for rank := range max(ranks, 1) {
@@ -44,7 +47,7 @@ type LogEvent struct {
 	Time   time.Time       `json:"time"`
 	Model  string          `json:"model,omitempty"`
 	Config json.RawMessage `json:"config,omitempty"`
-	Step   *StepSample     `json:"step,omitempty"`
+	Step   *stepstats.Step `json:"step,omitempty"`
 	Spans  []Span          `json:"spans,omitempty"`
 	Stats  json.RawMessage `json:"stats,omitempty"`
 	Err    string          `json:"error,omitempty"`
@@ -62,13 +65,41 @@ type RunLog struct {
 	err   error // the first error any write, sync or close met
 }
 
-// OpenRunLog opens (creating) path for appending the run runID.
-func OpenRunLog(path, runID string) (*RunLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+// CreateRunLog creates path for the run runID: exclusively (an existing
+// file, or a symlink planted at the name, is an error, never followed or
+// appended to) and readable by its owner only (logs hold prompts).
+func CreateRunLog(path, runID string) (*RunLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("run log: %w", err)
 	}
 	return &RunLog{f: f, runID: runID}, nil
+}
+
+// CreateRunLogIn creates dir (owner-only, when it does not exist) and in it
+// the log of run runID, named runID.jsonl, or runID-RANDOM.jsonl when that
+// name is taken (CreateRunLog's rules: exclusive, 0600).
+func CreateRunLogIn(dir, runID string) (*RunLog, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("run log: %w", err)
+	}
+	l, err := CreateRunLog(filepath.Join(dir, runID+".jsonl"), runID)
+	if !errors.Is(err, os.ErrExist) {
+		return l, err
+	}
+	f, err := os.CreateTemp(dir, runID+"-*.jsonl") // O_EXCL, 0600
+	if err != nil {
+		return nil, fmt.Errorf("run log: %w", err)
+	}
+	return &RunLog{f: f, runID: runID}, nil
+}
+
+// Path is the log's file name; "" for a nil log.
+func (l *RunLog) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.f.Name()
 }
 
 // keep records err as the log's first error and returns it.
@@ -110,7 +141,7 @@ func (l *RunLog) StartModel(model string, config any) error {
 }
 
 // Step writes one step event.
-func (l *RunLog) Step(s StepSample, spans []Span) error {
+func (l *RunLog) Step(s stepstats.Step, spans []Span) error {
 	if l == nil {
 		return nil
 	}
@@ -193,16 +224,16 @@ func ReadRunLog(path string) ([]LogEvent, error) {
 // RunRecord is one run: assembled from its log events (Runs), or built by a
 // caller that kept the run in memory (the panel's runs table) for export.
 type RunRecord struct {
-	RunID    string          `json:"run_id"`
-	Model    string          `json:"model,omitempty"`
-	Started  time.Time       `json:"started"`
-	Ended    time.Time       `json:"ended"` // zero when the log stops mid-run
-	Config   json.RawMessage `json:"config,omitempty"`
-	Stats    json.RawMessage `json:"stats,omitempty"`
-	Err      string          `json:"error,omitempty"`
-	Steps    []StepSample    `json:"steps,omitempty"`
-	Spans    []Span          `json:"spans,omitempty"` // in step order
-	Complete bool            `json:"complete"`        // has its run_end
+	RunID    string           `json:"run_id"`
+	Model    string           `json:"model,omitempty"`
+	Started  time.Time        `json:"started"`
+	Ended    time.Time        `json:"ended"` // zero when the log stops mid-run
+	Config   json.RawMessage  `json:"config,omitempty"`
+	Stats    json.RawMessage  `json:"stats,omitempty"`
+	Err      string           `json:"error,omitempty"`
+	Steps    []stepstats.Step `json:"steps,omitempty"`
+	Spans    []Span           `json:"spans,omitempty"` // in step order
+	Complete bool             `json:"complete"`        // has its run_end
 
 	// Label describes the run in a few words (the trace's process name
 	// shows it); "" shows the run id alone.

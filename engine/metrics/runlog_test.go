@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -12,12 +13,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rigscope/engine/stepstats"
 )
 
+// writeTestLog writes two runs' logs (one file each, as the engine does)
+// and joins them into path.
 func writeTestLog(t *testing.T, path string) {
 	t.Helper()
+	var all []byte
 	for _, id := range []string{"r1", "r2"} {
-		l, err := OpenRunLog(path, id)
+		l, err := CreateRunLogIn(t.TempDir(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,7 +31,7 @@ func writeTestLog(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 		for i := range 3 {
-			s := StepSample{At: time.Duration(i) * time.Millisecond, Verify: time.Millisecond, Tokens: 2, Accepted: 1}
+			s := stepstats.Step{At: time.Duration(i) * time.Millisecond, Verify: time.Millisecond, Tokens: 2, Accepted: 1}
 			spans := []Span{{Rank: 0, Name: "verify", Start: s.At, Dur: time.Millisecond}, {Rank: 1, Name: "allreduce", Start: s.At, Dur: 100 * time.Microsecond}}
 			if err := l.Step(s, spans); err != nil {
 				t.Fatal(err)
@@ -41,6 +47,10 @@ func writeTestLog(t *testing.T, path string) {
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, readFile(t, l.Path())...)
+	}
+	if err := os.WriteFile(path, all, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -58,7 +68,7 @@ func TestRunLogRoundTripAndExports(t *testing.T) {
 	}
 
 	csvPath := filepath.Join(dir, "runs.csv")
-	if err := WriteCSV(csvPath, runs); err != nil {
+	if err := WriteCSV(context.Background(), csvPath, runs); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := os.ReadFile(csvPath)
@@ -80,7 +90,7 @@ func TestRunLogRoundTripAndExports(t *testing.T) {
 	}
 
 	tracePath := filepath.Join(dir, "trace.json")
-	if err := WriteChromeTrace(tracePath, runs); err != nil {
+	if err := WriteChromeTrace(context.Background(), tracePath, runs); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(tracePath)
@@ -125,13 +135,13 @@ func TestReadRunLogTruncated(t *testing.T) {
 // it finished must read back.
 func TestRunLogSurvivesKill(t *testing.T) {
 	if path := os.Getenv("RIGSCOPE_RUNLOG_CHILD"); path != "" {
-		l, err := OpenRunLog(path, "child")
+		l, err := CreateRunLog(path, "child")
 		if err != nil {
 			os.Exit(3)
 		}
 		l.Start(map[string]int{"tp": 1})
 		for i := 0; ; i++ {
-			l.Step(StepSample{Tokens: i}, nil)
+			l.Step(stepstats.Step{Tokens: i}, nil)
 			if i == 50 {
 				fmt.Println("ready")
 			}

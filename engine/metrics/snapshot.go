@@ -1,10 +1,14 @@
 // Package metrics aggregates what the engine measures (allreduce latency
-// histograms per backend and message size, bytes per rank, per-step times,
-// acceptance) into snapshots the panel reads, and writes run logs and
-// exports.
+// histograms per backend and message size, bytes per rank, the steps of the
+// current run) into snapshots the panel reads, and writes run logs and
+// exports. Figures derived from steps come from engine/stepstats.
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"rigscope/engine/stepstats"
+)
 
 // LatencySummary is one (backend, message-size bucket) histogram, summarized.
 type LatencySummary struct {
@@ -16,22 +20,9 @@ type LatencySummary struct {
 	Mean    time.Duration `json:"mean_ns"`
 }
 
-// StepSample is one step's time split, for the stacked step-time chart,
-// the run log and the step exports. Step and Drafted are 0 where the
-// producer does not number steps or count drafts.
-type StepSample struct {
-	Step      int           `json:"step,omitempty"` // 1-based step number
-	At        time.Duration `json:"at_ns"`          // since run start, at the step's end
-	Draft     time.Duration `json:"draft_ns"`
-	Verify    time.Duration `json:"verify_ns"` // includes AllReduce
-	AllReduce time.Duration `json:"allreduce_ns"`
-	Other     time.Duration `json:"other_ns"`
-	Tokens    int           `json:"tokens"`            // new tokens the step produced
-	Drafted   int           `json:"drafted,omitempty"` // tokens proposed by the drafter
-	Accepted  int           `json:"accepted"`
-}
-
 // Snapshot is a consistent copy of the live counters; views read only this.
+// The acceptance figures and the verdict are stepstats' (computed once, in
+// Recorder.Snapshot, from the run's stepstats.Counts).
 type Snapshot struct {
 	Taken      time.Time `json:"taken"`
 	RunID      string    `json:"run_id"`
@@ -40,20 +31,35 @@ type Snapshot struct {
 	TP         int       `json:"tp"`
 	Drafter    string    `json:"drafter"`
 	K          int       `json:"k"`
-	TokensPerS float64   `json:"tokens_per_s"`
+	TokensPerS float64   `json:"tokens_per_s"` // decode rate over the steps so far
 	Generated  int       `json:"generated"`
 
-	Steps []StepSample `json:"steps"` // the most recent steps (bounded)
+	Steps []stepstats.Step `json:"steps"` // the most recent steps (bounded)
 
 	AcceptHist     []int     `json:"accept_hist"`      // steps that accepted n drafts, n = 0..k
 	PrevAcceptHist []int     `json:"prev_accept_hist"` // the previous run's, for comparison
-	AcceptPerPos   []float64 `json:"accept_per_pos"`
+	AcceptPerPos   []float64 `json:"accept_per_pos"`   // vLLM's: accepted at i / drafts that proposed i
 	MeanAcceptLen  float64   `json:"mean_accept_len"`
 	DraftTokens    int64     `json:"draft_tokens"` // tokens proposed (up to k per step)
 	BreakEven      float64   `json:"break_even_accept_len"`
+	// Verdict is the break-even verdict so far (stepstats.Judge).
+	Verdict stepstats.Verdict `json:"verdict"`
 
 	AllReduce      []LatencySummary `json:"allreduce"`
 	AllReduceShare float64          `json:"allreduce_share"` // of step time
 	RankBytesSent  []int64          `json:"rank_bytes_sent"`
 	RankBytesRecv  []int64          `json:"rank_bytes_recv"`
+}
+
+// DominantBucket is backend's size bucket with the most allreduces (in TP
+// decoding nearly every allreduce has the same size); false when the
+// backend has none.
+func DominantBucket(lat []LatencySummary, backend string) (LatencySummary, bool) {
+	var best LatencySummary
+	for _, l := range lat {
+		if l.Backend == backend && l.Count > best.Count {
+			best = l
+		}
+	}
+	return best, best.Count > 0
 }

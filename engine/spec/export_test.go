@@ -7,3 +7,6 @@ func WithWrongResidual(o Options) Options {
 	o.residual = func(r, p, _ []float32, _ int32) { copy(r, p) }
 	return o
 }
+
+// BaselineDue exposes the interleaved baseline schedule.
+var BaselineDue = baselineDue

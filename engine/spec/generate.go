@@ -8,6 +8,7 @@ import (
 
 	"rigscope/engine/model"
 	"rigscope/engine/sample"
+	"rigscope/engine/stepstats"
 )
 
 // Options configure one generation.
@@ -22,10 +23,10 @@ type Options struct {
 	// different random stream); nil derives one from DraftSeed.
 	DraftSampler *sample.Sampler
 	DraftSeed    uint64
-	// BaselineSteps plain steps are taken (and timed) before speculation
-	// starts: a short plain decode that measures the baseline tokens/s of
-	// this very configuration (Result.BaselineTokS).
-	BaselineSteps int
+	// MeasureBaseline interleaves plain steps (StepInfo.Baseline) in a
+	// speculative run to measure the plain decode rate of this very
+	// configuration (Result.Counts.Base; see baselineDue for the schedule).
+	MeasureBaseline bool
 	// Reuse says the target's cache already holds prompt[:Reuse] from an
 	// earlier generation on the same target (the caller knows); those
 	// positions are kept and only the rest is prefilled. 0: prefill all.
@@ -33,7 +34,7 @@ type Options struct {
 	// Emit receives each step's new tokens; fromDraft[i] marks tokens that
 	// were drafted and accepted.
 	Emit func(ids []int32, fromDraft []bool)
-	// Step receives each step's counts and times.
+	// Step receives each step's counts and times, after Emit.
 	Step func(StepInfo)
 
 	// residual replaces norm(max(p-q, 0)) (tests prove they notice).
@@ -48,20 +49,14 @@ type Result struct {
 	Prefill    time.Duration
 	Decode     time.Duration // after the first token
 	Counts     Counts
-	// BaselineTokS is the plain decode rate over the BaselineSteps steps
-	// (0 when none were taken).
-	BaselineTokS float64
 }
 
 // Check validates the speculative settings against a prompt and a context
 // of maxLen positions: k in 1..MaxK, branch in 0..MaxBranch, and room for
 // the prompt, the token being verified and every proposal node.
 func Check(k, branch, promptLen, maxLen int) error {
-	if k < 1 || k > MaxK {
-		return fmt.Errorf("spec: draft length k=%d outside 1..%d", k, MaxK)
-	}
-	if branch < 0 || branch > MaxBranch {
-		return fmt.Errorf("spec: tree branching %d outside 1..%d (0 = chain)", branch, MaxBranch)
+	if err := CheckShape(k, branch); err != nil {
+		return fmt.Errorf("spec: %w", err)
 	}
 	nodes := Request{K: k, Branch: branch}.MaxNodes()
 	if promptLen+1+nodes > maxLen {
@@ -75,10 +70,25 @@ func Check(k, branch, promptLen, maxLen int) error {
 	return nil
 }
 
+// CheckShape is the one check of a proposal's shape: k in 1..MaxK and
+// branch in 0..MaxBranch.
+func CheckShape(k, branch int) error {
+	if k < 1 || k > MaxK {
+		return fmt.Errorf("draft length k=%d outside 1..%d", k, MaxK)
+	}
+	if branch < 0 || branch > MaxBranch {
+		return fmt.Errorf("tree branching %d outside 0..%d (0 = chain)", branch, MaxBranch)
+	}
+	return nil
+}
+
 // Generate prefills prompt into an empty target and decodes up to
 // MaxTokens tokens, speculatively when o.Drafter is set.
 func Generate(ctx context.Context, t Target, prompt []int32, o Options) (Result, error) {
-	res := Result{Counts: NewCounts(max(o.K, 0))}
+	res := Result{Counts: stepstats.NewCounts(0)}
+	if o.Drafter != nil {
+		res.Counts = stepstats.NewCounts(o.K)
+	}
 	if len(prompt) == 0 {
 		return res, errors.New("generate: empty prompt")
 	}
@@ -148,8 +158,10 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 	g.seq = append([]int32{}, prompt...)
 	t1 := time.Now()
 	defer func() { g.res.Decode = time.Since(t1) }()
-	g.emit(StepInfo{Tokens: []int32{next}, FromDraft: []bool{false}})
-	var baseline time.Duration
+	g.emit(&StepInfo{IDs: []int32{next}, FromDraft: []bool{false}})
+	// Each step's Other is its wall time (since the previous step ended)
+	// outside draft and verify: sampling, streaming, the caller's Step.
+	last := t1
 	for step := 0; !g.done; step++ {
 		switch {
 		case g.t.Len()+1 >= g.t.MaxLen():
@@ -159,23 +171,21 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 			return ctx.Err()
 		}
 		var st StepInfo
-		plain := g.o.Drafter == nil || step < g.o.BaselineSteps
-		if !plain {
-			st, err = g.specStep(ctx)
-		} else {
+		baseline := g.o.Drafter != nil && g.o.MeasureBaseline && baselineDue(step, g.res.Counts.Base.N)
+		if g.o.Drafter == nil || baseline {
 			st, err = g.plainStep(ctx)
+		} else {
+			st, err = g.specStep(ctx)
 		}
 		if err != nil {
 			return err
 		}
-		if step < g.o.BaselineSteps && g.o.Drafter != nil {
-			baseline += st.Verify
-			if step == g.o.BaselineSteps-1 && baseline > 0 {
-				g.res.BaselineTokS = float64(g.o.BaselineSteps) / baseline.Seconds()
-			}
-		}
-		g.res.Counts.Add(st)
-		g.emit(st)
+		st.Baseline = baseline
+		g.emit(&st)
+		now := time.Now()
+		st.Other = max(0, now.Sub(last)-st.Draft-st.Verify)
+		last = now
+		g.res.Counts.Add(st.Step)
 		if g.o.Step != nil {
 			g.o.Step(st)
 		}
@@ -183,10 +193,11 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 	return nil
 }
 
-// emit appends a step's tokens, cut after EOS or at MaxTokens, and sets
-// done (and the stop reason) when the generation is over.
-func (g *gen) emit(st StepInfo) {
-	ids, fromDraft := st.Tokens, st.FromDraft
+// emit appends a step's tokens, cut after EOS or at MaxTokens (st keeps
+// the cut and its count in st.Tokens), and sets done (and the stop reason)
+// when the generation is over.
+func (g *gen) emit(st *StepInfo) {
+	ids, fromDraft := st.IDs, st.FromDraft
 	for i, id := range ids {
 		switch {
 		case id == g.o.EOS:
@@ -200,6 +211,7 @@ func (g *gen) emit(st StepInfo) {
 		}
 		break
 	}
+	st.IDs, st.FromDraft, st.Tokens = ids, fromDraft, len(ids)
 	g.res.Tokens = append(g.res.Tokens, ids...)
 	g.res.FromDraft = append(g.res.FromDraft, fromDraft...)
 	g.seq = append(g.seq, ids...)
@@ -243,7 +255,7 @@ func (g *gen) plainStep(ctx context.Context) (StepInfo, error) {
 		return StepInfo{}, err
 	}
 	g.observe(base, []int32{g.next}, nil, 1)
-	return StepInfo{New: 1, Verify: time.Since(ts), Tokens: []int32{tok}, FromDraft: []bool{false}}, nil
+	return StepInfo{Step: stepstats.Step{Verify: time.Since(ts)}, IDs: []int32{tok}, FromDraft: []bool{false}}, nil
 }
 
 // specStep drafts, verifies in one target pass, and keeps the accepted
@@ -317,25 +329,24 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 		return StepInfo{}, fmt.Errorf("generate: keep the accepted path: %w", err)
 	}
 	g.o.Drafter.Accept(path)
-	st := StepInfo{Drafted: n, Accepted: len(path), Draft: draftTime}
+	st := StepInfo{Step: stepstats.Step{Drafted: n, Accepted: len(path), Draft: draftTime}}
 	for _, d := range depth {
 		st.Depth = max(st.Depth, int(d))
 	}
-	st.Tokens = make([]int32, 0, len(path)+1)
+	st.IDs = make([]int32, 0, len(path)+1)
 	st.FromDraft = make([]bool, 0, len(path)+1)
 	for _, i := range path {
-		st.Tokens = append(st.Tokens, prop.Tokens[i])
+		st.IDs = append(st.IDs, prop.Tokens[i])
 		st.FromDraft = append(st.FromDraft, true)
 	}
-	st.Tokens = append(st.Tokens, tok)
+	st.IDs = append(st.IDs, tok)
 	st.FromDraft = append(st.FromDraft, false)
-	st.New = len(st.Tokens)
 	if g.fd != nil {
 		g.rows = append(g.rows[:0], 0)
 		for _, i := range path {
 			g.rows = append(g.rows, i+1)
 		}
-		g.observe(base, append([]int32{g.next}, st.Tokens[:len(path)]...), g.rows, n+1)
+		g.observe(base, append([]int32{g.next}, st.IDs[:len(path)]...), g.rows, n+1)
 	}
 	st.Verify = time.Since(tv)
 	return st, nil

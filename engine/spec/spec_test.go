@@ -2,10 +2,10 @@ package spec_test
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"rigscope/engine/loader/synthetic"
 	"rigscope/engine/model"
@@ -168,30 +168,6 @@ func TestStopInsideStep(t *testing.T) {
 	}
 }
 
-func TestCounts(t *testing.T) {
-	c := spec.NewCounts(3)
-	for _, s := range []spec.StepInfo{
-		{Drafted: 3, Depth: 3, Accepted: 3},
-		{Drafted: 3, Depth: 3, Accepted: 1},
-		{Drafted: 2, Depth: 2, Accepted: 0},
-		{}, // plain
-	} {
-		c.Add(s)
-	}
-	if c.Drafts != 3 || c.DraftTokens != 8 || c.Accepted != 4 || c.PlainSteps != 1 {
-		t.Errorf("counts = %+v", c)
-	}
-	if got, want := c.Hist, []int{1, 1, 0, 1}; !slices.Equal(got, want) {
-		t.Errorf("Hist = %v, want %v", got, want)
-	}
-	if got, want := c.AcceptPerPos(), []float64{2.0 / 3, 1.0 / 3, 1.0 / 2}; !slices.Equal(got, want) {
-		t.Errorf("AcceptPerPos() = %v, want %v", got, want)
-	}
-	if got, want := c.MeanAcceptLen(), 1+4.0/3; math.Abs(got-want) > 1e-12 {
-		t.Errorf("MeanAcceptLen() = %v, want %v", got, want)
-	}
-}
-
 // recorder is a feature drafter (EAGLE-style) that checks what the loop
 // feeds it: every cached position exactly once, in order, with features.
 type recorder struct {
@@ -261,5 +237,59 @@ func TestProposalShapes(t *testing.T) {
 		if got := d.Target().Len(); req.Branch > 0 && got != len(seq) {
 			t.Errorf("draftmodel.Propose(%+v) left %d cached positions, want the context's %d", req, got, len(seq))
 		}
+	}
+}
+
+// TestMeasureBaseline: a speculative run that measures its own baseline
+// takes plain steps on the schedule (spread over the whole run, never the
+// first two steps), flags them, keeps the greedy output, and the steps'
+// wall times fit in the decode time.
+func TestMeasureBaseline(t *testing.T) {
+	var want []int
+	for step, taken := 0, 0; step < 200; step++ {
+		if spec.BaselineDue(step, taken) {
+			want = append(want, step)
+			taken++
+		}
+	}
+	if !slices.Equal(want[:10], []int{2, 6, 10, 14, 18, 22, 26, 30, 34, 50}) || want[len(want)-1] != 194 {
+		t.Errorf("baseline steps %v: want every 4th step from 2 until 8 are taken, then every 16th", want)
+	}
+	tgt := spec.NewRunnerTarget(runner(t, synth(t, "tiny"), 256))
+	ng, _ := ngram.New(1, 3)
+	plain, err := spec.Generate(context.Background(), tgt, prompt, spec.Options{MaxTokens: 80, EOS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []spec.StepInfo
+	res, err := spec.Generate(context.Background(), tgt, prompt, spec.Options{MaxTokens: 80, EOS: -1, K: 3, Drafter: ng, MeasureBaseline: true,
+		Step: func(st spec.StepInfo) { steps = append(steps, st) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Tokens, plain.Tokens) {
+		t.Errorf("with baseline steps: %v, plain greedy %v", res.Tokens, plain.Tokens)
+	}
+	var got []int
+	var walls time.Duration
+	for i, st := range steps {
+		if st.Baseline {
+			got = append(got, i)
+			if st.Drafted != 0 || st.Tokens != 1 {
+				t.Errorf("baseline step %d = %+v, want a plain step of one token", i, st.Step)
+			}
+		}
+		if st.Tokens != len(st.IDs) {
+			t.Errorf("step %d = %+v: %d tokens counted, %d emitted", i, st.Step, st.Tokens, len(st.IDs))
+		}
+		walls += st.Wall()
+	}
+	// Step walls are disjoint slices of the decode time (each runs from the
+	// previous step's end): they cannot add up to more.
+	if walls > res.Decode || walls <= 0 {
+		t.Errorf("steps' wall times add up to %v, decode took %v", walls, res.Decode)
+	}
+	if n := len(got); n == 0 || !slices.Equal(got, want[:n]) || res.Counts.Base.N != n {
+		t.Errorf("baseline steps at %v (tally %d), want the schedule's %v", got, res.Counts.Base.N, want[:min(len(want), len(got))])
 	}
 }

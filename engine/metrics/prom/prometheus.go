@@ -166,10 +166,10 @@ func (r *run) FirstToken(ttft time.Duration) {
 // position i was proposed when Depth > i and accepted when Accepted > i
 // (the accepted path's length, for a chain or a tree).
 func (r *run) Step(s engine.StepStats) {
-	if s.NewTokens > 0 {
-		r.generation.Add(float64(s.NewTokens))
-		r.itl.Observe((s.ElapsedTime - r.lastEmit).Seconds())
-		r.lastEmit = s.ElapsedTime
+	if s.Tokens > 0 {
+		r.generation.Add(float64(s.Tokens))
+		r.itl.Observe((s.At - r.lastEmit).Seconds())
+		r.lastEmit = s.At
 	}
 	if s.Drafted == 0 {
 		return

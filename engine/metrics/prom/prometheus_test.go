@@ -78,7 +78,7 @@ func (r *stepRecord) add(st engine.Stats, steps []engine.StepStats, snap metrics
 	r.prompt += st.PromptTokens
 	r.generated += st.GeneratedTokens
 	for _, s := range steps {
-		if s.NewTokens > 0 {
+		if s.Tokens > 0 {
 			r.itl++
 		}
 		if s.Drafted == 0 {
@@ -276,11 +276,11 @@ func TestRunSteps(t *testing.T) {
 	r := x.RunStarted(engine.RunStart{Model: "m", Drafter: engine.DrafterConfig{Kind: "ngram", K: 4}, TP: 1, PromptTokens: 7})
 	r.FirstToken(10 * time.Millisecond)
 	for _, s := range []engine.StepStats{
-		{NewTokens: 1, ElapsedTime: 12 * time.Millisecond},                                    // plain (baseline) step
-		{Drafted: 1, Depth: 1, Accepted: 0, NewTokens: 1, ElapsedTime: 15 * time.Millisecond}, // n-gram found one token
-		{Drafted: 4, Depth: 4, Accepted: 4, NewTokens: 5, ElapsedTime: 20 * time.Millisecond}, // chain, all kept
-		{Drafted: 6, Depth: 3, Accepted: 2, NewTokens: 3, ElapsedTime: 30 * time.Millisecond}, // tree of 6 nodes, depth 3
-		{Drafted: 2, Depth: 2, Accepted: 1, NewTokens: 0, ElapsedTime: 31 * time.Millisecond}, // cut at max tokens: no token
+		{Tokens: 1, At: 12 * time.Millisecond},                                    // plain (baseline) step
+		{Drafted: 1, Depth: 1, Accepted: 0, Tokens: 1, At: 15 * time.Millisecond}, // n-gram found one token
+		{Drafted: 4, Depth: 4, Accepted: 4, Tokens: 5, At: 20 * time.Millisecond}, // chain, all kept
+		{Drafted: 6, Depth: 3, Accepted: 2, Tokens: 3, At: 30 * time.Millisecond}, // tree of 6 nodes, depth 3
+		{Drafted: 2, Depth: 2, Accepted: 1, Tokens: 0, At: 31 * time.Millisecond}, // cut at max tokens: no token
 	} {
 		r.Step(s)
 	}
@@ -399,7 +399,7 @@ func TestLint(t *testing.T) {
 	lat.Record("ring", 4096, time.Microsecond)
 	r := x.RunStarted(engine.RunStart{Model: "m", Drafter: engine.DrafterConfig{Kind: "ngram", K: 2}, TP: 2, AllReduce: lat, Bytes: metrics.NewRankBytes(2)})
 	r.FirstToken(time.Millisecond)
-	r.Step(engine.StepStats{Drafted: 2, Depth: 2, Accepted: 1, NewTokens: 2, ElapsedTime: 2 * time.Millisecond})
+	r.Step(engine.StepStats{Drafted: 2, Depth: 2, Accepted: 1, Tokens: 2, At: 2 * time.Millisecond})
 	r.RunEnded(engine.Stats{StopReason: "eos"})
 	mfs, err := x.Gatherer().Gather()
 	if err != nil {

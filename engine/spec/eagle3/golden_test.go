@@ -202,8 +202,8 @@ func TestGoldenEagle3Trace(t *testing.T) {
 				t.Errorf("prompt %d step %d: %s; reference %s", p.Index, i, got, want)
 				break
 			}
-			pos += st.New
-			emitted += st.New
+			pos += st.Tokens
+			emitted += st.Tokens
 		}
 	}
 }

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package metrics
+
+// noFollow: O_EXCL alone refuses a planted link here.
+const noFollow = 0
