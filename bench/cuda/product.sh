@@ -20,7 +20,7 @@ done
 RIGSCOPE_MODELS=carry/m2 timeout 200 $B bench --device cuda --drafters model,eagle3 --k 2,4,6 --tree 0 > "$O/spec.txt" 2>&1
 # The draft model's acceptance on the GPU against the CPU's (same prompts).
 RIGSCOPE_MODELS=carry/m2 timeout 200 $B bench --device cpu --drafters model,eagle3 --k 2,4,6 --tree 0 > "$O/spec-cpu.txt" 2>&1
-echo "# cuda-bench"; grep -h "tok/s" "$O"/bench*.txt | head -4
+echo "# cuda-bench"; grep -hE "^(shape|llama|qwen|mixtral|deepseek)" "$O"/bench*.txt
 echo "# generate --device cuda"
 for r in $(seq 1 ${ROUNDS:-2}); do
 	python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print('round', sys.argv[2], 'decode tok/s', round(s['decode_tokens_per_s'],1), 'tokens', s['generated_tokens'], 'stop', s['stop_reason'], 'prefill ms', round(s['prefill_ms'],1))" "$O/generate$r.json" $r || tail -5 "$O/generate$r.err"
