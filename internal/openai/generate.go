@@ -241,6 +241,11 @@ func (g *generation) end(st engine.Stats, err error) outcome {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	o := outcome{stats: st, tokens: g.tokens}
+	if !g.stopped {
+		rest, hit := g.stop.flush() // a stop string held open until the end
+		g.pending.WriteString(rest)
+		g.stopped = hit
+	}
 	switch {
 	case g.stopped:
 		o.finish = "stop"
@@ -252,9 +257,6 @@ func (g *generation) end(st engine.Stats, err error) outcome {
 		o.finish = "length"
 	default:
 		o.finish = st.StopReason
-	}
-	if !g.stopped {
-		g.pending.WriteString(g.stop.flush())
 	}
 	o.rest = g.pending.String()
 	g.pending.Reset()

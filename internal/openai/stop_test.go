@@ -30,7 +30,8 @@ func feedAll(pieces []string, stops []string) (string, bool) {
 			return sb.String(), true
 		}
 	}
-	return sb.String() + s.flush(), false
+	rest, hit := s.flush()
+	return sb.String() + rest, hit
 }
 
 func TestStopper(t *testing.T) {
@@ -46,6 +47,9 @@ func TestStopper(t *testing.T) {
 		{[]string{"", "end", ""}, []string{"\n\n"}, "end", false},
 		{[]string{"日本", "語です"}, []string{"本語"}, "日", true},
 		{[]string{"abc"}, nil, "abc", false},
+		{[]string{"o", " ", "w"}, []string{"o w", " "}, "", true},  // the longer stop starts first
+		{[]string{"o", " ", "x"}, []string{"o w", " "}, "o", true}, // it fails: cut at the shorter
+		{[]string{"o", " "}, []string{"o w", " "}, "o", true},      // the text ends first: cut at flush
 	}
 	for _, c := range cases {
 		got, hit := feedAll(c.pieces, c.stops)
