@@ -21,7 +21,9 @@ func TestParseTuning(t *testing.T) {
 	}{
 		{"defaults", nil, func(*Tuning) {}, false},
 		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0"},
-			func(w *Tuning) { w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX = false, false, false, false, false }, false},
+			func(w *Tuning) {
+				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX = false, false, false, false, false
+			}, false},
 		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
 		{"attention", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "4", "RIGSCOPE_CUDA_ATTMIN": "128", "RIGSCOPE_CUDA_ATTS": "7"},
 			func(w *Tuning) { w.AttnRows, w.AttnMin, w.AttnSplits = 4, 128, 7 }, false},
@@ -37,7 +39,9 @@ func TestParseTuning(t *testing.T) {
 		{"row tiles none", map[string]string{"RIGSCOPE_CUDA_RT": "none"}, func(w *Tuning) { w.RowTiles = map[string]rowTileRule{} }, false},
 		{"row tiles malformed", map[string]string{"RIGSCOPE_CUDA_RT": "qkv:3"}, nil, true},
 		{"kinds", map[string]string{"RIGSCOPE_CUDA_SKIP": "attention, wo", "RIGSCOPE_CUDA_NOP": "down"},
-			func(w *Tuning) { w.Skip, w.Nop = map[string]bool{"attention": true, "wo": true}, map[string]bool{"down": true} }, false},
+			func(w *Tuning) {
+				w.Skip, w.Nop = map[string]bool{"attention": true, "wo": true}, map[string]bool{"down": true}
+			}, false},
 		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
 	}
 	for _, c := range cases {
