@@ -8,12 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 
 	"rigscope/engine"
 	"rigscope/engine/metrics/prom"
 	"rigscope/engine/metrics/promserve"
 	"rigscope/internal/openai"
+	"rigscope/ui"
 )
 
 // panelAPI serves the OpenAI API (internal/openai, what `rigscope serve`
@@ -27,11 +30,12 @@ type panelAPI struct {
 	metrics http.Handler // the panel's /metrics exporter, or nil
 	log     io.Writer
 
-	mu   sync.Mutex
-	addr string         // where to serve while on
-	on   bool           // the switch
-	eng  *engine.Engine // the loaded model, or nil
-	srv  *promserve.Server
+	mu    sync.Mutex
+	watch func(*ui.RunRecord) // where each API run is reported (the panel's runs table)
+	addr  string              // where to serve while on
+	on    bool                // the switch
+	eng   *engine.Engine      // the loaded model, or nil
+	srv   *promserve.Server
 }
 
 func newPanelAPI(apiKey string, tp int, allreduce string, obs engine.Observer, log io.Writer) *panelAPI {
@@ -74,6 +78,14 @@ func (a *panelAPI) Start(addr string) (string, error) {
 	return "serving at http://" + a.srv.Addr().String() + "/v1", nil
 }
 
+// Watch sets where each run the server makes is reported (ui.APIServer);
+// it applies from the next start.
+func (a *panelAPI) Watch(f func(*ui.RunRecord)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.watch = f
+}
+
 // Stop turns the server off (ui.APIServer).
 func (a *panelAPI) Stop() error {
 	a.mu.Lock()
@@ -88,7 +100,7 @@ func (a *panelAPI) startLocked() error {
 	}
 	opts := openai.EngineOptions(a.eng, "")
 	opts.Base, opts.APIKey, opts.Metrics, opts.Log = a.base, a.apiKey, a.metrics, a.log
-	s, err := openai.New(a.eng, opts)
+	s, err := openai.New(reportingEngine{Engine: a.eng, report: a.watch}, opts)
 	if err != nil {
 		return fmt.Errorf("the API server: %w", err)
 	}
@@ -111,4 +123,36 @@ func (a *panelAPI) stopLocked() error {
 		return fmt.Errorf("stopping the API server: %w", err)
 	}
 	return nil
+}
+
+// reportingEngine runs the API's requests on the engine and reports each
+// run, as the engine streamed it, to the panel's runs table.
+type reportingEngine struct {
+	*engine.Engine
+	report func(*ui.RunRecord) // nil: none
+}
+
+func (r reportingEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(engine.Event)) (engine.Stats, error) {
+	if r.report == nil {
+		return r.Engine.Run(ctx, cfg, sink)
+	}
+	rec := &ui.RunRecord{Model: r.Info().ServedName(), Started: time.Now(), Config: cfg, Source: ui.SourceAPI}
+	var text strings.Builder
+	st, err := r.Engine.Run(ctx, cfg, func(ev engine.Event) {
+		switch ev.Kind {
+		case engine.EventTokens:
+			for _, t := range ev.Tokens {
+				text.WriteString(t.Text)
+			}
+		case engine.EventStep:
+			rec.Steps = append(rec.Steps, ev.Step)
+		}
+		sink(ev)
+	})
+	rec.Stats, rec.LogPath, rec.Text = st, st.LogPath, text.String()
+	if err != nil {
+		rec.Err = err.Error()
+	}
+	r.report(rec)
+	return st, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"rigscope/engine"
+	"rigscope/ui"
 )
 
 // TestPanelAPI: the panel's server is off until switched on (before a
@@ -64,6 +65,29 @@ func TestPanelAPI(t *testing.T) {
 	}
 	if code, id := models(); code != 200 || id != "synthetic:tiny?seed=2" {
 		t.Errorf("switched on again: GET /v1/models = %d %s", code, id)
+	}
+	// The API's runs are reported for the panel's runs table.
+	runs := make(chan *ui.RunRecord, 1)
+	a.Watch(func(r *ui.RunRecord) { runs <- r })
+	if _, err := a.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", "http://"+a.srv.Addr().String()+"/v1/completions",
+		strings.NewReader(`{"prompt":[1,5,9],"max_tokens":5,"temperature":0,"ignore_eos":true}`))
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Choices []struct{ Text string }
+	}
+	json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	r := <-runs
+	if resp.StatusCode != 200 || len(v.Choices) != 1 || r.Source != ui.SourceAPI || r.Model != "synthetic:tiny?seed=2" ||
+		r.Stats.GeneratedTokens != 5 || r.Stats.StopReason != "max_tokens" || len(r.Steps) == 0 || r.Text != v.Choices[0].Text || r.Config.MaxTokens != 5 {
+		t.Errorf("API run %d %+v reported as %+v", resp.StatusCode, v, r)
 	}
 	// Off: a model loaded while off is remembered, not served.
 	a.Stop()

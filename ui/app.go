@@ -151,6 +151,7 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	sideBox := p.Controls.Root
 	if opts.Server != nil {
 		p.Server = NewServerView(opts.Server, opts.ServeAddr)
+		opts.Server.Watch(func(rec *RunRecord) { p.post(func() { p.servedRun(rec) }) })
 		sideBox = container.NewVBox(p.Controls.Root, p.Server.Root)
 		if opts.ServeAddr != "" {
 			p.Server.SetOn(true)
@@ -329,6 +330,15 @@ func (p *Panel) runDone(rec *RunRecord, err error) {
 	if p.autorun != "" {
 		p.finishAutorun(err)
 	}
+}
+
+// servedRun adds a run the API server made to the runs table, numbered
+// in the loaded model's sequence.
+func (p *Panel) servedRun(rec *RunRecord) {
+	if p.session != nil {
+		p.session.record(rec)
+	}
+	p.Runs.Add(rec)
 }
 
 // finishAutorun records the autorun's outcome and, with QuitAfterRun,

@@ -16,6 +16,9 @@ type APIServer interface {
 	Start(addr string) (string, error)
 	// Stop stops serving.
 	Stop() error
+	// Watch sets where the server reports each run it made, once it ends
+	// (called on the run's goroutine).
+	Watch(func(*RunRecord))
 }
 
 // ServerView is the panel's Server section: an address and an on/off

@@ -7,13 +7,18 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2/test"
+
+	"rigscope/engine"
 )
 
 // fakeServer records the switch's calls; failStart makes Start fail.
 type fakeServer struct {
 	calls     []string
 	failStart error
+	watch     func(*RunRecord)
 }
+
+func (f *fakeServer) Watch(w func(*RunRecord)) { f.watch = w }
 
 func (f *fakeServer) Start(addr string) (string, error) {
 	f.calls = append(f.calls, "start "+addr)
@@ -65,15 +70,27 @@ func TestServerToggle(t *testing.T) {
 }
 
 // TestPanelServer: the panel shows the Server section when given a server,
-// switched on at launch by ServeAddr, and none without one.
+// switched on at launch by ServeAddr, and none without one; the runs the
+// server reports join the runs table, numbered after the panel's own and
+// marked as the API's.
 func TestPanelServer(t *testing.T) {
 	f := &fakeServer{}
-	p, _, _ := newTestPanel(t, NewFakeEngine(ModelInfo{Name: "fake"}, 0), Options{Server: f, ServeAddr: ":8123"})
+	p, q, _ := newTestPanel(t, NewFakeEngine(ModelInfo{Name: "fake"}, 0), Options{Server: f, ServeAddr: ":8123"})
 	if p.Server == nil || !p.Server.toggle.Checked || p.Server.State() != "serving at http://:8123/v1" {
 		t.Fatalf("with ServeAddr: section %v, state %q", p.Server != nil, p.Server.State())
 	}
-	q, _, _ := newTestPanel(t, NewFakeEngine(ModelInfo{Name: "fake"}, 0), Options{})
-	if q.Server != nil {
+	p.Send("hi")
+	q.until(t, "the panel's run to end", func() bool { return len(p.Runs.Runs()) == 1 })
+	go f.watch(&RunRecord{Model: "fake", Source: SourceAPI, Stats: engine.Stats{GeneratedTokens: 3, StopReason: "stop"}})
+	q.until(t, "the API run to be listed", func() bool { return len(p.Runs.Runs()) == 2 })
+	r := p.Runs.Runs()[1]
+	source := runFields[fieldIndex("source")]
+	if r.ID != 2 || p.Runs.Cell(1, 0) != "2" || source.text(r) != "api" || source.text(p.Runs.Runs()[0]) != "panel" {
+		t.Errorf("the API run is listed as #%d (cell %q), started by %q (the panel's: %q); want #2 by api after the panel's",
+			r.ID, p.Runs.Cell(1, 0), source.text(r), source.text(p.Runs.Runs()[0]))
+	}
+	q2, _, _ := newTestPanel(t, NewFakeEngine(ModelInfo{Name: "fake"}, 0), Options{})
+	if q2.Server != nil {
 		t.Error("a panel without a server shows a Server section")
 	}
 }
