@@ -75,6 +75,38 @@ func TestGenerateSpecJSON(t *testing.T) {
 	}
 }
 
+// TestGenerateStop: --stop (repeatable) ends the text before the first
+// stop string to complete, with stop_reason "stop".
+func TestGenerateStop(t *testing.T) {
+	base := []string{"generate", "--model", "synthetic:tiny", "--prompt-ids", "1,5,9,13", "--max-tokens", "30", "--ignore-eos", "--json"}
+	run := func(extra ...string) (string, string) {
+		args := append(append([]string{}, base...), extra...)
+		var out, errOut bytes.Buffer
+		if err := dispatch(context.Background(), args, &out, &errOut); err != nil {
+			t.Fatalf("rigscope %s: %v", strings.Join(args, " "), err)
+		}
+		var got struct {
+			Text  string `json:"text"`
+			Stats struct {
+				StopReason string `json:"stop_reason"`
+			} `json:"stats"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("rigscope %s: output %q: %v", strings.Join(args, " "), out.String(), err)
+		}
+		return got.Text, got.Stats.StopReason
+	}
+	full, why := run()
+	if why != "max_tokens" || len(full) < 10 {
+		t.Fatalf("the unstopped run gave %q (%s); the test needs 10 bytes and max_tokens", full, why)
+	}
+	stop := full[len(full)/2 : len(full)/2+2]
+	got, why := run("--stop", "\x00never", "--stop", stop)
+	if want := full[:strings.Index(full, stop)]; got != want || why != "stop" {
+		t.Errorf("--stop %q: %q (%s), want %q (stop)", stop, got, why, want)
+	}
+}
+
 func TestParseProcStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string

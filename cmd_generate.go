@@ -136,6 +136,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	rf.register(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object with tokens, text and stats instead of streaming")
 	metricsAddr := metricsAddrFlag(fs)
+	var stops []string
+	fs.Func("stop", fmt.Sprintf("end the generation before this text (repeatable, up to %d)", engine.MaxStops), func(s string) error {
+		stops = append(stops, s)
+		return nil
+	})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -143,6 +148,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	cfg.Stop = stops
 	obs, stopMetrics, err := startMetrics(ctx, *metricsAddr, stderr)
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)

@@ -37,8 +37,8 @@ func runPanel(ctx context.Context, args []string) (err error) {
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
 	metricsAddr := metricsAddrFlag(fs)
-	serveAddr := fs.String("serve-addr", "", "also serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off)")
-	apiKey := fs.String("api-key", "", "with --serve-addr: require Authorization: Bearer KEY")
+	serveAddr := fs.String("serve-addr", "", "start with the panel's Server switch on: serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off, at "+ui.DefaultServeAddr+")")
+	apiKey := fs.String("api-key", "", "the panel's API server requires Authorization: Bearer KEY")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,7 +79,7 @@ func runPanel(ctx context.Context, args []string) (err error) {
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
 	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs, LogDir: *logDir},
-		api: newPanelAPI(*serveAddr, *apiKey, *tpSize, *backend, obs, os.Stderr)}
+		api: newPanelAPI(*apiKey, *tpSize, *backend, obs, os.Stderr)}
 	defer w.close()
 	return ui.Run(ctx, ui.Options{
 		ModelPath:    *model,
@@ -96,6 +96,8 @@ func runPanel(ctx context.Context, args []string) (err error) {
 		Backends:     w.backends,
 		TPSizes:      w.tpSizes,
 		Dashboard:    w.dashboard,
+		Server:       w.api,
+		ServeAddr:    *serveAddr,
 		Report:       os.Stderr,
 	})
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -39,7 +40,7 @@ type panelWiring struct {
 	cfg     model.Config // the loaded target's, for the TP choices
 	sampler *gpu.Sampler
 	stop    context.CancelFunc // the current dashboard's refresher
-	api     *panelAPI          // --serve-addr's server, or nil
+	api     *panelAPI          // the OpenAI API server the panel's switch runs
 }
 
 // open loads a model for the panel ("" = the embedded synthetic default).
@@ -121,7 +122,9 @@ func (w *panelWiring) dashboard(e ui.Engine) fyne.CanvasObject {
 }
 
 func (w *panelWiring) close() {
-	w.api.close()
+	if err := w.api.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "rigscope:", err)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stop != nil {

@@ -24,6 +24,8 @@ const (
 	MaxTemperature = 100
 	// DefaultMaxTokens is what a RunConfig with MaxTokens 0 generates.
 	DefaultMaxTokens = 256
+	// MaxStops is how many stop strings a run may have (OpenAI's limit).
+	MaxStops = 4
 	// defaultCtx caps the KV cache when Options.CtxLen is 0.
 	defaultCtx = 4096
 )
@@ -60,6 +62,14 @@ func CheckRunConfig(cfg RunConfig) error {
 	for i, id := range cfg.PromptIDs {
 		if id < 0 {
 			return fmt.Errorf("prompt token id %d (position %d) is negative", id, i)
+		}
+	}
+	if len(cfg.Stop) > MaxStops {
+		return fmt.Errorf("%d stop strings; at most %d are allowed", len(cfg.Stop), MaxStops)
+	}
+	for i, st := range cfg.Stop {
+		if st == "" {
+			return fmt.Errorf("stop string %d is empty; a stop string has at least one character", i+1)
 		}
 	}
 	if cfg.Prompt == "" && len(cfg.PromptIDs) == 0 {

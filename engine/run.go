@@ -25,11 +25,14 @@ type DrafterConfig struct {
 
 // RunConfig is fixed when a run starts; changes apply to the next run.
 type RunConfig struct {
-	Prompt    string        `json:"prompt,omitempty"`
-	PromptIDs []int32       `json:"prompt_ids,omitempty"`
-	Template  string        `json:"template,omitempty"` // "" = raw completion
-	MaxTokens int           `json:"max_tokens"`
-	IgnoreEOS bool          `json:"ignore_eos,omitempty"` // generate MaxTokens even past EOS (benchmarks; vLLM's ignore_eos)
+	Prompt    string  `json:"prompt,omitempty"`
+	PromptIDs []int32 `json:"prompt_ids,omitempty"`
+	Template  string  `json:"template,omitempty"` // "" = raw completion
+	MaxTokens int     `json:"max_tokens"`
+	IgnoreEOS bool    `json:"ignore_eos,omitempty"` // generate MaxTokens even past EOS (benchmarks; vLLM's ignore_eos)
+	// Stop strings end the run (StopReason "stop") in the step whose text
+	// completes one; the streamed text ends just before it.
+	Stop      []string      `json:"stop,omitempty"`
 	Sampling  Sampling      `json:"sampling"`
 	Drafter   DrafterConfig `json:"drafter"`
 	TP        int           `json:"tp"`
@@ -54,7 +57,7 @@ type Stats struct {
 	PrefillMs          float64   `json:"prefill_ms"`
 	TimeToFirstTokenMs float64   `json:"ttft_ms"`
 	DecodeTokensPerS   float64   `json:"decode_tokens_per_s"`
-	StopReason         string    `json:"stop_reason"` // eos | max_tokens | cancelled | context | error
+	StopReason         string    `json:"stop_reason"` // eos | max_tokens | stop | cancelled | context | error
 	Drafts             int       `json:"drafts"`
 	DraftTokens        int       `json:"draft_tokens"`
 	AcceptedTokens     int       `json:"accepted_tokens"`

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 
 // Run generates with cfg, streaming events to sink (called on this
 // goroutine; it must not block). It returns when the run ends; a cancelled
-// ctx stops it cleanly with StopReason "cancelled".
+// ctx stops it cleanly with StopReason "cancelled"; a stop string
+// (cfg.Stop) completing in the text ends it with StopReason "stop", the
+// text cut before it.
 //
 // With a drafter, the baseline for the break-even verdict is plain decoding
 // of exactly this configuration (model, device, context, TP size, allreduce
@@ -89,13 +92,16 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	if err != nil {
 		return st, err
 	}
+	if len(cfg.Stop) > 0 && e.tok == nil {
+		return st, errors.New("stop strings need the model's tokenizer to see the text; this model has none, so leave them out")
+	}
 	eos := int32(-1)
-	var dec *tokenizer.StreamDecoder
+	var text *textStream
 	if e.tok != nil {
 		if !cfg.IgnoreEOS {
 			eos = e.tok.EOS()
 		}
-		dec = tokenizer.NewStreamDecoder(e.tok)
+		text = &textStream{dec: tokenizer.NewStreamDecoder(e.tok), stop: tokenizer.NewStopper(cfg.Stop)}
 	}
 	sp := sample.Params{Temperature: cfg.Sampling.Temperature, TopK: cfg.Sampling.TopK, TopP: cfg.Sampling.TopP}
 	key := e.baselineKey(cfg)
@@ -119,12 +125,15 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 			toks := make([]Token, len(ids))
 			for i, id := range ids {
 				toks[i] = Token{ID: id, FromDraft: fromDraft[i]}
-				if dec != nil {
-					toks[i].Text = dec.Next(id)
+				if text != nil {
+					toks[i].Text = text.texts[i]
 				}
 			}
 			sink(Event{Kind: EventTokens, Tokens: toks})
 		},
+	}
+	if text != nil {
+		opts.Stop = text.step
 	}
 	runID := e.nextRunID()
 	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: counts.K, Counts: counts}, lat, bytes)
@@ -208,3 +217,31 @@ func (st *Stats) SetCounts(c stepstats.Counts) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// textStream decodes a run's tokens to text and applies its stop strings:
+// step (spec.Options.Stop) decodes a step's tokens into texts, which Emit
+// then streams.
+type textStream struct {
+	dec   *tokenizer.StreamDecoder
+	stop  *tokenizer.Stopper
+	texts []string // the text each token of the step adds, stop strings cut out
+}
+
+func (s *textStream) step(ids []int32, final bool) (keep int, stop bool) {
+	s.texts = s.texts[:0]
+	for i, id := range ids {
+		out, hit := s.stop.Feed(s.dec.Next(id))
+		s.texts = append(s.texts, out)
+		if hit {
+			return i + 1, true
+		}
+	}
+	if final {
+		// The text held back as a possible stop string's start goes out
+		// with the last token, cut at a stop string it completes.
+		rest, hit := s.stop.Flush()
+		s.texts[len(s.texts)-1] += rest
+		return len(ids), hit
+	}
+	return len(ids), false
+}

@@ -42,6 +42,8 @@ type Options struct {
 	TPSizes   func() []Choice                    // TP sizes with availability
 	Dashboard func(eng Engine) fyne.CanvasObject // the live charts for a loaded engine; nil shows a placeholder
 	Report    io.Writer                          // where the responsiveness figures go at exit (nil: nowhere)
+	Server    APIServer                          // the OpenAI API server the Server switch runs; nil: no Server section
+	ServeAddr string                             // with Server: the switch starts on, at this address
 }
 
 // Panel is the main window's content and the glue between its views and the
@@ -55,6 +57,7 @@ type Panel struct {
 	Chat     *ChatView
 	Controls *ControlsView
 	Runs     *RunsView
+	Server   *ServerView // nil without Options.Server
 	Tabs     *container.AppTabs
 	status   *widget.Label
 	dashSlot *fyne.Container
@@ -145,7 +148,16 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 		p.LoadModel(path)
 	})
 	top := container.NewBorder(nil, nil, nil, picker.Buttons("Model"), p.status)
-	side := container.NewVScroll(container.NewPadded(p.Controls.Root))
+	sideBox := p.Controls.Root
+	if opts.Server != nil {
+		p.Server = NewServerView(opts.Server, opts.ServeAddr)
+		opts.Server.Watch(func(rec *RunRecord) { p.post(func() { p.servedRun(rec) }) })
+		sideBox = container.NewVBox(p.Controls.Root, p.Server.Root)
+		if opts.ServeAddr != "" {
+			p.Server.SetOn(true)
+		}
+	}
+	side := container.NewVScroll(container.NewPadded(sideBox))
 	split := container.NewHSplit(p.Tabs, side)
 	split.Offset = 0.70
 	p.Content = container.NewBorder(top, nil, nil, nil, split)
@@ -318,6 +330,15 @@ func (p *Panel) runDone(rec *RunRecord, err error) {
 	if p.autorun != "" {
 		p.finishAutorun(err)
 	}
+}
+
+// servedRun adds a run the API server made to the runs table, numbered
+// in the loaded model's sequence.
+func (p *Panel) servedRun(rec *RunRecord) {
+	if p.session != nil {
+		p.session.record(rec)
+	}
+	p.Runs.Add(rec)
 }
 
 // finishAutorun records the autorun's outcome and, with QuitAfterRun,

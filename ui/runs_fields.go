@@ -225,6 +225,12 @@ var runFields = []runField{
 	numField("bytes_moved", "bytes moved between ranks", neutral, when(communicates, func(r *RunRecord) float64 { return float64(r.Stats.BytesMoved) }),
 		integer, func(v float64) string { return humanize.IBytes(uint64(v)) }),
 	textField("error", "error", func(r *RunRecord) string { return r.Err }),
+	textField("source", "started by", func(r *RunRecord) string {
+		if r.Source == "" {
+			return "panel"
+		}
+		return r.Source
+	}),
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', 6, 32) }

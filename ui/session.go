@@ -27,6 +27,19 @@ type RunRecord struct {
 	Text    string // the generated text
 	Err     string // "" when the run succeeded
 	LogPath string // the JSONL log the engine wrote as the run went ("" if none)
+	Source  string // who started it: "" the panel, SourceAPI the OpenAI API server
+}
+
+// SourceAPI marks a run the panel's API server made for a client.
+const SourceAPI = "api"
+
+// record numbers a run the panel did not start (an API request) in the
+// session's sequence.
+func (s *Session) record(rec *RunRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	rec.ID = s.nextID
 }
 
 // RunHandlers receive a run's output on the UI goroutine.

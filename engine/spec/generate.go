@@ -36,6 +36,11 @@ type Options struct {
 	Emit func(ids []int32, fromDraft []bool)
 	// Step receives each step's counts and times, after Emit.
 	Step func(StepInfo)
+	// Stop, when set, sees each step's new tokens before Emit (final: the
+	// generation ends after them anyway) and may end it early: stop true
+	// keeps ids[:keep] (1 <= keep <= len(ids)) and ends the generation with
+	// StopReason "stop" (a stop string completed in their text).
+	Stop func(ids []int32, final bool) (keep int, stop bool)
 
 	// residual replaces norm(max(p-q, 0)) (tests prove they notice).
 	residual func(r, p, q []float32, x int32)
@@ -45,7 +50,7 @@ type Options struct {
 type Result struct {
 	Tokens     []int32
 	FromDraft  []bool
-	StopReason string // eos | max_tokens | context | cancelled
+	StopReason string // eos | max_tokens | context | stop | cancelled
 	Prefill    time.Duration
 	Decode     time.Duration // after the first token
 	Counts     Counts
@@ -193,9 +198,9 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 	return nil
 }
 
-// emit appends a step's tokens, cut after EOS or at MaxTokens (st keeps
-// the cut and its count in st.Tokens), and sets done (and the stop reason)
-// when the generation is over.
+// emit appends a step's tokens, cut after EOS, at MaxTokens or where
+// o.Stop cuts (st keeps the cut and its count in st.Tokens), and sets done
+// (and the stop reason) when the generation is over.
 func (g *gen) emit(st *StepInfo) {
 	ids, fromDraft := st.IDs, st.FromDraft
 	for i, id := range ids {
@@ -210,6 +215,15 @@ func (g *gen) emit(st *StepInfo) {
 			continue
 		}
 		break
+	}
+	if g.o.Stop != nil {
+		// The loop ends at the context's end before the next step.
+		final := g.done || g.t.Len()+1 >= g.t.MaxLen()
+		if keep, stop := g.o.Stop(ids, final); stop {
+			keep = min(max(keep, 1), len(ids))
+			ids, fromDraft = ids[:keep], fromDraft[:keep]
+			g.done, g.res.StopReason = true, "stop"
+		}
 	}
 	st.IDs, st.FromDraft, st.Tokens = ids, fromDraft, len(ids)
 	g.res.Tokens = append(g.res.Tokens, ids...)

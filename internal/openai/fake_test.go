@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"rigscope/engine"
+	"rigscope/engine/tokenizer"
 )
 
 // byteTok is a tokenizer of one token per byte after BOS (id 256); id 257
@@ -40,7 +41,8 @@ func (byteTok) BOS() int32     { return 256 }
 func (byteTok) EOS() int32     { return -1 }
 
 // fakeEngine emits its script's tokens, one per step, then stops as at
-// EOS; it stops at MaxTokens, and at ctx's end before any step. With gate
+// EOS; it stops at MaxTokens, at a stop string (cut as the engine cuts),
+// and at ctx's end before any step. With gate
 // set, each step waits for a value on it (or for ctx's end).
 type fakeEngine struct {
 	script  []engine.Token
@@ -68,7 +70,8 @@ func (f *fakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 		f.started <- struct{}{}
 	}
 	st := engine.Stats{PromptTokens: len(cfg.PromptIDs), StopReason: "eos"}
-	for _, t := range f.script {
+	stop := tokenizer.NewStopper(cfg.Stop) // as the engine applies cfg.Stop
+	for i, t := range f.script {
 		if st.GeneratedTokens == cfg.MaxTokens {
 			st.StopReason = "max_tokens"
 			break
@@ -83,8 +86,19 @@ func (f *fakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 			st.StopReason = "cancelled"
 			break
 		}
+		var hit bool
+		t.Text, hit = stop.Feed(t.Text)
+		if !hit && (i == len(f.script)-1 || st.GeneratedTokens+1 == cfg.MaxTokens) {
+			var rest string
+			rest, hit = stop.Flush()
+			t.Text += rest
+		}
 		sink(engine.Event{Kind: engine.EventTokens, Tokens: []engine.Token{t}})
 		st.GeneratedTokens++
+		if hit {
+			st.StopReason = "stop"
+			break
+		}
 	}
 	f.mu.Lock()
 	f.ended = append(f.ended, st.StopReason)

@@ -20,8 +20,7 @@ import (
 // plan is a validated request: what to run and how to answer.
 type plan struct {
 	chat   bool
-	cfg    engine.RunConfig
-	stops  []string
+	cfg    engine.RunConfig // its Stop holds the request's stop strings
 	stream bool
 	usage  bool // stream_options.include_usage
 }
@@ -45,7 +44,7 @@ func (s *Server) parse(body []byte, chat bool) (*plan, *apiError) {
 	if p.cfg.PromptIDs, err = s.prompt(req, chat); err != nil {
 		return nil, err
 	}
-	if p.stops, err = req.stops(); err != nil {
+	if p.cfg.Stop, err = req.stops(); err != nil {
 		return nil, err
 	}
 	if err := s.length(req, p); err != nil {
@@ -176,9 +175,9 @@ func sampling(req *request, sp *engine.Sampling) *apiError {
 
 // generation collects one run's output from the engine's sink (on the
 // run's goroutine) for the handler (on its own): the text not yet sent, the
-// tokens counted, and whether a stop ended it.
+// tokens counted, and whether an end-of-turn token ended it. The engine
+// applies the stop strings: its text is already cut.
 type generation struct {
-	stop    stopper
 	turnEnd map[int32]bool
 	cancel  context.CancelFunc
 	notify  chan struct{} // cap 1: text is pending
@@ -186,7 +185,7 @@ type generation struct {
 	mu      sync.Mutex
 	pending strings.Builder
 	tokens  int
-	stopped bool // a stop string or end-of-turn token ended it
+	stopped bool // an end-of-turn token ended it
 }
 
 func (g *generation) sink(ev engine.Event) {
@@ -203,9 +202,7 @@ func (g *generation) sink(ev engine.Event) {
 			g.stopped = true
 			break
 		}
-		out, hit := g.stop.feed(t.Text)
-		g.pending.WriteString(out)
-		g.stopped = hit
+		g.pending.WriteString(t.Text)
 	}
 	if g.stopped {
 		g.cancel()
@@ -235,23 +232,17 @@ type outcome struct {
 	rest   string // text not taken before the end
 }
 
-// end settles the run: the held-back text unless a stop cut it, and the
-// finish reason.
+// end settles the run: the text not yet taken and the finish reason.
 func (g *generation) end(st engine.Stats, err error) outcome {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	o := outcome{stats: st, tokens: g.tokens}
-	if !g.stopped {
-		rest, hit := g.stop.flush() // a stop string held open until the end
-		g.pending.WriteString(rest)
-		g.stopped = hit
-	}
 	switch {
 	case g.stopped:
 		o.finish = "stop"
 	case err != nil:
 		o.finish, o.err = "error", err
-	case st.StopReason == "eos":
+	case st.StopReason == "eos" || st.StopReason == "stop":
 		o.finish = "stop"
 	case st.StopReason == "max_tokens" || st.StopReason == "context":
 		o.finish = "length"
@@ -303,7 +294,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan, received t
 	start := time.Now()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	g := &generation{stop: stopper{stops: p.stops}, cancel: cancel, notify: make(chan struct{}, 1)}
+	g := &generation{cancel: cancel, notify: make(chan struct{}, 1)}
 	if p.chat {
 		g.turnEnd = s.turnEnd
 	}

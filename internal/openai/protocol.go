@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"rigscope/engine"
 )
 
 // request is the body of POST /v1/completions and /v1/chat/completions:
@@ -182,10 +184,10 @@ func (req *request) stops() ([]string, *apiError) {
 	if err := json.Unmarshal(req.Stop, &one); err == nil {
 		list = []string{one}
 	} else if err := json.Unmarshal(req.Stop, &list); err != nil {
-		return nil, invalid("stop", "stop must be a string or an array of up to 4 strings")
+		return nil, invalid("stop", "stop must be a string or an array of up to %d strings", engine.MaxStops)
 	}
-	if len(list) > 4 {
-		return nil, invalid("stop", "stop has %d strings; at most 4 are allowed", len(list))
+	if len(list) > engine.MaxStops {
+		return nil, invalid("stop", "stop has %d strings; at most %d are allowed", len(list), engine.MaxStops)
 	}
 	for i, s := range list {
 		if s == "" {

@@ -49,7 +49,7 @@ var (
 // finishedReasons maps a run's stop reason to vLLM's finished_reason;
 // a failed run is not a processed request and is not counted.
 var finishedReasons = map[string]string{
-	"eos": "stop", "max_tokens": "length", "context": "length", "cancelled": "abort",
+	"eos": "stop", "stop": "stop", "max_tokens": "length", "context": "length", "cancelled": "abort",
 }
 
 // Exporter holds the process-lifetime metrics and the registry they are

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -412,6 +413,43 @@ func TestLint(t *testing.T) {
 	for _, p := range probs {
 		if p.Text != "metric names should not contain ':'" {
 			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+		}
+	}
+}
+
+// TestExporterStopString: a run ended by a stop string is a processed
+// request that finished with "stop", not an aborted one.
+func TestExporterStopString(t *testing.T) {
+	x := New()
+	ctx := context.Background()
+	e, err := engine.Open(ctx, "synthetic:tiny", engine.Options{CtxLen: 256, Observer: x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cfg := engine.RunConfig{PromptIDs: []int32{1, 5, 9, 13}, MaxTokens: 40, IgnoreEOS: true, TP: 1}
+	var sb strings.Builder
+	if _, err := e.Run(ctx, cfg, func(ev engine.Event) {
+		for _, tk := range ev.Tokens {
+			sb.WriteString(tk.Text)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	full := sb.String()
+	if len(full) < 10 {
+		t.Fatalf("the unstopped run gave %q; the test needs 10 bytes of text", full)
+	}
+	cfg.Stop = []string{full[len(full)/2 : len(full)/2+2]}
+	st, err := e.Run(ctx, cfg, nil)
+	if err != nil || st.StopReason != "stop" {
+		t.Fatalf("the stopped run ended %q, %v; want stop", st.StopReason, err)
+	}
+	fams := scrape(t, x)
+	for reason, want := range map[string]float64{"stop": 1, "length": 1, "abort": 0} {
+		labels := map[string]string{"model_name": "synthetic:tiny", "engine": "0", "finished_reason": reason}
+		if got, ok := series(fams, "vllm:request_success_total", labels); !ok || got != want {
+			t.Errorf("request_success_total{finished_reason=%q} = %v (present %v), want %v", reason, got, ok, want)
 		}
 	}
 }

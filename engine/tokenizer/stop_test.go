@@ -1,4 +1,4 @@
-package openai
+package tokenizer
 
 import (
 	"strings"
@@ -21,16 +21,16 @@ func reference(text string, stops []string) (string, bool) {
 
 // feedAll feeds pieces until a stop, as a generation does.
 func feedAll(pieces []string, stops []string) (string, bool) {
-	s := stopper{stops: stops}
+	s := NewStopper(stops)
 	var sb strings.Builder
 	for _, p := range pieces {
-		out, hit := s.feed(p)
+		out, hit := s.Feed(p)
 		sb.WriteString(out)
 		if hit {
 			return sb.String(), true
 		}
 	}
-	rest, hit := s.flush()
+	rest, hit := s.Flush()
 	return sb.String() + rest, hit
 }
 
@@ -84,29 +84,6 @@ func FuzzStopper(f *testing.F) {
 		want, wantHit := reference(text, stops)
 		if got != want || hit != wantHit {
 			t.Errorf("%q in %q, stops %q: %q %v, want %q %v", text, pieces, stops, got, hit, want, wantHit)
-		}
-	})
-}
-
-// FuzzDecodeRequest: any body is a request or a 400 with a message; never
-// a panic.
-func FuzzDecodeRequest(f *testing.F) {
-	f.Add([]byte(`{"prompt":"a","stop":["x"],"max_tokens":3}`))
-	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`))
-	f.Add([]byte("{\"prompt\":\"\xff\"}"))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, e := decodeRequest(body)
-		if e != nil {
-			if e.status != 400 || e.Message == "" {
-				t.Errorf("%q: error %+v", body, e)
-			}
-			return
-		}
-		req.notImplemented()
-		req.stops()
-		req.completionPrompt()
-		for i, m := range req.Messages {
-			m.text(i)
 		}
 	})
 }
