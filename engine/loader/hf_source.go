@@ -131,6 +131,14 @@ func openHF(dir string) (Source, error) {
 	if tmpl := hfChatTemplate(dir); tmpl != "" {
 		meta["chat_template"] = tmpl
 	}
+	eos, err := hfGenerationEOS(dir)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	if len(eos) > 0 {
+		meta[MetaEOSIDs] = formatEOSIDs(eos)
+	}
 	return &fileSource{
 		path: dir, cfg: cfg, meta: meta, lookup: lookup, closer: m.Close,
 		newTok: func() (tokenizer.Tokenizer, error) {
