@@ -95,11 +95,13 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	if len(cfg.Stop) > 0 && e.tok == nil {
 		return st, errors.New("stop strings need the model's tokenizer to see the text; this model has none, so leave them out")
 	}
-	eos := int32(-1)
+	var endIDs []int32
 	var text *textStream
 	if e.tok != nil {
 		if !cfg.IgnoreEOS {
-			eos = e.tok.EOS()
+			if endIDs, err = stopIDs(e.tok, e.src.Meta()); err != nil {
+				return st, err
+			}
 		}
 		text = &textStream{dec: tokenizer.NewStreamDecoder(e.tok), stop: tokenizer.NewStopper(cfg.Stop)}
 	}
@@ -110,7 +112,8 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	var firstTok time.Duration
 	opts := spec.Options{
 		MaxTokens:       cfg.MaxTokens,
-		EOS:             eos,
+		EOS:             -1,
+		EOSIDs:          endIDs,
 		K:               dc.K,
 		Branch:          dc.Tree,
 		Sampler:         sample.New(sp, cfg.Sampling.Seed),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"rigscope/engine/model"
@@ -14,9 +15,10 @@ import (
 // Options configure one generation.
 type Options struct {
 	MaxTokens int
-	EOS       int32 // -1: none
-	K         int   // draft length, or tree depth (1..MaxK; ignored without a drafter)
-	Branch    int   // 0: chain; B: tree with at most B nodes per depth
+	EOS       int32   // -1: none
+	EOSIDs    []int32 // more ids that end it as EOS does (other end-of-sequence and end-of-turn tokens)
+	K         int     // draft length, or tree depth (1..MaxK; ignored without a drafter)
+	Branch    int     // 0: chain; B: tree with at most B nodes per depth
 	Sampler   *sample.Sampler
 	Drafter   Drafter // nil: plain decoding
 	// DraftSampler is the drafter's own sampler (same params as Sampler, a
@@ -205,7 +207,7 @@ func (g *gen) emit(st *StepInfo) {
 	ids, fromDraft := st.IDs, st.FromDraft
 	for i, id := range ids {
 		switch {
-		case id == g.o.EOS:
+		case id == g.o.EOS || slices.Contains(g.o.EOSIDs, id):
 			ids, fromDraft = ids[:i+1], fromDraft[:i+1]
 			g.done, g.res.StopReason = true, "eos"
 		case len(g.res.Tokens)+i+1 >= g.o.MaxTokens:

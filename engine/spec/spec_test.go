@@ -166,6 +166,10 @@ func TestStopInsideStep(t *testing.T) {
 	if err != nil || !slices.Equal(res.Tokens, want[:stop]) || res.StopReason != "eos" {
 		t.Errorf("Generate(eos=%d) = %v, %q, %v; want %v, eos", eos, res.Tokens, res.StopReason, err, want[:stop])
 	}
+	res, err = spec.Generate(context.Background(), tgt, prompt, spec.Options{MaxTokens: 30, EOS: -1, EOSIDs: []int32{-5, eos}, K: 8, Drafter: d})
+	if err != nil || !slices.Equal(res.Tokens, want[:stop]) || res.StopReason != "eos" {
+		t.Errorf("Generate(EOSIDs=%d) = %v, %q, %v; want %v, eos", eos, res.Tokens, res.StopReason, err, want[:stop])
+	}
 }
 
 // recorder is a feature drafter (EAGLE-style) that checks what the loop

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2"
@@ -107,4 +108,31 @@ func FormatChat(own JinjaTemplate, builtin string, msgs []Message, addGeneration
 		return own.Render(msgs, addGenerationPrompt)
 	}
 	return ApplyTemplate(builtin, msgs, addGenerationPrompt)
+}
+
+// PieceIDs returns the ids of t whose vocabulary entry is one of pieces,
+// in vocabulary order.
+func PieceIDs(t Tokenizer, pieces []string) []int32 {
+	var ids []int32
+	if tt, ok := t.(*tok); ok {
+		for _, p := range pieces {
+			if id, found := tt.ids[p]; found {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for i := range t.VocabSize() {
+		if slices.Contains(pieces, t.Piece(int32(i))) {
+			ids = append(ids, int32(i))
+		}
+	}
+	return ids
+}
+
+// BuiltinTurnEnd is the end-of-turn piece of a built-in format ("" for
+// llama2, whose turns end with EOS).
+func BuiltinTurnEnd(name string) string {
+	return map[string]string{TemplateLlama3: "<|eot_id|>", TemplateChatML: "<|im_end|>"}[name]
 }
