@@ -51,6 +51,9 @@ type ModelInfo struct {
 	Config       model.Config
 	Params       int64
 	ChatTemplate string // detected template name ("llama3", "chatml", "llama2") or ""
+	// OwnTemplate is the model's own Jinja chat template (Source "" when it
+	// declares none); tokenizer.FormatChat prefers it to ChatTemplate.
+	OwnTemplate  tokenizer.JinjaTemplate
 	HasTokenizer bool
 }
 
@@ -125,6 +128,7 @@ func open(ctx context.Context, path string, src loader.Source, opts Options) (*E
 			return nil, err
 		}
 		e.info.ChatTemplate = tokenizer.DetectTemplate(meta["chat_template"], e.tok)
+		e.info.OwnTemplate = tokenizer.JinjaTemplate{Source: meta["chat_template"], BOS: piece(e.tok, e.tok.BOS()), EOS: piece(e.tok, e.tok.EOS())}
 	}
 	// Build the CPU target now so a bad file fails at open, not at the first
 	// run. (A device target uploads its weights at its first run instead;

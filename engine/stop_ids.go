@@ -36,3 +36,11 @@ func stopIDs(tok tokenizer.Tokenizer, meta map[string]string) ([]int32, error) {
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
 }
+
+// piece is the vocabulary entry of id, "" for -1 (no such token).
+func piece(tok tokenizer.Tokenizer, id int32) string {
+	if id < 0 {
+		return ""
+	}
+	return tok.Piece(id)
+}

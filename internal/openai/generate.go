@@ -90,7 +90,7 @@ func (s *Server) prompt(req *request, chat bool) ([]int32, *apiError) {
 	if len(req.Messages) == 0 {
 		return nil, invalid("messages", "messages is empty: send at least one {\"role\": \"user\", \"content\": ...}")
 	}
-	if s.opts.ChatTemplate == "" {
+	if s.opts.ChatTemplate == "" && s.opts.OwnTemplate.Source == "" {
 		return nil, invalid("messages", "model %s has no chat template this server knows; start it with --chat-template llama3, chatml or llama2, or use /v1/completions", s.opts.Model)
 	}
 	msgs := make([]tokenizer.Message, len(req.Messages))
@@ -108,11 +108,16 @@ func (s *Server) prompt(req *request, chat bool) ([]int32, *apiError) {
 		}
 		msgs[i] = tokenizer.Message{Role: m.Role, Content: text}
 	}
-	text, err := tokenizer.ApplyTemplate(s.opts.ChatTemplate, msgs, true)
+	text, err := tokenizer.FormatChat(s.opts.OwnTemplate, s.opts.ChatTemplate, msgs, true)
+	if errors.Is(err, tokenizer.ErrTemplate) {
+		return nil, invalid("messages", "%v; send the text to /v1/completions for a raw completion, or start the server with --chat-template llama3, chatml or llama2", err)
+	}
 	if err != nil {
 		return nil, invalid("messages", "%v", err)
 	}
-	return tok.Encode(text, true), nil
+	// The model's own template writes BOS itself, as transformers'
+	// apply_chat_template expects; the built-in formats leave it to Encode.
+	return tok.Encode(text, s.opts.OwnTemplate.Source == ""), nil
 }
 
 // length sets the completion's length: max_completion_tokens or

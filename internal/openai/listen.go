@@ -8,6 +8,7 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/metrics/promserve"
+	"rigscope/engine/tokenizer"
 )
 
 // DefaultLimits bound the API's clients: a request (body included) must
@@ -29,10 +30,11 @@ var DefaultLimits = promserve.Limits{
 func EngineOptions(e *engine.Engine, template string) Options {
 	info := e.Info()
 	tok, _ := e.Tokenizer()
+	var own tokenizer.JinjaTemplate
 	if template == "" {
-		template = info.ChatTemplate
+		template, own = info.ChatTemplate, info.OwnTemplate
 	}
-	return Options{Model: info.ServedName(), CtxLen: e.CtxLen(), Tokenizer: tok, ChatTemplate: template}
+	return Options{Model: info.ServedName(), CtxLen: e.CtxLen(), Tokenizer: tok, ChatTemplate: template, OwnTemplate: own}
 }
 
 // Start listens on addr (a bare :PORT is loopback; see promserve.BindAddr)

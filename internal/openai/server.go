@@ -38,7 +38,10 @@ type Options struct {
 	Model        string              // the served name; requests may name it or leave model out
 	CtxLen       int                 // KV positions: prompt plus completion tokens
 	Tokenizer    tokenizer.Tokenizer // required: prompts are text
-	ChatTemplate string              // tokenizer.ApplyTemplate's name; "" refuses chat
+	ChatTemplate string              // tokenizer.ApplyTemplate's name; "" with no OwnTemplate refuses chat
+	// OwnTemplate is the model's own Jinja template, preferred to
+	// ChatTemplate when its Source is set.
+	OwnTemplate tokenizer.JinjaTemplate
 	// Base is every request's drafter, TP size and allreduce backend;
 	// the request sets the prompt, the length and the sampling.
 	Base engine.RunConfig
