@@ -114,7 +114,10 @@ async function main() {
   let got = 0;
   try {
     for await (const _ of long) {
-      if (++got === 2) ac.abort();
+      if (++got === 2) {
+        ac.abort(); // chunks already buffered by the client would still arrive: stop reading
+        break;
+      }
     }
   } catch (e) {
     if (!(e instanceof OpenAI.APIUserAbortError) && e.name !== "AbortError") throw e;
