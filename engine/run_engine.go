@@ -99,7 +99,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	var text *textStream
 	if e.tok != nil {
 		if !cfg.IgnoreEOS {
-			if endIDs, err = stopIDs(e.tok, e.src.Meta()); err != nil {
+			if endIDs, err = stopIDs(e.tok, e.src.Meta(), cfg.Template); err != nil {
 				return st, err
 			}
 		}

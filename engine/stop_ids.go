@@ -12,8 +12,10 @@ import (
 // the tokenizer's EOS, the ids generation_config.json lists as eos_token_id
 // (loader.MetaEOSIDs), and the end-of-turn tokens of the model's chat
 // template (its own Jinja text, else the built-in format it was detected
-// as). An id outside the vocabulary is an error naming it.
-func stopIDs(tok tokenizer.Tokenizer, meta map[string]string) ([]int32, error) {
+// as) and of format, the built-in chat format the run's prompt was
+// rendered with (RunConfig.Template; "" for none). An id outside the
+// vocabulary is an error naming it.
+func stopIDs(tok tokenizer.Tokenizer, meta map[string]string, format string) ([]int32, error) {
 	ids := []int32{}
 	if eos := tok.EOS(); eos >= 0 {
 		ids = append(ids, eos)
@@ -29,8 +31,10 @@ func stopIDs(tok tokenizer.Tokenizer, meta map[string]string) ([]int32, error) {
 	}
 	ids = append(ids, declared...)
 	turnEnds := tokenizer.JinjaTemplate{Source: meta["chat_template"]}.TurnEndPieces()
-	if p := tokenizer.BuiltinTurnEnd(tokenizer.DetectTemplate(meta["chat_template"], tok)); p != "" {
-		turnEnds = append(turnEnds, p)
+	for _, name := range []string{tokenizer.DetectTemplate(meta["chat_template"], tok), format} {
+		if p := tokenizer.BuiltinTurnEnd(name); p != "" {
+			turnEnds = append(turnEnds, p)
+		}
 	}
 	ids = append(ids, tokenizer.PieceIDs(tok, turnEnds)...)
 	slices.Sort(ids)

@@ -20,17 +20,19 @@ func TestStopIDs(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		meta    map[string]string
+		format  string
 		want    []int32
 		wantErr string
 	}{
-		{"tokenizer EOS only", map[string]string{}, []int32{2}, ""},
-		{"generation_config ids", map[string]string{loader.MetaEOSIDs: "2,6"}, []int32{2, 6}, ""},
-		{"own template's end of turn", map[string]string{"chat_template": llama31}, []int32{2, 4}, ""},
-		{"chatml by markers", map[string]string{"chat_template": "{{ '<|im_start|>' + m.content + '<|im_end|>' }}"}, []int32{2, 5}, ""},
-		{"all together, no duplicates", map[string]string{"chat_template": llama31, loader.MetaEOSIDs: "4,6,2"}, []int32{2, 4, 6}, ""},
-		{"id outside the vocabulary", map[string]string{loader.MetaEOSIDs: "8", "path": "m"}, nil, "eos_token_id 8 is outside the vocabulary of 8 tokens"},
+		{"tokenizer EOS only", map[string]string{}, "", []int32{2}, ""},
+		{"generation_config ids", map[string]string{loader.MetaEOSIDs: "2,6"}, "", []int32{2, 6}, ""},
+		{"own template's end of turn", map[string]string{"chat_template": llama31}, "", []int32{2, 4}, ""},
+		{"chatml by markers", map[string]string{"chat_template": "{{ '<|im_start|>' + m.content + '<|im_end|>' }}"}, "", []int32{2, 5}, ""},
+		{"the run's chat format", map[string]string{}, "chatml", []int32{2, 5}, ""},
+		{"all together, no duplicates", map[string]string{"chat_template": llama31, loader.MetaEOSIDs: "4,6,2"}, "", []int32{2, 4, 6}, ""},
+		{"id outside the vocabulary", map[string]string{loader.MetaEOSIDs: "8", "path": "m"}, "", nil, "eos_token_id 8 is outside the vocabulary of 8 tokens"},
 	} {
-		got, err := stopIDs(tok, tc.meta)
+		got, err := stopIDs(tok, tc.meta, tc.format)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: %v, %v; want an error saying %q", tc.name, got, err, tc.wantErr)

@@ -41,7 +41,8 @@ func (byteTok) BOS() int32     { return 256 }
 func (byteTok) EOS() int32     { return -1 }
 
 // fakeEngine emits its script's tokens, one per step, then stops as at
-// EOS; it stops at MaxTokens, at a stop string (cut as the engine cuts),
+// EOS; it stops at MaxTokens, at the chat format's end-of-turn token, at a
+// stop string (cut as the engine cuts),
 // and at ctx's end before any step. With gate
 // set, each step waits for a value on it (or for ctx's end).
 type fakeEngine struct {
@@ -84,6 +85,14 @@ func (f *fakeEngine) Run(ctx context.Context, cfg engine.RunConfig, sink func(en
 		}
 		if ctx.Err() != nil {
 			st.StopReason = "cancelled"
+			break
+		}
+		if end := tokenizer.BuiltinTurnEnd(cfg.Template); end != "" && (byteTok{}).Piece(t.ID) == end {
+			// As the engine ends at the chat format's end-of-turn token (a
+			// control token: it decodes to no text).
+			t.Text = ""
+			sink(engine.Event{Kind: engine.EventTokens, Tokens: []engine.Token{t}})
+			st.GeneratedTokens++
 			break
 		}
 		var hit bool

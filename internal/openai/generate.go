@@ -54,6 +54,9 @@ func (s *Server) parse(body []byte, chat bool) (*plan, *apiError) {
 		return nil, err
 	}
 	p.cfg.IgnoreEOS = req.IgnoreEOS
+	if chat {
+		p.cfg.Template = s.opts.ChatTemplate // the engine also stops at its end-of-turn token
+	}
 	return p, nil
 }
 
@@ -179,18 +182,15 @@ func sampling(req *request, sp *engine.Sampling) *apiError {
 }
 
 // generation collects one run's output from the engine's sink (on the
-// run's goroutine) for the handler (on its own): the text not yet sent, the
-// tokens counted, and whether an end-of-turn token ended it. The engine
-// applies the stop strings: its text is already cut.
+// run's goroutine) for the handler (on its own): the text not yet sent and
+// the tokens counted. The engine ends the run at EOS, at the chat format's
+// end-of-turn token and at a stop string, so its text is already cut.
 type generation struct {
-	turnEnd map[int32]bool
-	cancel  context.CancelFunc
-	notify  chan struct{} // cap 1: text is pending
+	notify chan struct{} // cap 1: text is pending
 
 	mu      sync.Mutex
 	pending strings.Builder
 	tokens  int
-	stopped bool // an end-of-turn token ended it
 }
 
 func (g *generation) sink(ev engine.Event) {
@@ -199,18 +199,8 @@ func (g *generation) sink(ev engine.Event) {
 	}
 	g.mu.Lock()
 	for _, t := range ev.Tokens {
-		if g.stopped {
-			break
-		}
 		g.tokens++
-		if g.turnEnd[t.ID] {
-			g.stopped = true
-			break
-		}
 		g.pending.WriteString(t.Text)
-	}
-	if g.stopped {
-		g.cancel()
 	}
 	g.mu.Unlock()
 	select {
@@ -243,8 +233,6 @@ func (g *generation) end(st engine.Stats, err error) outcome {
 	defer g.mu.Unlock()
 	o := outcome{stats: st, tokens: g.tokens}
 	switch {
-	case g.stopped:
-		o.finish = "stop"
 	case err != nil:
 		o.finish, o.err = "error", err
 	case st.StopReason == "eos" || st.StopReason == "stop":
@@ -299,10 +287,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan, received t
 	start := time.Now()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	g := &generation{cancel: cancel, notify: make(chan struct{}, 1)}
-	if p.chat {
-		g.turnEnd = s.turnEnd
-	}
+	g := &generation{notify: make(chan struct{}, 1)}
 	done := make(chan outcome, 1)
 	go func() {
 		o := g.end(s.eng.Run(ctx, p.cfg, g.sink))

@@ -62,7 +62,6 @@ type Server struct {
 	eng     Engine
 	opts    Options
 	q       *queue
-	turnEnd map[int32]bool // the chat template's end-of-turn tokens
 	created int64
 
 	logMu sync.Mutex
@@ -93,25 +92,8 @@ func New(eng Engine, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	return &Server{eng: eng, opts: opts, q: newQueue(opts.QueueLen), turnEnd: turnEndTokens(opts.Tokenizer, opts.ChatTemplate),
+	return &Server{eng: eng, opts: opts, q: newQueue(opts.QueueLen),
 		created: time.Now().Unix()}, nil
-}
-
-// turnEndTokens are the ids of the marker that closes an assistant turn in
-// the template (Llama 3's <|eot_id|>, ChatML's <|im_end|>): a chat
-// completion stops there even when the tokenizer's EOS is another token.
-func turnEndTokens(t tokenizer.Tokenizer, template string) map[int32]bool {
-	marker := map[string]string{tokenizer.TemplateLlama3: "<|eot_id|>", tokenizer.TemplateChatML: "<|im_end|>"}[template]
-	ids := map[int32]bool{}
-	if marker == "" {
-		return ids
-	}
-	for i := range t.VocabSize() {
-		if t.Piece(int32(i)) == marker {
-			ids[int32(i)] = true
-		}
-	}
-	return ids
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
