@@ -8,4 +8,4 @@ import (
 )
 
 // A -tags cuda build offers --device cuda (gpu/cuda).
-func init() { engine.RegisterDevice("cuda", cuda.NewTarget) }
+func init() { engine.RegisterDevice("cuda", engine.Device{Target: cuda.NewTarget, Head: cuda.NewHead}) }
