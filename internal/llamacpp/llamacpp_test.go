@@ -42,3 +42,16 @@ func TestCommand(t *testing.T) {
 		t.Errorf("env ends %q", env)
 	}
 }
+
+// FuzzParseRuns: any output parses or is refused, never a panic, and a
+// parse has figures for both workloads.
+func FuzzParseRuns(f *testing.F) {
+	f.Add("tg256 tok/s runs: 101.5 99.0  median 100.2\npp512 tok/s runs: 900.0  median 900.0\n")
+	f.Add("tg1 tok/s runs: 1e999  median 1\npp1 tok/s runs: NaN  median 1\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		tg, pp, err := ParseRuns([]byte(out))
+		if err == nil && (len(tg) == 0 || len(pp) == 0) {
+			t.Errorf("ParseRuns(%q) = %v, %v with no error", out, tg, pp)
+		}
+	})
+}
