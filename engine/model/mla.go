@@ -166,10 +166,11 @@ func loadMLA(cfg *Config, l int, sh Shard, headLo, hl int, get func(string, ...i
 	return L, nil
 }
 
-func (m *MLALayer) tensors() []*tensor.Tensor { return []*tensor.Tensor{m.QA, m.QB, m.KVA} }
-
-// bytes is the float32 up-projections' memory.
-func (m *MLALayer) bytes() int64 { return 4 * int64(len(m.UKT)+len(m.UV)) }
+// bytes is the layer's weight memory: the projections and the float32
+// up-projections.
+func (m *MLALayer) bytes() int64 {
+	return tensorBytes(m.QA) + tensorBytes(m.QB) + tensorBytes(m.KVA) + 4*int64(len(m.UKT)+len(m.UV))
+}
 
 // newKVCache is a runner's cache: per position, this rank's keys and
 // values, or with latent attention the latent and rope key (replicated on

@@ -309,15 +309,23 @@ type MoELayer struct {
 	SharedLo, SharedHi   int
 }
 
-func (m *MoELayer) tensors() []*tensor.Tensor {
-	ts := []*tensor.Tensor{m.Router}
-	ts = append(ts, m.Gate...)
-	ts = append(ts, m.Up...)
-	ts = append(ts, m.Down...)
-	if m.SharedGate != nil {
-		ts = append(ts, m.SharedGate, m.SharedUp, m.SharedDown)
+// bytes is the weight memory of the layer's router and experts (no
+// allocation: Runner.MicroBatch counts it every pass).
+func (m *MoELayer) bytes() int64 {
+	n := tensorBytes(m.Router) + tensorBytes(m.SharedGate) + tensorBytes(m.SharedUp) + tensorBytes(m.SharedDown)
+	for e := range m.Gate {
+		n += tensorBytes(m.Gate[e]) + tensorBytes(m.Up[e]) + tensorBytes(m.Down[e])
 	}
-	return ts
+	return n
+}
+
+// tensorBytes is t's storage size (0 for nil).
+func tensorBytes(t *tensor.Tensor) int64 {
+	if t == nil {
+		return 0
+	}
+	b, _ := t.DType.Bytes(t.Elems())
+	return int64(b)
 }
 
 // ffnSplit is rank r of tp's columns [lo, hi) of an n-wide FFN, on bs-element

@@ -307,14 +307,9 @@ func (w *Weights) Bytes() int64 {
 			}
 		}
 		if L.MoE != nil {
-			for _, t := range L.MoE.tensors() {
-				add(t)
-			}
+			n += L.MoE.bytes()
 		}
 		if L.MLA != nil {
-			for _, t := range L.MLA.tensors() {
-				add(t)
-			}
 			n += L.MLA.bytes()
 		}
 	}
