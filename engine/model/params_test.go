@@ -10,8 +10,8 @@ func TestParamsOfRealShapes(t *testing.T) {
 		MLA: MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128},
 		MoE: MoE{Experts: 256, PerToken: 8, FFN: 2048, SharedFFN: 2048, FirstDense: 3}}
 	for _, tc := range []struct {
-		name              string
-		c                 Config
+		name               string
+		c                  Config
 		total, active, tol float64 // billions
 	}{
 		{"Mixtral-8x7B", mixtral, 46.7, 12.9, 0.1},
