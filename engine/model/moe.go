@@ -434,3 +434,21 @@ func loadMoE(cfg *Config, l int, sh Shard, get func(string, ...int) (*tensor.Ten
 	}
 	return m, nil
 }
+
+// ActiveBytes is the weight memory this rank reads for one decode token:
+// Bytes less, in each MoE layer, the routed experts the token is not sent
+// to (experts are of equal size, so any PerToken of them), the bound a
+// decode step's bandwidth is measured against.
+func (w *Weights) ActiveBytes() int64 {
+	n := w.Bytes()
+	m := &w.Cfg.MoE
+	for i := range w.Layers {
+		L := w.Layers[i].MoE
+		if L == nil || len(L.Gate) == 0 {
+			continue
+		}
+		per := tensorBytes(L.Gate[0]) + tensorBytes(L.Up[0]) + tensorBytes(L.Down[0])
+		n -= int64(m.Experts-m.PerToken) * per
+	}
+	return n
+}

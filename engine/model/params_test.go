@@ -1,6 +1,10 @@
 package model
 
-import "testing"
+import (
+	"testing"
+
+	"rigscope/engine/tensor"
+)
 
 // Params of the real models' shapes are their published sizes.
 func TestParamsOfRealShapes(t *testing.T) {
@@ -22,4 +26,29 @@ func TestParamsOfRealShapes(t *testing.T) {
 			t.Errorf("%s: %.2fB parameters, %.2fB active; want %.1fB, %.1fB", tc.name, p, a, tc.total, tc.active)
 		}
 	}
+}
+
+// A decode token reads the top-k experts of each MoE layer, not all.
+func TestActiveBytes(t *testing.T) {
+	c := Config{Arch: "x", Dim: 8, Layers: 2, Heads: 2, KVHeads: 2, HeadDim: 4, FFN: 16, Vocab: 6,
+		MoE: MoE{Experts: 4, PerToken: 1, FFN: 16}}
+	w := &Weights{Cfg: c, Layers: make([]Layer, 2)}
+	for i := range w.Layers {
+		L := &MoELayer{}
+		for range c.MoE.Experts {
+			L.Gate = append(L.Gate, f32(16, 8))
+			L.Up = append(L.Up, f32(16, 8))
+			L.Down = append(L.Down, f32(8, 16))
+		}
+		w.Layers[i].MoE = L
+	}
+	w.TokEmbd, w.Output = f32(6, 8), f32(6, 8)
+	expert := int64(3 * 16 * 8 * 4)
+	if got, want := w.Bytes()-w.ActiveBytes(), 2*3*expert; got != want {
+		t.Errorf("Bytes - ActiveBytes = %d, want %d (3 unused experts in 2 layers)", got, want)
+	}
+}
+
+func f32(rows, cols int) *tensor.Tensor {
+	return &tensor.Tensor{DType: tensor.F32, Shape: []int{rows, cols}, Data: make([]byte, 4*rows*cols)}
 }
