@@ -20,8 +20,9 @@ import (
 //	score = ((W_UK_hᵀ·q_nope) · c  +  q_rope · k_rope) / sqrt(NopeDim + RopeDim)
 //	out_h = W_UV_h · Σ softmax(score) c
 //
-// RoPE turns interleaved pairs (2i, 2i+1) of the rope dims (rope_interleave,
-// as DeepSeek's checkpoints lay them out). Config.HeadDim is RopeDim.
+// RoPE turns the rope dims in Config.RopeLayout: interleaved pairs (2i,
+// 2i+1) for rope_interleave (DeepSeek's checkpoints), else halves.
+// Config.HeadDim is RopeDim.
 type MLA struct {
 	QRank   int // q_lora_rank
 	KVRank  int // kv_lora_rank

@@ -71,14 +71,15 @@ func (r *Runner) latentAttention(L *MLALayer, l, T int) []float32 {
 	// rope dims.
 	base := r.KV.Len
 	cache := r.KV.K[l]
+	inter := c.RopeLayout == RopeInterleaved // rope_interleave (DeepSeek's checkpoints)
 	for t := range T {
 		p := r.position(t, base)
 		row := cache[(base+t)*width : (base+t+1)*width]
 		copy(row, ckv[t*width:(t+1)*width])
 		cpu.RMSNorm(row[:a.KVRank], row[:a.KVRank], L.KVANorm, mlaNormEps)
-		r.rope.Apply(row[a.KVRank:], p, true)
+		r.rope.Apply(row[a.KVRank:], p, inter)
 		for h := range hl {
-			r.rope.Apply(q[(t*hl+h)*qk+a.NopeDim:(t*hl+h+1)*qk], p, true)
+			r.rope.Apply(q[(t*hl+h)*qk+a.NopeDim:(t*hl+h+1)*qk], p, inter)
 		}
 	}
 
