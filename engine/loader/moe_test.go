@@ -97,6 +97,25 @@ func TestOpenMoEHF(t *testing.T) {
 	}
 }
 
+// rope_interleave (DeepseekV3Config's default true) sets the rope dims'
+// layout.
+func TestDeepSeekRopeInterleave(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		want  model.RopeLayout
+	}{{``, model.RopeInterleaved}, {`,"rope_interleave":true`, model.RopeInterleaved}, {`,"rope_interleave":false`, model.RopeHalf}} {
+		json := strings.TrimSuffix(tinyDeepSeekJSON, "}") + tc.field + "}"
+		src, err := Open(writeArchHFDir(t, "DeepseekV3ForCausalLM", tinyDeepSeek, json, nil), Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.field, err)
+		}
+		if got := src.Config().RopeLayout; got != tc.want {
+			t.Errorf("%q: layout %v, want %v", tc.field, got, tc.want)
+		}
+		src.Close()
+	}
+}
+
 // DeepSeek's multi-token-prediction layer (num_nextn_predict_layers after
 // the last layer) is left unread without refusing the model; a tensor of
 // a layer beyond it is refused.
