@@ -18,11 +18,12 @@ type ggufArch struct {
 	qkvBias   bool             // qwen2: blk.N.attn_{q,k,v}.bias
 	qkNorm    bool             // qwen3: blk.N.attn_{q,k}_norm.weight
 	ropeFreqs bool             // llama: an optional rope_freqs.weight (Llama 3.1's scaling)
+	experts   bool             // llama: expert_count > 0 is Mixtral (blk.N.ffn_*_exps, ffn_gate_inp)
 }
 
 // ggufArchitectures are the general.architecture values the engine reads.
 var ggufArchitectures = []ggufArch{
-	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true},
+	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true, experts: true},
 	{name: "qwen2", layout: model.RopeHalf, qkvBias: true},
 	{name: "qwen3", layout: model.RopeHalf, qkNorm: true},
 }
@@ -67,8 +68,8 @@ var ggufChecks = map[string]struct {
 	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", "", "linear"), "plain RoPE or linear scaling (rope.scaling.type none or linear)"},
 	"rope.scaling.factor":      {unsupported.RopeScaling, linearFactor, "plain RoPE (rope.scaling.factor 1) or linear scaling"},
 	"attention.sliding_window": {unsupported.SlidingWindow, isNumber(0), ""},
-	"expert_count":             {unsupported.Experts, isNumber(0), ""},
-	"expert_used_count":        {unsupported.Experts, isNumber(0), ""},
+	"expert_count":             {unsupported.Experts, expertsRead, ""},
+	"expert_used_count":        {unsupported.Experts, expertsRead, ""},
 }
 
 func isString(offs ...string) func(f *gguf.File, arch, key string) bool {
@@ -83,6 +84,13 @@ func isNumber(offs ...float64) func(f *gguf.File, arch, key string) bool {
 		v, ok := f.Float(key)
 		return ok && slices.Contains(offs, v)
 	}
+}
+
+// expertsRead: the architecture reads its experts (ggufConfig), or states
+// none.
+func expertsRead(f *gguf.File, arch, key string) bool {
+	a, _ := findGGUFArch(arch)
+	return a.experts || isNumber(0)(f, arch, key)
 }
 
 // linearFactor: a factor of 1 (or 0, llama.cpp's "none"), or that of a

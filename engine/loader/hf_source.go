@@ -22,6 +22,7 @@ type hfConfig struct {
 	hfconfig.Fields
 	TieWordEmbeddings bool `json:"tie_word_embeddings"`
 	SlidingWindow     *int `json:"sliding_window"`
+	hfExtFields            // experts, latent attention: hf_moe.go
 }
 
 // hfArch is a config.json architecture the engine reads: the Llama block
@@ -31,6 +32,8 @@ type hfArch struct {
 	qkvBias       bool   // Qwen2: biases on the q, k, v projections
 	qkNorm        bool   // Qwen3: RMSNorm on each query and key head
 	slidingWindow bool   // Mistral: sliding_window read
+	moe           hfMoEKind
+	mla           bool // DeepSeek: multi-head latent attention
 }
 
 // hfArchitectures are the config.json architectures the engine reads.
@@ -39,6 +42,9 @@ var hfArchitectures = []hfArch{
 	{name: "Qwen2ForCausalLM", arch: "qwen2", qkvBias: true},
 	{name: "Qwen3ForCausalLM", arch: "qwen3", qkNorm: true},
 	{name: "MistralForCausalLM", arch: "mistral", slidingWindow: true},
+	{name: "MixtralForCausalLM", arch: "mixtral", slidingWindow: true, moe: moeMixtral},
+	{name: "Qwen3MoeForCausalLM", arch: "qwen3moe", qkNorm: true, moe: moeQwen3},
+	{name: "DeepseekV3ForCausalLM", arch: "deepseek3", moe: moeDeepSeek, mla: true},
 }
 
 // findHFArch is the first of names the engine reads.
@@ -83,7 +89,8 @@ func openHF(dir string) (Source, error) {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
 	arch, known := findHFArch(hc.Architectures)
-	items, err := hfconfig.CheckFor(raw, hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: arch.slidingWindow})
+	items, err := hfconfig.CheckFor(raw, hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: arch.slidingWindow,
+		Experts: arch.moe != moeNone, LatentAttention: arch.mla})
 	if err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
@@ -99,8 +106,10 @@ func openHF(dir string) (Source, error) {
 	if err != nil {
 		return nil, refuseOr(cfgPath, items, fmt.Errorf("loader: %s: %w", dir, err))
 	}
-	refused := cfgPath // the file the refusal names: the folder once tensors are in it
-	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(cfg, m.Names()))); len(tensorItems) > 0 {
+	refused := cfgPath                         // the file the refusal names: the folder once tensors are in it
+	mtpLo, mtpHi := hc.hfMTPLayers(cfg.Layers) // DeepSeek's multi-token-prediction layers: not read (hf_moe.go)
+	unread := dropMTP(hfUnread(cfg, arch, m.Names()), mtpLo, mtpHi)
+	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, unread)); len(tensorItems) > 0 {
 		items, refused = append(items, tensorItems...), dir
 	}
 	if err := unsupported.Refuse(refused, items); err != nil {
@@ -108,7 +117,7 @@ func openHF(dir string) (Source, error) {
 		return nil, fmt.Errorf("loader: %w", err)
 	}
 	lookup := func(name string) (*tensor.Tensor, error) {
-		hfName, ok := hfTensorName(name)
+		hfName, ok := arch.tensorName(name)
 		if !ok {
 			return nil, fmt.Errorf("no Hugging Face name for canonical tensor %q", name)
 		}
@@ -153,10 +162,10 @@ func openHF(dir string) (Source, error) {
 
 // hfUnread lists the tensors in names (sorted) that a model of cfg does
 // not read.
-func hfUnread(cfg model.Config, names []string) []string {
+func hfUnread(cfg model.Config, arch hfArch, names []string) []string {
 	read := map[string]bool{}
 	for canonical := range ExpectedShapes(cfg) {
-		if hf, ok := hfTensorName(canonical); ok {
+		if hf, ok := arch.tensorName(canonical); ok {
 			read[hf] = true
 		}
 	}
@@ -210,6 +219,9 @@ func (hc *hfConfig) config(path string, arch hfArch) (model.Config, error) {
 		cfg.SlidingWindow = *hc.SlidingWindow
 	}
 	if cfg.KVHeads, cfg.HeadDim, err = hc.Shape(); err != nil {
+		return fail(err)
+	}
+	if err := hc.extensions(&cfg, arch); err != nil {
 		return fail(err)
 	}
 	if err := cfg.ValidateNamed(hfSizeNames); err != nil {

@@ -3,6 +3,7 @@ package synthetic
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"rigscope/engine/loader/gguf"
 	"rigscope/engine/model"
@@ -18,6 +19,9 @@ import (
 // tensor, so it holds the whole model in memory while it writes.
 func (s *Source) WriteGGUF(w io.Writer) error {
 	c := s.cfg
+	if ext := c.Extensions(); len(ext) > 0 {
+		return fmt.Errorf("synthetic %s: export writes a plain Llama GGUF; this preset has %s", s.preset, strings.Join(ext, ", "))
+	}
 	v := Vocab(c.Vocab)
 	kv := []gguf.KV{
 		{Key: "general.architecture", Value: "llama"},
