@@ -256,8 +256,8 @@ func (h *Head) hstep(i int) *stepParams {
 func (h *Head) dstep(i int) cu.DevicePtr { return h.steps + cu.DevicePtr(i*stepBytes) }
 
 // GreedyChain implements eagle3.ChainRunner. Rows beyond MaxTokens (the
-// first chain after a prompt) go through in chunks of MaxTokens first;
-// the last chunk and the k-1 draft steps are one graph.
+// first chain after a prompt) go through in graphed chunks of MaxTokens
+// first; the last chunk and the k-1 draft steps are one graph.
 func (h *Head) GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error) {
 	n := len(tokens)
 	switch {
@@ -312,13 +312,12 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 		return fmt.Errorf("cuda: EAGLE-3 step parameters and features: %w", err)
 	}
 	if !last {
-		if err := h.enqueueRows(T, 0); err != nil {
-			return err
-		}
-	} else if err := h.enqueueGraph(T, k); err != nil {
+		k = 0 // rows only
+	}
+	if err := h.enqueueGraph(T, k); err != nil {
 		return err
 	}
-	if last {
+	if k > 0 {
 		if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {
 			return fmt.Errorf("cuda: copy drafted tokens back: %w", err)
 		}
@@ -329,8 +328,8 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 	return nil
 }
 
-// enqueueGraph replays (capturing first) the graph of the last T extended
-// rows and k draft tokens.
+// enqueueGraph replays (capturing first) the graph of T extended rows and
+// k draft tokens (k 0: the rows only, a chunk of a long extension).
 func (h *Head) enqueueGraph(T, k int) error {
 	key := [2]int{T, k}
 	g := h.graphs[key]
