@@ -37,6 +37,7 @@ var archFixtures = []struct{ file, ref string }{
 	{"arch/tiny-qwen3-hf", "arch/tiny-qwen3-hf"},
 	{"arch/tiny-qwen3.F16.gguf", "arch/tiny-qwen3-hf"},
 	{"arch/tiny-mistral-hf", "arch/tiny-mistral-hf"},
+	{"arch/tiny-gemma3-hf", "arch/tiny-gemma3-hf"},
 }
 
 // archLogitTol is the largest relative first-step logit difference from

@@ -31,6 +31,7 @@ type hfArch struct {
 	qkvBias       bool   // Qwen2: biases on the q, k, v projections
 	qkNorm        bool   // Qwen3: RMSNorm on each query and key head
 	slidingWindow bool   // Mistral: sliding_window read
+	gemma         bool   // Gemma 3 (hf_gemma.go)
 }
 
 // hfArchitectures are the config.json architectures the engine reads.
@@ -39,6 +40,24 @@ var hfArchitectures = []hfArch{
 	{name: "Qwen2ForCausalLM", arch: "qwen2", qkvBias: true},
 	{name: "Qwen3ForCausalLM", arch: "qwen3", qkNorm: true},
 	{name: "MistralForCausalLM", arch: "mistral", slidingWindow: true},
+	{name: "Gemma3ForCausalLM", arch: "gemma3", qkNorm: true, slidingWindow: true, gemma: true},
+}
+
+// implemented is what CheckFor should let through for a.
+func (a hfArch) implemented() hfconfig.Implemented {
+	impl := hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: a.slidingWindow}
+	if a.gemma {
+		impl.Reads, impl.PerLayerRope = hfGemmaReads, true
+	}
+	return impl
+}
+
+// tensorName maps a canonical tensor name to a's Hugging Face name.
+func (a hfArch) tensorName(canonical string) (string, bool) {
+	if a.gemma {
+		return gemmaTensorName(canonical)
+	}
+	return hfTensorName(canonical)
 }
 
 // findHFArch is the first of names the engine reads.
@@ -83,7 +102,7 @@ func openHF(dir string) (Source, error) {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
 	arch, known := findHFArch(hc.Architectures)
-	items, err := hfconfig.CheckFor(raw, hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: arch.slidingWindow})
+	items, err := hfconfig.CheckFor(raw, arch.implemented())
 	if err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
@@ -92,6 +111,14 @@ func openHF(dir string) (Source, error) {
 		items = append([]unsupported.Item{item}, items...)
 	}
 	cfg, err := hc.config(cfgPath, arch)
+	if err == nil && arch.gemma {
+		var more []unsupported.Item
+		cfg, more, err = hfGemmaConfig(raw, &hc, cfg)
+		items = append(items, more...)
+		if err != nil {
+			err = fmt.Errorf("loader: %s: %w", cfgPath, err)
+		}
+	}
 	if err != nil {
 		return nil, refuseOr(cfgPath, items, err)
 	}
@@ -100,7 +127,7 @@ func openHF(dir string) (Source, error) {
 		return nil, refuseOr(cfgPath, items, fmt.Errorf("loader: %s: %w", dir, err))
 	}
 	refused := cfgPath // the file the refusal names: the folder once tensors are in it
-	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(cfg, m.Names()))); len(tensorItems) > 0 {
+	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(arch, cfg, m.Names()))); len(tensorItems) > 0 {
 		items, refused = append(items, tensorItems...), dir
 	}
 	if err := unsupported.Refuse(refused, items); err != nil {
@@ -108,7 +135,7 @@ func openHF(dir string) (Source, error) {
 		return nil, fmt.Errorf("loader: %w", err)
 	}
 	lookup := func(name string) (*tensor.Tensor, error) {
-		hfName, ok := hfTensorName(name)
+		hfName, ok := arch.tensorName(name)
 		if !ok {
 			return nil, fmt.Errorf("no Hugging Face name for canonical tensor %q", name)
 		}
@@ -120,6 +147,9 @@ func openHF(dir string) (Source, error) {
 			return nil, err
 		}
 		t.Name = name
+		if arch.gemma {
+			t = gemmaNormPlusOne(t)
+		}
 		return t, nil
 	}
 	dominant, err := validateWeights(dir, cfg, lookup)
@@ -153,10 +183,10 @@ func openHF(dir string) (Source, error) {
 
 // hfUnread lists the tensors in names (sorted) that a model of cfg does
 // not read.
-func hfUnread(cfg model.Config, names []string) []string {
+func hfUnread(arch hfArch, cfg model.Config, names []string) []string {
 	read := map[string]bool{}
 	for canonical := range ExpectedShapes(cfg) {
-		if hf, ok := hfTensorName(canonical); ok {
+		if hf, ok := arch.tensorName(canonical); ok {
 			read[hf] = true
 		}
 	}

@@ -41,7 +41,9 @@ type Config struct {
 	RopeScaling   RopeScaling
 	QKVBias       bool // q, k and v projections add a bias (Qwen2)
 	QKNorm        bool // RMSNorm over each query and key head before RoPE (Qwen3)
-	SlidingWindow int  // > 0: a token attends to the last SlidingWindow positions, itself included (Mistral)
+	SlidingWindow int  // > 0: a token attends to the last SlidingWindow positions, itself included (Mistral; Gemma 3: its local layers only)
+
+	Gemma Gemma3 // Gemma 3's block (gemma.go); the zero value: not Gemma
 }
 
 // Extensions names each extension of the Llama block that c uses, for a
@@ -60,7 +62,7 @@ func (c *Config) Extensions() []string {
 	if c.SlidingWindow > 0 {
 		ext = append(ext, fmt.Sprintf("sliding-window attention (window %d)", c.SlidingWindow))
 	}
-	return ext
+	return append(ext, c.Gemma.extensions()...)
 }
 
 // Bounds on what a model file may state, each far beyond any real model;
@@ -174,6 +176,9 @@ func (c *Config) ValidateNamed(n SizeNames) error {
 	}
 	if c.SlidingWindow < 0 || c.SlidingWindow > MaxContext {
 		return fmt.Errorf("config: sliding window %d is not between 0 (none) and %d", c.SlidingWindow, MaxContext)
+	}
+	if err := c.Gemma.check(c); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }
