@@ -38,6 +38,7 @@ var archFixtures = []struct{ file, ref string }{
 	{"arch/tiny-qwen3.F16.gguf", "arch/tiny-qwen3-hf"},
 	{"arch/tiny-mistral-hf", "arch/tiny-mistral-hf"},
 	{"arch/tiny-gemma3-hf", "arch/tiny-gemma3-hf"},
+	{"arch/tiny-gemma3.F16.gguf" + gemmaLayerTypesSuffix, "arch/tiny-gemma3-hf"},
 }
 
 // archLogitTol is the largest relative first-step logit difference from
@@ -68,7 +69,7 @@ func TestGoldenArchitectures(t *testing.T) {
 	for _, f := range archFixtures {
 		t.Run(f.file, func(t *testing.T) {
 			ref := loadArchReference(t, f.ref)
-			eng, err := Open(context.Background(), fixtures.Path(t, f.file), Options{CtxLen: 1024})
+			eng, err := Open(context.Background(), archPath(t, f.file), Options{CtxLen: 1024})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func TestGoldenArchSpecEqualsPlain(t *testing.T) {
 	for _, f := range archFixtures {
 		t.Run(f.file, func(t *testing.T) {
 			ref := loadArchReference(t, f.ref)
-			eng, err := Open(context.Background(), fixtures.Path(t, f.file), Options{CtxLen: 1024})
+			eng, err := Open(context.Background(), archPath(t, f.file), Options{CtxLen: 1024})
 			if err != nil {
 				t.Fatal(err)
 			}
