@@ -127,7 +127,7 @@ func TestCheckFor(t *testing.T) {
 		{"llama3 (transformers 5)", `{"rope_parameters": {"rope_type": "llama3", "factor": 8, "rope_theta": 5e5}}`, ""},
 		{"linear (transformers 4)", `{"rope_scaling": {"type": "linear", "factor": 2}}`, ""},
 		{"mistral window", `{"sliding_window": 48}`, ""},
-		{"yarn", `{"rope_scaling": {"rope_type": "yarn", "factor": 4}}`, "rope_scaling.rope_type = yarn (factor 4) (supported: plain RoPE or linear, llama3)"},
+		{"dynamic", `{"rope_scaling": {"rope_type": "dynamic", "factor": 4}}`, "rope_scaling.rope_type = dynamic (factor 4) (supported: plain RoPE or linear, llama3, yarn)"},
 		{"window per layer type", `{"sliding_window": 48, "layer_types": ["sliding_attention", "full_attention"]}`, "layer_types"},
 		{"qwen2 window switched on", `{"sliding_window": 48, "use_sliding_window": true}`, "use_sliding_window = true"},
 	} {
@@ -163,7 +163,7 @@ func TestScaling(t *testing.T) {
 		{"llama3 (transformers 4)", `{"rope_scaling": ` + l3 + `}`, llama3, ""},
 		{"both agreeing", `{"rope_scaling": ` + l3 + `, "rope_parameters": ` + l3 + `}`, llama3, ""},
 		{"linear, old key", `{"rope_scaling": {"type": "linear", "factor": 2}}`, model.RopeScaling{Type: model.RopeScaleLinear, Factor: 2}, ""},
-		{"yarn is CheckFor's to refuse", `{"rope_scaling": {"rope_type": "yarn", "factor": 4}}`, model.RopeScaling{}, ""},
+		{"dynamic is CheckFor's to refuse", `{"rope_scaling": {"rope_type": "dynamic", "factor": 4}}`, model.RopeScaling{}, ""},
 		{"both disagreeing", `{"rope_scaling": {"type": "linear", "factor": 2}, "rope_parameters": ` + l3 + `}`, model.RopeScaling{}, "rope_parameters (llama3 (factor 8"},
 		{"linear without factor", `{"rope_scaling": {"type": "linear"}}`, model.RopeScaling{}, "rope_scaling: linear RoPE scaling without [factor]"},
 		{"linear factor 0.5", `{"rope_scaling": {"type": "linear", "factor": 0.5}}`, model.RopeScaling{}, "rope_scaling: RoPE scaling factor 0.5 is not between 1 and 1e6"},

@@ -50,7 +50,11 @@ func ggufScaling(f *gguf.File, arch string, cfg *model.Config, flt func(string, 
 			AttnFactor: attn * model.YaRNAttentionFactor(float64(factor), 0, 0, 0)}
 	}
 	if err := s.Check(); err != nil {
-		return []error{fmt.Errorf("%s.rope.scaling.*: %w", arch, err)}
+		key := ".rope.scaling.factor"
+		if typ == "yarn" {
+			key = ".rope.scaling"
+		}
+		return []error{fmt.Errorf("%s%s: %w", arch, key, err)}
 	}
 	cfg.RopeScaling = s
 	return nil
