@@ -61,11 +61,11 @@ func TestYaRNAttentionFactor(t *testing.T) {
 		factor, attn, mscale, msAll float64
 		want                        float64
 	}{
-		{"factor 4", 4, 0, 0, 0, 1.138629},         // 0.1·ln 4 + 1
-		{"factor 40", 40, 0, 0, 0, 1.368888},       // 0.1·ln 40 + 1 = 0.1·3.688879 + 1
-		{"factor 1", 1, 0, 0, 0, 1},                // no stretch, no correction
-		{"stated", 40, 0.8, 1, 1, 0.8},             // attention_factor wins
-		{"DeepSeek-V3", 40, 0, 1, 1, 1},            // mscale = mscale_all_dim
+		{"factor 4", 4, 0, 0, 0, 1.138629},   // 0.1·ln 4 + 1
+		{"factor 40", 40, 0, 0, 0, 1.368888}, // 0.1·ln 40 + 1 = 0.1·3.688879 + 1
+		{"factor 1", 1, 0, 0, 0, 1},          // no stretch, no correction
+		{"stated", 40, 0.8, 1, 1, 0.8},       // attention_factor wins
+		{"DeepSeek-V3", 40, 0, 1, 1, 1},      // mscale = mscale_all_dim
 		{"DeepSeek-V2-Lite", 40, 0, 0.707, 0.707, 1},
 		{"mscale 1 over 0.707", 40, 0, 1, 0.707, 1.085726}, // 1.368888 / (0.0707·3.688879 + 1) = 1.368888 / 1.260804
 		{"mscale alone", 40, 0, 0.707, 0, 1.368888},
