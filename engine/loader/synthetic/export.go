@@ -18,6 +18,9 @@ import (
 // tensor, so it holds the whole model in memory while it writes.
 func (s *Source) WriteGGUF(w io.Writer) error {
 	c := s.cfg
+	if ext := c.Extensions(); len(ext) > 0 {
+		return fmt.Errorf("synthetic %s: export writes a plain llama GGUF, and this preset uses %v", s.preset, ext)
+	}
 	v := Vocab(c.Vocab)
 	kv := []gguf.KV{
 		{Key: "general.architecture", Value: "llama"},
