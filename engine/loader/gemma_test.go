@@ -119,7 +119,11 @@ func TestGemmaHFBadInput(t *testing.T) {
 			c["layer_types"] = []string{"sliding_attention", "chunked_attention", "sliding_attention", "full_attention"}
 		}, `layer_types[1] = "chunked_attention"`, 0},
 		{"heads not dividing kv heads", func(c map[string]any) { c["num_attention_heads"] = 3 }, "3 num_attention_heads are not divisible by 2 num_key_value_heads", 0},
-		{"heads not dividing hidden", func(c map[string]any) { delete(c, "head_dim"); c["num_attention_heads"] = 3; c["num_key_value_heads"] = 3 }, "hidden_size 128 is not divisible by num_attention_heads 3", 0},
+		{"heads not dividing hidden", func(c map[string]any) {
+			delete(c, "head_dim")
+			c["num_attention_heads"] = 3
+			c["num_key_value_heads"] = 3
+		}, "hidden_size 128 is not divisible by num_attention_heads 3", 0},
 		{"window 0", func(c map[string]any) { c["sliding_window"] = 0 }, "sliding_window 0 is not a positive number", 0},
 		{"query scale 0", func(c map[string]any) { c["query_pre_attn_scalar"] = 0 }, "query_pre_attn_scalar 0", 0},
 		{"soft-cap 0", func(c map[string]any) { c["final_logit_softcapping"] = 0 }, "final_logit_softcapping 0 is not above 0", 0},
