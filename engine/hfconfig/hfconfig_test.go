@@ -194,8 +194,11 @@ func FuzzFields(f *testing.F) {
 	f.Add([]byte(`{"rope_theta": 0, "rms_norm_eps": 1e39, "max_position_embeddings": 0}`))
 	f.Add([]byte(`{"rope_parameters": {"full_attention": {"rope_theta": 1e6}}, "layer_types": [1, null], "sliding_window": 48}`))
 	f.Add([]byte(`{"quantization_config": {"quant_method": "gptq"}, "num_local_experts": 8, "rope_scaling": {"rope_type": "llama3", "factor": 8}}`))
+	f.Add([]byte(`{"max_position_embeddings": 163840, "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}}`))
+	f.Add([]byte(`{"rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "truncate": false}, "sliding_attention": {"rope_theta": 1e4}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Check(b)
+		CheckFor(b, Implemented{RopeTypes: ScalingTypes, PerLayerRope: true, SlidingWindow: true})
 		var fl Fields
 		if json.Unmarshal(b, &fl) != nil {
 			return
@@ -204,6 +207,15 @@ func FuzzFields(f *testing.F) {
 		fl.NormEps(1e-5)
 		fl.RopeBase(10000)
 		fl.Context(2048)
-		fl.Scaling()
+		if s, err := fl.Scaling(); err == nil && s.Check() != nil {
+			t.Fatalf("Scaling() accepted %v: %v", s, s.Check())
+		}
+		if per, err := fl.PerLayerRope(); err == nil {
+			for k, lr := range per {
+				if lr.Scaling.Check() != nil {
+					t.Fatalf("PerLayerRope()[%s] accepted %v", k, lr.Scaling)
+				}
+			}
+		}
 	})
 }

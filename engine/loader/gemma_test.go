@@ -259,3 +259,28 @@ func TestGGUFYaRN(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHFGemmaConfig: any config.json read as Gemma 3 is refused or gives
+// a config that validates, never a panic.
+func FuzzHFGemmaConfig(f *testing.F) {
+	f.Add([]byte(`{"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "intermediate_size": 352, "vocab_size": 4096, "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"], "sliding_window": 48, "query_pre_attn_scalar": 32, "rope_parameters": {"full_attention": {"rope_theta": 1e6}, "sliding_attention": {"rope_theta": 1e4}}}`))
+	f.Add([]byte(`{"hidden_size": 64, "num_hidden_layers": 7, "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 9, "sliding_window_pattern": 0, "rope_local_base_freq": 1, "rope_scaling": {"rope_type": "yarn", "factor": 4}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var hc hfConfig
+		if json.Unmarshal(raw, &hc) != nil {
+			return
+		}
+		arch, _ := findHFArch([]string{"Gemma3ForCausalLM"})
+		cfg, err := hc.config("config.json", arch)
+		if err != nil {
+			return
+		}
+		cfg, _, err = hfGemmaConfig(raw, &hc, cfg)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil || !cfg.Gemma.On {
+			t.Fatalf("accepted %+v: %v", cfg, err)
+		}
+	})
+}
