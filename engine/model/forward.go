@@ -387,9 +387,10 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 	for i := lo; i < hi; i++ {
 		t, h := i/hl, i%hl
 		kvh := (w.HeadLo+h)/group - w.KVHeadLo
-		qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]     // (hd)
-		oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd]   // (hd)
-		first := r.firstSlot(t, base, la.window) // first cached slot in the window
+		qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]   // (hd)
+		oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd] // (hd)
+		// the first cached slot in the window
+		first := r.firstSlot(t, base, la.window)
 		if !tree {
 			// A chain sees the contiguous slots [first, base+t].
 			sc := score[:base+t+1-first]
