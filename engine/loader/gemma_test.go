@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"rigscope/engine/hfconfig"
 	"rigscope/engine/loader/gguf"
 	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
@@ -283,4 +284,39 @@ func FuzzHFGemmaConfig(f *testing.F) {
 			t.Fatalf("accepted %+v: %v", cfg, err)
 		}
 	})
+}
+
+// google/gemma-3-1b-it's config.json (transformers 4.50) reads as
+// Gemma 3 1B: 26 layers, every 6th global, window 512, head dim 256.
+func TestGemma3_1BConfig(t *testing.T) {
+	raw := []byte(`{"architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "attn_logit_softcapping": null,
+	"bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 106], "final_logit_softcapping": null, "head_dim": 256,
+	"hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152, "initializer_range": 0.02, "intermediate_size": 6912,
+	"max_position_embeddings": 32768, "model_type": "gemma3_text", "num_attention_heads": 4, "num_hidden_layers": 26,
+	"num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+	"rope_scaling": null, "rope_theta": 1000000, "sliding_window": 512, "sliding_window_pattern": 6, "torch_dtype": "bfloat16",
+	"transformers_version": "4.50.0.dev0", "use_cache": true, "vocab_size": 262144}`)
+	arch, _ := findHFArch([]string{"Gemma3ForCausalLM"})
+	items, err := hfconfig.CheckFor(raw, arch.implemented())
+	if err != nil || len(items) > 0 {
+		t.Fatalf("CheckFor: %v, %v", items, err)
+	}
+	var hc hfConfig
+	if err := json.Unmarshal(raw, &hc); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := hc.config("config.json", arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, items, err = hfGemmaConfig(raw, &hc, cfg)
+	if err != nil || len(items) > 0 {
+		t.Fatalf("hfGemmaConfig: %v, %v", items, err)
+	}
+	want := model.Config{Arch: "gemma3", Dim: 1152, Layers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, FFN: 6912, Vocab: 262144,
+		MaxSeq: 32768, NormEps: 1e-6, RopeTheta: 1e6, RopeLayout: model.RopeHalf, TiedEmbed: true, QKNorm: true, SlidingWindow: 512,
+		Gemma: model.Gemma3{On: true, QueryScale: 256, Layers: "LLLLLGLLLLLGLLLLLGLLLLLGLL", LocalRopeTheta: 1e4}}
+	if cfg != want {
+		t.Errorf("config %+v\nwant %+v", cfg, want)
+	}
 }
