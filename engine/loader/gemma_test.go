@@ -2,6 +2,7 @@ package loader
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -319,4 +320,59 @@ func TestGemma3_1BConfig(t *testing.T) {
 	if cfg != want {
 		t.Errorf("config %+v\nwant %+v", cfg, want)
 	}
+}
+
+// tiny-gemma3's two files hold the same weights as the model reads them:
+// every norm as 1 + w (the HF reader adds the 1, the GGUF holds it), the
+// matrices equal up to f16's subnormals, Q/K rows in the same
+// rotate-half layout.
+func TestGemmaCrossFormatWeights(t *testing.T) {
+	hf, err := Open(fixtures.Path(t, "arch/tiny-gemma3-hf"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hf.Close()
+	gg, err := Open(fixtures.Path(t, "arch/tiny-gemma3.F16.gguf"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gg.Close()
+	norms := 0
+	for name := range ExpectedShapes(hf.Config()) {
+		a, err := hf.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := gg.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		va, vb := floats(t, a), floats(t, b)
+		tol := float32(1e-6)   // norms: 1 + w in float32 both ways
+		if len(a.Shape) == 2 { // f16 subnormals round bf16's tiny values
+			for _, x := range va {
+				tol = max(tol, 1e-3*float32(math.Abs(float64(x))))
+			}
+		}
+		if err := closeTo(va, vb, tol); err != nil {
+			t.Errorf("tensor %q: HF vs GGUF: %v", name, err)
+		}
+		if len(a.Shape) == 1 {
+			norms++
+			if mean := meanOf(va); mean < 0.5 {
+				t.Errorf("norm %q: mean %g; want the multiplier 1 + w (about 1)", name, mean)
+			}
+		}
+	}
+	if want := 1 + 6*4; norms != want {
+		t.Errorf("%d norm vectors, want %d (output norm, and 6 per layer)", norms, want)
+	}
+}
+
+func meanOf(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	return s / float64(len(v))
 }
