@@ -127,6 +127,8 @@ func TestGemmaHFBadInput(t *testing.T) {
 			c["num_key_value_heads"] = 3
 		}, "hidden_size 128 is not divisible by num_attention_heads 3", 0},
 		{"window 0", func(c map[string]any) { c["sliding_window"] = 0 }, "sliding_window 0 is not a positive number", 0},
+		{"window null", func(c map[string]any) { c["sliding_window"] = nil }, "sliding_window is null", 0},
+		{"query scale null", func(c map[string]any) { c["query_pre_attn_scalar"] = nil }, "query_pre_attn_scalar is null", 0},
 		{"query scale 0", func(c map[string]any) { c["query_pre_attn_scalar"] = 0 }, "query_pre_attn_scalar 0", 0},
 		{"soft-cap 0", func(c map[string]any) { c["final_logit_softcapping"] = 0 }, "final_logit_softcapping 0 is not above 0", 0},
 		{"RoPE stated twice", func(c map[string]any) { c["rope_theta"] = 1e6 }, "state the RoPE once", 0},

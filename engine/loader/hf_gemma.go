@@ -27,6 +27,10 @@ type hfGemmaFields struct {
 	TieWordEmbeddings     *bool    `json:"tie_word_embeddings"`
 }
 
+// hfGemmaNotNull are the fields Gemma 3 uses that a config.json may leave
+// out (for the default) but not state as null (transformers fails on it).
+var hfGemmaNotNull = []string{"sliding_window", "query_pre_attn_scalar", "head_dim", "rope_local_base_freq"}
+
 // Gemma3TextConfig's defaults, for what config.json leaves out.
 const (
 	gemmaDefaultQueryScale = 256
@@ -50,6 +54,15 @@ func hfGemmaConfig(raw []byte, hc *hfConfig, cfg model.Config) (model.Config, []
 	var g hfGemmaFields
 	if err := json.Unmarshal(raw, &g); err != nil {
 		return cfg, nil, err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return cfg, nil, err
+	}
+	for _, k := range hfGemmaNotNull {
+		if v, stated := all[k]; stated && v == nil {
+			return cfg, nil, fmt.Errorf("%s is null; Gemma 3 needs one (leave it out for the default)", k)
+		}
 	}
 	var items []unsupported.Item
 	for _, a := range []struct {
