@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"rigscope/internal/cli"
 	"rigscope/internal/fixtures"
+	"rigscope/internal/panel"
 	"rigscope/internal/sysmem"
 )
 
@@ -311,7 +313,7 @@ func TestHostileInputs(t *testing.T) {
 			if avail, err := sysmem.Available(); tc.name == "allreduce-bench beyond RAM" && (err != nil || avail > 776<<30) {
 				t.Skip("the sweep fits this machine's memory, or it does not say")
 			}
-			if tc.panel && openPanel == nil {
+			if tc.panel && panel.Open == nil {
 				t.Skip("a headless build has no panel")
 			}
 			d := &hostileDir{t: t, dir: t.TempDir(), models: models}
@@ -382,7 +384,7 @@ func runHostile(t *testing.T, d *hostileDir, tc hostileCase) bool {
 	want := 1
 	switch {
 	case tc.interrupt:
-		want = exitInterrupted
+		want = cli.ExitInterrupted
 	case tc.runs:
 		want = 0
 	}

@@ -3,31 +3,60 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"flag"
+	"net"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-func TestExitStatus(t *testing.T) {
-	live := context.Background()
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
+// TestCommandNames: every listed command has a name, a summary and a Run,
+// and no two share a name.
+func TestCommandNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range commands {
+		if c.Name == "" || c.Summary == "" || c.Run == nil || strings.HasPrefix(c.Name, "-") || c.Name == "help" {
+			t.Errorf("command %q: want a name (not help, not a flag), a summary and a Run", c.Name)
+		}
+		if seen[c.Name] {
+			t.Errorf("command %q is listed twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+}
+
+var genArgs = []string{"generate", "--model", "synthetic:tiny", "--prompt-ids", "1,5,6,7,5,6", "--max-tokens", "6"}
+
+// TestMetricsAddrFlag: generate and bench take --metrics-addr; a bad or
+// taken address fails the command with the address named, a bare port
+// serves on loopback only, and 0.0.0.0 warns.
+func TestMetricsAddrFlag(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
 	for _, tc := range []struct {
-		name string
-		ctx  context.Context
-		err  error
-		code int
-		msg  string
+		args      []string
+		err, warn string
 	}{
-		{"ok", live, nil, 0, ""},
-		{"error", live, errors.New("bad flag"), 1, "rigscope: bad flag\n"},
-		{"help", live, flag.ErrHelp, 1, ""},
-		{"interrupted with an error", done, errors.New("generate: stopped after 3 tokens"), exitInterrupted, "rigscope: interrupted: generate: stopped after 3 tokens\n"},
-		{"interrupted, returned nil", done, nil, exitInterrupted, "rigscope: interrupted\n"},
+		{[]string{"--metrics-addr", "9400"}, `--metrics-addr 9400: "9400": want HOST:PORT or :PORT`, ""},
+		{[]string{"--metrics-addr", ":" + port}, "--metrics-addr :" + port + ": cannot listen on 127.0.0.1:" + port, ""},
+		{[]string{"--metrics-addr", ":0"}, "", "serving Prometheus metrics at http://127.0.0.1:"},
+		{[]string{"--metrics-addr", "0.0.0.0:0"}, "", "beyond loopback and unauthenticated"},
 	} {
-		var buf bytes.Buffer
-		if code := exitStatus(tc.ctx, tc.err, &buf); code != tc.code || buf.String() != tc.msg {
-			t.Errorf("%s: exitStatus = %d, %q; want %d, %q", tc.name, code, buf.String(), tc.code, tc.msg)
+		for _, cmd := range [][]string{genArgs, {"bench", "--model", "synthetic:small", "--drafters", "ngram", "--k", "2", "--tree", "0", "--prompts", "1", "--prompt-len", "16", "--max-tokens", "4"}} {
+			args := append(append([]string{}, cmd...), tc.args...)
+			var out, errOut bytes.Buffer
+			err := program().Dispatch(context.Background(), args, &out, &errOut)
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("rigscope %s: error %v, want %q", strings.Join(args, " "), err, tc.err)
+			case tc.err == "" && err != nil:
+				t.Errorf("rigscope %s: %v", strings.Join(args, " "), err)
+			case tc.warn != "" && !strings.Contains(errOut.String(), tc.warn):
+				t.Errorf("rigscope %s: stderr %q, want %q", strings.Join(args, " "), errOut.String(), tc.warn)
+			}
 		}
 	}
 }

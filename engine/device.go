@@ -11,6 +11,7 @@ import (
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
+	"rigscope/engine/spec/eagle3"
 )
 
 // DeviceTarget builds a target on an accelerator: tp ranks joined by the
@@ -18,17 +19,27 @@ import (
 // target is built in; a -tags cuda build registers "cuda" (gpu/cuda).
 type DeviceTarget func(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Target, error)
 
+// DeviceHead puts an EAGLE-3 head on an accelerator, with a cache of slots
+// positions: its greedy chains then run there (eagle3.ChainRunner).
+type DeviceHead func(h *eagle3.Head, slots int) (eagle3.ChainRunner, error)
+
+// Device is what an accelerator build registers.
+type Device struct {
+	Target DeviceTarget
+	Head   DeviceHead // nil: EAGLE-3 heads run on the CPU
+}
+
 var (
 	devicesMu sync.Mutex
-	devices   = map[string]DeviceTarget{}
+	devices   = map[string]Device{}
 )
 
 // RegisterDevice makes a device selectable with Options.Device. It is called
 // from main (build-tagged files), so the engine never imports gpu/.
-func RegisterDevice(name string, f DeviceTarget) {
+func RegisterDevice(name string, d Device) {
 	devicesMu.Lock()
 	defer devicesMu.Unlock()
-	devices[name] = f
+	devices[name] = d
 }
 
 // Devices lists the registered device names plus "cpu".
@@ -54,11 +65,16 @@ func CheckDevice(name string) error {
 }
 
 func lookupDevice(name string) (DeviceTarget, error) {
+	d, err := lookupDeviceKind(name)
+	return d.Target, err
+}
+
+func lookupDeviceKind(name string) (Device, error) {
 	devicesMu.Lock()
 	f, ok := devices[name]
 	devicesMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("device %q is not in this build (devices: %s); GPU devices need a -tags cuda build", name, strings.Join(Devices(), ", "))
+		return Device{}, fmt.Errorf("device %q is not in this build (devices: %s); GPU devices need a -tags cuda build", name, strings.Join(Devices(), ", "))
 	}
 	return f, nil
 }

@@ -216,6 +216,9 @@ func (e *Engine) CloseDrafters() error {
 		delete(c.models, p)
 	}
 	for p, d := range c.heads {
+		if err := d.Close(); err != nil && first == nil {
+			first = fmt.Errorf("eagle3 head %s on %s: %w", p, e.opts.Device, err)
+		}
 		if err := d.Head().Close(); err != nil && first == nil {
 			first = fmt.Errorf("eagle3 head %s: %w", p, err)
 		}
@@ -238,9 +241,32 @@ func (e *Engine) eagleHead(dir string) (spec.Drafter, error) {
 		return nil, fmt.Errorf("eagle3 head: %w", err)
 	}
 	d := eagle3.New(h, e.opts.CtxLen, cpu.NewPool(0))
+	if err := e.headOnDevice(d); err != nil {
+		h.Close()
+		return nil, err
+	}
 	if c.heads == nil {
 		c.heads = map[string]*eagle3.Drafter{}
 	}
 	c.heads[dir] = d
 	return d, nil
+}
+
+// headOnDevice puts d's greedy chains on the target's device when the
+// device runs EAGLE-3 heads (the CPU head stays the path for trees and
+// sampling).
+func (e *Engine) headOnDevice(d *eagle3.Drafter) error {
+	if e.opts.Device == "" || e.opts.Device == "cpu" {
+		return nil
+	}
+	dev, err := lookupDeviceKind(e.opts.Device)
+	if err != nil || dev.Head == nil {
+		return err
+	}
+	r, err := dev.Head(d.Head(), e.opts.CtxLen+spec.MaxK*spec.MaxBranch)
+	if err != nil {
+		return fmt.Errorf("eagle3 head %s on %s: %w", d.Head().Path, e.opts.Device, err)
+	}
+	d.SetDevice(r)
+	return nil
 }

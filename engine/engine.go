@@ -144,6 +144,9 @@ func open(ctx context.Context, path string, src loader.Source, opts Options) (*E
 }
 
 func params(c model.Config) int64 {
+	if c.MoE.Enabled() || c.MLA.Enabled() {
+		return c.Params() // experts, latent attention
+	}
 	attn := int64(c.Dim) * int64(c.HeadDim) * int64(2*c.Heads+2*c.KVHeads)
 	mlp := 3 * int64(c.Dim) * int64(c.FFN)
 	emb := int64(c.Vocab) * int64(c.Dim)

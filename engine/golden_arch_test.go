@@ -39,6 +39,10 @@ var archFixtures = []struct{ file, ref string }{
 	{"arch/tiny-mistral-hf", "arch/tiny-mistral-hf"},
 	{"arch/tiny-gemma3-hf", "arch/tiny-gemma3-hf"},
 	{"arch/tiny-gemma3.F16.gguf" + gemmaLayerTypesSuffix, "arch/tiny-gemma3-hf"},
+	{"arch/tiny-mixtral-hf", "arch/tiny-mixtral-hf"},
+	{"arch/tiny-mixtral.F16.gguf", "arch/tiny-mixtral-hf"},
+	{"arch/tiny-qwen3moe-hf", "arch/tiny-qwen3moe-hf"},
+	{"arch/tiny-deepseekv3-hf", "arch/tiny-deepseekv3-hf"},
 }
 
 // archLogitTol is the largest relative first-step logit difference from

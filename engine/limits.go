@@ -150,6 +150,9 @@ func memoryNeed(cfg model.Config, dtype string, ctx, tpSize int) (weights, kv fl
 		kvHeads = tpSize // one replicated kv head per rank
 	}
 	kv = float64(cfg.Layers) * float64(ctx) * float64(kvHeads) * float64(cfg.HeadDim) * 2 * 4
+	if cfg.MLA.Enabled() { // the latent cache, replicated on every rank
+		kv = float64(ctx) * float64(tpSize) * float64(cfg.KVBytesPerToken(0))
+	}
 	return weights, kv
 }
 

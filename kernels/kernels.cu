@@ -307,6 +307,71 @@ struct Step {
 
 #include "attention.cu"
 
+// ------------------------------------------------------ EAGLE-3 head
+// The head's one decoder layer runs through the kernels above; eagle_in is
+// its own (its input), and argmax_d2t (below) hands each drafted token to
+// the next draft step.
+
+// block_sum2 sums a and b over the block (blockDim.x a multiple of 32, at
+// most 1024); every thread gets the totals.
+__device__ __forceinline__ float2 block_sum2(float a, float b) {
+  __shared__ float2 red[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    a += __shfl_xor_sync(0xffffffffu, a, o);
+    b += __shfl_xor_sync(0xffffffffu, b, o);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if (lane == 0) red[warp] = make_float2(a, b);
+  __syncthreads();
+  float2 s = make_float2(0.f, 0.f);
+  for (int w = 0; w < nw; w++) { s.x += red[w].x; s.y += red[w].y; }
+  __syncthreads();
+  return s;
+}
+
+// eagle_in builds the head's layer input for the step's T rows (grid T,
+// block 256): cat[t] = (rmsnorm(emb[tokens[t]]) * win, rmsnorm(h[t]) *
+// whid), cat (T, 2*dim), h (T, dim); with nbr (norm_before_residual) also
+// h[t] = rmsnorm(h[t]) * whid, where the residual stream starts.
+template <class WT>
+__device__ void eagle_in_body(float* cat, float* h, const void* w, const void* ws, const Step* st, const float* win,
+                              const float* whid, int dim, float eps, int nbr) {
+  pdl_wait();
+  const int t = blockIdx.x;
+  const long row = st->tokens[t];
+  float* c = cat + (long)t * 2 * dim;
+  float* hr = h + (long)t * dim;
+  float se = 0.f, sh = 0.f;
+  for (int k = threadIdx.x; k < dim / WT::E; k += blockDim.x) {
+    float v[WT::E];
+    WT::load(w, ws, row, dim, k, v);
+#pragma unroll
+    for (int i = 0; i < WT::E; i++) { c[k * WT::E + i] = v[i]; se += v[i] * v[i]; }
+  }
+  for (int k = threadIdx.x; k < dim; k += blockDim.x) { float v = hr[k]; sh += v * v; }
+  const float2 ss = block_sum2(se, sh);
+  const float ie = rsqrtf(ss.x / dim + eps), ih = rsqrtf(ss.y / dim + eps);
+  for (int k = threadIdx.x; k < dim / WT::E; k += blockDim.x) {
+#pragma unroll
+    for (int i = 0; i < WT::E; i++) { const int j = k * WT::E + i; c[j] = c[j] * ie * win[j]; }
+  }
+  for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+    const float v = hr[k] * ih * whid[k];
+    c[dim + k] = v;
+    if (nbr) hr[k] = v;
+  }
+}
+#define EAGLE_IN(NAME, WT)                                                                                          \
+  extern "C" __global__ void eagle_in_##NAME(float* cat, float* h, const void* w, const void* ws, const Step* st,  \
+                                             const float* win, const float* whid, int dim, float eps, int nbr) { \
+    eagle_in_body<WT>(cat, h, w, ws, st, win, whid, dim, eps, nbr);                                                \
+  }
+EAGLE_IN(bf16, WBF16)
+EAGLE_IN(f16, WF16)
+EAGLE_IN(f32, WF32)
+EAGLE_IN(q8, WQ8)
+
+
 // ------------------------------------------------------ argmax / sample
 __device__ __forceinline__ float uniform01(unsigned seed, unsigned row, unsigned i) {
   unsigned x = seed * 0x9E3779B9u ^ (row * 0x85EBCA6Bu) ^ (i * 0xC2B2AE35u);
@@ -323,8 +388,12 @@ __device__ __forceinline__ float uniform01(unsigned seed, unsigned row, unsigned
 __device__ __forceinline__ void am_better(float& best, int& besti, float v, int i) {
   if (v > best || (v == best && i < besti)) { best = v; besti = i; }
 }
-extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab, const Step* st, float2* part,
-                                       unsigned* cnt) {
+// argmax_body is argmax_rows; with d2t set (an EAGLE-3 head's draft step,
+// one row) the winner is also mapped to its target id, out[oi] =
+// d2t[id], and fed to the next draft step (next->tokens[0]) when next is
+// set: the hand-off between the steps of a draft chain, in the same launch.
+__device__ __forceinline__ void argmax_body(int* ids, const float* logits, int vocab, const Step* st, float2* part,
+                                            unsigned* cnt, const int* d2t, int* out, int oi, Step* next) {
   __shared__ float bv[8];
   __shared__ int bi[8];
   __shared__ int last;
@@ -369,9 +438,24 @@ extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab,
     am_better(best, besti, ov, oi);
   }
   if (lane == 0) {
-    ids[row] = besti == 0x7fffffff ? 0 : besti;
+    const int id = besti == 0x7fffffff ? 0 : besti;
+    ids[row] = id;
     cnt[row] = 0;
+    if (d2t) {
+      out[oi] = d2t[id];
+      if (next) next->tokens[0] = d2t[id];
+    }
   }
+}
+extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab, const Step* st, float2* part,
+                                       unsigned* cnt) {
+  argmax_body(ids, logits, vocab, st, part, cnt, nullptr, nullptr, 0, nullptr);
+}
+// argmax_d2t: argmax_rows of one row, then out[oi] = d2t[id] and
+// next->tokens[0] = d2t[id] (EAGLE-3 draft chains).
+extern "C" __global__ void argmax_d2t(int* ids, const float* logits, int vocab, const Step* st, float2* part,
+                                      unsigned* cnt, const int* d2t, int* out, int oi, Step* next) {
+  argmax_body(ids, logits, vocab, st, part, cnt, d2t, out, oi, next);
 }
 
 // ---------------------------------------------------- synthetic weights

@@ -8,7 +8,7 @@ import (
 )
 
 // Engine is what the panel needs from a loaded target model. The real
-// engine satisfies it through a thin adapter in the main package (gui_engine.go);
+// engine satisfies it through a thin adapter in internal/panel (wiring.go);
 // tests use FakeEngine.
 type Engine interface {
 	// Run blocks until the run ends. sink is called on the run's goroutine

@@ -29,8 +29,8 @@ var fieldChecks = []struct {
 	{"n_routed_experts", unsupported.Experts, isZero, ""},
 	{"n_shared_experts", unsupported.Experts, isZero, ""},
 	{"quantization_config", unsupported.Quantization, isNull, ""},
-	{"q_lora_rank", unsupported.AttentionShape, isNull, "multi-head attention with grouped K/V heads (no latent attention)"},
-	{"kv_lora_rank", unsupported.AttentionShape, isNull, "multi-head attention with grouped K/V heads (no latent attention)"},
+	{"q_lora_rank", unsupported.AttentionShape, isNull, "multi-head attention with grouped K/V heads; latent attention only as DeepseekV3ForCausalLM states it"},
+	{"kv_lora_rank", unsupported.AttentionShape, isNull, "multi-head attention with grouped K/V heads; latent attention only as DeepseekV3ForCausalLM states it"},
 	{"attn_logit_softcapping", unsupported.AttentionShape, isNull, "attention scores without soft-capping"},
 	{"final_logit_softcapping", unsupported.AttentionShape, isNull, "logits without soft-capping"},
 	{"query_pre_attn_scalar", unsupported.AttentionShape, isNull, "attention scores scaled by 1/sqrt(head_dim)"},
@@ -73,6 +73,25 @@ type Implemented struct {
 	// ("full_attention", "sliding_attention") is read, each entry of an
 	// implemented type.
 	PerLayerRope bool
+	// Experts: the expert counts read (num_local_experts, num_experts,
+	// n_routed_experts, n_shared_experts).
+	Experts bool
+	// LatentAttention: q_lora_rank and kv_lora_rank read (DeepSeek's MLA).
+	LatentAttention bool
+}
+
+// reads says whether a reader implementing impl reads field itself, so
+// that its fieldChecks entry does not apply.
+func (impl Implemented) reads(field string) bool {
+	switch field {
+	case "sliding_window":
+		return impl.SlidingWindow
+	case "num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts":
+		return impl.Experts
+	case "q_lora_rank", "kv_lora_rank":
+		return impl.LatentAttention
+	}
+	return slices.Contains(impl.Reads, field)
 }
 
 // Check lists every field of config.json (raw) that asks for something
@@ -89,7 +108,7 @@ func CheckFor(raw []byte, impl Implemented) ([]unsupported.Item, error) {
 	}
 	var items []unsupported.Item
 	for _, fc := range fieldChecks {
-		if fc.field == "sliding_window" && impl.SlidingWindow || slices.Contains(impl.Reads, fc.field) {
+		if impl.reads(fc.field) {
 			continue
 		}
 		v, ok := cfg[fc.field]

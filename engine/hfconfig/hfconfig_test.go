@@ -142,6 +142,15 @@ func TestCheckFor(t *testing.T) {
 			t.Errorf("%s: CheckFor = %v; want one item containing %q", tc.name, items, tc.want)
 		}
 	}
+	// Experts and latent attention: read by a reader that implements them,
+	// refused by one that does not.
+	moe := `{"num_local_experts": 8, "n_shared_experts": 1, "kv_lora_rank": 512, "q_lora_rank": 1536}`
+	if items, _ := CheckFor([]byte(moe), Implemented{Experts: true, LatentAttention: true}); len(items) != 0 {
+		t.Errorf("CheckFor(experts, latent attention implemented) refused %v", items)
+	}
+	if items, _ := CheckFor([]byte(moe), Implemented{Experts: true}); len(items) != 2 || items[0].Kind != unsupported.AttentionShape {
+		t.Errorf("CheckFor(experts implemented) = %v; want q_lora_rank and kv_lora_rank refused", items)
+	}
 	// Check (a reader of plain Llama, as the EAGLE-3 head) still refuses them.
 	if items, _ := Check([]byte(`{"rope_parameters": {"rope_type": "llama3", "factor": 8}, "sliding_window": 48}`)); len(items) != 2 {
 		t.Errorf("Check = %v; want the window and the scaling refused", items)

@@ -18,12 +18,13 @@ type ggufArch struct {
 	qkvBias   bool             // qwen2: blk.N.attn_{q,k,v}.bias
 	qkNorm    bool             // qwen3: blk.N.attn_{q,k}_norm.weight
 	ropeFreqs bool             // llama: an optional rope_freqs.weight (Llama 3.1's scaling)
+	experts   bool             // llama: expert_count > 0 is Mixtral (blk.N.ffn_*_exps, ffn_gate_inp)
 	gemma     bool             // gemma3 (gguf_gemma.go)
 }
 
 // ggufArchitectures are the general.architecture values the engine reads.
 var ggufArchitectures = []ggufArch{
-	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true},
+	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true, experts: true},
 	{name: "qwen2", layout: model.RopeHalf, qkvBias: true},
 	{name: "qwen3", layout: model.RopeHalf, qkNorm: true},
 	{name: "gemma3", layout: model.RopeHalf, qkNorm: true, gemma: true},
@@ -75,8 +76,8 @@ var ggufChecks = map[string]struct {
 	"rope.scaling.yarn_ext_factor":     {unsupported.RopeScaling, isNumber(1), "YaRN with its full ramp (rope.scaling.yarn_ext_factor 1)"},
 	"rope.scaling.yarn_log_multiplier": {unsupported.RopeScaling, isNumber(0), "YaRN's attention factor 0.1·ln(factor)+1 (DeepSeek's yarn_log_multiplier is not implemented)"},
 	"attention.sliding_window":         {unsupported.SlidingWindow, isNumber(0), ""},
-	"expert_count":                     {unsupported.Experts, isNumber(0), ""},
-	"expert_used_count":                {unsupported.Experts, isNumber(0), ""},
+	"expert_count":                     {unsupported.Experts, expertsRead, ""},
+	"expert_used_count":                {unsupported.Experts, expertsRead, ""},
 }
 
 func isString(offs ...string) func(f *gguf.File, arch, key string) bool {
@@ -91,6 +92,13 @@ func isNumber(offs ...float64) func(f *gguf.File, arch, key string) bool {
 		v, ok := f.Float(key)
 		return ok && slices.Contains(offs, v)
 	}
+}
+
+// expertsRead: the architecture reads its experts (ggufConfig), or states
+// none.
+func expertsRead(f *gguf.File, arch, key string) bool {
+	a, _ := findGGUFArch(arch)
+	return a.experts || isNumber(0)(f, arch, key)
 }
 
 // linearFactor: a factor of 1 (or 0, llama.cpp's "none"), or that of a

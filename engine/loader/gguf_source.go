@@ -35,7 +35,8 @@ func ggufSource(f *gguf.File) (*fileSource, error) {
 	if err := unsupported.Refuse(f.Path, items); err != nil {
 		return nil, fmt.Errorf("loader: %w", err)
 	}
-	dominant, err := validateWeights(f.Path, cfg, f.Tensor)
+	lookup := ggufExpertLookup(f, cfg) // gguf_experts.go
+	dominant, err := validateWeights(f.Path, cfg, lookup)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func ggufSource(f *gguf.File) (*fileSource, error) {
 		meta["name"] = name
 	}
 	return &fileSource{
-		path: f.Path, cfg: cfg, meta: meta, lookup: f.Tensor, closer: f.Close,
+		path: f.Path, cfg: cfg, meta: meta, lookup: lookup, closer: f.Close,
 		newTok: func() (tokenizer.Tokenizer, error) {
 			v, err := ggufvocab.VocabFromGGUF(f)
 			if err != nil {
@@ -127,6 +128,11 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	}
 	if a, known := findGGUFArch(arch); known {
 		cfg.RopeLayout, cfg.QKVBias, cfg.QKNorm = a.layout, a.qkvBias, a.qkNorm
+		if a.experts {
+			if n := num("expert_count", false, 0); n > 0 { // llama.cpp's llama MoE (Mixtral): softmax, top-k renormalized
+				cfg.MoE = model.MoE{Experts: n, PerToken: num("expert_used_count", true, 0), FFN: cfg.FFN, NormTopK: true}
+			}
+		}
 		_, hasFreqs := f.Info(model.NameRopeFreqs)
 		if hasFreqs && a.ropeFreqs {
 			cfg.RopeScaling.Type = model.RopeScaleFreqs
@@ -184,6 +190,7 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 // does not read.
 func ggufUnread(f *gguf.File, cfg model.Config) []string {
 	read := ExpectedShapes(cfg)
+	ggufReadStacked(read)
 	var unread []string
 	for _, ti := range f.Tensors {
 		if _, ok := read[ti.Name]; !ok {

@@ -22,6 +22,7 @@ type hfConfig struct {
 	hfconfig.Fields
 	TieWordEmbeddings bool `json:"tie_word_embeddings"`
 	SlidingWindow     *int `json:"sliding_window"`
+	hfExtFields            // experts, latent attention: hf_moe.go
 }
 
 // hfArch is a config.json architecture the engine reads: the Llama block
@@ -31,7 +32,9 @@ type hfArch struct {
 	qkvBias       bool   // Qwen2: biases on the q, k, v projections
 	qkNorm        bool   // Qwen3: RMSNorm on each query and key head
 	slidingWindow bool   // Mistral: sliding_window read
-	gemma         bool   // Gemma 3 (hf_gemma.go)
+	moe           hfMoEKind
+	mla           bool // DeepSeek: multi-head latent attention
+	gemma         bool // Gemma 3 (hf_gemma.go)
 }
 
 // hfArchitectures are the config.json architectures the engine reads.
@@ -40,24 +43,20 @@ var hfArchitectures = []hfArch{
 	{name: "Qwen2ForCausalLM", arch: "qwen2", qkvBias: true},
 	{name: "Qwen3ForCausalLM", arch: "qwen3", qkNorm: true},
 	{name: "MistralForCausalLM", arch: "mistral", slidingWindow: true},
+	{name: "MixtralForCausalLM", arch: "mixtral", slidingWindow: true, moe: moeMixtral},
+	{name: "Qwen3MoeForCausalLM", arch: "qwen3moe", qkNorm: true, moe: moeQwen3},
+	{name: "DeepseekV3ForCausalLM", arch: "deepseek3", moe: moeDeepSeek, mla: true},
 	{name: "Gemma3ForCausalLM", arch: "gemma3", qkNorm: true, slidingWindow: true, gemma: true},
 }
 
 // implemented is what CheckFor should let through for a.
 func (a hfArch) implemented() hfconfig.Implemented {
-	impl := hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: a.slidingWindow}
+	impl := hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: a.slidingWindow,
+		Experts: a.moe != moeNone, LatentAttention: a.mla}
 	if a.gemma {
 		impl.Reads, impl.PerLayerRope = hfGemmaReads, true
 	}
 	return impl
-}
-
-// tensorName maps a canonical tensor name to a's Hugging Face name.
-func (a hfArch) tensorName(canonical string) (string, bool) {
-	if a.gemma {
-		return gemmaTensorName(canonical)
-	}
-	return hfTensorName(canonical)
 }
 
 // findHFArch is the first of names the engine reads.
@@ -126,8 +125,10 @@ func openHF(dir string) (Source, error) {
 	if err != nil {
 		return nil, refuseOr(cfgPath, items, fmt.Errorf("loader: %s: %w", dir, err))
 	}
-	refused := cfgPath // the file the refusal names: the folder once tensors are in it
-	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, hfUnread(arch, cfg, m.Names()))); len(tensorItems) > 0 {
+	refused := cfgPath                         // the file the refusal names: the folder once tensors are in it
+	mtpLo, mtpHi := hc.hfMTPLayers(cfg.Layers) // DeepSeek's multi-token-prediction layers: not read (hf_moe.go)
+	unread := dropMTP(hfUnread(cfg, arch, m.Names()), mtpLo, mtpHi)
+	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, unread)); len(tensorItems) > 0 {
 		items, refused = append(items, tensorItems...), dir
 	}
 	if err := unsupported.Refuse(refused, items); err != nil {
@@ -183,7 +184,7 @@ func openHF(dir string) (Source, error) {
 
 // hfUnread lists the tensors in names (sorted) that a model of cfg does
 // not read.
-func hfUnread(arch hfArch, cfg model.Config, names []string) []string {
+func hfUnread(cfg model.Config, arch hfArch, names []string) []string {
 	read := map[string]bool{}
 	for canonical := range ExpectedShapes(cfg) {
 		if hf, ok := arch.tensorName(canonical); ok {
@@ -240,6 +241,9 @@ func (hc *hfConfig) config(path string, arch hfArch) (model.Config, error) {
 		cfg.SlidingWindow = *hc.SlidingWindow
 	}
 	if cfg.KVHeads, cfg.HeadDim, err = hc.Shape(); err != nil {
+		return fail(err)
+	}
+	if err := hc.extensions(&cfg, arch); err != nil {
 		return fail(err)
 	}
 	if err := cfg.ValidateNamed(hfSizeNames); err != nil {

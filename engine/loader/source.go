@@ -3,9 +3,10 @@
 // behind one Source interface. The format is sniffed from the path.
 //
 // A model is never run silently wrong: a file whose config, metadata or
-// tensors ask for anything the engine does not implement (RoPE scaling, a
-// sliding window, biases, q/k norms, experts, quantization, another
-// architecture, a tensor nothing reads) is refused with an
+// tensors ask for anything the engine does not implement (a RoPE scaling,
+// window, bias, norm, expert layout or attention variant beyond what its
+// architecture's entry reads, quantization, another architecture, a tensor
+// nothing reads) is refused with an
 // *unsupported.Error that names each; the floats and sizes a file states
 // are range-checked, and only an absent one gets a default.
 package loader

@@ -74,6 +74,7 @@ func ExpectedShapes(cfg model.Config) map[string][]int {
 		} {
 			m[model.LayerName(l, part)] = shape
 		}
+		expectedExtensionShapes(&cfg, l, m) // MoE, latent attention: source_moe.go
 		if cfg.QKVBias {
 			m[model.LayerBias(l, "attn_q")] = []int{q}
 			m[model.LayerBias(l, "attn_k")] = []int{kv}

@@ -116,7 +116,7 @@ func TestGGUFUnsupported(t *testing.T) {
 		{"partial rotary", withKV("llama.rope.dimension_count", uint32(2)), nil, unsupported.AttentionShape, "llama.rope.dimension_count = 2"},
 		{"value length", withKV("llama.attention.value_length", uint32(8)), nil, unsupported.AttentionShape, "llama.attention.value_length = 8"},
 		{"sliding window", withKV("llama.attention.sliding_window", uint32(4096)), nil, unsupported.SlidingWindow, "llama.attention.sliding_window = 4096"},
-		{"experts", withKV("llama.expert_count", uint32(8)), nil, unsupported.Experts, "llama.expert_count = 8"},
+		{"experts on qwen3", append(tinyKV("qwen3"), gguf.KV{Key: "qwen3.expert_count", Value: uint32(8)}), nil, unsupported.Experts, "qwen3.expert_count = 8"},
 		{"unknown key", withKV("llama.logit_scale", float32(0.5)), nil, unsupported.UnreadMetadata, "1 key (llama.logit_scale)"},
 		{"architecture", tinyKV("gemma2"), nil, unsupported.Architecture, `general.architecture = "gemma2" (supported: llama, qwen2, qwen3, gemma3)`},
 		{"rope_freqs read (llama)", nil, extra("rope_freqs.weight", 2), 0, ""},

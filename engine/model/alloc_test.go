@@ -24,6 +24,10 @@ func TestForwardAllocatesNothing(t *testing.T) {
 		{"tiny?dtype=q8_0", append(prompt, prompt...), model.LogitsLast}, // threaded row-wise steps
 		{"tiny?dtype=f16", append(prompt, prompt...), model.LogitsAll},
 		{"tiny", long, model.LogitsLast},
+		{"tiny-moe", prompt[:1], model.LogitsLast}, // mixture of experts
+		{"tiny-moe", append(prompt, prompt...), model.LogitsAll},
+		{"tiny-mla", prompt[:1], model.LogitsLast}, // latent attention, shared expert, groups
+		{"tiny-mla", append(prompt, prompt...), model.LogitsAll},
 	} {
 		src := tinySource(t, tc.spec)
 		r := newRunner(t, src)

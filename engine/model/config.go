@@ -42,6 +42,8 @@ type Config struct {
 	QKVBias       bool // q, k and v projections add a bias (Qwen2)
 	QKNorm        bool // RMSNorm over each query and key head before RoPE (Qwen3)
 	SlidingWindow int  // > 0: a token attends to the last SlidingWindow positions, itself included (Mistral; Gemma 3: its local layers only)
+	MoE           MoE  // mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3); moe.go
+	MLA           MLA  // multi-head latent attention (DeepSeek-V3); mla.go
 
 	Gemma Gemma3 // Gemma 3's block (gemma.go); the zero value: not Gemma
 }
@@ -61,6 +63,12 @@ func (c *Config) Extensions() []string {
 	}
 	if c.SlidingWindow > 0 {
 		ext = append(ext, fmt.Sprintf("sliding-window attention (window %d)", c.SlidingWindow))
+	}
+	if c.MoE.Enabled() {
+		ext = append(ext, "mixture of experts ("+c.MoE.String()+")")
+	}
+	if c.MLA.Enabled() {
+		ext = append(ext, "multi-head latent attention ("+c.MLA.String()+")")
 	}
 	return append(ext, c.Gemma.extensions()...)
 }
@@ -176,6 +184,12 @@ func (c *Config) ValidateNamed(n SizeNames) error {
 	}
 	if c.SlidingWindow < 0 || c.SlidingWindow > MaxContext {
 		return fmt.Errorf("config: sliding window %d is not between 0 (none) and %d", c.SlidingWindow, MaxContext)
+	}
+	if err := c.MoE.check(c.Layers); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.MLA.check(c); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	if err := c.Gemma.check(c); err != nil {
 		return fmt.Errorf("config: %w", err)

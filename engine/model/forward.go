@@ -59,7 +59,9 @@ type Runner struct {
 	AllReduceTime time.Duration
 	AllReduceCall int
 
-	s scratch
+	s   scratch
+	moe moeScratch // MoE layers' buffers (moe_forward.go)
+	mla mlaScratch // latent attention's buffers (mla_forward.go)
 	// rowFn and attendFn are r.rowStep and r.attendStep, made once.
 	rowFn, attendFn func(lo, hi, worker int)
 }
@@ -94,11 +96,10 @@ type scratch struct {
 
 // NewRunner makes a runner with a cache of ctxLen positions.
 func NewRunner(w *Weights, ctxLen int, comm AllReducer, pool *cpu.Pool) *Runner {
-	c := w.Cfg
 	attn, ropes := newLayerAttns(w, ctxLen)
 	return &Runner{
 		W:     w,
-		KV:    NewKVCache(c.Layers, ctxLen, w.KVHeadsLocal*c.HeadDim),
+		KV:    newKVCache(w, ctxLen),
 		Comm:  comm,
 		Pool:  pool,
 		rope:  ropes[0],
@@ -238,28 +239,36 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 		s.layer, s.la = L, &r.attn[l]
 		// Attention block.
 		r.rowwise(T, rowAttnNorm) // xn = norm(x)
-		r.Pool.MatMulFused(xn, T, // one pass over the rows of Wq, Wk, Wv
-			cpu.MatMulJob{Out: q, OutStride: hl * hd, W: L.Wq},  // q (T, hl*hd)
-			cpu.MatMulJob{Out: k, OutStride: kvl * hd, W: L.Wk}, // k (T, kvl*hd)
-			cpu.MatMulJob{Out: v, OutStride: kvl * hd, W: L.Wv}) // v (T, kvl*hd)
-		width := kvl * hd
-		r.rowwise(T, rowRope) // q, k (+ bias, head norm); rotate q and k
-		copy(r.KV.K[l][base*width:(base+T)*width], k)
-		copy(r.KV.V[l][base*width:(base+T)*width], v)
-		r.attention(att, q, l, base, T) // att (T, hl*hd)
-		r.Pool.MatMul(o, dim, att, T, L.Wo)
+		if L.MLA != nil {
+			r.Pool.MatMul(o, dim, r.latentAttention(L.MLA, l, T), T, L.Wo) // mla_forward.go
+		} else {
+			r.Pool.MatMulFused(xn, T, // one pass over the rows of Wq, Wk, Wv
+				cpu.MatMulJob{Out: q, OutStride: hl * hd, W: L.Wq},  // q (T, hl*hd)
+				cpu.MatMulJob{Out: k, OutStride: kvl * hd, W: L.Wk}, // k (T, kvl*hd)
+				cpu.MatMulJob{Out: v, OutStride: kvl * hd, W: L.Wv}) // v (T, kvl*hd)
+			width := kvl * hd
+			r.rowwise(T, rowRope) // q, k (+ bias, head norm); rotate q and k
+			copy(r.KV.K[l][base*width:(base+T)*width], k)
+			copy(r.KV.V[l][base*width:(base+T)*width], v)
+			r.attention(att, q, l, base, T) // att (T, hl*hd)
+			r.Pool.MatMul(o, dim, att, T, L.Wo)
+		}
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}
 		r.postAttnNorm(T) // Gemma 3: o = norm(o)
 
 		// MLP block: down(silu(gate(xn)) * up(xn)).
-		r.rowwise(T, rowFFNNorm)  // x += o; xn = norm(x)
-		r.Pool.MatMulFused(xn, T, // one pass over the rows of gate and up
-			cpu.MatMulJob{Out: gate, OutStride: fl, W: L.Gate}, // gate (T, fl)
-			cpu.MatMulJob{Out: up, OutStride: fl, W: L.Up})     // up (T, fl)
-		r.rowwise(T, r.mlpAct()) // gate = silu(gate) * up (Gemma 3: gelu_tanh)
-		r.Pool.MatMul(o, dim, gate, T, L.Down)
+		r.rowwise(T, rowFFNNorm) // x += o; xn = norm(x)
+		if L.MoE != nil {
+			r.moeBlock(L.MoE, T) // o (T, dim); moe_forward.go
+		} else {
+			r.Pool.MatMulFused(xn, T, // one pass over the rows of gate and up
+				cpu.MatMulJob{Out: gate, OutStride: fl, W: L.Gate}, // gate (T, fl)
+				cpu.MatMulJob{Out: up, OutStride: fl, W: L.Up})     // up (T, fl)
+			r.rowwise(T, r.mlpAct()) // gate = silu(gate) * up (Gemma 3: gelu_tanh)
+			r.Pool.MatMul(o, dim, gate, T, L.Down)
+		}
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}

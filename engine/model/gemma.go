@@ -86,6 +86,8 @@ func (g *Gemma3) check(c *Config) error {
 		return fmt.Errorf("Gemma 3 without q/k head norms")
 	case !(g.FinalSoftcap >= 0 && g.FinalSoftcap <= 1e6):
 		return fmt.Errorf("final_logit_softcapping %g is not a number between 0 (none) and 1e6", g.FinalSoftcap)
+	case c.MoE.Enabled() || c.MLA.Enabled():
+		return fmt.Errorf("Gemma 3 with mixture of experts or latent attention is not implemented (no Gemma 3 checkpoint has them)")
 	}
 	for i := range len(g.Layers) {
 		switch k := g.Layers[i]; {

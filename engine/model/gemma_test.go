@@ -32,6 +32,7 @@ func TestGemmaConfigCheck(t *testing.T) {
 		{"negative soft-cap", func(c *Config) { c.Gemma.FinalSoftcap = -30 }, "final_logit_softcapping -30"},
 		{"rope_freqs on local layers", func(c *Config) { c.Gemma.LocalRopeScaling.Type = RopeScaleFreqs }, "global-layer only"},
 		{"Gemma fields on Llama", func(c *Config) { c.Gemma.On = false }, `Gemma 3 fields set on a "gemma3" model that is not Gemma 3`},
+		{"with experts", func(c *Config) { c.MoE = MoE{Experts: 4, PerToken: 2, FFN: c.FFN, NormTopK: true} }, "Gemma 3 with mixture of experts or latent attention is not implemented"},
 		{"heads not dividing", func(c *Config) { c.Heads = 3 }, "3 attention heads are not divisible by 2"},
 	} {
 		c := gemmaCfg()

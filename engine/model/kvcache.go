@@ -21,6 +21,17 @@ func NewKVCache(layers, slots, width int) *KVCache {
 	return c
 }
 
+// NewLatentCache allocates a cache of slots positions holding one
+// width-float row per position in K (latent attention's latent and rope
+// key); V is nil.
+func NewLatentCache(layers, slots, width int) *KVCache {
+	c := &KVCache{Layers: layers, Slots: slots, Width: width, K: make([][]float32, layers)}
+	for l := range c.K {
+		c.K[l] = make([]float32, slots*width)
+	}
+	return c
+}
+
 // Rewind forgets every slot at or after n.
 func (c *KVCache) Rewind(n int) error {
 	if n < 0 || n > c.Len {
@@ -48,7 +59,9 @@ func (c *KVCache) KeepPath(base int, path []int) error {
 		w := c.Width
 		for l := 0; l < c.Layers; l++ {
 			copy(c.K[l][dst*w:(dst+1)*w], c.K[l][src*w:(src+1)*w])
-			copy(c.V[l][dst*w:(dst+1)*w], c.V[l][src*w:(src+1)*w])
+			if c.V != nil {
+				copy(c.V[l][dst*w:(dst+1)*w], c.V[l][src*w:(src+1)*w])
+			}
 		}
 	}
 	c.Len = base + len(path)
@@ -56,4 +69,10 @@ func (c *KVCache) KeepPath(base int, path []int) error {
 }
 
 // Bytes is the cache's memory.
-func (c *KVCache) Bytes() int64 { return int64(c.Layers) * int64(c.Slots) * int64(c.Width) * 8 }
+func (c *KVCache) Bytes() int64 {
+	n := int64(c.Layers) * int64(c.Slots) * int64(c.Width) * 4
+	if c.V != nil {
+		n *= 2
+	}
+	return n
+}

@@ -32,6 +32,9 @@ type Layer struct {
 	Gate, Up *tensor.Tensor // (fl, dim)      column-parallel
 	Down     *tensor.Tensor // (dim, fl)      row-parallel
 
+	MoE *MoELayer // an MoE layer's router and experts, in place of Gate, Up, Down; nil for a dense MLP
+	MLA *MLALayer // latent attention, in place of Wq, Wk, Wv (Wo is (dim, hl*v)); nil without
+
 	// PostAttnNorm, PostFFNNorm (dim): Gemma 3's norms of the attention and
 	// MLP outputs before each residual add (replicated); nil without.
 	PostAttnNorm, PostFFNNorm []float32
@@ -190,35 +193,43 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 				return nil, err
 			}
 		}
-		wq, err := get(n("attn_q"), cfg.Heads*hd, cfg.Dim)
+		var wq, wk, wv, gate, up, down *tensor.Tensor
+		if cfg.MLA.Enabled() {
+			if L.MLA, err = loadMLA(&cfg, i, shard, w.HeadLo, w.HeadsLocal, get, vec); err != nil {
+				return nil, err
+			}
+		} else {
+			if wq, err = get(n("attn_q"), cfg.Heads*hd, cfg.Dim); err != nil {
+				return nil, err
+			}
+			if wk, err = get(n("attn_k"), cfg.KVHeads*hd, cfg.Dim); err != nil {
+				return nil, err
+			}
+			if wv, err = get(n("attn_v"), cfg.KVHeads*hd, cfg.Dim); err != nil {
+				return nil, err
+			}
+		}
+		_, vd := cfg.headDims()
+		wo, err := get(n("attn_output"), cfg.Dim, cfg.Heads*vd)
 		if err != nil {
 			return nil, err
 		}
-		wk, err := get(n("attn_k"), cfg.KVHeads*hd, cfg.Dim)
-		if err != nil {
-			return nil, err
+		if cfg.MoE.Sparse(i) {
+			if L.MoE, err = loadMoE(&cfg, i, shard, get, vec); err != nil {
+				return nil, err
+			}
+		} else {
+			if gate, err = get(n("ffn_gate"), cfg.FFN, cfg.Dim); err != nil {
+				return nil, err
+			}
+			if up, err = get(n("ffn_up"), cfg.FFN, cfg.Dim); err != nil {
+				return nil, err
+			}
+			if down, err = get(n("ffn_down"), cfg.Dim, cfg.FFN); err != nil {
+				return nil, err
+			}
 		}
-		wv, err := get(n("attn_v"), cfg.KVHeads*hd, cfg.Dim)
-		if err != nil {
-			return nil, err
-		}
-		wo, err := get(n("attn_output"), cfg.Dim, cfg.Heads*hd)
-		if err != nil {
-			return nil, err
-		}
-		gate, err := get(n("ffn_gate"), cfg.FFN, cfg.Dim)
-		if err != nil {
-			return nil, err
-		}
-		up, err := get(n("ffn_up"), cfg.FFN, cfg.Dim)
-		if err != nil {
-			return nil, err
-		}
-		down, err := get(n("ffn_down"), cfg.Dim, cfg.FFN)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
+		if down != nil && w.FFNHi == 0 { // the first dense layer sets the split
 			bs := down.DType.BlockSize()
 			w.FFNLo = alignDown(cfg.FFN*r/tp, bs)
 			w.FFNHi = alignDown(cfg.FFN*(r+1)/tp, bs)
@@ -241,7 +252,7 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 			{&L.Wq, wq, true, qLo, qHi},
 			{&L.Wk, wk, true, kLo, kHi},
 			{&L.Wv, wv, true, kLo, kHi},
-			{&L.Wo, wo, false, qLo, qHi},
+			{&L.Wo, wo, false, w.HeadLo * vd, (w.HeadLo + w.HeadsLocal) * vd},
 			{&L.Gate, gate, true, w.FFNLo, w.FFNHi},
 			{&L.Up, up, true, w.FFNLo, w.FFNHi},
 			{&L.Down, down, false, w.FFNLo, w.FFNHi},
@@ -265,6 +276,9 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 			}
 		}
 		for _, s := range slices {
+			if s.src == nil { // latent attention; an MoE layer
+				continue
+			}
 			var t *tensor.Tensor
 			if tp == 1 {
 				t = s.src
@@ -299,7 +313,15 @@ func (w *Weights) Bytes() int64 {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		for _, t := range []*tensor.Tensor{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
-			add(t)
+			if t != nil {
+				add(t)
+			}
+		}
+		if L.MoE != nil {
+			n += L.MoE.bytes()
+		}
+		if L.MLA != nil {
+			n += L.MLA.bytes()
 		}
 	}
 	return n

@@ -140,7 +140,7 @@ func checkKernels(d *Device, w io.Writer) error {
 	// Matrix products through the Target's dispatch: every dtype on the
 	// CUDA cores (72 rows), bf16 tiled on the tensor cores (80 rows), token
 	// buckets, store/add/GLU+norm/norm.
-	tgt := &Target{dev: d, stream: s, cfg: model.Config{NormEps: 1e-5}}
+	tgt := &Target{launcher: launcher{dev: d, stream: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	for _, mc := range []struct {
 		dt    tensor.DType
 		N     int

@@ -46,7 +46,7 @@ var (
 )
 
 func TestCUDACheck(t *testing.T) {
-	engine.RegisterDevice("cuda", NewTarget)
+	engine.RegisterDevice("cuda", engine.Device{Target: NewTarget, Head: NewHead})
 	if err := runCUDACheck(context.Background(), *checkModelsDir, *checkWhich, *checkHead, os.Stdout); err != nil {
 		if errors.Is(err, ErrNoGPU) {
 			t.Skip(err)
@@ -93,6 +93,12 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	if want["eagle"] {
 		if err := checkEagle(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
+		}
+		if err := checkHeadTiming(ctx, d, models, head, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: eagle3 timing: %w", err))
+		}
+		if err := checkHead8B(ctx, d, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
 		}
 	}
 	return errors.Join(errs...)

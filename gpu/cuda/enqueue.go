@@ -41,7 +41,7 @@ func tcTiles(T int) int { return (T + 7) / 8 }
 // depends on the shape only, so decode and verify sum in the same order.
 // RIGSCOPE_CUDA_TCW=W, or kind:W,... per kind, forces it (W 8, 16 or 32;
 // GLU stops at 16).
-func (t *Target) tcWarps(cat string, rows int, glu bool) int {
+func (t *launcher) tcWarps(cat string, rows int, glu bool) int {
 	w := 16
 	if rows/16 <= 2*t.dev.SMs {
 		w = 32
@@ -76,7 +76,7 @@ func (t *Target) tcWarps(cat string, rows int, glu bool) int {
 // tcLaunch is the tensor-core kernel (name, with the row-tile suffix when
 // the policy asks for more than one tile and the kernel exists) and grid
 // for cat's matrix of rows rows at T tokens.
-func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
+func (t *launcher) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 	tiles := 1
 	if t.tune.RowTiles == nil {
 		if cat == "gate_up" && rows/32 >= t.dev.SMs {
@@ -94,7 +94,7 @@ func (t *Target) tcLaunch(cat, name string, rows, T int) (string, [3]int) {
 }
 
 // kernel launches one named kernel, timing it when profiling.
-func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int, args ...arg) error {
+func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]int, args ...arg) error {
 	if t.tune.Skip[cat] {
 		return nil
 	}
@@ -108,7 +108,7 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 		}
 	}
 	lf := launch
-	if t.pdl && cat != "embed" { // embed follows the step's parameter copy, not a kernel
+	if t.pdl && cat != "embed" && cat != "fc" { // embed (fc in a head) follows the step's parameter copy, not a kernel
 		lf = launchPDL
 	}
 	times := 1
@@ -139,7 +139,7 @@ func (t *Target) kernel(cat string, bytes int64, name string, grid, block [3]int
 // rmsnorm(x, norm) (fused into the product). xf, when set, is x split for
 // the tensor cores already (store_xf in kernels.cu): a tiled product
 // without norm then reads it instead of x (tcf*).
-func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
+func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(w.dt)
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePt
 		if norm != 0 {
 			name, grid := t.tcLaunch(cat, fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), w.rows, T)
 			return t.kernel(cat, w.bytes(), name, grid, block,
-				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
+				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.eps))
 		}
 		kind := "tc"
 		if xf != 0 {
@@ -163,7 +163,7 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePt
 	grid, block := [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1}
 	if norm != 0 {
 		return t.kernel(cat, w.bytes(), fmt.Sprintf("mvn_%s_%d", suf, bucket(T)), grid, block,
-			ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
+			ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.eps))
 	}
 	return t.kernel(cat, w.bytes(), fmt.Sprintf("mv_%s_%d", suf, bucket(T)), grid, block,
 		ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), i32(mode))
@@ -171,7 +171,7 @@ func (t *Target) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePt
 
 // glu: out (T, ffn) = silu(rmsnorm(x).g^T) * (rmsnorm(x).u^T); on the
 // tensor cores, also split into xfo when set (down's xf).
-func (t *Target) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
+func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(g.dt)
 	if err != nil {
 		return err
@@ -183,11 +183,11 @@ func (t *Target) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.Devi
 		nw := t.tcWarps("gate_up", g.rows, true)
 		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
-			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps), ptr(xfo))
+			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo))
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
-		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.cfg.NormEps))
+		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps))
 }
 
 // attnMinRows is the fewest query rows one attention block serves (4 warps
@@ -398,6 +398,17 @@ func (t *Target) ProfileStep(T int) ([]KernelTime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: profile step: %w", err)
 	}
+	return p.kernelTimes()
+}
+
+// kernelTimes sums the timed kernels by kind (the stream is synchronized)
+// and frees the events.
+func (p *profiler) kernelTimes() ([]KernelTime, error) {
+	defer func() {
+		for i := range p.evs {
+			cu.DestroyEvent(&p.evs[i])
+		}
+	}()
 	agg := map[string]*KernelTime{}
 	for i, cat := range p.cats {
 		ms, err := p.evs[2*i].Elapsed(p.evs[2*i+1])
@@ -421,9 +432,6 @@ func (t *Target) ProfileStep(T int) ([]KernelTime, error) {
 		out = append(out, *k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Micros > out[j].Micros })
-	for i := range p.evs {
-		cu.DestroyEvent(&p.evs[i])
-	}
 	return out, nil
 }
 

@@ -48,16 +48,12 @@ func (d *Device) newStream0() cu.Stream {
 // more tensor-parallel ranks that share it: a graph per (tokens, logits
 // mode, capture set) captured on first use and replayed after.
 type Target struct {
-	dev   *Device
+	launcher
 	ranks []*rankState
 	cfg   model.Config
 
 	slots, S int
-	tune     Tuning // the process's measurement knobs (CurrentTuning), read once
-	warps    int    // tensor-core block size, when set (cuda-check); else tcWarps picks
 	maxPos   int
-	stream   cu.Stream // the step's stream: graphs are captured and replayed here
-	ls       cu.Stream // where kernel launches: stream, or a rank's during its phase (onRanks)
 
 	multiStream bool     // TP > 1 ranks on their own streams (rankStreams)
 	fork        cu.Event // recorded on stream where the ranks' phases fork
@@ -86,9 +82,7 @@ type Target struct {
 	UseGraphs bool           // replay captured graphs (default true); false launches each kernel
 	Temp      float32
 	Seed      uint32
-	prof      *profiler
 	timer     *stepTimer // device time per step, while cuda-bench asks (TimeSteps)
-	pdl       bool       // launch the forward's kernels with programmatic dependent launch (sm_90)
 	n         int        // cached positions
 }
 
@@ -185,7 +179,7 @@ func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 5
 // local sizes) on d; on error the caller frees ms.
 func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, error) {
 	c := ms[0].cfg
-	t := &Target{dev: d, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
+	t := &Target{launcher: launcher{dev: d, eps: c.NormEps}, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	var err error
 	if t.tune, err = CurrentTuning(); err != nil {
 		return nil, err

@@ -1,5 +1,6 @@
-// Package sysmem reads how much memory this machine can give a new
-// allocation without swapping: MemAvailable from /proc/meminfo.
+// Package sysmem reads memory figures from /proc: how much this machine
+// can give a new allocation without swapping (MemAvailable from
+// /proc/meminfo), and this process's own resident set (/proc/self/status).
 package sysmem
 
 import (

@@ -3,6 +3,7 @@ package synthetic
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"rigscope/engine/loader/gguf"
 	"rigscope/engine/model"
@@ -19,7 +20,7 @@ import (
 func (s *Source) WriteGGUF(w io.Writer) error {
 	c := s.cfg
 	if ext := c.Extensions(); len(ext) > 0 {
-		return fmt.Errorf("synthetic %s: export writes a plain llama GGUF, and this preset uses %v", s.preset, ext)
+		return fmt.Errorf("synthetic %s: export writes a plain Llama GGUF; this preset has %s", s.preset, strings.Join(ext, ", "))
 	}
 	v := Vocab(c.Vocab)
 	kv := []gguf.KV{

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tokenizer"
@@ -49,12 +50,20 @@ func gemma3Preset(dim, layers, heads, kvHeads, headDim, ffn, vocab, window int) 
 }
 
 var defaultDType = map[string]tensor.DType{"tiny": tensor.F32, "small": tensor.F32, "llama-1b": tensor.BF16, "llama-8b": tensor.BF16,
-	"qwen3-8b": tensor.BF16, "gemma3-12b": tensor.BF16}
+	"qwen3-8b": tensor.BF16, "gemma3-12b": tensor.BF16,
+	"tiny-moe": tensor.F32, "tiny-mla": tensor.F32, "mixtral-8x7b": tensor.BF16, "qwen3-30b-a3b": tensor.BF16, "deepseek-v3": tensor.BF16}
+
+func init() {
+	for name, cfg := range moePresets { // presets_moe.go
+		Presets[name] = cfg
+	}
+}
 
 // Source is an opened synthetic model.
 type Source struct {
 	preset string
 	cfg    model.Config
+	shapes map[string][]int // every tensor's shape by canonical name (loader.ExpectedShapes)
 	dtype  tensor.DType
 	seed   uint64
 
@@ -102,6 +111,7 @@ func Open(spec string) (*Source, error) {
 			}
 		}
 	}
+	s.shapes = loader.ExpectedShapes(s.cfg)
 	return s, nil
 }
 
@@ -132,44 +142,10 @@ func (s *Source) Meta() map[string]string {
 
 func (s *Source) Close() error { return nil }
 
-// Shape returns the canonical shape of a tensor name, or false.
+// shape returns the canonical shape of a tensor name, or false.
 func (s *Source) shape(name string) ([]int, bool) {
-	c := s.cfg
-	switch name {
-	case model.NameTokEmbd, model.NameOutput:
-		return []int{c.Vocab, c.Dim}, true
-	case model.NameOutputNorm:
-		return []int{c.Dim}, true
-	}
-	var l int
-	var part string
-	if n, _ := fmt.Sscanf(name, "blk.%d.", &l); n != 1 || l < 0 || l >= c.Layers {
-		return nil, false
-	}
-	part = strings.TrimSuffix(strings.TrimPrefix(name, fmt.Sprintf("blk.%d.", l)), ".weight")
-	switch part {
-	case "attn_norm", "ffn_norm":
-		return []int{c.Dim}, true
-	case "attn_q_norm", "attn_k_norm":
-		if c.QKNorm {
-			return []int{c.HeadDim}, true
-		}
-	case model.PartPostAttnNorm, model.PartPostFFNNorm:
-		if c.Gemma.On {
-			return []int{c.Dim}, true
-		}
-	case "attn_q":
-		return []int{c.Heads * c.HeadDim, c.Dim}, true
-	case "attn_k", "attn_v":
-		return []int{c.KVHeads * c.HeadDim, c.Dim}, true
-	case "attn_output":
-		return []int{c.Dim, c.Heads * c.HeadDim}, true
-	case "ffn_gate", "ffn_up":
-		return []int{c.FFN, c.Dim}, true
-	case "ffn_down":
-		return []int{c.Dim, c.FFN}, true
-	}
-	return nil, false
+	shape, ok := s.shapes[name]
+	return shape, ok
 }
 
 // Tensor generates (once) and returns a weight. Matrices are uniform with

@@ -39,7 +39,7 @@ var kindNames = map[Kind]string{
 // nothing more specific.
 var kindSupported = map[Kind]string{
 	Architecture: "Llama", RopeScaling: "plain RoPE from one base frequency", SlidingWindow: "full causal attention",
-	Bias: "projections without biases", QKNorm: "no norm on query and key heads", Experts: "a dense SiLU-gated MLP in every layer",
+	Bias: "projections without biases", QKNorm: "no norm on query and key heads", Experts: "a dense SiLU-gated MLP, or the experts of Mixtral (config.json and GGUF llama), Qwen3-MoE and DeepSeek-V3 (config.json) as those architectures state them",
 	Quantization: "unquantized safetensors (F32, F16, BF16) or GGUF F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K",
 	Activation:   "silu", AttentionShape: "multi-head attention with grouped K/V heads, RoPE over the whole head, scores scaled by 1/sqrt(head_dim)",
 	UnreadTensor: "only the tensors of the architecture", UnreadMetadata: "only the ARCH.* keys the engine reads",
@@ -153,7 +153,7 @@ var tensorKinds = []struct {
 }{
 	{Experts, []string{"experts", "_exps", "_shexp", "ffn_gate_inp", "block_sparse_moe", ".mlp.gate.", "shared_expert", "exp_probs_b"}, ""},
 	{Quantization, []string{"weight_scale", ".scales", "qweight", "qzeros", ".g_idx", "input_scale", ".absmax", ".quant_map"}, ""},
-	{AttentionShape, []string{"q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj", "q_a_layernorm", "kv_a_layernorm", "attn_q_a", "attn_q_b", "attn_kv_a", "attn_kv_b", "attn_k_b", "attn_v_b"}, "multi-head attention with grouped K/V heads (no latent attention)"},
+	{AttentionShape, []string{"q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj", "q_a_layernorm", "kv_a_layernorm", "attn_q_a", "attn_q_b", "attn_kv_a", "attn_kv_b", "attn_k_b", "attn_v_b"}, "multi-head attention with grouped K/V heads; latent attention only as DeepseekV3ForCausalLM states it"},
 	{QKNorm, []string{"q_norm", "k_norm"}, ""},
 	{Bias, []string{".bias"}, ""},
 	{RopeScaling, []string{"rope_freqs", "inv_freq"}, ""},

@@ -31,6 +31,9 @@ type Drafter struct {
 	rows    int       // KV slots [0, rows) hold extended rows
 	err     error     // a bad Observe, reported by the next Propose
 
+	dev       ChainRunner // the head on the target's device (greedy chains), or nil
+	rowsOnDev bool        // rows/rowTok describe dev's cache, not the CPU runState's
+
 	hin    []float32 // (T, dim) hidden inputs of a batch
 	hout   []float32 // (T, dim) outputs of a batch
 	nodeH  []float32 // (MaxK*MaxBranch, dim) tree nodes' outputs
@@ -68,6 +71,54 @@ func (d *Drafter) Accept([]int) {}
 
 // Reset forgets all features and cached rows.
 func (d *Drafter) Reset() { d.featLen, d.rows, d.err = 0, 0, nil }
+
+// ChainRunner is the head on an accelerator: it runs a whole greedy draft
+// chain there (the extended rows, k-1 draft steps, each step's argmax and
+// the draft-to-target id map), so a chain costs one launch and copies back
+// k token ids. The CPU runState is the specification it must match; a
+// drafter without one, or a tree or sampled chain, runs on the CPU.
+type ChainRunner interface {
+	// GreedyChain writes the extended rows first..first+T-1 (tokens (T),
+	// hidden inputs fc(feats), feats (T, NumAux*td)) at slots and RoPE
+	// positions first+i, then drafts k tokens after the last row as the
+	// CPU chain does (draft step i at slot and position first+T+i-1...).
+	// It returns k target token ids, valid until the next call.
+	GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error)
+	Close() error
+}
+
+// SetDevice runs greedy chains on r (nil: on the CPU). The cached rows are
+// forgotten: they live in the other cache.
+func (d *Drafter) SetDevice(r ChainRunner) { d.dev, d.rows = r, 0 }
+
+// Close releases the device runner, if any (the head's weights are the
+// Head's to close).
+func (d *Drafter) Close() error {
+	if d.dev == nil {
+		return nil
+	}
+	err := d.dev.Close()
+	d.dev, d.rows = nil, 0
+	return err
+}
+
+// useCache makes rows describe the device's cache (onDev) or the CPU's,
+// forgetting them when the other one held them.
+func (d *Drafter) useCache(onDev bool) {
+	if d.rowsOnDev != onDev {
+		d.rows, d.rowsOnDev = 0, onDev
+	}
+}
+
+// firstStale is the first extended row to recompute for seq: rows whose
+// token still matches are kept, and the last one (n-2) is always redone.
+func (d *Drafter) firstStale(seq []int32) int {
+	first := 0
+	for first < d.rows && first < len(seq)-2 && d.rowTok[first] == seq[first+1] {
+		first++
+	}
+	return first
+}
 
 // Observe records the target's features for the tokens at positions pos,
 // pos+1, ...; rows extended from replaced features are dropped.
@@ -134,6 +185,11 @@ func (d *Drafter) Propose(ctx context.Context, seq []int32, req spec.Request) (s
 	if err := ctx.Err(); err != nil {
 		return spec.Proposal{}, err
 	}
+	greedy := req.Sampler == nil || req.Sampler.P.Greedy()
+	if d.dev != nil && req.Branch == 0 && greedy {
+		return d.deviceChain(ctx, seq, req.K)
+	}
+	d.useCache(false)
 	rootH, rootLogits := d.extend(seq)
 	if req.Branch > 0 {
 		return d.tree(ctx, rootH, rootLogits, req, n)
@@ -155,11 +211,7 @@ func (d *Drafter) commonFeatures(seq []int32) int {
 func (d *Drafter) extend(seq []int32) (h, logits []float32) {
 	c := d.h.Cfg
 	n := len(seq)
-	first := 0
-	for first < d.rows && first < n-2 && d.rowTok[first] == seq[first+1] {
-		first++
-	}
-	// first <= n-2: the last row is always recomputed, for its output.
+	first := d.firstStale(seq) // <= n-2: the last row is always recomputed, for its output
 	T := n - 1 - first
 	d.grow(T)
 	d.r.fuse(d.hin, d.feats[first*d.fw:(n-1)*d.fw], T) // hin (T, dim)
@@ -272,4 +324,19 @@ func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spe
 		}
 	}
 	return p, nil
+}
+
+// deviceChain drafts a greedy chain of k tokens on the device runner.
+func (d *Drafter) deviceChain(ctx context.Context, seq []int32, k int) (spec.Proposal, error) {
+	d.useCache(true)
+	n := len(seq)
+	first := d.firstStale(seq)
+	d.rows = min(d.rows, first) // rows past first are rewritten (or lost on error)
+	ids, err := d.dev.GreedyChain(ctx, first, seq[first+1:n], d.feats[first*d.fw:(n-1)*d.fw], k)
+	if err != nil {
+		return spec.Proposal{}, fmt.Errorf("eagle3: draft on the device: %w", err)
+	}
+	copy(d.rowTok[first:], seq[first+1:n])
+	d.rows = n - 1
+	return spec.Proposal{Tokens: slices.Clone(ids)}, nil
 }

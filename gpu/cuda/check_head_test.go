@@ -1,0 +1,239 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/model"
+	"rigscope/engine/spec"
+	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/tensor"
+)
+
+// checkHeadTiming times the parts of an EAGLE-3 speculative step on the
+// device, host time per call over many calls (graphs warm): the target's
+// decode (1 token) and verify (k+1 tokens), the head's greedy chain (k+1
+// extended rows, k tokens), and the head's kernels one by one (ungraphed,
+// events around each), so the step's cost can be read against plain
+// decoding.
+func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
+	const k, reps, ctxLen = 4, 300, 1024
+	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		return err
+	}
+	t, err := Load(d, w, ctxLen)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	hw, err := eagle3.Load(head, src)
+	if err != nil {
+		return err
+	}
+	defer hw.Close()
+	h, err := LoadHead(d, hw, ctxLen+spec.MaxK*spec.MaxBranch)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	prompt := make([]int32, 200)
+	for i := range prompt {
+		prompt[i] = int32(3 + i%100)
+	}
+	if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast}); err != nil {
+		return err
+	}
+	base := t.Len()
+	timeIt := func(f func() error) (float64, error) {
+		for range 10 {
+			if err := f(); err != nil {
+				return 0, err
+			}
+		}
+		t0 := time.Now()
+		for range reps {
+			if err := f(); err != nil {
+				return 0, err
+			}
+		}
+		return float64(time.Since(t0).Microseconds()) / reps, nil
+	}
+	step := func(T int) func() error {
+		return func() error {
+			if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: prompt[:T], Logits: model.LogitsAll}); err != nil {
+				return err
+			}
+			return t.Rewind(base)
+		}
+	}
+	decode, err := timeIt(step(1))
+	if err != nil {
+		return err
+	}
+	verify, err := timeIt(step(k + 1))
+	if err != nil {
+		return err
+	}
+	feats := make([]float32, (k+1)*h.fw)
+	for i := range feats {
+		feats[i] = float32(i%7) * 0.1
+	}
+	chain, err := timeIt(func() error {
+		_, err := h.GreedyChain(ctx, base, prompt[:k+1], feats, k)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	t.SetCapture(hw.FeatureLayers())
+	verifyCap, err := timeIt(step(k + 1))
+	t.SetCapture(nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\neagle3 step parts on %s (gocoder-14m-hf, us per call, host time, graphs warm)\n", d.Name)
+	fmt.Fprintf(stdout, "target decode %.1f  verify of %d %.1f  head chain (%d rows, %d tokens) %.1f  spec step %.1f = %.2f decode steps\n",
+		decode, k+1, verify, k+1, k, chain, verify+chain, (verify+chain)/decode)
+	fmt.Fprintf(stdout, "target verify of %d with the head's features captured and copied back %.1f\n", k+1, verifyCap)
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	p := &profiler{}
+	h.prof = p
+	err = h.enqueueChain(k+1, k)
+	h.prof = nil
+	if err == nil {
+		err = h.stream.Synchronize()
+	}
+	if err != nil {
+		return err
+	}
+	kt, err := p.kernelTimes()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "head chain kernels (ungraphed, events):")
+	for _, x := range kt {
+		fmt.Fprintf(stdout, " %s %dx %.1f us;", x.Kind, x.Launches, x.Micros)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+// checkHead8B times the yardstick: one draft step of an EAGLE-3
+// head shaped for Llama-3-8B (hidden 4096, one layer, draft vocabulary
+// 32,000, random bf16 weights) against a decode step of the synthetic
+// llama-8b target, both on the device, host time per call.
+func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
+	const reps, ctxLen = 50, 1024
+	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
+		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
+	t, err := LoadSynthetic(d, cfg, ctxLen, 1)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	hc := eagle3.Config{Dim: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, DraftVocab: 32000,
+		TargetDim: 4096, AuxLayers: []int{1, 15, 28}, NormEps: 1e-5, RopeTheta: 500000, MaxPos: 8192}
+	rng := rand.New(rand.NewPCG(1, 2))
+	mat := func(name string, rows, cols int) *tensor.Tensor {
+		b := make([]byte, 2*rows*cols)
+		for i := 0; i+8 <= len(b); i += 8 { // bf16 in about [-0.03, 0.03]
+			v := rng.Uint64()
+			for j := 0; j < 4; j++ {
+				binary.LittleEndian.PutUint16(b[i+2*j:], tensor.F32ToBF16(float32(int16(v>>(16*j)))/1e6))
+			}
+		}
+		return &tensor.Tensor{Name: name, DType: tensor.BF16, Shape: []int{rows, cols}, Data: b}
+	}
+	ones := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = 1
+		}
+		return v
+	}
+	qw, kvw := hc.Heads*hc.HeadDim, hc.KVHeads*hc.HeadDim
+	h := &eagle3.Head{Cfg: hc, Embed: mat("embed", hc.Vocab, hc.Dim), FC: mat("fc", hc.Dim, 3*hc.TargetDim),
+		InputNorm: ones(hc.Dim), HiddenNorm: ones(hc.Dim), PostNorm: ones(hc.Dim), OutNorm: ones(hc.Dim),
+		Wq: mat("q", qw, 2*hc.Dim), Wk: mat("k", kvw, 2*hc.Dim), Wv: mat("v", kvw, 2*hc.Dim), Wo: mat("o", hc.Dim, qw),
+		Gate: mat("gate", hc.FFN, hc.Dim), Up: mat("up", hc.FFN, hc.Dim), Down: mat("down", hc.Dim, hc.FFN),
+		LMHead: mat("lm_head", hc.DraftVocab, hc.Dim), DraftToTarget: make([]int32, hc.DraftVocab)}
+	for i := range h.DraftToTarget {
+		h.DraftToTarget[i] = int32(i)
+	}
+	dh, err := LoadHead(d, h, ctxLen+spec.MaxK*spec.MaxBranch)
+	if err != nil {
+		return err
+	}
+	defer dh.Close()
+	timeIt := func(f func() error) (float64, error) {
+		for range 5 {
+			if err := f(); err != nil {
+				return 0, err
+			}
+		}
+		t0 := time.Now()
+		for range reps {
+			if err := f(); err != nil {
+				return 0, err
+			}
+		}
+		return float64(time.Since(t0).Microseconds()) / reps, nil
+	}
+	prompt := make([]int32, 512)
+	for i := range prompt {
+		prompt[i] = int32(1000 + i)
+	}
+	if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast}); err != nil {
+		return err
+	}
+	base := t.Len()
+	decode, err := timeIt(func() error {
+		if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: prompt[:1], Logits: model.LogitsLast}); err != nil {
+			return err
+		}
+		return t.Rewind(base)
+	})
+	if err != nil {
+		return err
+	}
+	feats := make([]float32, 5*dh.fw)
+	for i := range feats {
+		feats[i] = float32(i%13-6) * 0.05
+	}
+	chain := func(rows, k int) func() error {
+		return func() error {
+			_, err := dh.GreedyChain(ctx, base, prompt[:rows], feats, k)
+			return err
+		}
+	}
+	one, err := timeIt(chain(1, 1))
+	if err != nil {
+		return err
+	}
+	four, err := timeIt(chain(5, 4))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nEAGLE-3 head shaped for Llama-3-8B (hidden 4096, draft vocab 32000, bf16) on %s, us per call at %d cached\n", d.Name, base)
+	fmt.Fprintf(stdout, "llama-8b decode %.1f  head: one draft step (1 row, 1 token) %.1f = %.1f%% of decode  chain (5 rows, 4 tokens) %.1f = %.1f%% per token\n",
+		decode, one, 100*one/decode, four, 100*four/4/decode)
+	return nil
+}

@@ -1,0 +1,445 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
+	"rigscope/engine/spec"
+	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/tensor"
+)
+
+// Head is an EAGLE-3 head on the GPU (eagle3.ChainRunner). Its decoder
+// layer is the target's layer run through the same kernels and launch
+// policy (launcher): qkv over cat(input_layernorm(embed(tok)),
+// hidden_norm(h)) (eagle_in builds that input), attention with RoPE and the
+// cache store, wo added into the residual stream, the gated MLP with the
+// post-attention norm fused, down added; then lm_head with the final norm,
+// argmax with the draft-to-target id map (argmax_d2t), which also feeds
+// the token to the next draft step. A greedy chain (the last extended rows
+// and k-1 draft steps) is one CUDA graph per (rows, k) and copies back k
+// token ids. The CPU head (eagle3's runState) is its specification.
+type Head struct {
+	launcher
+	cfg  eagle3.Config
+	mcfg model.Config // the layer's shape as the attention launch reads it
+	m    dmodel       // weight allocations
+
+	emb, fc, qkv, wo, gate, up, down, lm    dweight
+	inNorm, hidNorm, postNorm, outNorm, d2t cu.DevicePtr // f32 (dim) norms; d2t int32 (draftVocab)
+
+	slots, S, maxPos, kvw, nqkv, fw int
+
+	// run state, sized for MaxTokens rows
+	feats  cu.DevicePtr // (MaxTokens, fw) float32 target features of the rows (after steps)
+	res    cu.DevicePtr // (MaxTokens, dim) residual stream: the hidden input, then the layer's output
+	cat    cu.DevicePtr // (MaxTokens, 2*dim) the layer's input
+	qkvb   cu.DevicePtr // (MaxTokens, nqkv)
+	att    cu.DevicePtr // (MaxTokens, H*hd)
+	hbuf   cu.DevicePtr // (MaxTokens, ffn)
+	logits cu.DevicePtr // (1, draftVocab)
+	ids    cu.DevicePtr // (1) int32 draft argmax
+	out    cu.DevicePtr // (spec.MaxK) int32 drafted target ids
+	kc, vc cu.DevicePtr // (slots, kvw) float32
+	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
+
+	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
+	ropeCos, ropeSin                     cu.DevicePtr
+	bufs                                 []cu.DevicePtr
+
+	hsteps, hout pinned // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
+	graphs       map[[2]int]*graph
+}
+
+var _ eagle3.ChainRunner = (*Head)(nil)
+
+// NewHead uploads h to GPU 0 with a cache of slots positions (the
+// engine's DeviceHead for "cuda").
+func NewHead(h *eagle3.Head, slots int) (eagle3.ChainRunner, error) {
+	d, err := Open(0)
+	if err != nil {
+		return nil, err
+	}
+	return LoadHead(d, h, slots)
+}
+
+// LoadHead uploads h to d with a cache of slots positions.
+func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
+	c := h.Cfg
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	switch c.HeadDim {
+	case 16, 32, 64, 128, 256:
+	default:
+		return nil, fmt.Errorf("cuda: EAGLE-3 head dim %d is not supported by the attention kernel (16, 32, 64, 128 or 256)", c.HeadDim)
+	}
+	if c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 {
+		return nil, fmt.Errorf("cuda: EAGLE-3 head: %d query heads are not a multiple of %d KV heads", c.Heads, c.KVHeads)
+	}
+	if c.Dim%32 != 0 {
+		return nil, fmt.Errorf("cuda: EAGLE-3 head width %d is not a multiple of 32", c.Dim)
+	}
+	unbind, err := d.Bind()
+	if err != nil {
+		return nil, err
+	}
+	defer unbind()
+	hd := &Head{
+		launcher: launcher{dev: d, tune: tune, pdl: d.Major >= 9 && tune.PDL, eps: c.NormEps},
+		cfg:      c,
+		mcfg:     model.Config{Dim: c.Dim, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, NormEps: c.NormEps, RopeTheta: c.RopeTheta},
+		slots:    slots,
+		maxPos:   slots + 64,
+		kvw:      c.KVHeads * c.HeadDim,
+		nqkv:     (c.Heads + 2*c.KVHeads) * c.HeadDim,
+		fw:       eagle3.NumAux * c.TargetDim,
+		graphs:   map[[2]int]*graph{},
+	}
+	hd.S = attnSplits(hd.mcfg, slots, d.SMs)
+	if tune.AttnSplits > 0 {
+		hd.S = tune.AttnSplits
+	}
+	if err := hd.upload(h); err != nil {
+		hd.Close()
+		return nil, err
+	}
+	if err := hd.allocState(); err != nil {
+		hd.Close()
+		return nil, err
+	}
+	return hd, nil
+}
+
+// upload copies the head's weights (tiled for the tensor cores where the
+// target's would be).
+func (h *Head) upload(w *eagle3.Head) error {
+	m := &h.m
+	var err error
+	up := func(dst *dweight, tile bool, ts ...*tensor.Tensor) {
+		if err == nil {
+			*dst, err = m.uploadStacked(tile, ts...)
+		}
+	}
+	vec := func(dst *cu.DevicePtr, v []float32) {
+		if err == nil {
+			*dst, err = m.uploadVec(v)
+		}
+	}
+	up(&h.emb, false, w.Embed)
+	up(&h.fc, true, w.FC)
+	up(&h.qkv, true, w.Wq, w.Wk, w.Wv)
+	up(&h.wo, true, w.Wo)
+	up(&h.gate, true, w.Gate)
+	up(&h.up, true, w.Up)
+	up(&h.down, true, w.Down)
+	up(&h.lm, outputOnTensorCores(), w.LMHead)
+	vec(&h.inNorm, w.InputNorm)
+	vec(&h.hidNorm, w.HiddenNorm)
+	vec(&h.postNorm, w.PostNorm)
+	vec(&h.outNorm, w.OutNorm)
+	if err != nil {
+		return fmt.Errorf("cuda: EAGLE-3 head: %w", err)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&w.DraftToTarget[0])), 4*len(w.DraftToTarget))
+	if h.d2t, err = m.upload(b); err != nil {
+		return fmt.Errorf("cuda: EAGLE-3 head: %w", err)
+	}
+	return nil
+}
+
+// allocState allocates the run state and uploads the RoPE table.
+func (h *Head) allocState() error {
+	c := h.cfg
+	var err error
+	alloc := func(n int64) cu.DevicePtr {
+		if err != nil {
+			return 0
+		}
+		var p cu.DevicePtr
+		if p, err = cu.MemAlloc(n); err != nil {
+			err = fmt.Errorf("cuda: cuMemAlloc(%d bytes) for the EAGLE-3 head: %w", n, err)
+			return 0
+		}
+		h.bufs = append(h.bufs, p)
+		return p
+	}
+	const T = MaxTokens
+	hd, hq := c.HeadDim, c.Heads
+	if h.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return fmt.Errorf("cuda: create stream: %w", err)
+	}
+	h.ls = h.stream
+	h.res = alloc(T * 4 * int64(c.Dim))
+	h.cat = alloc(T * 4 * int64(2*c.Dim))
+	h.qkvb = alloc(T * 4 * int64(h.nqkv))
+	h.att = alloc(T * 4 * int64(hq*hd))
+	h.hbuf = alloc(T * 4 * int64(c.FFN))
+	h.logits = alloc(4 * int64(c.DraftVocab))
+	h.ids = alloc(4)
+	h.out = alloc(4 * spec.MaxK)
+	h.kc = alloc(4 * int64(h.slots) * int64(h.kvw))
+	h.vc = alloc(4 * int64(h.slots) * int64(h.kvw))
+	// One buffer for the step parameters and the features, so that a chain
+	// uploads its inputs with one copy.
+	h.steps = alloc(int64(spec.MaxK*stepBytes) + T*4*int64(h.fw))
+	h.feats = h.steps + cu.DevicePtr(spec.MaxK*stepBytes)
+	h.pm = alloc(T * 4 * int64(hq*h.S))
+	h.pl = alloc(T * 4 * int64(hq*h.S))
+	h.pacc = alloc(T * 4 * int64(hq*h.S*hd))
+	h.ropeCos = alloc(4 * int64(h.maxPos*hd/2))
+	h.ropeSin = alloc(4 * int64(h.maxPos*hd/2))
+	nCnt := int64(c.KVHeads * attnRowGroups(h.mcfg))
+	if h.attnCnt = alloc(4 * nCnt); err == nil {
+		err = cu.MemsetD32(h.attnCnt, 0, nCnt)
+	}
+	h.amPart = alloc(argmaxBlocks * 8)
+	if h.amCnt = alloc(4); err == nil {
+		err = cu.MemsetD32(h.amCnt, 0, 1)
+	}
+	if err != nil {
+		return err
+	}
+	cs, sn := ropeTable(hd, h.maxPos, c.RopeTheta)
+	if err := cu.MemcpyHtoD(h.ropeCos, unsafe.Pointer(&cs[0]), int64(4*len(cs))); err != nil {
+		return fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	if err := cu.MemcpyHtoD(h.ropeSin, unsafe.Pointer(&sn[0]), int64(4*len(sn))); err != nil {
+		return fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	if h.hsteps, err = allocPinned(spec.MaxK*stepBytes + T*4*h.fw); err == nil {
+		h.hout, err = allocPinned(4 * spec.MaxK)
+	}
+	return err
+}
+
+// Close frees everything the head holds on the device.
+func (h *Head) Close() error {
+	unbind, err := h.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	for _, g := range h.graphs {
+		g.destroy()
+	}
+	h.graphs = nil
+	for _, p := range h.bufs {
+		cu.MemFree(p)
+	}
+	h.bufs = nil
+	h.hsteps.free()
+	h.hout.free()
+	h.hsteps, h.hout = pinned{}, pinned{}
+	h.m.free()
+	if h.stream != (cu.Stream{}) {
+		h.stream.Destroy()
+		h.stream = cu.Stream{}
+	}
+	return nil
+}
+
+// hstep is pinned step i's parameters.
+func (h *Head) hstep(i int) *stepParams {
+	return (*stepParams)(unsafe.Add(h.hsteps.p, i*stepBytes))
+}
+
+// dstep is device step i's parameters.
+func (h *Head) dstep(i int) cu.DevicePtr { return h.steps + cu.DevicePtr(i*stepBytes) }
+
+// GreedyChain implements eagle3.ChainRunner. Rows beyond MaxTokens (the
+// first chain after a prompt) go through in chunks of MaxTokens first;
+// the last chunk and the k-1 draft steps are one graph.
+func (h *Head) GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error) {
+	n := len(tokens)
+	switch {
+	case n == 0 || k < 1 || k > spec.MaxK:
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", n, k)
+	case len(feats) < n*h.fw:
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain: %d feature floats for %d rows of %d", len(feats), n, h.fw)
+	case first < 0 || first+n+k-1 > h.slots:
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain at %d of %d rows and %d tokens exceeds the head's cache of %d", first, n, k, h.slots)
+	}
+	for _, id := range tokens {
+		if id < 0 || int(id) >= h.cfg.Vocab {
+			return nil, fmt.Errorf("cuda: EAGLE-3 chain: token id %d outside the vocabulary of %d", id, h.cfg.Vocab)
+		}
+	}
+	unbind, err := h.dev.Bind()
+	if err != nil {
+		return nil, err
+	}
+	defer unbind()
+	for lo := 0; lo < n; lo += MaxTokens {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(n, lo+MaxTokens)
+		if err := h.chunk(first+lo, tokens[lo:hi], feats[lo*h.fw:hi*h.fw], hi == n, k); err != nil {
+			return nil, err
+		}
+	}
+	return h.hout.ints()[:k], nil
+}
+
+// chunk runs rows at slot base (at most MaxTokens) and, when last, the k
+// draft tokens after them, and waits for it.
+func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int) error {
+	T := len(tokens)
+	st := h.hstep(0)
+	*st = stepParams{Base: int32(base), T: int32(T)}
+	for i, id := range tokens {
+		st.Tokens[i], st.Pos[i], st.Mask[i] = id, int32(base+i), uint32(1)<<(i+1)-1
+	}
+	if last {
+		for j := 1; j < k; j++ { // draft step j at slot and position base+T+j-1
+			p := int32(base + T + j - 1)
+			*h.hstep(j) = stepParams{Base: p, T: 1}
+			s := h.hstep(j)
+			s.Pos[0], s.Mask[0] = p, 1
+		}
+	}
+	copy(unsafe.Slice((*float32)(unsafe.Add(h.hsteps.p, spec.MaxK*stepBytes)), len(feats)), feats)
+	if err := cu.MemcpyHtoDAsync(h.steps, h.hsteps.p, int64(spec.MaxK*stepBytes+4*len(feats)), h.stream); err != nil {
+		return fmt.Errorf("cuda: EAGLE-3 step parameters and features: %w", err)
+	}
+	if !last {
+		if err := h.enqueueRows(T, 0); err != nil {
+			return err
+		}
+	} else if err := h.enqueueGraph(T, k); err != nil {
+		return err
+	}
+	if last {
+		if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {
+			return fmt.Errorf("cuda: copy drafted tokens back: %w", err)
+		}
+	}
+	if err := h.stream.Synchronize(); err != nil {
+		return fmt.Errorf("cuda: EAGLE-3 draft of %d rows at %d: %w", T, base, err)
+	}
+	return nil
+}
+
+// enqueueGraph replays (capturing first) the graph of the last T extended
+// rows and k draft tokens.
+func (h *Head) enqueueGraph(T, k int) error {
+	key := [2]int{T, k}
+	g := h.graphs[key]
+	if g == nil {
+		if err := beginCapture(h.stream); err != nil {
+			return err
+		}
+		err := h.enqueueChain(T, k)
+		g2, err2 := endCapture(h.stream)
+		if err != nil {
+			if g2 != nil {
+				g2.destroy()
+			}
+			return err
+		}
+		if err2 != nil {
+			return err2
+		}
+		g = g2
+		h.graphs[key] = g
+	}
+	return g.launch(h.stream)
+}
+
+// enqueueChain: the T extended rows with the first draft token, then k-1
+// draft steps, each on the previous step's output row (row T-1 of res, so
+// the residual stream simply continues there).
+func (h *Head) enqueueChain(T, k int) error {
+	if err := h.enqueueRows(T, k); err != nil {
+		return err
+	}
+	last := h.res + cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim))
+	for j := 1; j < k; j++ {
+		if err := h.enqueueLayer(last, 1, j); err != nil {
+			return err
+		}
+		if err := h.enqueueDraftToken(last, j, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueRows runs T extended rows (step 0): their hidden inputs
+// fc(features), the layer, and with k > 0 the first of k drafted tokens.
+func (h *Head) enqueueRows(T, k int) error {
+	// hin (T, dim) = feats (T, fw) · fcᵀ, the residual stream's start.
+	if err := h.matvec("fc", h.res, h.cfg.Dim, h.feats, 0, h.fc, T, 0, 0); err != nil {
+		return err
+	}
+	if err := h.enqueueLayer(h.res, T, 0); err != nil {
+		return err
+	}
+	if k == 0 {
+		return nil
+	}
+	return h.enqueueDraftToken(h.res+cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim)), 0, k)
+}
+
+// enqueueLayer runs the decoder layer on T rows of the residual stream
+// res (T, dim) with step s's tokens, positions and mask.
+func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int) error {
+	c := h.cfg
+	suf, err := kernelSuffix(h.emb.dt)
+	if err != nil {
+		return err
+	}
+	nbr := 0
+	if c.NormBeforeResidual {
+		nbr = 1
+	}
+	// cat (T, 2*dim) = (input_layernorm(embed(tok)), hidden_norm(res)).
+	if err := h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
+		ptr(h.cat), ptr(res), ptr(h.emb.w), ptr(h.emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
+		i32(c.Dim), f32(c.NormEps), i32(nbr)); err != nil {
+		return err
+	}
+	if err := h.matvec("qkv", h.qkvb, h.nqkv, h.cat, 0, h.qkv, T, 0, 0); err != nil { // (T, nqkv)
+		return err
+	}
+	name, grid := attnLaunch(h.mcfg, h.S, T, h.tune.AttnRows)
+	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	if err := h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
+		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
+		ptr(h.dstep(s)), ptr(h.ropeCos), ptr(h.ropeSin), i32(c.Heads), i32(c.KVHeads), f32(scale), i32(0), i32(h.tune.AttnMin),
+		ptr(0)); err != nil { // rotate-half RoPE (inter 0), as the head was trained
+		return err
+	}
+	if err := h.matvec("wo", res, c.Dim, h.att, 0, h.wo, T, 1, 0); err != nil { // res += att · woᵀ
+		return err
+	}
+	if err := h.glu(h.hbuf, 0, res, h.gate, h.up, T, h.postNorm); err != nil { // (T, ffn)
+		return err
+	}
+	return h.matvec("down", res, c.Dim, h.hbuf, 0, h.down, T, 1, 0) // res += hbuf · downᵀ
+}
+
+// enqueueDraftToken drafts token j from the output row (dim):
+// lm_head(norm(row)), argmax, the target id into out[j] and step j+1.
+func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
+	c := h.cfg
+	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
+		return err
+	}
+	var next cu.DevicePtr
+	if j+1 < k {
+		next = h.dstep(j + 1)
+	}
+	return h.kernel("argmax", 0, "argmax_d2t", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
+		ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
+		ptr(h.d2t), ptr(h.out), i32(j), ptr(next))
+}

@@ -1,0 +1,21 @@
+//go:build cuda
+
+package cuda
+
+import "gorgonia.org/cu"
+
+// launcher enqueues the kernels of one model's step on a stream: the
+// matrix products (matvec, glu) and every other launch go through its
+// kernel method, which times them when profiling. A Target (the model) and
+// a Head (an EAGLE-3 head, head.go) each have one, so both run their
+// layers through the same kernels and the same launch policy.
+type launcher struct {
+	dev    *Device
+	tune   Tuning    // the process's measurement knobs (CurrentTuning), read once
+	warps  int       // tensor-core block size, when set (cuda-check); else tcWarps picks
+	stream cu.Stream // the step's stream: graphs are captured and replayed here
+	ls     cu.Stream // where kernels launch: stream, or a rank's during its phase (onRanks)
+	pdl    bool      // launch with programmatic dependent launch (sm_90)
+	prof   *profiler // set while ProfileStep times each kernel
+	eps    float32   // the model's RMSNorm epsilon (fused norms)
+}

@@ -1,0 +1,215 @@
+//go:build cuda
+
+package cudabench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"rigscope/engine/model"
+	"rigscope/gpu/cuda"
+	"rigscope/internal/cli"
+)
+
+// Command is `rigscope cuda-bench`.
+var Command = cli.Command{
+	Name:    "cuda-bench",
+	Summary: "decode tokens/s of synthetic llama shapes on the GPU vs the bandwidth bound, verify cost, per-kernel bandwidth",
+	Run:     runCUDABench,
+}
+
+var benchShapes = map[string]model.Config{
+	"llama-8b": {Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf},
+	"llama-1b": {Arch: "llama", Dim: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, FFN: 8192, Vocab: 128256, NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf},
+}
+
+func cudaMedian(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cuda-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	shapes := fs.String("shapes", "llama-8b,llama-1b", "comma-separated shapes")
+	ctxLen := fs.Int("ctx", 512, "context: decode steps are timed with this many cached positions")
+	steps := fs.Int("steps", 100, "timed decode steps per repeat")
+	tpFlag := fs.String("tp", "1", "comma-separated tensor-parallel sizes (ranks share the GPU, joined by oneshot)")
+	if err := cli.ParseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := cuda.Open(0)
+	if err != nil {
+		return err
+	}
+	cbw, bw, err := cuda.Bandwidth(d, 4<<30)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# cuda-bench on %s; read bandwidth %.0f GB/s (16-byte streaming loads, the bound below); device-to-device copy %.0f GB/s (read+write)\n", d, bw, cbw)
+	info, err := cuda.KernelInfo(d, []string{"tc16_1", "tcn16_1", "tcglu16_1", "tcglu16_1r2", "tcn16_1r2", "tcn16_1r4", "attn_128_1", "attn_128_2", "tcf16_1"}, []int{512, 512, 512, 512, 512, 512, 128, 128, 512})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# kernels (registers, blocks per SM by registers):%s\n", info)
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "RIGSCOPE_CUDA_") {
+			fmt.Fprintf(stdout, "# knob %s\n", kv)
+		}
+	}
+	var tps []int
+	for _, f := range strings.Split(*tpFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("cuda-bench: --tp %q: %q is not a tensor-parallel size", *tpFlag, f)
+		}
+		tps = append(tps, n)
+	}
+	type row struct {
+		shape                 string
+		tp                    int
+		gb, bound, tok, ratio float64
+		verify, arShare       float64
+		devDec                float64
+	}
+	var rows []row
+	for _, name := range strings.Split(*shapes, ",") {
+		cfg, ok := benchShapes[name]
+		if !ok {
+			return fmt.Errorf("cuda-bench: unknown shape %q", name)
+		}
+		for _, tp := range tps {
+			t, err := cuda.LoadSyntheticTP(d, cfg, tp, *ctxLen+64, 1)
+			if err != nil {
+				return err
+			}
+			// Fill the cache to ctx-1 positions with 16-token chunks.
+			rng := rand.New(rand.NewPCG(1, 2))
+			tok := func() int32 { return int32(rng.IntN(cfg.Vocab)) }
+			for t.Len() < *ctxLen-1 {
+				n := min(cuda.MaxTokens, *ctxLen-1-t.Len())
+				b := make([]int32, n)
+				for i := range b {
+					b[i] = tok()
+				}
+				if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
+					return err
+				}
+			}
+			base := t.Len()
+			// Decode (T=1) and verify (T=5) steps alternate, a batch of each
+			// per repeat, so both see the same clocks; the first repeat
+			// warms up (graph capture).
+			batch := map[int][]int32{}
+			timeBatch := func(T int) (float64, error) {
+				b := batch[T]
+				if b == nil {
+					b = make([]int32, T)
+					for i := range b {
+						b[i] = tok()
+					}
+					batch[T] = b
+				}
+				mode := model.LogitsLast
+				if T > 1 {
+					mode = model.LogitsAll
+				}
+				start := time.Now()
+				for s := 0; s < *steps; s++ {
+					if err := t.Rewind(base); err != nil {
+						return 0, err
+					}
+					ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
+					if err != nil {
+						return 0, err
+					}
+					b[0] = ids[0]
+				}
+				return time.Since(start).Seconds() / float64(*steps), nil
+			}
+			var decs, vers []float64
+			for rep := 0; rep < 6; rep++ {
+				d, err := timeBatch(1)
+				if err != nil {
+					return err
+				}
+				v, err := timeBatch(5)
+				if err != nil {
+					return err
+				}
+				if rep > 0 {
+					decs, vers = append(decs, d), append(vers, v)
+				}
+			}
+			dec, ver := cudaMedian(decs), cudaMedian(vers)
+			// One more batch of decode steps with the device time of each
+			// step measured (events around it): what the host adds.
+			if _, err := t.TimeSteps(true); err != nil {
+				return err
+			}
+			if _, err := timeBatch(1); err != nil {
+				return err
+			}
+			devDec, err := t.TimeSteps(false)
+			if err != nil {
+				return err
+			}
+			gb := float64(t.WeightBytes()) / 1e9
+			bound := bw / gb
+			share, err := printKernelTimes(stdout, t, fmt.Sprintf("%s tp %d", name, tp), base, dec, ver)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row{name, tp, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec, share, devDec})
+			t.Close()
+		}
+	}
+	fmt.Fprintf(stdout, "\n# decode, batch 1, bf16 synthetic weights, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", *ctxLen, bw)
+	fmt.Fprintf(stdout, "%-10s %3s %9s %12s %10s %9s %16s %10s %14s\n", "shape", "tp", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce", "device us/step")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%-10s %3d %9.2f %12.0f %10.1f %8.0f%% %16.3f %9.1f%% %8.0f (%2.0f%%)\n", r.shape, r.tp, r.gb, r.bound, r.tok, 100*r.ratio, r.verify, 100*r.arShare,
+			r.devDec*1e6, 100*r.devDec*r.tok)
+	}
+	return nil
+}
+
+// printKernelTimes profiles one ungraphed decode step and one verify step of
+// 5 tokens with events around every launch and prints time per kernel kind;
+// it returns the decode step's share of time in allreduce.
+func printKernelTimes(w io.Writer, t *cuda.Target, name string, base int, dec, ver float64) (float64, error) {
+	profs := make([]map[string]cuda.KernelTime, 2)
+	var order []string
+	var tot [2]float64
+	for i, T := range []int{1, 5} {
+		prof, err := t.ProfileStep(T)
+		if err != nil {
+			return 0, err
+		}
+		profs[i] = map[string]cuda.KernelTime{}
+		for _, k := range prof {
+			profs[i][k.Kind] = k
+			tot[i] += k.Micros
+			if i == 0 {
+				order = append(order, k.Kind)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n## %s: one ungraphed step at %d cached, per kernel kind (events around each launch); decode total %.0f us (graphed %.0f), verify of 5 total %.0f us (graphed %.0f)\n",
+		name, base, tot[0], dec*1e6, tot[1], ver*1e6)
+	fmt.Fprintf(w, "%-12s %8s %10s %7s %10s %8s %12s %8s\n", "kernel", "launches", "decode us", "%", "MB", "GB/s", "verify-5 us", "ratio")
+	for _, kind := range order {
+		k, v := profs[0][kind], profs[1][kind]
+		fmt.Fprintf(w, "%-12s %8d %10.1f %7.1f %10.1f %8.0f %12.1f %8.2f\n", kind, k.Launches, k.Micros, 100*k.Micros/tot[0],
+			float64(k.Bytes)/1e6, k.GBps, v.Micros, v.Micros/k.Micros)
+	}
+	return profs[0]["allreduce"].Micros / tot[0], nil
+}

@@ -1,0 +1,105 @@
+//go:build !headless
+
+package panel
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"rigscope/engine"
+	"rigscope/gpu"
+	"rigscope/internal/cli"
+	_ "rigscope/internal/fynelocale" // before Fyne reads the locale: see the package
+	"rigscope/ui"
+)
+
+// Open parses the panel's flags and opens the window (nil in a headless
+// build).
+var Open = run
+
+func run(ctx context.Context, args []string) (err error) {
+	fs := flag.NewFlagSet("rigscope", flag.ContinueOnError)
+	model := fs.String("model", "", "target model: a GGUF file, a Hugging Face folder or a llama2.c checkpoint (default: the embedded synthetic model)")
+	draft := fs.String("draft", "", "draft model for the model drafter")
+	tokenizer := fs.String("tokenizer", "", "tokenizer.bin for llama2.c checkpoints")
+	autorun := fs.String("autorun", "", "run this prompt as soon as the model is loaded")
+	quit := fs.Bool("quit-after-run", false, "with --autorun: quit when the run ends; the exit status says whether it succeeded")
+	maxTokens := fs.Int("max-tokens", 0, "override the saved max tokens for this session")
+	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
+	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
+	logDir := fs.String("log-dir", "", "write each run's JSONL event log into this directory (default: the user cache dir, rigscope/runs)")
+	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
+	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
+	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
+	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
+	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
+	metricsAddr := cli.MetricsAddrFlag(fs)
+	serveAddr := fs.String("serve-addr", "", "start with the panel's Server switch on: serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off, at "+ui.DefaultServeAddr+")")
+	apiKey := fs.String("api-key", "", "the panel's API server requires Authorization: Bearer KEY")
+	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := engine.CheckDevice(*device); err != nil {
+		return fmt.Errorf("--device: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags go before; subcommands: rigscope help)", fs.Arg(0))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--ctx", *ctxLen}, {"--tp", *tpSize}, {"--max-tokens", *maxTokens}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s %d is negative (leave it out for the default)", f.name, f.v)
+		}
+	}
+	if *quit && *autorun == "" {
+		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
+	}
+	if *gpuInterval < 10*time.Millisecond {
+		return fmt.Errorf("--gpu-interval %v: at least 10ms (PCIe throughput samples take 20 ms)", *gpuInterval)
+	}
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return fmt.Errorf("no display to open the panel on (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, under Xvfb (xvfb-run rigscope ...), or use a headless command (rigscope help)")
+	}
+	if *logDir == "" {
+		dir, err := engine.DefaultLogDir()
+		if err != nil {
+			return fmt.Errorf("%w (give --log-dir DIR)", err)
+		}
+		*logDir = dir
+	}
+	obs, stopMetrics, err := cli.StartMetrics(ctx, *metricsAddr, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopMetrics()) }()
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs, LogDir: *logDir},
+		api: newPanelAPI(*apiKey, *tpSize, *backend, obs, os.Stderr)}
+	defer w.close()
+	return ui.Run(ctx, ui.Options{
+		ModelPath:    *model,
+		DraftPath:    *draft,
+		Autorun:      *autorun,
+		QuitAfterRun: *quit,
+		MaxTokens:    *maxTokens,
+		TP:           *tpSize,
+		Backend:      *backend,
+		Tab:          *tab,
+		DoneFile:     *doneFile,
+		Linger:       *linger,
+		Open:         w.open,
+		Backends:     w.backends,
+		TPSizes:      w.tpSizes,
+		Dashboard:    w.dashboard,
+		Server:       w.api,
+		ServeAddr:    *serveAddr,
+		Report:       os.Stderr,
+	})
+}
