@@ -37,6 +37,8 @@ var archFixtures = []struct{ file, ref string }{
 	{"arch/tiny-qwen3-hf", "arch/tiny-qwen3-hf"},
 	{"arch/tiny-qwen3.F16.gguf", "arch/tiny-qwen3-hf"},
 	{"arch/tiny-mistral-hf", "arch/tiny-mistral-hf"},
+	{"arch/tiny-gemma3-hf", "arch/tiny-gemma3-hf"},
+	{"arch/tiny-gemma3.F16.gguf" + gemmaLayerTypesSuffix, "arch/tiny-gemma3-hf"},
 	{"arch/tiny-mixtral-hf", "arch/tiny-mixtral-hf"},
 	{"arch/tiny-mixtral.F16.gguf", "arch/tiny-mixtral-hf"},
 	{"arch/tiny-qwen3moe-hf", "arch/tiny-qwen3moe-hf"},
@@ -71,7 +73,7 @@ func TestGoldenArchitectures(t *testing.T) {
 	for _, f := range archFixtures {
 		t.Run(f.file, func(t *testing.T) {
 			ref := loadArchReference(t, f.ref)
-			eng, err := Open(context.Background(), fixtures.Path(t, f.file), Options{CtxLen: 1024})
+			eng, err := Open(context.Background(), archPath(t, f.file), Options{CtxLen: 1024})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +143,7 @@ func TestGoldenArchSpecEqualsPlain(t *testing.T) {
 	for _, f := range archFixtures {
 		t.Run(f.file, func(t *testing.T) {
 			ref := loadArchReference(t, f.ref)
-			eng, err := Open(context.Background(), fixtures.Path(t, f.file), Options{CtxLen: 1024})
+			eng, err := Open(context.Background(), archPath(t, f.file), Options{CtxLen: 1024})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func TestGoldenTensorParallelArch(t *testing.T) {
 	for _, f := range archFixtures {
 		t.Run(f.file, func(t *testing.T) {
 			ref := loadArchReference(t, f.ref)
-			eng, err := Open(context.Background(), fixtures.Path(t, f.file), Options{CtxLen: 1024, CacheDir: t.TempDir()})
+			eng, err := Open(context.Background(), archPath(t, f.file), Options{CtxLen: 1024, CacheDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,6 +36,7 @@ var fieldChecks = []struct {
 	{"query_pre_attn_scalar", unsupported.AttentionShape, isNull, "attention scores scaled by 1/sqrt(head_dim)"},
 	{"partial_rotary_factor", unsupported.AttentionShape, isOne, "RoPE over the whole head"},
 	{"use_qk_norm", unsupported.QKNorm, isFalse, ""},
+	{"use_bidirectional_attention", unsupported.AttentionShape, isFalse, "causal attention"},
 	{"hidden_act", unsupported.Activation, isSiLU, ""},
 	{"hidden_activation", unsupported.Activation, isSiLU, ""},
 }
@@ -65,6 +66,13 @@ func allFullAttention(v any, _ map[string]any) bool {
 type Implemented struct {
 	RopeTypes     []string // RoPE scaling types read (Scaling), e.g. "linear", "llama3"
 	SlidingWindow bool     // sliding_window read (Mistral's one window in every layer)
+	// Reads are fields of fieldChecks the reader reads and checks itself
+	// (Gemma 3: layer_types, query_pre_attn_scalar, ...).
+	Reads []string
+	// PerLayerRope: a rope_parameters keyed by layer type
+	// ("full_attention", "sliding_attention") is read, each entry of an
+	// implemented type.
+	PerLayerRope bool
 	// Experts: the expert counts read (num_local_experts, num_experts,
 	// n_routed_experts, n_shared_experts).
 	Experts bool
@@ -83,7 +91,7 @@ func (impl Implemented) reads(field string) bool {
 	case "q_lora_rank", "kv_lora_rank":
 		return impl.LatentAttention
 	}
-	return false
+	return slices.Contains(impl.Reads, field)
 }
 
 // Check lists every field of config.json (raw) that asks for something
@@ -108,11 +116,15 @@ func CheckFor(raw []byte, impl Implemented) ([]unsupported.Item, error) {
 			items = append(items, unsupported.Item{Kind: fc.kind, Field: fc.field, Value: compact(v), Supported: fc.supported})
 		}
 	}
-	rope, err := ropeItems(cfg, impl.RopeTypes)
+	rope, err := ropeItems(cfg, impl)
 	return append(items, rope...), err
 }
 
-func ropeItems(cfg map[string]any, implemented []string) ([]unsupported.Item, error) {
+// LayerTypes are the layer types a per-layer rope_parameters may key.
+var LayerTypes = []string{"full_attention", "sliding_attention"}
+
+func ropeItems(cfg map[string]any, impl Implemented) ([]unsupported.Item, error) {
+	implemented := impl.RopeTypes
 	var items []unsupported.Item
 	for _, field := range []string{"rope_parameters", "rope_scaling"} {
 		v, ok := cfg[field]
@@ -131,37 +143,56 @@ func ropeItems(cfg map[string]any, implemented []string) ([]unsupported.Item, er
 		}
 		if len(perLayer) > 0 {
 			sort.Strings(perLayer)
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field,
-				Value: "one per layer type (" + strings.Join(perLayer, ", ") + ")"})
+			if !impl.PerLayerRope {
+				items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field,
+					Value: "one per layer type (" + strings.Join(perLayer, ", ") + ")"})
+				continue
+			}
+			for _, k := range perLayer {
+				if !slices.Contains(LayerTypes, k) {
+					items = append(items, unsupported.Item{Kind: unsupported.SlidingWindow, Field: field + "." + k, Value: "a layer type", Supported: strings.Join(LayerTypes, ", ")})
+					continue
+				}
+				items = append(items, ropeObjectItems(field+"."+k, m[k].(map[string]any), implemented)...)
+			}
 			continue
 		}
-		key := "rope_type"
-		rawType, has := m[key]
-		if !has {
-			key = "type"
-			rawType = m[key]
-		}
-		typ, isString := rawType.(string)
-		factor, hasFactor := m["factor"]
-		switch {
-		case rawType != nil && !isString:
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: compact(rawType)})
-		case slices.Contains(implemented, typ):
-		case !Unscaled(typ):
-			val := typ
-			if hasFactor {
-				val += fmt.Sprintf(" (factor %s)", compact(factor))
-			}
-			sup := ""
-			if len(implemented) > 0 {
-				sup = "plain RoPE or " + strings.Join(implemented, ", ")
-			}
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: val, Supported: sup})
-		case hasFactor && factor != 1.0 && factor != nil:
-			items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + ".factor", Value: compact(factor)})
-		}
+		items = append(items, ropeObjectItems(field, m, implemented)...)
 	}
 	return items, nil
+}
+
+// ropeObjectItems checks one RoPE object (rope_scaling, rope_parameters or
+// one layer type's entry of it): a type not implemented, or a factor on
+// plain RoPE.
+func ropeObjectItems(field string, m map[string]any, implemented []string) []unsupported.Item {
+	var items []unsupported.Item
+	key := "rope_type"
+	rawType, has := m[key]
+	if !has {
+		key = "type"
+		rawType = m[key]
+	}
+	typ, isString := rawType.(string)
+	factor, hasFactor := m["factor"]
+	switch {
+	case rawType != nil && !isString:
+		items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: compact(rawType)})
+	case slices.Contains(implemented, typ):
+	case !Unscaled(typ):
+		val := typ
+		if hasFactor {
+			val += fmt.Sprintf(" (factor %s)", compact(factor))
+		}
+		sup := ""
+		if len(implemented) > 0 {
+			sup = "plain RoPE or " + strings.Join(implemented, ", ")
+		}
+		items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + "." + key, Value: val, Supported: sup})
+	case hasFactor && factor != 1.0 && factor != nil:
+		items = append(items, unsupported.Item{Kind: unsupported.RopeScaling, Field: field + ".factor", Value: compact(factor)})
+	}
+	return items
 }
 
 // Unscaled says whether a RoPE type means plain RoPE.

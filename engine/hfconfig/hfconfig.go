@@ -29,6 +29,7 @@ type Fields struct {
 	RopeScaling    json.RawMessage `json:"rope_scaling"`
 	RopeParameters json.RawMessage `json:"rope_parameters"`
 	MaxPos         *int            `json:"max_position_embeddings"`
+	OrigMaxPos     *float64        `json:"original_max_position_embeddings"` // top level (Phi-3 style); YaRN's original context when stated
 	VocabSize      int             `json:"vocab_size"`
 }
 
@@ -83,10 +84,12 @@ type ropeParams struct {
 	LowFreqFactor  *float64 `json:"low_freq_factor"`
 	HighFreqFactor *float64 `json:"high_freq_factor"`
 	OrigContext    *float64 `json:"original_max_position_embeddings"` // a count, but JSON may say 8192.0
+
+	yarnParams // yarn.go
 }
 
 // ScalingTypes are the RoPE scaling types Scaling reads.
-var ScalingTypes = []string{"linear", "llama3"}
+var ScalingTypes = []string{"linear", "llama3", "yarn"}
 
 // Scaling is the RoPE scaling that rope_parameters (transformers 5) or
 // rope_scaling (transformers 4) states: linear (factor) or llama3 (factor,
@@ -108,7 +111,7 @@ func (f *Fields) Scaling() (model.RopeScaling, error) {
 		if err := json.Unmarshal(sp.raw, &rp); err != nil {
 			return model.RopeScaling{}, fmt.Errorf("%s: %w", sp.field, err)
 		}
-		s, err := rp.scaling(sp.field)
+		s, err := rp.scaling(sp.field, f)
 		if err != nil {
 			return model.RopeScaling{}, err
 		}
@@ -128,7 +131,7 @@ func (f *Fields) Scaling() (model.RopeScaling, error) {
 	return got[0], nil
 }
 
-func (rp *ropeParams) scaling(field string) (model.RopeScaling, error) {
+func (rp *ropeParams) scaling(field string, f *Fields) (model.RopeScaling, error) {
 	typ := rp.RopeType
 	if typ == "" {
 		typ = rp.Type
@@ -139,6 +142,8 @@ func (rp *ropeParams) scaling(field string) (model.RopeScaling, error) {
 		s.Type = model.RopeScaleLinear
 	case "llama3":
 		s.Type = model.RopeScaleLlama3
+	case "yarn":
+		return rp.yarn(field, f)
 	default:
 		return s, nil
 	}

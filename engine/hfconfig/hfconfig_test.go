@@ -127,7 +127,7 @@ func TestCheckFor(t *testing.T) {
 		{"llama3 (transformers 5)", `{"rope_parameters": {"rope_type": "llama3", "factor": 8, "rope_theta": 5e5}}`, ""},
 		{"linear (transformers 4)", `{"rope_scaling": {"type": "linear", "factor": 2}}`, ""},
 		{"mistral window", `{"sliding_window": 48}`, ""},
-		{"yarn", `{"rope_scaling": {"rope_type": "yarn", "factor": 4}}`, "rope_scaling.rope_type = yarn (factor 4) (supported: plain RoPE or linear, llama3)"},
+		{"dynamic", `{"rope_scaling": {"rope_type": "dynamic", "factor": 4}}`, "rope_scaling.rope_type = dynamic (factor 4) (supported: plain RoPE or linear, llama3, yarn)"},
 		{"window per layer type", `{"sliding_window": 48, "layer_types": ["sliding_attention", "full_attention"]}`, "layer_types"},
 		{"qwen2 window switched on", `{"sliding_window": 48, "use_sliding_window": true}`, "use_sliding_window = true"},
 	} {
@@ -172,7 +172,7 @@ func TestScaling(t *testing.T) {
 		{"llama3 (transformers 4)", `{"rope_scaling": ` + l3 + `}`, llama3, ""},
 		{"both agreeing", `{"rope_scaling": ` + l3 + `, "rope_parameters": ` + l3 + `}`, llama3, ""},
 		{"linear, old key", `{"rope_scaling": {"type": "linear", "factor": 2}}`, model.RopeScaling{Type: model.RopeScaleLinear, Factor: 2}, ""},
-		{"yarn is CheckFor's to refuse", `{"rope_scaling": {"rope_type": "yarn", "factor": 4}}`, model.RopeScaling{}, ""},
+		{"dynamic is CheckFor's to refuse", `{"rope_scaling": {"rope_type": "dynamic", "factor": 4}}`, model.RopeScaling{}, ""},
 		{"both disagreeing", `{"rope_scaling": {"type": "linear", "factor": 2}, "rope_parameters": ` + l3 + `}`, model.RopeScaling{}, "rope_parameters (llama3 (factor 8"},
 		{"linear without factor", `{"rope_scaling": {"type": "linear"}}`, model.RopeScaling{}, "rope_scaling: linear RoPE scaling without [factor]"},
 		{"linear factor 0.5", `{"rope_scaling": {"type": "linear", "factor": 0.5}}`, model.RopeScaling{}, "rope_scaling: RoPE scaling factor 0.5 is not between 1 and 1e6"},
@@ -203,8 +203,11 @@ func FuzzFields(f *testing.F) {
 	f.Add([]byte(`{"rope_theta": 0, "rms_norm_eps": 1e39, "max_position_embeddings": 0}`))
 	f.Add([]byte(`{"rope_parameters": {"full_attention": {"rope_theta": 1e6}}, "layer_types": [1, null], "sliding_window": 48}`))
 	f.Add([]byte(`{"quantization_config": {"quant_method": "gptq"}, "num_local_experts": 8, "rope_scaling": {"rope_type": "llama3", "factor": 8}}`))
+	f.Add([]byte(`{"max_position_embeddings": 163840, "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}}`))
+	f.Add([]byte(`{"rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "truncate": false}, "sliding_attention": {"rope_theta": 1e4}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Check(b)
+		CheckFor(b, Implemented{RopeTypes: ScalingTypes, PerLayerRope: true, SlidingWindow: true})
 		var fl Fields
 		if json.Unmarshal(b, &fl) != nil {
 			return
@@ -213,6 +216,15 @@ func FuzzFields(f *testing.F) {
 		fl.NormEps(1e-5)
 		fl.RopeBase(10000)
 		fl.Context(2048)
-		fl.Scaling()
+		if s, err := fl.Scaling(); err == nil && s.Check() != nil {
+			t.Fatalf("Scaling() accepted %v: %v", s, s.Check())
+		}
+		if per, err := fl.PerLayerRope(); err == nil {
+			for k, lr := range per {
+				if lr.Scaling.Check() != nil {
+					t.Fatalf("PerLayerRope()[%s] accepted %v", k, lr.Scaling)
+				}
+			}
+		}
 	})
 }

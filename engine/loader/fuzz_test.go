@@ -25,6 +25,9 @@ func FuzzGGUFSource(f *testing.F) {
 	f.Add(ggufBytes(t, withKV("llama.context_length", uint32(0)), tinyTensors(tinyCfg)))
 	f.Add(ggufBytes(t, withKV("llama.rope.scaling.type", "yarn"), tinyTensors(tinyCfg)))
 	f.Add(ggufBytes(t, withKV("llama.expert_count", uint32(8)), tinyTensors(tinyCfg)))
+	yarn := append(withKV("llama.rope.scaling.type", "yarn"), gguf.KV{Key: "llama.rope.scaling.factor", Value: float32(4)},
+		gguf.KV{Key: "llama.rope.scaling.original_context_length", Value: uint32(8)}, gguf.KV{Key: "llama.rope.scaling.yarn_beta_fast", Value: float32(32)})
+	f.Add(ggufBytes(t, yarn, tinyTensors(tinyCfg)))
 	rope := &tensor.Tensor{Name: "rope_freqs.weight", DType: tensor.F32, Shape: []int{2}, Data: make([]byte, 8)}
 	f.Add(ggufBytes(t, tinyKV("llama"), append(tinyTensors(tinyCfg), rope)))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -39,6 +42,9 @@ func FuzzGGUFSource(f *testing.F) {
 			return
 		}
 		c := src.Config()
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted a config that does not validate: %v", err)
+		}
 		if model.CheckRopeTheta(float64(c.RopeTheta)) != nil || model.CheckNormEps(float64(c.NormEps)) != nil || model.CheckContext(c.MaxSeq) != nil {
 			t.Fatalf("accepted a config with theta %g, eps %g, context %d", c.RopeTheta, c.NormEps, c.MaxSeq)
 		}

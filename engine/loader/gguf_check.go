@@ -19,6 +19,7 @@ type ggufArch struct {
 	qkNorm    bool             // qwen3: blk.N.attn_{q,k}_norm.weight
 	ropeFreqs bool             // llama: an optional rope_freqs.weight (Llama 3.1's scaling)
 	experts   bool             // llama: expert_count > 0 is Mixtral (blk.N.ffn_*_exps, ffn_gate_inp)
+	gemma     bool             // gemma3 (gguf_gemma.go)
 }
 
 // ggufArchitectures are the general.architecture values the engine reads.
@@ -26,7 +27,11 @@ var ggufArchitectures = []ggufArch{
 	{name: "llama", layout: model.RopeInterleaved, ropeFreqs: true, experts: true},
 	{name: "qwen2", layout: model.RopeHalf, qkvBias: true},
 	{name: "qwen3", layout: model.RopeHalf, qkNorm: true},
+	{name: "gemma3", layout: model.RopeHalf, qkNorm: true, gemma: true},
 }
+
+// reads says whether a reads the ARCH.* key beyond ggufRead's.
+func (a ggufArch) reads(key string) bool { return a.gemma && ggufGemmaRead[key] }
 
 func findGGUFArch(name string) (ggufArch, bool) {
 	for _, a := range ggufArchitectures {
@@ -52,6 +57,7 @@ var ggufRead = map[string]bool{
 	"attention.head_count": true, "attention.head_count_kv": true, "attention.layer_norm_rms_epsilon": true,
 	"rope.freq_base": true, "attention.key_length": true, "vocab_size": true,
 	"rope.scaling.original_context_length": true, "rope.scaling.finetuned": true, "tensor_data_layout": true,
+	"rope.scaling.yarn_beta_fast": true, "rope.scaling.yarn_beta_slow": true, "rope.scaling.yarn_attn_factor": true,
 }
 
 // ggufChecks are the ARCH.* keys that ask for a feature the engine does not
@@ -63,13 +69,15 @@ var ggufChecks = map[string]struct {
 	off       func(f *gguf.File, arch, key string) bool
 	supported string // "" = the kind's own
 }{
-	"rope.dimension_count":     {unsupported.AttentionShape, sameAsHeadDim, "RoPE over the whole head (rope.dimension_count = the head dim)"},
-	"attention.value_length":   {unsupported.AttentionShape, sameAsHeadDim, "value heads as wide as key heads"},
-	"rope.scaling.type":        {unsupported.RopeScaling, isString("none", "", "linear"), "plain RoPE or linear scaling (rope.scaling.type none or linear)"},
-	"rope.scaling.factor":      {unsupported.RopeScaling, linearFactor, "plain RoPE (rope.scaling.factor 1) or linear scaling"},
-	"attention.sliding_window": {unsupported.SlidingWindow, isNumber(0), ""},
-	"expert_count":             {unsupported.Experts, expertsRead, ""},
-	"expert_used_count":        {unsupported.Experts, expertsRead, ""},
+	"rope.dimension_count":             {unsupported.AttentionShape, sameAsHeadDim, "RoPE over the whole head (rope.dimension_count = the head dim)"},
+	"attention.value_length":           {unsupported.AttentionShape, sameAsHeadDim, "value heads as wide as key heads"},
+	"rope.scaling.type":                {unsupported.RopeScaling, isString("none", "", "linear", "yarn"), "plain RoPE, linear or yarn scaling (rope.scaling.type none, linear or yarn)"},
+	"rope.scaling.factor":              {unsupported.RopeScaling, linearFactor, "plain RoPE (rope.scaling.factor 1), linear or yarn scaling"},
+	"rope.scaling.yarn_ext_factor":     {unsupported.RopeScaling, isNumber(1), "YaRN with its full ramp (rope.scaling.yarn_ext_factor 1)"},
+	"rope.scaling.yarn_log_multiplier": {unsupported.RopeScaling, isNumber(0), "YaRN's attention factor 0.1·ln(factor)+1 (DeepSeek's yarn_log_multiplier is not implemented)"},
+	"attention.sliding_window":         {unsupported.SlidingWindow, isNumber(0), ""},
+	"expert_count":                     {unsupported.Experts, expertsRead, ""},
+	"expert_used_count":                {unsupported.Experts, expertsRead, ""},
 }
 
 func isString(offs ...string) func(f *gguf.File, arch, key string) bool {
@@ -97,7 +105,7 @@ func expertsRead(f *gguf.File, arch, key string) bool {
 // linear scaling (ggufConfig reads it).
 func linearFactor(f *gguf.File, arch, key string) bool {
 	typ, _ := f.String(arch + ".rope.scaling.type")
-	return typ == "linear" || isNumber(0, 1)(f, arch, key)
+	return typ == "linear" || typ == "yarn" || isNumber(0, 1)(f, arch, key)
 }
 
 // sameAsHeadDim: the key equals the head dim (attention.key_length, else
@@ -130,8 +138,9 @@ func ggufUnsupported(f *gguf.File, arch string) []unsupported.Item {
 			continue
 		}
 		k, checked := ggufChecks[key]
+		a, _ := findGGUFArch(arch)
 		switch {
-		case ggufRead[key]:
+		case ggufRead[key] || a.reads(key):
 		case !checked:
 			unread = append(unread, kv.Key)
 		case !k.off(f, arch, kv.Key):

@@ -137,20 +137,7 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 		if hasFreqs && a.ropeFreqs {
 			cfg.RopeScaling.Type = model.RopeScaleFreqs
 		}
-		if typ, _ := f.String(arch + ".rope.scaling.type"); typ == "linear" {
-			factor := flt("rope.scaling.factor", 0, func(float64) error { return nil })
-			switch {
-			case factor == 0:
-				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear without a %s.rope.scaling.factor", arch, arch))
-			case cfg.RopeScaling.Type != model.RopeScaleNone:
-				errs = append(errs, fmt.Errorf("%s.rope.scaling.type linear together with %s: only one RoPE scaling is implemented at a time", arch, model.NameRopeFreqs))
-			default:
-				cfg.RopeScaling = model.RopeScaling{Type: model.RopeScaleLinear, Factor: factor}
-				if err := cfg.RopeScaling.Check(); err != nil {
-					errs = append(errs, fmt.Errorf("%s.rope.scaling.factor: %w", arch, err))
-				}
-			}
-		}
+		errs = append(errs, ggufScaling(f, arch, &cfg, flt)...) // gguf_rope.go
 	}
 	cfg.KVHeads = num("attention.head_count_kv", false, cfg.Heads)
 	if err := model.CheckContext(cfg.MaxSeq); err != nil {
@@ -163,6 +150,9 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 			errs = append(errs, fmt.Errorf("%s.embedding_length %d is not divisible by %s.attention.head_count %d, and there is no %s.attention.key_length", arch, cfg.Dim, arch, cfg.Heads, arch))
 		}
 		cfg.HeadDim = cfg.Dim / cfg.Heads
+	}
+	if a, _ := findGGUFArch(arch); a.gemma {
+		errs = append(errs, ggufGemma(f, arch, &cfg, flt)...) // gguf_gemma.go
 	}
 	if len(errs) > 0 {
 		return model.Config{}, fmt.Errorf("loader: %s: metadata: %w", f.Path, joinErrs(errs))

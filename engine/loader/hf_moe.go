@@ -212,8 +212,11 @@ var hfExtParts = map[hfMoEKind]map[string]string{
 }
 
 // tensorName maps a canonical tensor name to arch's Hugging Face name:
-// its MoE and latent attention parts, else the Llama block's.
+// Gemma 3's, its MoE and latent attention parts, else the Llama block's.
 func (a hfArch) tensorName(canonical string) (string, bool) {
+	if a.gemma {
+		return gemmaTensorName(canonical) // hf_gemma.go
+	}
 	parts := hfExtParts[a.moe]
 	if m := hfExpertRe.FindStringSubmatch(canonical); m != nil {
 		p, ok := parts[m[2]]

@@ -34,6 +34,7 @@ type hfArch struct {
 	slidingWindow bool   // Mistral: sliding_window read
 	moe           hfMoEKind
 	mla           bool // DeepSeek: multi-head latent attention
+	gemma         bool // Gemma 3 (hf_gemma.go)
 }
 
 // hfArchitectures are the config.json architectures the engine reads.
@@ -45,6 +46,17 @@ var hfArchitectures = []hfArch{
 	{name: "MixtralForCausalLM", arch: "mixtral", slidingWindow: true, moe: moeMixtral},
 	{name: "Qwen3MoeForCausalLM", arch: "qwen3moe", qkNorm: true, moe: moeQwen3},
 	{name: "DeepseekV3ForCausalLM", arch: "deepseek3", moe: moeDeepSeek, mla: true},
+	{name: "Gemma3ForCausalLM", arch: "gemma3", qkNorm: true, slidingWindow: true, gemma: true},
+}
+
+// implemented is what CheckFor should let through for a.
+func (a hfArch) implemented() hfconfig.Implemented {
+	impl := hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: a.slidingWindow,
+		Experts: a.moe != moeNone, LatentAttention: a.mla}
+	if a.gemma {
+		impl.Reads, impl.PerLayerRope = hfGemmaReads, true
+	}
+	return impl
 }
 
 // findHFArch is the first of names the engine reads.
@@ -89,8 +101,7 @@ func openHF(dir string) (Source, error) {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
 	arch, known := findHFArch(hc.Architectures)
-	items, err := hfconfig.CheckFor(raw, hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: arch.slidingWindow,
-		Experts: arch.moe != moeNone, LatentAttention: arch.mla})
+	items, err := hfconfig.CheckFor(raw, arch.implemented())
 	if err != nil {
 		return nil, fmt.Errorf("loader: %s: %w", cfgPath, err)
 	}
@@ -99,6 +110,14 @@ func openHF(dir string) (Source, error) {
 		items = append([]unsupported.Item{item}, items...)
 	}
 	cfg, err := hc.config(cfgPath, arch)
+	if err == nil && arch.gemma {
+		var more []unsupported.Item
+		cfg, more, err = hfGemmaConfig(raw, &hc, cfg)
+		items = append(items, more...)
+		if err != nil {
+			err = fmt.Errorf("loader: %s: %w", cfgPath, err)
+		}
+	}
 	if err != nil {
 		return nil, refuseOr(cfgPath, items, err)
 	}
@@ -129,6 +148,9 @@ func openHF(dir string) (Source, error) {
 			return nil, err
 		}
 		t.Name = name
+		if arch.gemma {
+			t = gemmaNormPlusOne(t)
+		}
 		return t, nil
 	}
 	dominant, err := validateWeights(dir, cfg, lookup)

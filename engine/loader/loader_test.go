@@ -148,9 +148,9 @@ func TestOpenErrors(t *testing.T) {
 		{"offset past end", writeFile(t, dir, "off.gguf", offsetPastEnd), []string{"exceeds the data region"}},
 		{"absurd tensor count", writeFile(t, dir, "absurd.gguf", absurd), []string{"tensor count", "impossible"}},
 		{"wrong tensor shape", writeFile(t, dir, "shape.gguf", ggufBytes(t, tinyKV("llama"), wrongShape)), []string{`"blk.1.attn_k.weight"`, "[8 8]", "want [4 8]"}},
-		{"unknown architecture", writeFile(t, dir, "arch.gguf", ggufBytes(t, tinyKV("gpt2"), tinyTensors(tinyCfg))), []string{`general.architecture = "gpt2" (supported: llama, qwen2, qwen3)`}},
+		{"unknown architecture", writeFile(t, dir, "arch.gguf", ggufBytes(t, tinyKV("gpt2"), tinyTensors(tinyCfg))), []string{`general.architecture = "gpt2" (supported: llama, qwen2, qwen3, gemma3)`}},
 		{"missing metadata", writeFile(t, dir, "nometa.gguf", ggufBytes(t, tinyKV("llama")[:3], tinyTensors(tinyCfg))), []string{"missing llama.attention.head_count"}},
-		{"hf unknown architecture", noArchDir, []string{`architectures = ["GPT2LMHeadModel"] (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM, DeepseekV3ForCausalLM)`}},
+		{"hf unknown architecture", noArchDir, []string{`architectures = ["GPT2LMHeadModel"] (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, Gemma3ForCausalLM)`}},
 		{"directory without config", emptyDir, []string{"without config.json"}},
 		{"synthetic without hook", "synthetic:tiny", []string{"not available"}},
 	}

@@ -1,31 +1,136 @@
 package loader
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"rigscope/engine/loader/gguf"
 	"rigscope/engine/loader/unsupported"
+	"rigscope/engine/tensor"
 	"rigscope/internal/fixtures"
 )
 
+// relabelHF is a copy of the tiny model folder dir of ../shared/models
+// whose config.json names architecture instead (the other files are
+// links to the fixture's).
+func relabelHF(t *testing.T, dir, architecture string) string {
+	t.Helper()
+	return editHF(t, dir, func(cfg map[string]any) { cfg["architectures"] = []string{architecture} })
+}
+
+// editHF is a copy of the tiny model folder dir of ../shared/models with
+// edit applied to its config.json (the other files are links to the
+// fixture's).
+func editHF(t *testing.T, dir string, edit func(cfg map[string]any)) string {
+	t.Helper()
+	src := fixtures.Path(t, dir)
+	out := filepath.Join(t.TempDir(), filepath.Base(dir))
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "config.json" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(out, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	edit(cfg)
+	if raw, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "config.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// relabelGGUF is a copy of the GGUF fixture file whose
+// general.architecture is architecture, every FROM.* key renamed to it.
+func relabelGGUF(t *testing.T, file, from, architecture string) string {
+	t.Helper()
+	f, err := gguf.Open(fixtures.Path(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var kv []gguf.KV
+	for _, e := range f.KV {
+		if e.Key == "general.architecture" {
+			e.Value = architecture
+		}
+		if rest, ok := strings.CutPrefix(e.Key, from+"."); ok {
+			e.Key = architecture + "." + rest
+		}
+		kv = append(kv, e)
+	}
+	var ts []*tensor.Tensor
+	for _, ti := range f.Tensors {
+		tt, err := f.Tensor(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tt)
+	}
+	out := filepath.Join(t.TempDir(), architecture+".gguf")
+	w, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := gguf.Write(w, kv, ts); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestArchFixturesRefused opens each tiny model of ../shared/models/arch
-// that the engine does not implement (the others have golden tests:
-// engine/golden_arch_test.go), and checks that it is refused by name: the refusal lists the kinds of feature expected, and the
-// message names the field or tensor that asks for each.
+// relabelled as a neighbouring architecture the engine does not implement
+// (every fixture as written has a golden test: engine/golden_arch_test.go),
+// and checks that it is refused by name: the refusal lists the kinds of
+// feature expected, and the message names the field or tensor that asks
+// for each.
 func TestArchFixturesRefused(t *testing.T) {
 	tests := []struct {
-		file  string
+		name  string
+		open  func(t *testing.T) string
 		kinds []unsupported.Kind
 		want  []string // in the message
 	}{
-		{"arch/tiny-gemma3-hf", []unsupported.Kind{unsupported.Architecture, unsupported.SlidingWindow, unsupported.AttentionShape, unsupported.Activation, unsupported.RopeScaling, unsupported.QKNorm, unsupported.UnreadTensor},
-			[]string{`"Gemma3ForCausalLM"`, "sliding_window = 48", "query_pre_attn_scalar", "hidden_activation", "rope_parameters = one per layer type (full_attention, sliding_attention)", "post_feedforward_layernorm"}},
-		{"arch/tiny-gemma3.F16.gguf", []unsupported.Kind{unsupported.Architecture, unsupported.SlidingWindow, unsupported.QKNorm, unsupported.UnreadTensor, unsupported.UnreadMetadata},
-			[]string{`general.architecture = "gemma3"`, "gemma3.attention.sliding_window = 48", "blk.0.post_attention_norm.weight", "gemma3.rope.freq_base_swa"}},
+		{"tiny-gemma3-hf as Gemma2ForCausalLM", func(t *testing.T) string { return relabelHF(t, "arch/tiny-gemma3-hf", "Gemma2ForCausalLM") },
+			[]unsupported.Kind{unsupported.Architecture, unsupported.SlidingWindow, unsupported.AttentionShape, unsupported.Activation, unsupported.RopeScaling, unsupported.QKNorm, unsupported.UnreadTensor},
+			[]string{`"Gemma2ForCausalLM"`, "sliding_window = 48", "query_pre_attn_scalar", "hidden_activation", "rope_parameters = one per layer type (full_attention, sliding_attention)", "post_feedforward_layernorm"}},
+		{"tiny-mixtral-hf as PhimoeForCausalLM", func(t *testing.T) string { return relabelHF(t, "arch/tiny-mixtral-hf", "PhimoeForCausalLM") },
+			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts}, []string{`"PhimoeForCausalLM"`, "num_local_experts = 4", "block_sparse_moe"}},
+		{"tiny-qwen3moe-hf as Qwen2MoeForCausalLM", func(t *testing.T) string { return relabelHF(t, "arch/tiny-qwen3moe-hf", "Qwen2MoeForCausalLM") },
+			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts, unsupported.QKNorm}, []string{`"Qwen2MoeForCausalLM"`, "experts"}},
+		{"tiny-deepseekv3-hf as DeepseekV2ForCausalLM", func(t *testing.T) string { return relabelHF(t, "arch/tiny-deepseekv3-hf", "DeepseekV2ForCausalLM") },
+			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts, unsupported.AttentionShape}, []string{`"DeepseekV2ForCausalLM"`, "n_routed_experts = 8", "kv_lora_rank = 32"}},
+		{"tiny-gemma3.F16.gguf as gemma2", func(t *testing.T) string { return relabelGGUF(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") },
+			[]unsupported.Kind{unsupported.Architecture, unsupported.SlidingWindow, unsupported.QKNorm, unsupported.UnreadTensor, unsupported.UnreadMetadata},
+			[]string{`general.architecture = "gemma2"`, "gemma2.attention.sliding_window = 48", "blk.0.post_attention_norm.weight", "gemma2.rope.freq_base_swa"}},
+		{"tiny-mixtral.F16.gguf as qwen2moe", func(t *testing.T) string { return relabelGGUF(t, "arch/tiny-mixtral.F16.gguf", "llama", "qwen2moe") },
+			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts}, []string{`general.architecture = "qwen2moe"`, "qwen2moe.expert_count = 4", "blk.0.ffn_gate_exps.weight"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			path := fixtures.Path(t, tt.file)
+		t.Run(tt.name, func(t *testing.T) {
+			path := tt.open(t)
 			src, err := Open(path, Options{})
 			if err == nil {
 				src.Close()
@@ -50,5 +155,26 @@ func TestArchFixturesRefused(t *testing.T) {
 				t.Errorf("message is more than one line: %q", err)
 			}
 		})
+	}
+}
+
+// TestLatentAttentionYaRNRefused: DeepSeek-V3 with its YaRN rope_scaling
+// is refused by name (YaRN is implemented for ordinary attention; with
+// latent attention DeepSeek also scales the softmax by mscale², which is
+// not).
+func TestLatentAttentionYaRNRefused(t *testing.T) {
+	dir := editHF(t, "arch/tiny-deepseekv3-hf", func(cfg map[string]any) {
+		cfg["rope_scaling"] = map[string]any{"type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+			"original_max_position_embeddings": 256.0, "beta_fast": 32.0, "beta_slow": 1.0}
+	})
+	src, err := Open(dir, Options{})
+	if err == nil {
+		src.Close()
+		t.Fatalf("Open(%q) succeeded; want a refusal", dir)
+	}
+	for _, w := range []string{"latent attention", "RoPE scaling yarn", "not implemented"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("message lacks %q: %v", w, err)
+		}
 	}
 }

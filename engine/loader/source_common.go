@@ -84,6 +84,10 @@ func ExpectedShapes(cfg model.Config) map[string][]int {
 			m[model.LayerName(l, "attn_q_norm")] = []int{cfg.HeadDim}
 			m[model.LayerName(l, "attn_k_norm")] = []int{cfg.HeadDim}
 		}
+		if cfg.Gemma.On {
+			m[model.LayerName(l, model.PartPostAttnNorm)] = []int{cfg.Dim}
+			m[model.LayerName(l, model.PartPostFFNNorm)] = []int{cfg.Dim}
+		}
 	}
 	return m
 }

@@ -18,6 +18,7 @@ var archFiles = []string{
 	"arch/tiny-qwen2-hf", "arch/tiny-qwen2.F16.gguf",
 	"arch/tiny-qwen3-hf", "arch/tiny-qwen3.F16.gguf",
 	"arch/tiny-mistral-hf",
+	"arch/tiny-gemma3-hf", "arch/tiny-gemma3.F16.gguf",
 }
 
 func openArch(t *testing.T, file string) loader.Source {

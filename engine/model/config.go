@@ -41,9 +41,11 @@ type Config struct {
 	RopeScaling   RopeScaling
 	QKVBias       bool // q, k and v projections add a bias (Qwen2)
 	QKNorm        bool // RMSNorm over each query and key head before RoPE (Qwen3)
-	SlidingWindow int  // > 0: a token attends to the last SlidingWindow positions, itself included (Mistral)
+	SlidingWindow int  // > 0: a token attends to the last SlidingWindow positions, itself included (Mistral; Gemma 3: its local layers only)
 	MoE           MoE  // mixture-of-experts MLP (Mixtral, Qwen3-MoE, DeepSeek-V3); moe.go
 	MLA           MLA  // multi-head latent attention (DeepSeek-V3); mla.go
+
+	Gemma Gemma3 // Gemma 3's block (gemma.go); the zero value: not Gemma
 }
 
 // Extensions names each extension of the Llama block that c uses, for a
@@ -68,7 +70,7 @@ func (c *Config) Extensions() []string {
 	if c.MLA.Enabled() {
 		ext = append(ext, "multi-head latent attention ("+c.MLA.String()+")")
 	}
-	return ext
+	return append(ext, c.Gemma.extensions()...)
 }
 
 // Bounds on what a model file may state, each far beyond any real model;
@@ -187,6 +189,9 @@ func (c *Config) ValidateNamed(n SizeNames) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	if err := c.MLA.check(c); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.Gemma.check(c); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -45,7 +44,11 @@ type Runner struct {
 	KV   *KVCache
 	Comm AllReducer // nil for TP=1
 	Pool *cpu.Pool
-	rope *cpu.RopeTable
+	rope *cpu.RopeTable // the global layers' (bounds the positions)
+	// attn is each layer's RoPE table, window and score scale
+	// (layer_attn.go); ropes are the distinct tables.
+	attn  []layerAttn
+	ropes []*cpu.RopeTable
 
 	// CaptureLayers lists layers whose output residual stream (T, dim) is
 	// copied to Captured after each forward (EAGLE-3 reads them).
@@ -85,6 +88,7 @@ type scratch struct {
 	layer    *Layer
 	pos      []int32 // the batch's RoPE positions; nil: base+i
 	base     int     // cached tokens before the batch
+	la       *layerAttn
 	attOut   []float32
 	attQ     []float32
 	attLayer int
@@ -92,13 +96,15 @@ type scratch struct {
 
 // NewRunner makes a runner with a cache of ctxLen positions.
 func NewRunner(w *Weights, ctxLen int, comm AllReducer, pool *cpu.Pool) *Runner {
-	c := w.Cfg
+	attn, ropes := newLayerAttns(w, ctxLen)
 	return &Runner{
-		W:    w,
-		KV:   newKVCache(w, ctxLen),
-		Comm: comm,
-		Pool: pool,
-		rope: cpu.NewScaledRopeTable(c.HeadDim, ctxLen+64, c.RopeTheta, w.RopeDivisors),
+		W:     w,
+		KV:    newKVCache(w, ctxLen),
+		Comm:  comm,
+		Pool:  pool,
+		rope:  ropes[0],
+		attn:  attn,
+		ropes: ropes,
 	}
 }
 
@@ -219,6 +225,7 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 		}
 		cpu.DequantRow(x[t*dim:(t+1)*dim], w.TokEmbd, int(id))
 	}
+	r.scaleEmbedding(x) // Gemma 3: x *= sqrt(dim)
 	r.buildMask(b, T)
 
 	xn, o := s.xn[:T*dim], s.o[:T*dim]
@@ -226,10 +233,10 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 	att := s.att[:T*hl*hd]
 	gate, up := s.gate[:T*fl], s.up[:T*fl]
 	s.pos, s.base = b.Pos, base
-	r.rope.Ensure(maxPos(b.Pos, base+T)) // here, not on the pool's threads
+	r.ensureRope(maxPos(b.Pos, base+T)) // here, not on the pool's threads
 	for l := range w.Layers {
 		L := &w.Layers[l]
-		s.layer = L
+		s.layer, s.la = L, &r.attn[l]
 		// Attention block.
 		r.rowwise(T, rowAttnNorm) // xn = norm(x)
 		if L.MLA != nil {
@@ -249,6 +256,7 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}
+		r.postAttnNorm(T) // Gemma 3: o = norm(o)
 
 		// MLP block: down(silu(gate(xn)) * up(xn)).
 		r.rowwise(T, rowFFNNorm) // x += o; xn = norm(x)
@@ -258,16 +266,17 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 			r.Pool.MatMulFused(xn, T, // one pass over the rows of gate and up
 				cpu.MatMulJob{Out: gate, OutStride: fl, W: L.Gate}, // gate (T, fl)
 				cpu.MatMulJob{Out: up, OutStride: fl, W: L.Up})     // up (T, fl)
-			r.rowwise(T, rowSwiGLU) // gate = silu(gate) * up
+			r.rowwise(T, r.mlpAct()) // gate = silu(gate) * up (Gemma 3: gelu_tanh)
 			r.Pool.MatMul(o, dim, gate, T, L.Down)
 		}
 		if err := r.allReduce(ctx, o); err != nil {
 			return err
 		}
+		r.postFFNNorm(T)     // Gemma 3: o = norm(o)
 		r.rowwise(T, rowAdd) // x += o
 		r.capture(l, x)
 	}
-	s.layer, s.pos = nil, nil
+	s.layer, s.la, s.pos = nil, nil, nil
 	r.KV.Len = base + T
 
 	// Final norm and this rank's vocab columns of the output projection.
@@ -284,6 +293,7 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 	}
 	cpu.RMSNorm(xn[:rows*dim], x[first*dim:], w.OutNorm, c.NormEps)
 	r.Pool.MatMul(logits[w.VocabLo:], c.Vocab, xn[:rows*dim], rows, w.Output)
+	r.softcapLogits(logits, rows)
 	return nil
 }
 
@@ -378,7 +388,8 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 	group := c.Heads / c.KVHeads
 	width := kvl * hd
 	K, V := r.KV.K[layer], r.KV.V[layer]
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	la := &r.attn[layer]
+	scale := la.scale
 	tree := r.s.tree
 	slots := r.KV.Slots
 	score := r.s.score[worker*slots : (worker+1)*slots]
@@ -387,7 +398,8 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 		kvh := (w.HeadLo+h)/group - w.KVHeadLo
 		qh := q[(t*hl+h)*hd : (t*hl+h+1)*hd]   // (hd)
 		oh := out[(t*hl+h)*hd : (t*hl+h+1)*hd] // (hd)
-		first := r.firstSlot(t, base)          // first cached slot in the window
+		// the first cached slot in the window
+		first := r.firstSlot(t, base, la.window)
 		if !tree {
 			// A chain sees the contiguous slots [first, base+t].
 			sc := score[:base+t+1-first]
@@ -400,7 +412,7 @@ func (r *Runner) attendRange(out, q []float32, layer, base, lo, hi, worker int) 
 		// the window). Scores and the mix accumulate each key exactly as
 		// the chain path does, so a tree node's result equals its chain's
 		// bit for bit.
-		extra := r.visibleAncestors(t)
+		extra := r.visibleAncestors(t, la.window)
 		nPre := max(0, base-first)
 		sc := score[:nPre+len(extra)]
 		cpu.AttnScores(sc[:nPre], qh, K[first*width+kvh*hd:], width, scale)
@@ -427,8 +439,7 @@ func (r *Runner) position(t, base int) int {
 
 // firstSlot is the first slot batch token t attends to: 0, or with a
 // sliding window the slot of position p-W+1 (at most its own, base+t).
-func (r *Runner) firstSlot(t, base int) int {
-	win := r.W.Cfg.SlidingWindow
+func (r *Runner) firstSlot(t, base, win int) int {
 	if win == 0 {
 		return 0
 	}
@@ -438,9 +449,8 @@ func (r *Runner) firstSlot(t, base int) int {
 // visibleAncestors are the batch indices tree node t attends to: its
 // ancestors and itself (ascending), less those a sliding window leaves
 // out. It allocates nothing: the window drops a prefix of the list.
-func (r *Runner) visibleAncestors(t int) []int32 {
+func (r *Runner) visibleAncestors(t, win int) []int32 {
 	a := r.s.allow[t]
-	win := r.W.Cfg.SlidingWindow
 	if win == 0 {
 		return a
 	}

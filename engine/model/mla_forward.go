@@ -123,7 +123,7 @@ func (r *Runner) mlaStep(lo, hi, worker int) {
 			cpu.Softmax(sc)
 			cpu.AttnMix(lat, sc, cache, width)
 		} else {
-			extra := r.visibleAncestors(t)
+			extra := r.visibleAncestors(t, 0) // no window (MLA.check)
 			sc := score[:base+len(extra)]
 			cpu.AttnScores(sc[:base], qc, cache, width, scale)
 			for k, e := range extra {

@@ -22,9 +22,14 @@ const (
 	// tensor rope_freqs.weight (GGUF: llama.cpp's converter writes Llama
 	// 3.1's factors there).
 	RopeScaleFreqs
+	// RopeScaleYaRN is YaRN (Peng et al. 2023; rope_yarn.go): wavelengths
+	// short against OrigContext kept, long ones stretched by Factor, a
+	// linear ramp between (BetaFast, BetaSlow rotations), and the scores
+	// scaled by AttnFactor².
+	RopeScaleYaRN
 )
 
-var ropeScaleNames = [...]string{"none", "linear", "llama3", "rope_freqs tensor"}
+var ropeScaleNames = [...]string{"none", "linear", "llama3", "rope_freqs tensor", "yarn"}
 
 func (t RopeScalingType) String() string {
 	if int(t) < len(ropeScaleNames) {
@@ -39,7 +44,13 @@ type RopeScaling struct {
 	Factor         float32 // linear, llama3: the stretch of long wavelengths
 	LowFreqFactor  float32 // llama3
 	HighFreqFactor float32 // llama3
-	OrigContext    int     // llama3: original_max_position_embeddings
+	OrigContext    int     // llama3, yarn: original_max_position_embeddings
+
+	// YaRN (rope_yarn.go).
+	BetaFast, BetaSlow float32 // the ramp's ends, in rotations over OrigContext (32 and 1 unless stated)
+	AttnFactor         float32 // cos and sin are multiplied by it, so q·k by its square (resolved by YaRNAttentionFactor)
+	MScaleAllDim       float32 // mscale_all_dim as stated (DeepSeek's attention also scales its softmax by it); 0: none
+	NoTruncate         bool    // truncate: false (gpt-oss): the ramp's ends are not rounded to whole pairs
 }
 
 func (s RopeScaling) String() string {
@@ -48,6 +59,8 @@ func (s RopeScaling) String() string {
 		return fmt.Sprintf("linear (factor %g)", s.Factor)
 	case RopeScaleLlama3:
 		return fmt.Sprintf("llama3 (factor %g, low/high freq factors %g/%g, original context %d)", s.Factor, s.LowFreqFactor, s.HighFreqFactor, s.OrigContext)
+	case RopeScaleYaRN:
+		return s.yarnString()
 	}
 	return s.Type.String()
 }
@@ -72,6 +85,8 @@ func (s RopeScaling) Check() error {
 			return fmt.Errorf("llama3 RoPE scaling original_max_position_embeddings %d is not between 1 and %d", s.OrigContext, MaxContext)
 		}
 		return nil
+	case RopeScaleYaRN:
+		return s.checkYaRN()
 	}
 	return fmt.Errorf("RoPE scaling %v is not implemented", s.Type)
 }
@@ -110,6 +125,8 @@ func (s RopeScaling) Divisors(theta float32, headDim int) []float32 {
 			}
 		}
 		return d
+	case RopeScaleYaRN:
+		return s.yarnDivisors(theta, headDim)
 	}
 	return nil
 }

@@ -56,8 +56,8 @@ func (r *Runner) rowStep(t0, t1, _ int) {
 				cpu.RMSNorm(q, q, L.QNorm, c.NormEps)
 				cpu.RMSNorm(k, k, L.KNorm, c.NormEps)
 			}
-			r.rope.Apply(q, p, inter)
-			r.rope.Apply(k, p, inter)
+			s.la.rope.Apply(q, p, inter) // the layer's table (Gemma 3: local or global)
+			s.la.rope.Apply(k, p, inter)
 		}
 	case rowFFNNorm:
 		cpu.Add(s.x[t0*dim:t1*dim], s.o[t0*dim:t1*dim])
@@ -68,5 +68,7 @@ func (r *Runner) rowStep(t0, t1, _ int) {
 		cpu.SwiGLU(g, g, s.up[t0*fl:t1*fl])
 	case rowAdd:
 		cpu.Add(s.x[t0*dim:t1*dim], s.o[t0*dim:t1*dim])
+	default:
+		r.gemmaRowStep(t0, t1) // gemma.go
 	}
 }

@@ -34,6 +34,10 @@ type Layer struct {
 
 	MoE *MoELayer // an MoE layer's router and experts, in place of Gate, Up, Down; nil for a dense MLP
 	MLA *MLALayer // latent attention, in place of Wq, Wk, Wv (Wo is (dim, hl*v)); nil without
+
+	// PostAttnNorm, PostFFNNorm (dim): Gemma 3's norms of the attention and
+	// MLP outputs before each residual add (replicated); nil without.
+	PostAttnNorm, PostFFNNorm []float32
 }
 
 // Weights is one rank's view of the model. With Shard{0, 1} it is the whole
@@ -55,6 +59,9 @@ type Weights struct {
 	Layers       []Layer
 	OutNorm      []float32      // (dim)
 	Output       *tensor.Tensor // (VocabHi-VocabLo, dim)
+
+	// LocalRopeDivisors (hd/2) are Gemma 3's local layers' (nil: plain).
+	LocalRopeDivisors []float32
 }
 
 // ValidTP lists the tensor-parallel sizes (up to max) that split cfg's heads
@@ -163,6 +170,7 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 	default:
 		w.RopeDivisors = cfg.RopeScaling.Divisors(cfg.RopeTheta, hd)
 	}
+	w.LocalRopeDivisors = cfg.Gemma.LocalRopeScaling.Divisors(cfg.Gemma.LocalRopeTheta, hd)
 
 	w.Layers = make([]Layer, cfg.Layers)
 	for i := range w.Layers {
@@ -172,6 +180,9 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 			return nil, err
 		}
 		if L.FFNNorm, err = vec(n("ffn_norm"), cfg.Dim); err != nil {
+			return nil, err
+		}
+		if err := loadGemmaLayer(L, i, cfg, vec); err != nil {
 			return nil, err
 		}
 		if cfg.QKNorm {

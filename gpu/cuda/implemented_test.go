@@ -23,6 +23,8 @@ func TestCheckImplemented(t *testing.T) {
 		{"qwen2", model.Config{Arch: "qwen2", QKVBias: true}, "q/k/v projection biases, which this qwen2 model uses"},
 		{"qwen3", model.Config{Arch: "qwen3", QKNorm: true}, "q/k head norms"},
 		{"mistral", model.Config{Arch: "mistral", SlidingWindow: 48}, "sliding-window attention (window 48)"},
+		{"gemma3", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4}}, "Gemma 3 block"},
+		{"yarn", model.Config{Arch: "qwen3", RopeScaling: model.RopeScaling{Type: model.RopeScaleYaRN, Factor: 4, OrigContext: 32768, BetaFast: 32, BetaSlow: 1, AttnFactor: 1.138629}}, "RoPE scaling yarn (factor 4"},
 		{"mixtral", model.Config{Arch: "mixtral", MoE: model.MoE{Experts: 8, PerToken: 2, FFN: 14336, NormTopK: true}}, "mixture of experts (8 experts, top 2, softmax scores)"},
 		{"deepseek3", model.Config{Arch: "deepseek3", MLA: model.MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128}}, "multi-head latent attention (q rank 1536, kv rank 512"},
 	} {

@@ -32,9 +32,25 @@ var Presets = map[string]model.Config{
 	// Llama-3-8B's shape.
 	"llama-8b": {Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
 		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000},
+	// Qwen3-8B's shape (q/k head norms).
+	"qwen3-8b": {Arch: "qwen3", Dim: 4096, Layers: 36, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 12288,
+		Vocab: 151936, MaxSeq: 40960, NormEps: 1e-6, RopeTheta: 1e6, RopeLayout: model.RopeHalf, QKNorm: true},
+	// Gemma-3-12B's shape: 5 local layers (window 1024, RoPE base 1e4) to
+	// 1 global (1e6, linear scaling 8), query_pre_attn_scalar 256, tied.
+	"gemma3-12b": gemma3Preset(3840, 48, 16, 8, 256, 15360, 262208, 1024),
+}
+
+// gemma3Preset is a Gemma 3 shape with every 6th layer global.
+func gemma3Preset(dim, layers, heads, kvHeads, headDim, ffn, vocab, window int) model.Config {
+	pattern, _ := model.LocalPattern(layers, 6)
+	return model.Config{Arch: "gemma3", Dim: dim, Layers: layers, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, FFN: ffn,
+		Vocab: vocab, MaxSeq: 131072, NormEps: 1e-6, RopeTheta: 1e6, RopeLayout: model.RopeHalf, TiedEmbed: true, QKNorm: true,
+		RopeScaling: model.RopeScaling{Type: model.RopeScaleLinear, Factor: 8}, SlidingWindow: window,
+		Gemma: model.Gemma3{On: true, QueryScale: float32(headDim), Layers: pattern, LocalRopeTheta: 1e4}}
 }
 
 var defaultDType = map[string]tensor.DType{"tiny": tensor.F32, "small": tensor.F32, "llama-1b": tensor.BF16, "llama-8b": tensor.BF16,
+	"qwen3-8b": tensor.BF16, "gemma3-12b": tensor.BF16,
 	"tiny-moe": tensor.F32, "tiny-mla": tensor.F32, "mixtral-8x7b": tensor.BF16, "qwen3-30b-a3b": tensor.BF16, "deepseek-v3": tensor.BF16}
 
 func init() {
@@ -87,6 +103,9 @@ func Open(spec string) (*Source, error) {
 					return nil, fmt.Errorf("synthetic: layers %q must be 1..256", v)
 				}
 				s.cfg.Layers = n
+				if s.cfg.Gemma.On {
+					s.cfg.Gemma.Layers, _ = model.LocalPattern(n, 6)
+				}
 			default:
 				return nil, fmt.Errorf("synthetic: unknown option %q (dtype, seed, layers)", k)
 			}
