@@ -66,10 +66,10 @@ type Panel struct {
 	session     *Session
 	info        ModelInfo
 	modelPicker *Picker
-	loading  *ProgressDialog
-	autorun  string
-	runErr   error
-	finished chan struct{} // closed when the autorun ended (tests)
+	loading     *ProgressDialog
+	autorun     string
+	runErr      error
+	finished    chan struct{} // closed when the autorun ended (tests)
 }
 
 // NewPanel builds the panel in win; post runs functions on the UI goroutine

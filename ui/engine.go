@@ -31,7 +31,7 @@ type ModelInfo struct {
 	// OwnTemplate is the model's own Jinja chat template (Source "" when it
 	// declares none); the panel renders the conversation with it first.
 	OwnTemplate tokenizer.JinjaTemplate
-	MaxSeq       int    // context length
+	MaxSeq      int // context length
 }
 
 // Opener loads a target model. It reports long work through progress (which

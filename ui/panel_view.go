@@ -228,4 +228,3 @@ func (p *Panel) addShortcuts() {
 	}
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { p.Chat.NewChat() })
 }
-
