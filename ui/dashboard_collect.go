@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"rigscope/engine/metrics"
@@ -24,6 +25,8 @@ type history struct {
 	arBytes           int64           // the bucket arP50/arP99 follow
 	tokX, tokY        *widgets.Series // run seconds, tokens/s
 
+	final finishedRun // the last finished run's own figures (RunFinished)
+
 	rankSent, rankRecv []int64           // previous totals
 	rankAt             time.Time         // when they were read
 	rankTX, rankRX     []*widgets.Series // bytes/s per rank
@@ -34,6 +37,26 @@ func newHistory() history {
 		arX: widgets.NewSeries(historyLen), arP50: widgets.NewSeries(historyLen), arP99: widgets.NewSeries(historyLen),
 		tokX: widgets.NewSeries(historyLen), tokY: widgets.NewSeries(historyLen),
 	}
+}
+
+// finishedRun is what the chat's stats row said about a finished run.
+type finishedRun struct {
+	runID  string
+	tokS   float64
+	tokens int
+	stop   string
+	set    bool
+}
+
+// startRun resets the per-run series for a new run.
+func (h *history) startRun(id string, at time.Time) {
+	h.runID, h.runStart, h.lastPush = id, at, time.Time{}
+	h.arX.Reset()
+	h.arP50.Reset()
+	h.arP99.Reset()
+	h.tokX.Reset()
+	h.tokY.Reset()
+	h.final = finishedRun{}
 }
 
 // frameKey changes whenever anything shown may have changed.
@@ -91,12 +114,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	defer d.mu.Unlock()
 	h := &d.hist
 	if snap.RunID != h.runID {
-		h.runID, h.runStart, h.lastPush = snap.RunID, at, time.Time{}
-		h.arX.Reset()
-		h.arP50.Reset()
-		h.arP99.Reset()
-		h.tokX.Reset()
-		h.tokY.Reset()
+		h.startRun(snap.RunID, at)
 	}
 	if snap.Running && (h.lastPush.IsZero() || at.Sub(h.lastPush) >= pushEvery) {
 		h.lastPush = at
@@ -113,7 +131,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	h.rankRates(snap, at)
 	d.fillAllReduce(f, h)
 	fillAcceptance(f, snap)
-	fillSteps(f, snap)
+	fillSteps(f, snap, h.final)
 	f.tokLine = points(h.tokX.Values(nil), h.tokY.Values(nil))
 	f.rankTX, f.rankRX = make([][]float64, len(h.rankTX)), make([][]float64, len(h.rankRX))
 	for i := range h.rankTX {
@@ -179,13 +197,16 @@ func (d *Dashboard) fillAllReduce(f *frame, h *history) {
 		{Name: "p99", Points: points(xs, h.arP99.Values(nil)), Color: widgets.SeriesColor(1)},
 	}
 	curves := d.src.AllReduceCurves()
-	f.curveNote = "from the last calibration / allreduce-bench"
+	f.curveNote = "every backend, from this machine's allreduce calibration"
 	if len(curves) == 0 {
 		curves = CurvesFromSnapshot(f.snap)
-		f.curveNote = "live p50 per size bucket (no calibration loaded)"
+		f.curveNote = "live p50 per size bucket of the backends runs used (no calibration on this machine yet: a TP run with auto measures one)"
 	}
 	for i, c := range curves {
 		l := widgets.Line{Name: c.Backend, Color: widgets.SeriesColor(i)}
+		if c.Backend == f.snap.Backend {
+			l.Name, l.Bold = c.Backend+" (in use)", true
+		}
 		for _, p := range c.Points {
 			l.Points = append(l.Points, widgets.Point{X: float64(p.Bytes), Y: p.Latency.Seconds()})
 		}
@@ -218,7 +239,7 @@ func fillAcceptance(f *frame, s metrics.Snapshot) {
 // stepWindow is how many recent steps the stacked chart shows.
 const stepWindow = 64
 
-func fillSteps(f *frame, s metrics.Snapshot) {
+func fillSteps(f *frame, s metrics.Snapshot, final finishedRun) {
 	steps := s.Steps[max(0, len(s.Steps)-stepWindow):]
 	totals := make([]float64, 0, len(steps))
 	for _, st := range steps {
@@ -227,8 +248,18 @@ func fillSteps(f *frame, s metrics.Snapshot) {
 		f.stepBars = append(f.stepBars, bar)
 		totals = append(totals, bar[0]+bar[1]+bar[2]+bar[3])
 	}
-	if len(totals) > 0 {
-		f.stepSummary = fmt.Sprintf("last %d steps: median %s, p99 %s per step; %.1f tokens/s now",
-			len(totals), fmtSeconds(Quantile(totals, 0.5)), fmtSeconds(Quantile(totals, 0.99)), s.TokensPerS)
+	var parts []string
+	switch {
+	case s.Running:
+		parts = append(parts, fmt.Sprintf("running: %.1f tokens/s so far", s.TokensPerS))
+	case final.set && final.runID == s.RunID:
+		parts = append(parts, fmt.Sprintf("last run: %d tokens at %.1f tokens/s (decode, as in its stats row), stop: %s", final.tokens, final.tokS, final.stop))
+	case s.RunID != "":
+		parts = append(parts, fmt.Sprintf("last run: %.1f tokens/s over its steps", s.TokensPerS))
 	}
+	if len(totals) > 0 {
+		parts = append(parts, fmt.Sprintf("last %d steps: median %s, p99 %s per step",
+			len(totals), fmtSeconds(Quantile(totals, 0.5)), fmtSeconds(Quantile(totals, 0.99))))
+	}
+	f.stepSummary = strings.Join(parts, "; ")
 }
