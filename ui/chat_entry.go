@@ -61,7 +61,13 @@ func (e *promptEntry) TypedKey(k *fyne.KeyEvent) {
 	switch k.Name {
 	case fyne.KeyReturn, fyne.KeyEnter:
 		if e.shift {
-			e.Entry.TypedKey(k) // OnSubmitted is nil: the Entry inserts a new line
+			// The Entry treats keys typed with Shift held as selection
+			// moves: let go of Shift for it, so that it inserts a new line
+			// (OnSubmitted is nil), then hold it again.
+			shift := &fyne.KeyEvent{Name: desktop.KeyShiftLeft}
+			e.Entry.KeyUp(shift)
+			e.Entry.TypedKey(k)
+			e.Entry.KeyDown(shift)
 			return
 		}
 		if e.onSubmit != nil {
