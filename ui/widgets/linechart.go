@@ -185,6 +185,9 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 		}
 	}
 	top := ts + 14 + extra
+	if c.Y.Label != "" {
+		top += ls // the unit sits above the top tick
+	}
 	bottom := size.Height - ls - 8
 	if c.X.Label != "" {
 		bottom -= ls + 2
@@ -228,7 +231,7 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 		sc.text(c.X.Label, (left+right)/2, bottom+ls+6, ls, dim(), fyne.TextAlignCenter, false)
 	}
 	if c.Y.Label != "" {
-		sc.text(c.Y.Label, left+4, top-ls-2, ls, dim(), fyne.TextAlignLeading, false)
+		sc.text(c.Y.Label, 0, top-ls-ls/2-4, ls, dim(), fyne.TextAlignLeading, false)
 	}
 	for i, m := range c.markers {
 		if m.X < xsc.r.Min || m.X > xsc.r.Max {
