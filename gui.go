@@ -92,6 +92,7 @@ func runPanel(ctx context.Context, args []string) (err error) {
 		Tab:          *tab,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
+		RunLogDir:    *logDir,
 		Open:         w.open,
 		Backends:     w.backends,
 		TPSizes:      w.tpSizes,

@@ -35,6 +35,7 @@ type Options struct {
 	Tab          string        // the tab shown first: chat (default), dashboard or runs
 	DoneFile     string        // touched when the autorun ends (a screenshot cue)
 	Linger       time.Duration // how long the window stays up after the autorun
+	RunLogDir    string        // the engine's run logs: earlier runs are read back into the runs table
 
 	Open      Opener
 	Backends  func() []Choice                    // allreduce backends with availability
@@ -142,6 +143,8 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	p.Chat.SetReady(false)
 	p.Runs = NewRunsView()
 	p.Runs.OnExport = p.export
+	p.Runs.OnNote = p.editNote
+	p.loadEarlierRuns()
 	p.dashSlot = container.NewStack(widget.NewLabel("The live dashboard appears once a model is loaded."))
 	p.status = widget.NewLabel("no model loaded")
 	p.status.Truncation = fyne.TextTruncateEllipsis
@@ -244,6 +247,7 @@ func (p *Panel) modelOpened(path string, eng Engine, err error) {
 		return
 	}
 	p.session = NewSession(eng, p.post)
+	p.session.nextID = p.Runs.MaxID() // numbers continue after the runs already listed
 	p.info = eng.Info()
 	if path != "" {
 		p.app.Preferences().SetString(prefLastModel, path)
@@ -322,7 +326,7 @@ type runFinisher interface{ RunFinished(rec *RunRecord) }
 
 func (p *Panel) runDone(rec *RunRecord, err error) {
 	p.Chat.FinishTurn(rec)
-	p.Runs.Add(rec)
+	p.addRun(rec)
 	p.Controls.SetInFlight(nil)
 	p.Chat.SetRunning(false)
 	p.updateChatInfo()
@@ -345,7 +349,7 @@ func (p *Panel) servedRun(rec *RunRecord) {
 	if p.session != nil {
 		p.session.record(rec)
 	}
-	p.Runs.Add(rec)
+	p.addRun(rec)
 }
 
 // finishAutorun records the autorun's outcome and, with QuitAfterRun,

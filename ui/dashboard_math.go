@@ -166,6 +166,7 @@ func fmtBytes(v float64) string {
 func fmtPercent(v float64) string  { return fmt.Sprintf("%.0f%%", v) }
 func fmtFraction(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 func fmtTokS(v float64) string     { return fmt.Sprintf("%.0f", v) }
+
 // fmtRunSeconds labels a run-time axis: 0s, 250ms, 1.5s, 12s, 2m30s.
 func fmtRunSeconds(v float64) string {
 	switch a := math.Abs(v); {
