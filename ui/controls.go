@@ -52,7 +52,9 @@ var shapes = []string{"chain", "tree ×2", "tree ×3", "tree ×4"}
 // dialog (folder true: a Hugging Face model or an EAGLE-3 head).
 func NewControlsView(s Settings, backends, tpSizes []Choice, pickDraft func(folder bool), onChange func(Settings)) *ControlsView {
 	c := &ControlsView{s: s, onChange: func(Settings) {}, chatOK: true}
-	c.backend = newChoiceGroup(backends, s.Backend, false, func(v string) { c.update(func(s *Settings) { s.Backend = v }) })
+	c.backend = newChoiceGroup(backends, s.Backend, true, func(v string) { c.update(func(s *Settings) { s.Backend = v }) })
+	c.backend.cols = 3 // eight backends in three short rows: the controls fit 800 px
+	c.backend.setChoices(backends)
 	c.tp = newChoiceGroup(tpSizes, strconv.Itoa(s.TP), true, func(v string) {
 		n, _ := strconv.Atoi(v)
 		c.update(func(s *Settings) { s.TP = n })
@@ -320,6 +322,7 @@ type choiceGroup struct {
 	box        *fyne.Container
 	horizontal bool
 	radios     map[string]*widget.RadioGroup
+	cols       int // horizontal: lay the choices in a grid of this many columns (0: one row)
 	selected   string
 	onSelect   func(string)
 }
@@ -342,7 +345,12 @@ func reasonLabel(text string) *widget.Label {
 func (g *choiceGroup) setChoices(choices []Choice) {
 	g.box.RemoveAll()
 	g.radios = map[string]*widget.RadioGroup{}
-	row := container.NewHBox()
+	var row *fyne.Container
+	if g.cols > 0 {
+		row = container.NewGridWithColumns(g.cols)
+	} else {
+		row = container.NewHBox()
+	}
 	var reasons []string
 	for _, ch := range choices {
 		name := ch.Name

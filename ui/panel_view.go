@@ -175,7 +175,7 @@ func existingExports(dir string) []string {
 }
 
 // Theme choices.
-var themeChoices = []string{"System theme", "Light", "Dark"}
+var themeChoices = []string{"System", "Light", "Dark"}
 
 // themeSelect is the light/dark toggle (following the system by default),
 // saved in the preferences.
@@ -190,7 +190,7 @@ func (p *Panel) themeSelect() fyne.CanvasObject {
 	}
 	sel.Selected = saved
 	p.applyTheme(saved)
-	return sel
+	return container.NewHBox(widget.NewLabel("Theme"), sel)
 }
 
 func (p *Panel) applyTheme(choice string) {

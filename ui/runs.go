@@ -18,19 +18,19 @@ var runsColumns = []struct {
 	field int // index into runFields
 }{
 	{"#", 40, fieldIndex("run_id")},
-	{"time", 95, fieldIndex("time")},
-	{"model", 120, fieldIndex("model")},
-	{"allreduce", 95, fieldIndex("allreduce")},
+	{"time", 100, fieldIndex("time")},
+	{"model", 115, fieldIndex("model")},
+	{"allreduce", 100, fieldIndex("allreduce")},
 	{"TP", 35, fieldIndex("tp")},
-	{"drafter", 95, fieldIndex("drafter")},
-	{"speed", 85, fieldIndex("decode_tokens_per_s")},
-	{"tokens", 55, fieldIndex("generated_tokens")},
-	{"accept len", 110, fieldIndex("mean_accept_len")},
-	{"verdict", 140, fieldIndex("verdict")},
-	{"AR p50", 70, fieldIndex("allreduce_p50_us")},
-	{"AR p99", 70, fieldIndex("allreduce_p99_us")},
-	{"stop", 80, fieldIndex("stop_reason")},
-	{"note", 160, fieldIndex("note")},
+	{"drafter", 90, fieldIndex("drafter")},
+	{"speed", 105, fieldIndex("decode_tokens_per_s")},
+	{"tokens", 60, fieldIndex("generated_tokens")},
+	{"accept len", 125, fieldIndex("mean_accept_len")},
+	{"verdict", 150, fieldIndex("verdict")},
+	{"AR p50", 75, fieldIndex("allreduce_p50_us")},
+	{"AR p99", 75, fieldIndex("allreduce_p99_us")},
+	{"stop", 95, fieldIndex("stop_reason")},
+	{"note", 90, fieldIndex("note")},
 }
 
 // RunsView is the runs table with up to two runs selected for comparison
@@ -55,7 +55,11 @@ func NewRunsView() *RunsView {
 	v := &RunsView{}
 	v.table = widget.NewTableWithHeaders(
 		func() (int, int) { return len(v.runs), len(runsColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("0000000000") },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("0000000000")
+			l.Truncation = fyne.TextTruncateEllipsis // the compare view shows it whole
+			return l
+		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			l := o.(*widget.Label)
 			l.SetText(v.Cell(id.Row, id.Col))

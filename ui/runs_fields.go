@@ -183,7 +183,7 @@ func baselineText(r *RunRecord) string {
 var runFields = []runField{
 	{csv: "run_id", words: "run", raw: func(r *RunRecord) string { return strconv.Itoa(r.ID) }, text: func(r *RunRecord) string {
 		if r.FromLog {
-			return "earlier"
+			return "log"
 		}
 		return strconv.Itoa(r.ID)
 	}},

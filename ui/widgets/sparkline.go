@@ -64,9 +64,10 @@ func (s *Sparkline) draw(sc *scene, size fyne.Size) {
 		r.Max = r.Min + 1
 	}
 	ys := scale{r: r, p0: top + h, p1: top}
-	// The scale: the line's top is the peak, written at the top left.
+	// The scale: the plot's top line is the peak, written after the caption.
 	sc.line(0, top, size.Width, top, fade(gridCol(), 90), 1)
-	sc.text("peak "+s.Format(r.Max), 2, top+1, ls*0.85, dim(), fyne.TextAlignLeading, false)
+	capW := fyne.MeasureText(s.Caption, ls, fyne.TextStyle{}).Width
+	sc.text("· peak "+s.Format(r.Max), capW+6, 0, ls, dim(), fyne.TextAlignLeading, false)
 	step := size.Width / float32(len(s.vals)-1)
 	for i := 1; i < len(s.vals); i++ {
 		a, b := s.vals[i-1], s.vals[i]
