@@ -68,7 +68,7 @@ func (r *RunRecord) metricsRecord() (metrics.RunRecord, error) {
 	}
 	for _, f := range runFields {
 		switch f.csv {
-		case "run_id", "model", "started", "time", "error": // the CSV's own columns (time is started, for people)
+		case "run_id", "model", "started", "error": // the CSV's own columns
 		default:
 			rec.Summary = append(rec.Summary, metrics.Field{Name: f.csv, Value: f.raw(r)})
 		}
