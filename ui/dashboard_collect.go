@@ -66,6 +66,9 @@ type frameKey struct {
 	gpuSeq uint64
 	ngpu   int
 	nRuns  string
+	// running: a run starting or ending changes the frame even when the
+	// counters do not.
+	running bool
 }
 
 // frame is everything one redraw needs, computed off the UI goroutine.
@@ -102,7 +105,10 @@ type frame struct {
 func (d *Dashboard) collect(now time.Time) *frame {
 	snap := d.src.Snapshot()
 	f := &frame{snap: snap, gpus: d.src.GPUs(), gpuErr: d.src.GPUError(), topo: d.src.Topology()}
-	f.key = frameKey{taken: snap.Taken, gen: snap.Generated, ngpu: len(f.gpus), nRuns: snap.RunID}
+	f.key = frameKey{gen: snap.Generated, ngpu: len(f.gpus), nRuns: snap.RunID, running: snap.Running}
+	if snap.Running { // between runs nothing moves: an idle dashboard does not redraw
+		f.key.taken = snap.Taken
+	}
 	for _, g := range f.gpus {
 		f.key.gpuSeq += g.Seq
 	}
