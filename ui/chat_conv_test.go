@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"rigscope/engine"
@@ -256,5 +257,43 @@ func TestAutorunPromptEntersHistory(t *testing.T) {
 	}
 	if h := p.app.Preferences().StringList(prefHistory); len(h) != 1 {
 		t.Errorf("saved history after --autorun = %q", h)
+	}
+}
+
+func TestEscStopsTheRun(t *testing.T) {
+	g := newGateEngine()
+	p, q, _ := newTestPanel(t, g, Options{})
+	p.Send("long")
+	q.until(t, "the run to start", func() bool { return len(g.runConfigs()) == 1 })
+	p.Chat.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	q.until(t, "the stopped run to end", func() bool { return len(p.Runs.Runs()) == 1 })
+	if r := p.Runs.Runs()[0]; r.Stats.StopReason != "cancelled" {
+		t.Errorf("stop reason after Esc = %q, want cancelled", r.Stats.StopReason)
+	}
+}
+
+func TestThemeToggleIsSaved(t *testing.T) {
+	p, _, _ := newTestPanel(t, newGateEngine(), Options{})
+	var sel *widget.Select
+	walkObjects(p.Content, func(o fyne.CanvasObject) {
+		if s, ok := o.(*widget.Select); ok && s.Options[0] == themeChoices[0] {
+			sel = s
+		}
+	})
+	if sel == nil {
+		t.Fatal("no theme choice in the window")
+	}
+	sel.SetSelected("Light")
+	bg := p.app.Settings().Theme().Color(theme.ColorNameBackground, theme.VariantDark)
+	if r, _, _, _ := bg.RGBA(); r < 0x8000 {
+		t.Errorf("Light theme background %v is dark", bg)
+	}
+	if got := p.app.Preferences().String(prefTheme); got != "Light" {
+		t.Errorf("saved theme = %q", got)
+	}
+	sel.SetSelected("Dark")
+	bg = p.app.Settings().Theme().Color(theme.ColorNameBackground, theme.VariantLight)
+	if r, _, _, _ := bg.RGBA(); r > 0x8000 {
+		t.Errorf("Dark theme background %v is light", bg)
 	}
 }

@@ -247,3 +247,12 @@ func walkObjects(o fyne.CanvasObject, f func(fyne.CanvasObject)) {
 		}
 	}
 }
+
+func TestExportDialogSaysExport(t *testing.T) {
+	p, _, _ := newTestPanel(t, newGateEngine(), Options{})
+	p.export([]*RunRecord{fixedRecord(1, "ring", 1), fixedRecord(2, "ring", 2)})
+	got := topDialogText(p.win)
+	if !strings.Contains(got, "Export 2 runs to a folder") || strings.Contains(got, "Open Folder") {
+		t.Errorf("the export dialog reads %q, want it titled for the export", got)
+	}
+}
