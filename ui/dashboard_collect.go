@@ -69,6 +69,9 @@ type frameKey struct {
 	// running: a run starting or ending changes the frame even when the
 	// counters do not.
 	running bool
+	// final: the finished run's own figures arrived (RunFinished), so a
+	// frame collected just before them, applied after, is replaced.
+	final bool
 }
 
 // frame is everything one redraw needs, computed off the UI goroutine.
@@ -138,6 +141,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	d.fillAllReduce(f, h)
 	fillAcceptance(f, snap)
 	fillSteps(f, snap, h.final)
+	f.key.final = h.final.set
 	f.tokLine = points(h.tokX.Values(nil), h.tokY.Values(nil))
 	f.rankTX, f.rankRX = make([][]float64, len(h.rankTX)), make([][]float64, len(h.rankRX))
 	for i := range h.rankTX {

@@ -142,3 +142,22 @@ func TestCalibrationCacheGivesEveryBackendsCurve(t *testing.T) {
 		t.Errorf("note %q with a calibration loaded", f.curveNote)
 	}
 }
+
+// TestDashboardFrameAfterTheRunEndsIsReplaced: a frame collected before
+// RunFinished and applied after it must not be the last one shown.
+func TestDashboardFrameAfterTheRunEndsIsReplaced(t *testing.T) {
+	test.NewTempApp(t)
+	src := &fixedSource{snap: metrics.Snapshot{Taken: t0, RunID: "r1", Running: false, TokensPerS: 750}}
+	d := NewDashboard(src)
+	stale := d.collect(t0)
+	d.RunFinished(&RunRecord{Stats: engine.Stats{RunID: "r1", DecodeTokensPerS: 1952.5, GeneratedTokens: 40}})
+	d.views.apply(stale) // the refresher's frame, posted before, runs after
+	fresh := d.collect(t0.Add(time.Second))
+	if fresh.key == stale.key {
+		t.Fatal("the frame after RunFinished has the stale frame's key: the refresher would skip it and leave the stale footer")
+	}
+	d.views.apply(fresh)
+	if got := d.views.stepSummary.Text; !strings.Contains(got, "1952.5") {
+		t.Errorf("footer = %q", got)
+	}
+}
