@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"rigscope/engine/spec/eagle3"
 	"strings"
 	"time"
 
@@ -36,6 +35,7 @@ type Options struct {
 	Tab          string        // the tab shown first: chat (default), dashboard or runs
 	DoneFile     string        // touched when the autorun ends (a screenshot cue)
 	Linger       time.Duration // how long the window stays up after the autorun
+	RunLogDir    string        // the engine's run logs: earlier runs are read back into the runs table
 
 	Open      Opener
 	Backends  func() []Choice                    // allreduce backends with availability
@@ -63,13 +63,14 @@ type Panel struct {
 	dashSlot *fyne.Container
 	Content  fyne.CanvasObject
 
-	ctx      context.Context // cancelled on SIGINT/SIGTERM: stops an export in progress
-	session  *Session
-	info     ModelInfo
-	loading  *ProgressDialog
-	autorun  string
-	runErr   error
-	finished chan struct{} // closed when the autorun ended (tests)
+	ctx         context.Context // cancelled on SIGINT/SIGTERM: stops an export in progress
+	session     *Session
+	info        ModelInfo
+	modelPicker *Picker
+	loading     *ProgressDialog
+	autorun     string
+	runErr      error
+	finished    chan struct{} // closed when the autorun ended (tests)
 }
 
 // NewPanel builds the panel in win; post runs functions on the UI goroutine
@@ -80,11 +81,19 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	if opts.MaxTokens > 0 {
 		settings.MaxTokens = opts.MaxTokens
 	}
+	// A draft model named on the command line or saved earlier must still
+	// be there; the vocabulary is checked once the target is loaded.
+	var draftProblem error
 	if opts.DraftPath != "" {
-		settings.DraftPath = opts.DraftPath
-		settings.Drafter = DrafterModel
-		if eagle3.IsHead(opts.DraftPath) {
-			settings.Drafter = DrafterEagle3
+		if kind, err := draftKind(opts.DraftPath); err != nil {
+			draftProblem = fmt.Errorf("--draft %s: %w", opts.DraftPath, err)
+		} else {
+			settings.DraftPath, settings.Drafter = opts.DraftPath, kind
+		}
+	} else if settings.DraftPath != "" {
+		if _, err := draftKind(settings.DraftPath); err != nil {
+			draftProblem = fmt.Errorf("the saved draft model: %w", err)
+			settings = clearDraft(settings)
 		}
 	}
 	if opts.TP > 0 {
@@ -94,7 +103,7 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 		settings.Backend = opts.Backend
 	}
 	backends, tps := defaultChoices(opts)
-	draftPicker := NewPicker(win, func(path, _ string) { p.Controls.SetDraftPath(path) })
+	draftPicker := NewPicker(win, func(path, _ string) { p.ChooseDraft(path) })
 	pickDraft := func(folder bool) {
 		if folder {
 			draftPicker.ShowFolder()
@@ -104,10 +113,15 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	}
 	p.Controls = NewControlsView(settings, backends, tps, pickDraft, func(s Settings) {
 		SaveSettings(a.Preferences(), s)
-		p.updateTemplateInfo()
+		p.updateChatInfo()
 	})
+	p.Controls.OnClearDraft = p.ClearDraft
+	if draftProblem != nil {
+		p.Controls.SetDraftProblem(draftProblem)
+	}
 	p.Chat = NewChatView(settings.MarkDrafts)
 	p.Chat.SetHistory(a.Preferences().StringList(prefHistory))
+	p.Chat.SetSystemPrompt(a.Preferences().String(prefSystem))
 	p.Chat.OnSend = func(prompt string) {
 		a.Preferences().SetStringList(prefHistory, p.Chat.HistoryPrompts())
 		p.Send(prompt)
@@ -123,12 +137,41 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 		p.Controls.s = s
 		SaveSettings(a.Preferences(), s)
 	}
+	p.Chat.OnRegenerate = p.Regenerate
+	p.Chat.OnChanged = p.updateChatInfo
+	p.Chat.OnSystem = func(s string) { a.Preferences().SetString(prefSystem, s) }
 	p.Chat.SetReady(false)
 	p.Runs = NewRunsView()
 	p.Runs.OnExport = p.export
+	p.Runs.OnNote = p.editNote
+	p.loadEarlierRuns()
 	p.dashSlot = container.NewStack(widget.NewLabel("The live dashboard appears once a model is loaded."))
+	p.status = widget.NewLabel("no model loaded")
+	p.status.Truncation = fyne.TextTruncateEllipsis
+	p.modelPicker = NewPicker(win, func(path, format string) {
+		if format == FormatEagle3 {
+			p.modelPicker.Refused(fmt.Errorf("%s is an EAGLE-3 draft head, not a target model: choose it under Drafter (Folder…)", filepath.Base(path)))
+			return
+		}
+		p.LoadModel(path)
+	})
+	p.modelPicker.Refused = func(err error) { showError(err, win) }
+	draftPicker.Refused = func(err error) { p.Controls.SetDraftProblem(err); showError(err, win) }
+	p.Chat.SetWelcome(p.welcomeContent())
+	sideBox := p.Controls.Root
+	if opts.Server != nil {
+		p.Server = NewServerView(opts.Server, opts.ServeAddr)
+		opts.Server.Watch(func(rec *RunRecord) { p.post(func() { p.servedRun(rec) }) })
+		p.Controls.AddSection("OpenAI API server", p.Server.Root, opts.ServeAddr != "")
+		if opts.ServeAddr != "" {
+			p.Server.SetOn(true)
+		}
+	}
+	side := container.NewVScroll(container.NewPadded(sideBox))
+	split := container.NewHSplit(p.Chat.Root, side)
+	split.Offset = 0.68
 	p.Tabs = container.NewAppTabs(
-		container.NewTabItem("Chat", p.Chat.Root),
+		container.NewTabItem("Chat", split),
 		container.NewTabItem("Dashboard", p.dashSlot),
 		container.NewTabItem("Runs", p.Runs.Root),
 	)
@@ -137,30 +180,9 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 			p.Tabs.SelectIndex(i)
 		}
 	}
-	p.status = widget.NewLabel("no model loaded")
-	p.status.Truncation = fyne.TextTruncateEllipsis
-	var picker *Picker
-	picker = NewPicker(win, func(path, format string) {
-		if format == FormatEagle3 {
-			picker.Refused(fmt.Errorf("%s is an EAGLE-3 draft head, not a target model: choose it under Drafter (Folder…)", filepath.Base(path)))
-			return
-		}
-		p.LoadModel(path)
-	})
-	top := container.NewBorder(nil, nil, nil, picker.Buttons("Model"), p.status)
-	sideBox := p.Controls.Root
-	if opts.Server != nil {
-		p.Server = NewServerView(opts.Server, opts.ServeAddr)
-		opts.Server.Watch(func(rec *RunRecord) { p.post(func() { p.servedRun(rec) }) })
-		sideBox = container.NewVBox(p.Controls.Root, p.Server.Root)
-		if opts.ServeAddr != "" {
-			p.Server.SetOn(true)
-		}
-	}
-	side := container.NewVScroll(container.NewPadded(sideBox))
-	split := container.NewHSplit(p.Tabs, side)
-	split.Offset = 0.70
-	p.Content = container.NewBorder(top, nil, nil, nil, split)
+	top := container.NewBorder(nil, nil, nil, container.NewHBox(p.modelPicker.Buttons("Model"), p.themeSelect()), p.status)
+	p.Content = container.NewBorder(top, nil, nil, nil, p.Tabs)
+	p.addShortcuts()
 	return p
 }
 
@@ -218,77 +240,53 @@ func (p *Panel) modelOpened(path string, eng Engine, err error) {
 	if err != nil {
 		err = fmt.Errorf("open model: %w", err)
 		p.status.SetText("no model loaded: " + err.Error())
+		showError(err, p.win) // also under --autorun: the window shows why
 		if p.autorun != "" {
 			p.finishAutorun(err)
-			return
 		}
-		dialog.ShowError(err, p.win)
 		return
 	}
 	p.session = NewSession(eng, p.post)
+	p.session.nextID = p.Runs.MaxID() // numbers continue after the runs already listed
 	p.info = eng.Info()
 	if path != "" {
 		p.app.Preferences().SetString(prefLastModel, path)
+		p.app.Preferences().SetStringList(prefRecentModels, addRecent(p.app.Preferences().StringList(prefRecentModels), path))
 	}
-	p.status.SetText(fmt.Sprintf("%s · %s · %.1fM params · context %d", p.info.Name, p.info.Format, float64(p.info.Params)/1e6, p.info.MaxSeq))
-	p.updateTemplateInfo()
+	p.status.SetText(fmt.Sprintf("%s · %s · %s params · context %d", p.info.Name, p.info.Format, FormatParams(p.info.Params), p.info.MaxSeq))
 	if p.opts.Dashboard != nil {
 		p.dashSlot.Objects = []fyne.CanvasObject{p.opts.Dashboard(eng)}
 		p.dashSlot.Refresh()
 	}
+	p.recheckDraft()
+	p.Chat.SetWelcome(p.welcomeContent())
 	p.Chat.SetReady(true)
+	p.updateChatInfo()
 	if p.autorun != "" {
+		p.Chat.Remember(p.autorun)
+		p.app.Preferences().SetStringList(prefHistory, p.Chat.HistoryPrompts())
 		p.Send(p.autorun)
 	}
 }
 
-// template returns the chat template the next run uses, if any.
-func (p *Panel) template() (ChatTemplate, bool) {
-	if p.Controls.Settings().Mode == ModeRaw {
-		return ChatTemplate{}, false
-	}
-	return DetectTemplate(p.info.ChatTemplate)
-}
-
-func (p *Panel) updateTemplateInfo() {
-	if p.Chat == nil {
-		return
-	}
-	switch t, ok := p.template(); {
-	case ok:
-		p.Chat.SetTemplateInfo("Chat template: " + t.Label + " (declared by the model)")
-	case p.Controls.Settings().Mode == ModeRaw:
-		p.Chat.SetTemplateInfo("Raw completion")
-	case p.session == nil:
-		p.Chat.SetTemplateInfo("")
-	default:
-		p.Chat.SetTemplateInfo("Raw completion (the model declares no chat template the panel knows)")
-	}
-}
-
-// Send starts a run of prompt with the current settings.
+// Send starts a run of prompt, rendered with the conversation so far, with
+// the current settings.
 func (p *Panel) Send(prompt string) {
 	if p.session == nil {
 		return
 	}
-	s := p.Controls.Settings()
-	if err := s.Validate(); err != nil {
-		dialog.ShowError(err, p.win)
+	cfg, pl, err := p.runConfigFor(prompt)
+	if err != nil {
+		showError(err, p.win)
+		if p.autorun != "" {
+			p.finishAutorun(err)
+		}
 		return
 	}
-	text, name := prompt, ""
-	if t, ok := p.template(); ok {
-		formatted, err := t.Format(append(p.Chat.History(), Message{Role: "user", Content: prompt}))
-		if err != nil {
-			dialog.ShowError(err, p.win)
-			return
-		}
-		text, name = formatted, t.Name
-	}
-	cfg := s.RunConfig(text, name)
+	p.Chat.SetTemplateInfo(pl.note)
 	p.Chat.BeginTurn(prompt, Describe(cfg))
 	var progress *ProgressDialog
-	_, err := p.session.Start(cfg, RunHandlers{
+	_, err = p.session.Start(cfg, RunHandlers{
 		Tokens: p.Chat.AppendTokens,
 		Done: func(rec *RunRecord, err error) {
 			if progress != nil {
@@ -322,11 +320,24 @@ func (p *Panel) Send(prompt string) {
 	p.Chat.SetRunning(true)
 }
 
+// runFinisher is a dashboard that shows each finished run's figures (the
+// same ones as the chat's stats row).
+type runFinisher interface{ RunFinished(rec *RunRecord) }
+
 func (p *Panel) runDone(rec *RunRecord, err error) {
 	p.Chat.FinishTurn(rec)
-	p.Runs.Add(rec)
+	p.addRun(rec)
 	p.Controls.SetInFlight(nil)
 	p.Chat.SetRunning(false)
+	p.updateChatInfo()
+	for _, o := range p.dashSlot.Objects {
+		if d, ok := o.(runFinisher); ok {
+			d.RunFinished(rec)
+		}
+	}
+	if rec.Err != "" && strings.Contains(rec.Err, "draft model") {
+		p.Controls.SetDraftProblem(errors.New(rec.Err))
+	}
 	if p.autorun != "" {
 		p.finishAutorun(err)
 	}
@@ -338,7 +349,7 @@ func (p *Panel) servedRun(rec *RunRecord) {
 	if p.session != nil {
 		p.session.record(rec)
 	}
-	p.Runs.Add(rec)
+	p.addRun(rec)
 }
 
 // finishAutorun records the autorun's outcome and, with QuitAfterRun,
@@ -358,33 +369,6 @@ func (p *Panel) finishAutorun(err error) {
 	time.AfterFunc(p.opts.Linger, func() { p.post(p.app.Quit) })
 }
 
-// export asks for a folder and writes runs there in every format.
-func (p *Panel) export(runs []*RunRecord) {
-	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
-		if err != nil {
-			dialog.ShowError(err, p.win)
-			return
-		}
-		if u == nil {
-			return
-		}
-		paths, err := ExportRuns(p.ctx, u.Path(), runs)
-		if err != nil {
-			dialog.ShowError(err, p.win)
-			return
-		}
-		dialog.ShowInformation("Exported", fmt.Sprintf("%d runs written to\n%s", len(runs), joinLines(paths)), p.win)
-	}, p.win)
-}
-
-func joinLines(s []string) string {
-	out := ""
-	for _, l := range s {
-		out += l + "\n"
-	}
-	return out
-}
-
 // Run opens the panel window and blocks until it is closed. With
 // QuitAfterRun it returns the autorun's error (nil when the run succeeded).
 func Run(ctx context.Context, opts Options) error {
@@ -397,7 +381,7 @@ func Run(ctx context.Context, opts Options) error {
 	p := NewPanel(a, win, opts, fyne.Do)
 	p.ctx = ctx
 	win.SetContent(p.Content)
-	win.Resize(fyne.NewSize(1240, 760))
+	win.Resize(fyne.NewSize(1280, 800))
 	win.SetMaster()
 	go func() {
 		<-ctx.Done()

@@ -17,60 +17,73 @@ import (
 // only the last block, not the whole answer.
 const blockChars = 1500
 
-// ChatView is the chat pane: the transcript with streaming answers and a
-// stats row under each, the prompt entry with history, Send and Stop.
+// ChatView is the chat pane: a conversation (system prompt, then turns of
+// a prompt and its streamed answer with a stats row), the multi-line prompt
+// box with history, Send, Stop and New chat. Each message has a copy
+// button; a prompt can be edited and resent, the last answer regenerated.
+// Finished answers are selectable, fenced code in a monospace font.
 type ChatView struct {
 	Root fyne.CanvasObject
 
 	transcript *fyne.Container
 	stack      *stackLayout
 	scroll     *container.Scroll
+	welcome    *fyne.Container // shown while the conversation is empty
 	entry      *promptEntry
+	system     *widget.Entry
 	send, stop *widget.Button
+	newChat    *widget.Button
 	template   *widget.Label
+	context    *widget.Label
+	editNote   *widget.Label
+	editBar    *fyne.Container
 	markDrafts *widget.Check
 
-	turns []*chatTurn
-	mark  bool
+	turns   []*chatTurn
+	mark    bool
+	editing int // the turn an edited prompt replaces; -1 when not editing
+	running bool
 
-	// OnSend is called with the prompt the user submitted.
+	// OnSend is called with the prompt the user submitted (after an edit
+	// has dropped the turns it replaces).
 	OnSend func(prompt string)
-	// OnStop is called when the user presses Stop.
+	// OnStop is called when the user presses Stop (or Esc during a run).
 	OnStop func()
 	// OnMarkDrafts is called when the draft-marking toggle changes.
 	OnMarkDrafts func(on bool)
-}
-
-// chatTurn is one prompt and its answer.
-type chatTurn struct {
-	prompt string
-	box    *fyne.Container // the turn in the transcript
-	answer *fyne.Container // *lazyBlock blocks, top to bottom
-	blocks *stackLayout
-	stats  *widget.Label
-	spans  []span // the answer, coalesced into runs of same-origin tokens
-	text   strings.Builder
-	done   bool
-}
-
-// span is a run of consecutive tokens that all came from accepted drafts or
-// all from the target; block says which RichText block holds it.
-type span struct {
-	text  string
-	draft bool
-	block int
+	// OnRegenerate is called when the user asks for the last answer again.
+	OnRegenerate func()
+	// OnChanged is called when the prompt or the system prompt changes
+	// (the panel recounts the context).
+	OnChanged func()
+	// OnSystem is called with the system prompt when it changes.
+	OnSystem func(string)
 }
 
 // NewChatView builds the chat pane; mark says whether draft tokens are marked.
 func NewChatView(mark bool) *ChatView {
-	v := &ChatView{mark: mark}
+	v := &ChatView{mark: mark, editing: -1}
 	v.transcript, v.stack = newStack(-1)
 	v.scroll = container.NewVScroll(v.transcript)
 	v.scroll.OnScrolled = func(fyne.Position) { v.cull() }
 	v.stack.after = v.cull
+	v.welcome = container.NewVBox()
 	v.entry = newPromptEntry()
-	v.entry.SetPlaceHolder("Prompt (Enter sends, ↑/↓ history)")
-	v.entry.OnSubmitted = func(string) { v.submit() }
+	v.entry.SetPlaceHolder("Message (Enter sends, Shift+Enter new line, ↑/↓ history)")
+	v.entry.onSubmit = v.submit
+	v.entry.OnEscape = v.escape
+	v.entry.OnNewChat = v.NewChat
+	v.entry.OnChanged = func(string) { v.changed() }
+	v.system = widget.NewMultiLineEntry()
+	v.system.Wrapping = fyne.TextWrapWord
+	v.system.SetMinRowsVisible(2)
+	v.system.SetPlaceHolder("System prompt (optional): sent first, in the model's chat template")
+	v.system.OnChanged = func(s string) {
+		if v.OnSystem != nil {
+			v.OnSystem(s)
+		}
+		v.changed()
+	}
 	v.send = widget.NewButtonWithIcon("Send", theme.MailSendIcon(), v.submit)
 	v.send.Importance = widget.HighImportance
 	v.stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() {
@@ -79,8 +92,16 @@ func NewChatView(mark bool) *ChatView {
 		}
 	})
 	v.stop.Disable()
+	v.newChat = widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), v.NewChat)
 	v.template = widget.NewLabel("")
 	v.template.TextStyle.Italic = true
+	v.template.Truncation = fyne.TextTruncateEllipsis
+	v.context = widget.NewLabel("")
+	v.context.Importance = widget.LowImportance
+	v.editNote = widget.NewLabel("")
+	v.editNote.Importance = widget.WarningImportance
+	v.editBar = container.NewBorder(nil, nil, nil, widget.NewButton("Cancel edit", v.cancelEdit), v.editNote)
+	v.editBar.Hide()
 	v.markDrafts = widget.NewCheck("Mark draft tokens", func(on bool) {
 		v.SetMarkDrafts(on)
 		if v.OnMarkDrafts != nil {
@@ -88,16 +109,29 @@ func NewChatView(mark bool) *ChatView {
 		}
 	})
 	v.markDrafts.SetChecked(mark)
-	top := container.NewHBox(v.template, widget.NewSeparator(), v.markDrafts)
-	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(v.send, v.stop), v.entry)
-	v.Root = container.NewBorder(top, bottom, nil, nil, v.scroll)
+	sys := widget.NewAccordion(widget.NewAccordionItem("System prompt", v.system))
+	top := container.NewBorder(nil, sys, nil, container.NewHBox(v.markDrafts, v.newChat), v.template)
+	buttons := container.NewVBox(v.send, v.stop)
+	bottom := container.NewVBox(v.editBar,
+		container.NewBorder(nil, nil, nil, buttons, v.entry), v.context)
+	v.Root = container.NewBorder(top, bottom, nil, nil, container.NewStack(v.scroll, v.welcome))
 	return v
+}
+
+func (v *ChatView) changed() {
+	if v.OnChanged != nil {
+		v.OnChanged()
+	}
 }
 
 func (v *ChatView) submit() {
 	p := strings.TrimSpace(v.entry.Text)
 	if p == "" || v.send.Disabled() {
 		return
+	}
+	if v.editing >= 0 {
+		v.Truncate(v.editing)
+		v.cancelEdit()
 	}
 	v.entry.remember(p)
 	v.entry.SetText("")
@@ -106,18 +140,101 @@ func (v *ChatView) submit() {
 	}
 }
 
+// escape stops the run in flight, or cancels an edit.
+func (v *ChatView) escape() {
+	switch {
+	case v.running && v.OnStop != nil:
+		v.OnStop()
+	case v.editing >= 0:
+		v.cancelEdit()
+		v.entry.SetText("")
+	}
+}
+
+// Escape is what the Esc key does anywhere in the window.
+func (v *ChatView) Escape() { v.escape() }
+
+// Submit sends the prompt box's text (Ctrl+Enter anywhere in the window).
+func (v *ChatView) Submit() { v.submit() }
+
+// Remember adds p to the prompt history (a prompt that did not come from
+// the box, e.g. --autorun).
+func (v *ChatView) Remember(p string) { v.entry.remember(p) }
+
+// Edit puts turn i's prompt in the box; sending it replaces turn i and
+// every turn after it.
+func (v *ChatView) Edit(i int) {
+	if i < 0 || i >= len(v.turns) || v.running {
+		return
+	}
+	v.editing = i
+	v.entry.SetText(v.turns[i].prompt)
+	v.editNote.SetText(fmt.Sprintf("Editing message %d: sending replaces it and what follows it (Esc cancels).", i+1))
+	v.editBar.Show()
+	if c := fyne.CurrentApp().Driver().CanvasForObject(v.entry); c != nil {
+		c.Focus(v.entry)
+	}
+}
+
+func (v *ChatView) cancelEdit() {
+	v.editing = -1
+	v.editBar.Hide()
+}
+
+// Draft returns the text in the prompt box.
+func (v *ChatView) Draft() string { return v.entry.Text }
+
+// SystemPrompt returns the system prompt ("" for none).
+func (v *ChatView) SystemPrompt() string { return strings.TrimSpace(v.system.Text) }
+
+// SetSystemPrompt sets the system prompt (e.g. from preferences).
+func (v *ChatView) SetSystemPrompt(s string) { v.system.SetText(s) }
+
 // SetTemplateInfo shows which prompt format is in use.
 func (v *ChatView) SetTemplateInfo(s string) { v.template.SetText(s) }
 
+// SetContextInfo shows how much of the context the conversation uses.
+func (v *ChatView) SetContextInfo(s string) { v.context.SetText(s) }
+
+// ContextInfo returns the context line (tests).
+func (v *ChatView) ContextInfo() string { return v.context.Text }
+
+// SetWelcome sets what the empty conversation shows (the first screen).
+func (v *ChatView) SetWelcome(o fyne.CanvasObject) {
+	v.welcome.Objects = []fyne.CanvasObject{o}
+	v.welcome.Refresh()
+	v.refreshWelcome()
+}
+
+func (v *ChatView) refreshWelcome() {
+	if len(v.turns) == 0 && len(v.welcome.Objects) > 0 {
+		v.welcome.Show()
+	} else {
+		v.welcome.Hide()
+	}
+}
+
+// Welcome returns the first screen's content (tests); nil when hidden.
+func (v *ChatView) Welcome() fyne.CanvasObject {
+	if !v.welcome.Visible() || len(v.welcome.Objects) == 0 {
+		return nil
+	}
+	return v.welcome.Objects[0]
+}
+
 // SetRunning switches between the idle (Send) and running (Stop) states.
 func (v *ChatView) SetRunning(running bool) {
+	v.running = running
 	if running {
 		v.send.Disable()
 		v.stop.Enable()
+		v.newChat.Disable()
 	} else {
 		v.send.Enable()
 		v.stop.Disable()
+		v.newChat.Enable()
 	}
+	v.refreshActions()
 }
 
 // SetReady enables or disables sending (no model loaded yet).
@@ -131,15 +248,11 @@ func (v *ChatView) SetReady(ready bool) {
 
 // BeginTurn adds the prompt and an empty answer that tokens stream into.
 func (v *ChatView) BeginTurn(prompt, config string) {
-	t := &chatTurn{prompt: prompt, stats: widget.NewLabel("generating… (" + config + ")")}
-	t.answer, t.blocks = newStack(0, newLazyBlock())
-	t.stats.TextStyle.Italic = true
-	t.stats.Wrapping = fyne.TextWrapWord
-	q := widget.NewLabelWithStyle("› "+prompt, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	q.Wrapping = fyne.TextWrapWord
+	t := newChatTurn(v, prompt, config)
 	v.turns = append(v.turns, t)
-	t.box = container.NewVBox(q, t.answer, t.stats, widget.NewSeparator())
 	v.transcript.Add(t.box)
+	v.refreshWelcome()
+	v.refreshActions()
 	v.scroll.ScrollToBottom()
 }
 
@@ -151,8 +264,10 @@ func (v *ChatView) cull() {
 	for _, t := range v.turns {
 		base := t.box.Position().Y + t.answer.Position().Y
 		for _, o := range t.answer.Objects {
-			y := base + o.Position().Y
-			o.(*lazyBlock).show(y+o.Size().Height >= top && y <= bottom)
+			if lb, ok := o.(*lazyBlock); ok {
+				y := base + o.Position().Y
+				lb.show(y+o.Size().Height >= top && y <= bottom)
+			}
 		}
 	}
 }
@@ -163,51 +278,20 @@ func (v *ChatView) AppendTokens(toks []engine.Token) {
 	if len(v.turns) == 0 {
 		return
 	}
-	t := v.turns[len(v.turns)-1]
-	blocks := t.answer.Objects
-	last := blocks[len(blocks)-1].(*lazyBlock).rt
-	changed := map[*widget.RichText]bool{}
-	for _, tok := range toks {
-		if tok.Text == "" {
-			continue
-		}
-		t.text.WriteString(tok.Text)
-		bi := len(blocks) - 1
-		size := 0
-		for i := len(t.spans) - 1; i >= 0 && t.spans[i].block == bi; i-- {
-			size += len(t.spans[i].text)
-		}
-		if size > blockChars && (strings.HasSuffix(t.spans[len(t.spans)-1].text, "\n") || size > 2*blockChars) {
-			lb := newLazyBlock()
-			last = lb.rt
-			t.answer.Add(lb)
-			blocks = t.answer.Objects
-			bi++
-		}
-		n := len(t.spans)
-		if n > 0 && t.spans[n-1].block == bi && t.spans[n-1].draft == tok.FromDraft {
-			t.spans[n-1].text += tok.Text
-			segs := last.Segments
-			segs[len(segs)-1].(*widget.TextSegment).Text = t.spans[n-1].text
-		} else {
-			t.spans = append(t.spans, span{text: tok.Text, draft: tok.FromDraft, block: bi})
-			last.Segments = append(last.Segments, v.segment(t.spans[len(t.spans)-1]))
-		}
-		changed[last] = true
-	}
-	for rt := range changed {
-		rt.Refresh()
-	}
+	v.turns[len(v.turns)-1].append(toks)
 	v.scroll.ScrollToBottom()
 }
 
-// segment renders a span: accepted-draft text in the primary colour (bold)
-// when marking is on.
-func (v *ChatView) segment(s span) *widget.TextSegment {
+// segment renders a span: accepted-draft text in the primary colour when
+// marking is on (colour only: the selectable copy laid over a finished
+// answer has the same metrics).
+func (v *ChatView) segment(s span, code bool) *widget.TextSegment {
 	st := widget.RichTextStyleInline
+	if code {
+		st.TextStyle = fyne.TextStyle{Monospace: true}
+	}
 	if s.draft && v.mark {
 		st.ColorName = theme.ColorNamePrimary
-		st.TextStyle = fyne.TextStyle{Bold: true}
 	}
 	return &widget.TextSegment{Text: s.text, Style: st}
 }
@@ -224,29 +308,28 @@ func (v *ChatView) SetMarkDrafts(on bool) {
 	}
 	v.stack.invalidate()
 	for _, t := range v.turns {
-		t.blocks.invalidate()
-		for bi, o := range t.answer.Objects {
-			rt := o.(*lazyBlock).rt
-			rt.Segments = rt.Segments[:0]
-			for _, s := range t.spans {
-				if s.block == bi {
-					rt.Segments = append(rt.Segments, v.segment(s))
-				}
-			}
-			rt.Refresh()
-		}
+		t.restyle()
 	}
 }
 
-// FinishTurn writes the stats row under the current answer.
+// FinishTurn writes the stats row under the current answer and makes the
+// answer selectable.
 func (v *ChatView) FinishTurn(rec *RunRecord) {
 	if len(v.turns) == 0 {
 		return
 	}
-	t := v.turns[len(v.turns)-1]
-	t.done = true
-	t.stats.SetText(StatsLine(rec))
+	v.turns[len(v.turns)-1].finish(StatsLine(rec))
+	v.stack.invalidate()
+	v.refreshActions()
 	v.scroll.ScrollToBottom()
+}
+
+// refreshActions offers Regenerate on the last finished answer only and
+// disables editing while a run is in flight.
+func (v *ChatView) refreshActions() {
+	for i, t := range v.turns {
+		t.setActions(!v.running && t.done, !v.running && t.done && i == len(v.turns)-1)
+	}
 }
 
 // History returns the finished exchanges, oldest first, for chat templates.
@@ -258,6 +341,47 @@ func (v *ChatView) History() []Message {
 		}
 	}
 	return msgs
+}
+
+// Conversation is what a chat template renders for a new prompt: the
+// system prompt, the finished exchanges and the prompt.
+func (v *ChatView) Conversation(prompt string) []Message {
+	var msgs []Message
+	if s := v.SystemPrompt(); s != "" {
+		msgs = append(msgs, Message{Role: "system", Content: s})
+	}
+	msgs = append(msgs, v.History()...)
+	if prompt != "" {
+		msgs = append(msgs, Message{Role: "user", Content: prompt})
+	}
+	return msgs
+}
+
+// Turns returns how many turns the conversation holds.
+func (v *ChatView) Turns() int { return len(v.turns) }
+
+// Truncate drops turn i and every turn after it.
+func (v *ChatView) Truncate(i int) {
+	if i < 0 || i >= len(v.turns) {
+		return
+	}
+	for _, t := range v.turns[i:] {
+		v.transcript.Remove(t.box)
+	}
+	v.turns = v.turns[:i]
+	v.stack.invalidate()
+	v.refreshWelcome()
+	v.refreshActions()
+}
+
+// PopLast drops the last turn and returns its prompt (Regenerate).
+func (v *ChatView) PopLast() (string, bool) {
+	if len(v.turns) == 0 || v.running {
+		return "", false
+	}
+	p := v.turns[len(v.turns)-1].prompt
+	v.Truncate(len(v.turns) - 1)
+	return p, true
 }
 
 // maxHistory bounds the remembered prompts.
@@ -275,11 +399,23 @@ func (v *ChatView) HistoryPrompts() []string {
 	return append([]string(nil), h[max(len(h)-maxHistory, 0):]...)
 }
 
+// NewChat starts an empty conversation (the system prompt stays); not
+// while a run is in flight.
+func (v *ChatView) NewChat() {
+	if v.running {
+		return
+	}
+	v.cancelEdit()
+	v.Clear()
+	v.changed()
+}
+
 // Clear removes every turn.
 func (v *ChatView) Clear() {
 	v.turns = nil
 	v.transcript.RemoveAll()
 	v.stack.invalidate()
+	v.refreshWelcome()
 }
 
 // AnswerText returns the text of answer i (tests).
@@ -305,48 +441,6 @@ func StatsLine(rec *RunRecord) string {
 		line += " · error: " + rec.Err
 	}
 	return line
-}
-
-// promptEntry is a single-line entry whose ↑/↓ keys walk the prompt history.
-type promptEntry struct {
-	widget.Entry
-	history []string
-	pos     int // len(history) = the fresh line
-}
-
-func newPromptEntry() *promptEntry {
-	e := &promptEntry{}
-	e.ExtendBaseWidget(e)
-	return e
-}
-
-func (e *promptEntry) remember(p string) {
-	if n := len(e.history); n == 0 || e.history[n-1] != p {
-		e.history = append(e.history, p)
-	}
-	e.pos = len(e.history)
-}
-
-// TypedKey walks the history on ↑/↓ and otherwise behaves as an Entry.
-func (e *promptEntry) TypedKey(k *fyne.KeyEvent) {
-	switch k.Name {
-	case fyne.KeyUp:
-		if e.pos > 0 {
-			e.pos--
-			e.SetText(e.history[e.pos])
-		}
-	case fyne.KeyDown:
-		if e.pos < len(e.history) {
-			e.pos++
-			if e.pos == len(e.history) {
-				e.SetText("")
-			} else {
-				e.SetText(e.history[e.pos])
-			}
-		}
-	default:
-		e.Entry.TypedKey(k)
-	}
 }
 
 // ttft formats a time to first token: whole milliseconds, or one decimal

@@ -25,6 +25,9 @@ type ControlsView struct {
 
 	backend, tp, drafter *choiceGroup
 	draftPath            *widget.Label
+	draftWhy             *widget.Label // why the last draft choice was refused
+	clearDraft           *widget.Button
+	sections             *widget.Accordion
 	ngramMin, ngramMax   *widget.Entry
 	k                    *widget.Entry
 	shape                *widget.Select
@@ -34,6 +37,10 @@ type ControlsView struct {
 	problem              *widget.Label // the first invalid value, if any
 	inFlight             *widget.Label // what the run in flight uses
 	running              *engine.RunConfig
+	chatOK               bool
+
+	// OnClearDraft is called when the user clears the chosen draft.
+	OnClearDraft func()
 }
 
 var shapes = []string{"chain", "tree ×2", "tree ×3", "tree ×4"}
@@ -44,8 +51,10 @@ var shapes = []string{"chain", "tree ×2", "tree ×3", "tree ×4"}
 // pickDraft opens a file dialog (folder false: GGUF, llama2.c) or a folder
 // dialog (folder true: a Hugging Face model or an EAGLE-3 head).
 func NewControlsView(s Settings, backends, tpSizes []Choice, pickDraft func(folder bool), onChange func(Settings)) *ControlsView {
-	c := &ControlsView{s: s, onChange: func(Settings) {}}
-	c.backend = newChoiceGroup(backends, s.Backend, false, func(v string) { c.update(func(s *Settings) { s.Backend = v }) })
+	c := &ControlsView{s: s, onChange: func(Settings) {}, chatOK: true}
+	c.backend = newChoiceGroup(backends, s.Backend, true, func(v string) { c.update(func(s *Settings) { s.Backend = v }) })
+	c.backend.cols = 3 // eight backends in three short rows: the controls fit 800 px
+	c.backend.setChoices(backends)
 	c.tp = newChoiceGroup(tpSizes, strconv.Itoa(s.TP), true, func(v string) {
 		n, _ := strconv.Atoi(v)
 		c.update(func(s *Settings) { s.TP = n })
@@ -77,8 +86,11 @@ func NewControlsView(s Settings, backends, tpSizes []Choice, pickDraft func(fold
 		c.update(func(s *Settings) { s.Seed = n })
 	}
 	c.maxTokens = intEntry(s.MaxTokens, func(n int) { c.update(func(s *Settings) { s.MaxTokens = n }) })
-	c.mode = widget.NewSelect([]string{"Chat (template)", "Raw completion"}, func(v string) {
-		c.update(func(s *Settings) { s.Mode = map[bool]string{true: ModeChat, false: ModeRaw}[v == "Chat (template)"] })
+	c.mode = widget.NewSelect([]string{modeChatLabel, modeRawLabel}, func(v string) {
+		if !c.chatOK {
+			return // shown as raw because the model has no template; the setting stays
+		}
+		c.update(func(s *Settings) { s.Mode = map[bool]string{true: ModeChat, false: ModeRaw}[v == modeChatLabel] })
 	})
 	c.mode.SetSelectedIndex(map[bool]int{true: 0, false: 1}[s.Mode != ModeRaw])
 	c.problem = widget.NewLabel("")
@@ -89,29 +101,47 @@ func NewControlsView(s Settings, backends, tpSizes []Choice, pickDraft func(fold
 	c.inFlight.Wrapping = fyne.TextWrapWord
 	c.inFlight.Hide()
 
-	draftRow := container.NewBorder(nil, nil, nil, nil, c.draftPath)
+	c.draftWhy = reasonLabel("")
+	c.draftWhy.Importance = widget.DangerImportance
+	c.draftWhy.Hide()
+	c.clearDraft = widget.NewButton("Clear", func() {
+		if c.OnClearDraft != nil {
+			c.OnClearDraft()
+		} else {
+			c.SetDraft("", "")
+		}
+	})
+	if s.DraftPath == "" {
+		c.clearDraft.Disable()
+	}
+	draftRow := container.NewBorder(nil, nil, nil, c.clearDraft, c.draftPath)
 	if pickDraft != nil {
 		buttons := container.NewHBox(
 			widget.NewButton("File…", func() { pickDraft(false) }),
-			widget.NewButton("Folder…", func() { pickDraft(true) }))
+			widget.NewButton("Folder…", func() { pickDraft(true) }),
+			c.clearDraft)
 		draftRow = container.NewBorder(nil, nil, nil, buttons, c.draftPath)
 	}
-	form := widget.NewForm(
+	drafting := widget.NewForm(
 		widget.NewFormItem("n-gram sizes", container.NewGridWithColumns(2, c.ngramMin, c.ngramMax)),
 		widget.NewFormItem("k", c.k),
 		widget.NewFormItem("shape", c.shape),
+	)
+	sampling := widget.NewForm(
 		widget.NewFormItem("temperature", c.temp),
 		widget.NewFormItem("top-p", c.topP),
 		widget.NewFormItem("seed", c.seed),
 		widget.NewFormItem("max tokens", c.maxTokens),
 		widget.NewFormItem("prompt", c.mode),
 	)
-	c.Root = container.NewVBox(
-		heading("Allreduce backend"), c.backend.box,
-		heading("TP size"), c.tp.box,
-		heading("Drafter"), c.drafter.box, draftRow,
-		form, c.problem, c.inFlight,
+	c.sections = widget.NewAccordion(
+		widget.NewAccordionItem("Parallelism", container.NewVBox(heading("Allreduce backend"), c.backend.box, heading("TP size"), c.tp.box)),
+		widget.NewAccordionItem("Drafter", container.NewVBox(c.drafter.box, draftRow, c.draftWhy, drafting)),
+		widget.NewAccordionItem("Sampling", sampling),
 	)
+	c.sections.MultiOpen = true
+	c.sections.OpenAll()
+	c.Root = container.NewVBox(c.sections, c.problem, c.inFlight)
 	c.onChange = onChange
 	return c
 }
@@ -166,15 +196,67 @@ func (c *ControlsView) update(edit func(*Settings)) {
 // Settings returns the settings the next run will use.
 func (c *ControlsView) Settings() Settings { return c.s }
 
-// SetDraftPath records a chosen draft model and selects the model drafter.
-func (c *ControlsView) SetDraftPath(p string) {
-	c.update(func(s *Settings) { s.DraftPath = p })
-	c.draftPath.SetText(draftLabel(p))
-	c.drafter.setChoices(c.drafterChoices())
-	if eagle3.IsHead(p) {
-		c.drafter.SetSelected(DrafterEagle3)
+// Labels of the prompt-mode choice.
+const (
+	modeChatLabel = "Chat (model's template)"
+	modeRawLabel  = "Raw completion"
+)
+
+// SetDraft records a checked draft (path "" clears it) and selects its
+// drafter kind (DrafterModel or DrafterEagle3); clearing falls back to no
+// drafter when a draft was in use.
+func (c *ControlsView) SetDraft(path, kind string) {
+	c.draftWhy.Hide()
+	if path == "" {
+		c.update(func(s *Settings) { *s = clearDraft(*s) })
+		c.clearDraft.Disable()
 	} else {
-		c.drafter.SetSelected(DrafterModel)
+		c.update(func(s *Settings) { s.DraftPath, s.Drafter = path, kind })
+		c.clearDraft.Enable()
+	}
+	c.draftPath.SetText(draftLabel(c.s.DraftPath))
+	c.drafter.selected = c.s.Drafter
+	c.drafter.setChoices(c.drafterChoices())
+}
+
+// SetDraftProblem shows why a draft choice was refused, beside the
+// drafter control; the settings keep the previous choice.
+func (c *ControlsView) SetDraftProblem(err error) {
+	c.draftWhy.SetText(err.Error())
+	c.draftWhy.Show()
+}
+
+// DraftProblem returns the refusal shown beside the drafter ("" for none).
+func (c *ControlsView) DraftProblem() string {
+	if !c.draftWhy.Visible() {
+		return ""
+	}
+	return c.draftWhy.Text
+}
+
+// SetChatAvailable says whether the loaded model has a chat template; the
+// prompt choice shows raw completion (without changing the saved
+// setting) while it has none.
+func (c *ControlsView) SetChatAvailable(ok bool) {
+	if ok == c.chatOK {
+		return
+	}
+	c.chatOK = ok
+	if !ok {
+		c.mode.Selected = modeRawLabel + " (no chat template)"
+		c.mode.Disable()
+	} else {
+		c.mode.Selected = map[bool]string{true: modeChatLabel, false: modeRawLabel}[c.s.Mode != ModeRaw]
+		c.mode.Enable()
+	}
+	c.mode.Refresh()
+}
+
+// AddSection adds a collapsible section under the run controls.
+func (c *ControlsView) AddSection(title string, content fyne.CanvasObject, open bool) {
+	c.sections.Append(widget.NewAccordionItem(title, content))
+	if open {
+		c.sections.Open(len(c.sections.Items) - 1)
 	}
 }
 
@@ -240,6 +322,7 @@ type choiceGroup struct {
 	box        *fyne.Container
 	horizontal bool
 	radios     map[string]*widget.RadioGroup
+	cols       int // horizontal: lay the choices in a grid of this many columns (0: one row)
 	selected   string
 	onSelect   func(string)
 }
@@ -262,7 +345,12 @@ func reasonLabel(text string) *widget.Label {
 func (g *choiceGroup) setChoices(choices []Choice) {
 	g.box.RemoveAll()
 	g.radios = map[string]*widget.RadioGroup{}
-	row := container.NewHBox()
+	var row *fyne.Container
+	if g.cols > 0 {
+		row = container.NewGridWithColumns(g.cols)
+	} else {
+		row = container.NewHBox()
+	}
 	var reasons []string
 	for _, ch := range choices {
 		name := ch.Name

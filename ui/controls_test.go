@@ -61,9 +61,9 @@ func TestControlsChanges(t *testing.T) {
 	if !c.drafter.radios[DrafterModel].Disabled() {
 		t.Error("model drafter enabled with no draft model chosen")
 	}
-	c.SetDraftPath("/models/draft.gguf")
+	c.SetDraft("/models/draft.gguf", DrafterModel)
 	if got := c.Settings(); got.Drafter != DrafterModel || got.DraftPath != "/models/draft.gguf" {
-		t.Errorf("after SetDraftPath: drafter %q path %q", got.Drafter, got.DraftPath)
+		t.Errorf("after SetDraft: drafter %q path %q", got.Drafter, got.DraftPath)
 	}
 
 	// An invalid value is refused with its reason and leaves the setting.

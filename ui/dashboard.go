@@ -2,11 +2,14 @@ package ui
 
 import (
 	"context"
+	"image/color"
 	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"rigscope/engine/metrics"
@@ -64,13 +67,18 @@ func (s SamplerSource) Topology() *gpu.Topology {
 	return s.Sampler.Topology()
 }
 
-// AllReduceCurves implements DashboardSource.
+// AllReduceCurves implements DashboardSource: Curves when set, else every
+// backend's curve from this machine's calibration cache (the table for the
+// last run's TP size), re-read when a calibration rewrites it.
 func (s SamplerSource) AllReduceCurves() []Curve {
-	if s.Curves == nil {
-		return nil
+	if s.Curves != nil {
+		return s.Curves()
 	}
-	return s.Curves()
+	return machineCalibration.curves(s.Snapshot().TP)
 }
+
+// machineCalibration reads the calibration cache tp.LoadOrCalibrate writes.
+var machineCalibration = &calibrationReader{}
 
 // RefreshRate is how often Start refreshes the dashboard.
 const RefreshRate = 15 // Hz
@@ -97,7 +105,11 @@ type Dashboard struct {
 func NewDashboard(src DashboardSource) *Dashboard {
 	d := &Dashboard{src: src, hist: newHistory()}
 	d.views = newViews()
-	scroll := container.NewVScroll(d.views.root)
+	// The scroll bar draws over the content's right edge: keep the charts
+	// (their legends are right-aligned) clear of it.
+	gutter := canvas.NewRectangle(color.Transparent)
+	gutter.SetMinSize(fyne.NewSize(theme.ScrollBarSize()+theme.Padding(), 0))
+	scroll := container.NewVScroll(container.NewBorder(nil, nil, nil, gutter, d.views.root))
 	for _, l := range d.views.layouts {
 		l.relayout = scroll.Refresh
 	}
@@ -116,6 +128,30 @@ func (d *Dashboard) Refresh() {
 	f := d.collect(time.Now())
 	d.views.apply(f)
 	d.BaseWidget.Refresh()
+}
+
+// RunFinished shows a finished run's own figures: the tokens/s chart ends
+// on the run's decode rate and the footer states it, the same number as
+// the chat's stats row (a short run may end before the live series has
+// more than one early sample). UI goroutine only.
+func (d *Dashboard) RunFinished(rec *RunRecord) {
+	d.mu.Lock()
+	h := &d.hist
+	if id := rec.Stats.RunID; id != "" && id != h.runID {
+		h.startRun(id, time.Now())
+	}
+	x := 0.0
+	if n := len(rec.Steps); n > 0 {
+		x = rec.Steps[n-1].At.Seconds()
+	}
+	if xs := h.tokX.Values(nil); len(xs) > 0 {
+		x = max(x, xs[len(xs)-1])
+	}
+	h.tokX.Push(x)
+	h.tokY.Push(rec.Stats.DecodeTokensPerS)
+	h.final = finishedRun{runID: h.runID, tokS: rec.Stats.DecodeTokensPerS, tokens: rec.Stats.GeneratedTokens, stop: rec.Stats.StopReason, set: true}
+	d.mu.Unlock()
+	d.Refresh()
 }
 
 // Start refreshes at RefreshRate until ctx ends: reading the source and

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"rigscope/engine/metrics"
@@ -24,6 +25,8 @@ type history struct {
 	arBytes           int64           // the bucket arP50/arP99 follow
 	tokX, tokY        *widgets.Series // run seconds, tokens/s
 
+	final finishedRun // the last finished run's own figures (RunFinished)
+
 	rankSent, rankRecv []int64           // previous totals
 	rankAt             time.Time         // when they were read
 	rankTX, rankRX     []*widgets.Series // bytes/s per rank
@@ -36,6 +39,26 @@ func newHistory() history {
 	}
 }
 
+// finishedRun is what the chat's stats row said about a finished run.
+type finishedRun struct {
+	runID  string
+	tokS   float64
+	tokens int
+	stop   string
+	set    bool
+}
+
+// startRun resets the per-run series for a new run.
+func (h *history) startRun(id string, at time.Time) {
+	h.runID, h.runStart, h.lastPush = id, at, time.Time{}
+	h.arX.Reset()
+	h.arP50.Reset()
+	h.arP99.Reset()
+	h.tokX.Reset()
+	h.tokY.Reset()
+	h.final = finishedRun{}
+}
+
 // frameKey changes whenever anything shown may have changed.
 type frameKey struct {
 	taken  time.Time
@@ -43,6 +66,12 @@ type frameKey struct {
 	gpuSeq uint64
 	ngpu   int
 	nRuns  string
+	// running: a run starting or ending changes the frame even when the
+	// counters do not.
+	running bool
+	// final: the finished run's own figures arrived (RunFinished), so a
+	// frame collected just before them, applied after, is replaced.
+	final bool
 }
 
 // frame is everything one redraw needs, computed off the UI goroutine.
@@ -79,7 +108,10 @@ type frame struct {
 func (d *Dashboard) collect(now time.Time) *frame {
 	snap := d.src.Snapshot()
 	f := &frame{snap: snap, gpus: d.src.GPUs(), gpuErr: d.src.GPUError(), topo: d.src.Topology()}
-	f.key = frameKey{taken: snap.Taken, gen: snap.Generated, ngpu: len(f.gpus), nRuns: snap.RunID}
+	f.key = frameKey{gen: snap.Generated, ngpu: len(f.gpus), nRuns: snap.RunID, running: snap.Running}
+	if snap.Running { // between runs nothing moves: an idle dashboard does not redraw
+		f.key.taken = snap.Taken
+	}
 	for _, g := range f.gpus {
 		f.key.gpuSeq += g.Seq
 	}
@@ -91,12 +123,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	defer d.mu.Unlock()
 	h := &d.hist
 	if snap.RunID != h.runID {
-		h.runID, h.runStart, h.lastPush = snap.RunID, at, time.Time{}
-		h.arX.Reset()
-		h.arP50.Reset()
-		h.arP99.Reset()
-		h.tokX.Reset()
-		h.tokY.Reset()
+		h.startRun(snap.RunID, at)
 	}
 	if snap.Running && (h.lastPush.IsZero() || at.Sub(h.lastPush) >= pushEvery) {
 		h.lastPush = at
@@ -113,7 +140,8 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	h.rankRates(snap, at)
 	d.fillAllReduce(f, h)
 	fillAcceptance(f, snap)
-	fillSteps(f, snap)
+	fillSteps(f, snap, h.final)
+	f.key.final = h.final.set
 	f.tokLine = points(h.tokX.Values(nil), h.tokY.Values(nil))
 	f.rankTX, f.rankRX = make([][]float64, len(h.rankTX)), make([][]float64, len(h.rankRX))
 	for i := range h.rankTX {
@@ -179,13 +207,16 @@ func (d *Dashboard) fillAllReduce(f *frame, h *history) {
 		{Name: "p99", Points: points(xs, h.arP99.Values(nil)), Color: widgets.SeriesColor(1)},
 	}
 	curves := d.src.AllReduceCurves()
-	f.curveNote = "from the last calibration / allreduce-bench"
+	f.curveNote = "every backend, from this machine's allreduce calibration"
 	if len(curves) == 0 {
 		curves = CurvesFromSnapshot(f.snap)
-		f.curveNote = "live p50 per size bucket (no calibration loaded)"
+		f.curveNote = "live p50 per size bucket of the backends runs used (no calibration on this machine yet: a TP run with auto measures one)"
 	}
 	for i, c := range curves {
 		l := widgets.Line{Name: c.Backend, Color: widgets.SeriesColor(i)}
+		if c.Backend == f.snap.Backend {
+			l.Name, l.Bold = c.Backend+" (in use)", true
+		}
 		for _, p := range c.Points {
 			l.Points = append(l.Points, widgets.Point{X: float64(p.Bytes), Y: p.Latency.Seconds()})
 		}
@@ -218,7 +249,7 @@ func fillAcceptance(f *frame, s metrics.Snapshot) {
 // stepWindow is how many recent steps the stacked chart shows.
 const stepWindow = 64
 
-func fillSteps(f *frame, s metrics.Snapshot) {
+func fillSteps(f *frame, s metrics.Snapshot, final finishedRun) {
 	steps := s.Steps[max(0, len(s.Steps)-stepWindow):]
 	totals := make([]float64, 0, len(steps))
 	for _, st := range steps {
@@ -227,8 +258,18 @@ func fillSteps(f *frame, s metrics.Snapshot) {
 		f.stepBars = append(f.stepBars, bar)
 		totals = append(totals, bar[0]+bar[1]+bar[2]+bar[3])
 	}
-	if len(totals) > 0 {
-		f.stepSummary = fmt.Sprintf("last %d steps: median %s, p99 %s per step; %.1f tokens/s now",
-			len(totals), fmtSeconds(Quantile(totals, 0.5)), fmtSeconds(Quantile(totals, 0.99)), s.TokensPerS)
+	var parts []string
+	switch {
+	case s.Running:
+		parts = append(parts, fmt.Sprintf("running: %.1f tokens/s so far", s.TokensPerS))
+	case final.set && final.runID == s.RunID:
+		parts = append(parts, fmt.Sprintf("last run: %d tokens at %.1f tokens/s (decode, as in its stats row), stop: %s", final.tokens, final.tokS, final.stop))
+	case s.RunID != "":
+		parts = append(parts, fmt.Sprintf("last run: %.1f tokens/s over its steps", s.TokensPerS))
 	}
+	if len(totals) > 0 {
+		parts = append(parts, fmt.Sprintf("last %d steps: median %s, p99 %s per step",
+			len(totals), fmtSeconds(Quantile(totals, 0.5)), fmtSeconds(Quantile(totals, 0.99))))
+	}
+	f.stepSummary = strings.Join(parts, "; ")
 }

@@ -166,8 +166,18 @@ func fmtBytes(v float64) string {
 func fmtPercent(v float64) string  { return fmt.Sprintf("%.0f%%", v) }
 func fmtFraction(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 func fmtTokS(v float64) string     { return fmt.Sprintf("%.0f", v) }
+
+// fmtRunSeconds labels a run-time axis: 0s, 250ms, 1.5s, 12s, 2m30s.
 func fmtRunSeconds(v float64) string {
-	return (time.Duration(v * float64(time.Second))).Round(time.Second).String()
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0s"
+	case a < 1:
+		return fmtSeconds(v)
+	case a < 60:
+		return trim(v) + "s"
+	}
+	return time.Duration(v * float64(time.Second)).Round(time.Second).String()
 }
 
 // fmtSeconds renders a duration given in seconds: 850µs, 1.2ms, 3s.

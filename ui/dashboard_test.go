@@ -150,12 +150,24 @@ func TestDashboardViewsMarkup(t *testing.T) {
 
 func TestDashboardImage(t *testing.T) {
 	test.NewTempApp(t)
-	d, _ := newRichDashboard(t, true)
-	w := test.NewWindow(d)
-	w.Resize(fyne.NewSize(1100, 1700))
-	d.Refresh()
-	test.AssertRendersToImage(t, "dashboard/full.png", w.Canvas())
-	w.Close()
+	// The whole dashboard, and the first screen of it in the two window
+	// sizes the panel is checked at (the tab's share of 1600x1000 and
+	// 1280x800).
+	for _, c := range []struct {
+		golden string
+		size   fyne.Size
+	}{
+		{"dashboard/full.png", fyne.NewSize(1100, 1700)},
+		{"dashboard/window-1600x1000.png", fyne.NewSize(1600, 900)},
+		{"dashboard/window-1280x800.png", fyne.NewSize(1280, 700)},
+	} {
+		d, _ := newRichDashboard(t, true)
+		w := test.NewWindow(d)
+		w.Resize(c.size)
+		d.Refresh()
+		test.AssertRendersToImage(t, c.golden, w.Canvas())
+		w.Close()
+	}
 }
 
 func TestDashboardTexts(t *testing.T) {

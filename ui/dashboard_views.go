@@ -59,12 +59,12 @@ func newViews() *views {
 	v.gpuSection = container.NewVBox(v.gpuHeader, v.cardGrid)
 
 	v.arTime = widgets.NewLineChart("Allreduce latency over time",
-		widgets.Axis{Label: "run time", Format: fmtRunSeconds},
-		widgets.Axis{Format: fmtSeconds, Zero: true})
+		widgets.Axis{Label: "run time", Format: fmtRunSeconds, Zero: true},
+		widgets.Axis{Label: "latency", Format: fmtSeconds, Zero: true})
 	v.arTime.Empty = "no allreduce yet (runs with TP > 1 show it)"
 	v.arSize = widgets.NewLineChart("Latency vs message size",
 		widgets.Axis{Label: "message size", Format: fmtBytes, Log: true, LogBase: 4},
-		widgets.Axis{Format: fmtSeconds, Log: true})
+		widgets.Axis{Label: "latency", Format: fmtSeconds, Log: true})
 	v.arSize.Empty = "no calibration or bench yet"
 	v.arNote = smallLabel("")
 	v.allreduceSection = container.NewBorder(nil, v.arNote, nil, nil,
@@ -84,8 +84,8 @@ func newViews() *views {
 	v.steps = widgets.NewStackedBars("Time per step", fmt.Sprintf("last %d steps", stepWindow),
 		[]string{"draft", "verify", "allreduce", "other"}, fmtSeconds)
 	v.tokS = widgets.NewLineChart("Tokens/s",
-		widgets.Axis{Label: "run time", Format: fmtRunSeconds},
-		widgets.Axis{Format: fmtTokS, Zero: true})
+		widgets.Axis{Label: "run time", Format: fmtRunSeconds, Zero: true},
+		widgets.Axis{Label: "tokens/s", Format: fmtTokS, Zero: true})
 	v.tokS.Empty = "no run yet"
 	v.stepSummary = smallLabel("")
 	v.stepsSection = container.NewBorder(nil, v.stepSummary, nil, nil,
@@ -209,7 +209,7 @@ func (v *views) applyGPUs(f *frame) {
 		if i < len(f.snap.RankBytesSent) && i < len(f.snap.RankBytesRecv) {
 			sent, recv = f.snap.RankBytesSent[i], f.snap.RankBytesRecv[i]
 		}
-		v.cards[i].showRank(i, f.rankTX[i], f.rankRX[i], sent, recv)
+		v.cards[i].showRank(i, f.rankTX[i], f.rankRX[i], sent, recv, f.snap.Running)
 	}
 }
 
@@ -254,12 +254,16 @@ func (c *gpuCard) showGPU(g gpu.GPUSnapshot) {
 	c.refresh()
 }
 
-func (c *gpuCard) showRank(i int, tx, rx []float64, sent, recv int64) {
+func (c *gpuCard) showRank(i int, tx, rx []float64, sent, recv int64, running bool) {
 	c.title.SetText(fmt.Sprintf("rank %d", i))
 	c.link.SetText("engine-counted interconnect traffic")
 	c.tx.Caption, c.rx.Caption = "sent", "received"
 	c.tx.Set(tx, "measuring")
 	c.rx.Set(rx, "measuring")
+	c.tx.Note, c.rx.Note = "", ""
+	if !running { // between runs the rate is 0: say so, the line keeps its peak
+		c.tx.Note, c.rx.Note = "idle", "idle"
+	}
 	c.util.Set(nil, "n/a (no GPU)")
 	c.stats.SetText(fmt.Sprintf("total sent %s · received %s", fmtBytes(float64(sent)), fmtBytes(float64(recv))))
 	c.refresh()

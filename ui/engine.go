@@ -5,6 +5,7 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/metrics"
+	"rigscope/engine/tokenizer"
 )
 
 // Engine is what the panel needs from a loaded target model. The real
@@ -26,8 +27,11 @@ type ModelInfo struct {
 	Format       string // gguf | safetensors | llama2c | synthetic
 	Path         string // "" for the embedded synthetic default
 	Params       int64  // parameter count
-	ChatTemplate string // the raw template the model declares (GGUF tokenizer.chat_template or tokenizer_config.json), "" if none
-	MaxSeq       int    // context length
+	ChatTemplate string // the built-in format the model's template is detected as (llama3, chatml, llama2), "" if none
+	// OwnTemplate is the model's own Jinja chat template (Source "" when it
+	// declares none); the panel renders the conversation with it first.
+	OwnTemplate tokenizer.JinjaTemplate
+	MaxSeq      int // context length
 }
 
 // Opener loads a target model. It reports long work through progress (which

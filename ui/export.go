@@ -48,10 +48,18 @@ func (r *RunRecord) metricsRecord() (metrics.RunRecord, error) {
 	if err != nil {
 		return metrics.RunRecord{}, fmt.Errorf("run %d: stats: %w", r.ID, err)
 	}
+	// A run the user stopped did not complete: it is exported as such
+	// (complete=false in the CSV, no run_end in the JSONL, "cancelled" in
+	// its label); its figures are still in the CSV's stats columns.
+	cancelled := r.Stats.StopReason == "cancelled"
+	label := Describe(r.Config)
+	if cancelled {
+		label += " · cancelled"
+	}
 	rec := metrics.RunRecord{
 		RunID: r.runLogID(), Model: r.Model, Started: r.Started, Ended: r.Started,
-		Config: cfg, Stats: stats, Err: r.Err, Complete: true,
-		Label: Describe(r.Config), BytesSent: r.Stats.BytesSent,
+		Config: cfg, Stats: stats, Err: r.Err, Complete: !cancelled,
+		Label: label, BytesSent: r.Stats.BytesSent,
 	}
 	rec.Steps = slices.Clone(r.Steps)
 	for _, st := range r.Steps {

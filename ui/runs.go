@@ -18,18 +18,19 @@ var runsColumns = []struct {
 	field int // index into runFields
 }{
 	{"#", 40, fieldIndex("run_id")},
-	{"allreduce", 150, fieldIndex("allreduce")},
-	{"TP", 40, fieldIndex("tp")},
-	{"drafter", 110, fieldIndex("drafter")},
-	{"T", 45, fieldIndex("temperature")},
-	{"speed", 90, fieldIndex("decode_tokens_per_s")},
-	{"tokens", 65, fieldIndex("generated_tokens")},
-	{"accept len", 120, fieldIndex("mean_accept_len")},
-	{"verdict", 170, fieldIndex("verdict")},
-	{"AR p50", 85, fieldIndex("allreduce_p50_us")},
-	{"AR p99", 85, fieldIndex("allreduce_p99_us")},
-	{"bytes moved", 95, fieldIndex("bytes_moved")},
-	{"stop", 90, fieldIndex("stop_reason")},
+	{"time", 100, fieldIndex("time")},
+	{"model", 115, fieldIndex("model")},
+	{"allreduce", 100, fieldIndex("allreduce")},
+	{"TP", 35, fieldIndex("tp")},
+	{"drafter", 90, fieldIndex("drafter")},
+	{"speed", 105, fieldIndex("decode_tokens_per_s")},
+	{"tokens", 60, fieldIndex("generated_tokens")},
+	{"accept len", 125, fieldIndex("mean_accept_len")},
+	{"verdict", 150, fieldIndex("verdict")},
+	{"AR p50", 75, fieldIndex("allreduce_p50_us")},
+	{"AR p99", 75, fieldIndex("allreduce_p99_us")},
+	{"stop", 95, fieldIndex("stop_reason")},
+	{"note", 90, fieldIndex("note")},
 }
 
 // RunsView is the runs table with up to two runs selected for comparison
@@ -45,6 +46,8 @@ type RunsView struct {
 
 	// OnExport is called with the runs to export (the selection or all).
 	OnExport func(runs []*RunRecord)
+	// OnNote is called when the user edits the note of the selected runs.
+	OnNote func(runs []*RunRecord)
 }
 
 // NewRunsView returns an empty runs table.
@@ -52,7 +55,11 @@ func NewRunsView() *RunsView {
 	v := &RunsView{}
 	v.table = widget.NewTableWithHeaders(
 		func() (int, int) { return len(v.runs), len(runsColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("0000000000") },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("0000000000")
+			l.Truncation = fyne.TextTruncateEllipsis // the compare view shows it whole
+			return l
+		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			l := o.(*widget.Label)
 			l.SetText(v.Cell(id.Row, id.Col))
@@ -87,7 +94,12 @@ func NewRunsView() *RunsView {
 			v.OnExport(v.Runs())
 		}
 	})
-	bar := container.NewHBox(exportSel, exportAll, v.hint)
+	note := widget.NewButton("Note…", func() {
+		if v.OnNote != nil && len(v.picked) > 0 {
+			v.OnNote(v.Selected())
+		}
+	})
+	bar := container.NewHBox(exportSel, exportAll, note, v.hint)
 	split := container.NewVSplit(v.table, container.NewVScroll(v.compare))
 	split.Offset = 0.55
 	v.Root = container.NewBorder(bar, nil, nil, nil, split)
@@ -98,6 +110,31 @@ func NewRunsView() *RunsView {
 func (v *RunsView) Add(r *RunRecord) {
 	v.runs = append(v.runs, r)
 	v.table.Refresh()
+}
+
+// Prepend lists earlier runs (read back from their logs) before the
+// session's.
+func (v *RunsView) Prepend(runs []*RunRecord) {
+	v.runs = append(slices.Clone(runs), v.runs...)
+	for i := range v.picked {
+		v.picked[i] += len(runs)
+	}
+	v.table.Refresh()
+}
+
+// Refresh redraws the table and the comparison (a note changed).
+func (v *RunsView) Refresh() {
+	v.table.Refresh()
+	v.refreshCompare()
+}
+
+// MaxID is the highest run number in the table.
+func (v *RunsView) MaxID() int {
+	n := 0
+	for _, r := range v.runs {
+		n = max(n, r.ID)
+	}
+	return n
 }
 
 // Runs returns every run, oldest first.
@@ -156,13 +193,13 @@ func (v *RunsView) refreshCompare() {
 	grid := container.NewGridWithColumns(cols)
 	grid.Add(heading("figure"))
 	for _, r := range runs {
-		grid.Add(heading(fmt.Sprintf("run %d", r.ID)))
+		grid.Add(heading(runName(r)))
 	}
 	if len(runs) == 2 {
-		grid.Add(heading(fmt.Sprintf("run %d vs run %d", runs[1].ID, runs[0].ID)))
+		grid.Add(heading(fmt.Sprintf("%s vs %s", runName(runs[1]), runName(runs[0]))))
 	}
 	for _, f := range runFields {
-		if f.csv == "run_id" || f.csv == "started" || f.csv == "allreduce_used" {
+		if f.csv == "run_id" || f.csv == "started" || f.csv == "time" || f.csv == "allreduce_used" {
 			continue
 		}
 		grid.Add(widget.NewLabel(f.words))
@@ -174,4 +211,13 @@ func (v *RunsView) refreshCompare() {
 		}
 	}
 	v.compare.Add(grid)
+}
+
+// runName names a run in the compare view: its number in this session, or
+// for a run read back from its log, when it ran.
+func runName(r *RunRecord) string {
+	if r.FromLog {
+		return "run of " + r.Started.Local().Format("Jan 2 15:04")
+	}
+	return fmt.Sprintf("run %d", r.ID)
 }

@@ -181,9 +181,21 @@ func baselineText(r *RunRecord) string {
 
 // runFields are the run summary figures, in CSV order.
 var runFields = []runField{
-	textField("run_id", "run", func(r *RunRecord) string { return strconv.Itoa(r.ID) }),
+	{csv: "run_id", words: "run", raw: func(r *RunRecord) string { return strconv.Itoa(r.ID) }, text: func(r *RunRecord) string {
+		if r.FromLog {
+			return "log"
+		}
+		return strconv.Itoa(r.ID)
+	}},
 	textField("model", "model", func(r *RunRecord) string { return r.Model }),
 	textField("started", "started", func(r *RunRecord) string { return r.Started.UTC().Format(time.RFC3339) }),
+	{csv: "time", words: "time", raw: func(r *RunRecord) string { return r.Started.UTC().Format(time.RFC3339) }, text: func(r *RunRecord) string {
+		if r.Started.IsZero() {
+			return na
+		}
+		return r.Started.Local().Format("Jan 2 15:04")
+	}},
+	textField("note", "note", func(r *RunRecord) string { return r.Note }),
 	{csv: "allreduce", words: "allreduce backend", raw: func(r *RunRecord) string { return r.Config.AllReduce }, text: backendText},
 	textField("allreduce_used", "allreduce backend per message size", backendRaw),
 	numField("tp", "TP size", neutral, always(func(r *RunRecord) float64 { return float64(r.Config.TP) }), integer, integer),

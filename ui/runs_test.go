@@ -47,7 +47,7 @@ func TestRunsSelection(t *testing.T) {
 	}
 	var exported []*RunRecord
 	v.OnExport = func(r []*RunRecord) { exported = r }
-	if got := v.Cell(0, 5); got != "10.0 tok/s" {
+	if got := v.Cell(0, 6); got != "10.0 tok/s" {
 		t.Errorf("Cell(0, speed) = %q, want 10.0 tok/s", got)
 	}
 	v.OnExport(v.Runs())

@@ -28,6 +28,8 @@ type RunRecord struct {
 	Err     string // "" when the run succeeded
 	LogPath string // the JSONL log the engine wrote as the run went ("" if none)
 	Source  string // who started it: "" the panel, SourceAPI the OpenAI API server
+	FromLog bool   // read back from its run log at start (an earlier session)
+	Note    string // the user's note on the run
 }
 
 // SourceAPI marks a run the panel's API server made for a client.

@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string) (err error) {
 		Tab:          *tab,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
+		RunLogDir:    *logDir,
 		Open:         w.open,
 		Backends:     w.backends,
 		TPSizes:      w.tpSizes,

@@ -63,7 +63,7 @@ func (w *panelWiring) open(ctx context.Context, path string, progress func(engin
 	w.mu.Unlock()
 	return &panelEngine{Engine: e, info: ui.ModelInfo{
 		Name: info.ServedName(), Format: info.Format, Path: info.Path, Params: info.Params,
-		ChatTemplate: info.ChatTemplate, MaxSeq: info.Config.MaxSeq,
+		ChatTemplate: info.ChatTemplate, OwnTemplate: info.OwnTemplate, MaxSeq: info.Config.MaxSeq,
 	}}, nil
 }
 

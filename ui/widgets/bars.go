@@ -51,28 +51,40 @@ func (b *BarHistogram) CreateRenderer() fyne.WidgetRenderer {
 	return newRenderer(func() fyne.Size { return fyne.NewSize(240, 160) }, b.draw)
 }
 
-// legend draws swatch+name pairs right-aligned on the title row, or on a
-// row of their own below the title when they would overlap it. It returns
-// the extra height it took (0 on the title row).
+// legend draws swatch+name pairs right-aligned on the title row when they
+// fit beside the title, else in rows under it that wrap at right; it
+// returns the height it added under the title row.
 func legend(sc *scene, title string, names []string, colors []color.Color, right float32, swatch func(x, y float32, c color.Color)) float32 {
 	ls, ts := labelSize(), titleSize()
+	widths := make([]float32, len(names))
 	width := float32(0)
-	for _, n := range names {
-		width += fyne.MeasureText(n, ls, fyne.TextStyle{}).Width + 24
+	for i, n := range names {
+		widths[i] = fyne.MeasureText(n, ls, fyne.TextStyle{}).Width + 24
+		width += widths[i]
 	}
 	titleW := fyne.MeasureText(title, ts, fyne.TextStyle{Bold: true}).Width
-	y, extra := float32(2), float32(0)
-	if titleW+12+width > right {
-		y, extra = ts+6, ls+6
+	if titleW+12+width <= right { // one row, right-aligned beside the title
+		x := right
+		for i := len(names) - 1; i >= 0; i-- {
+			w := sc.text(names[i], x, 2, ls, fg(), fyne.TextAlignTrailing, false).Width
+			x -= w + 4
+			swatch(x, 2, colors[i])
+			x -= 20
+		}
+		return 0
 	}
-	x := right
-	for i := len(names) - 1; i >= 0; i-- {
-		w := sc.text(names[i], x, y, ls, fg(), fyne.TextAlignTrailing, false).Width
-		x -= w + 4
-		swatch(x, y, colors[i])
-		x -= 20
+	// Rows under the title, left to right, wrapping inside the widget so
+	// that no entry is cut off at either edge.
+	y, x, rows := ts+6, float32(0), float32(1)
+	for i, n := range names {
+		if x > 0 && x+widths[i] > right {
+			x, y, rows = 0, y+ls+6, rows+1
+		}
+		swatch(x+14, y, colors[i])
+		sc.text(n, x+18, y, ls, fg(), fyne.TextAlignLeading, false)
+		x += widths[i]
 	}
-	return extra
+	return rows * (ls + 6)
 }
 
 // boxSwatch is the legend mark of bar charts.

@@ -17,6 +17,7 @@ type Line struct {
 	Points []Point // x ascending
 	Color  color.Color
 	Dashed bool
+	Bold   bool // drawn thicker: the series in use
 }
 
 // Marker is a labelled vertical line at X (e.g. a crossover).
@@ -89,15 +90,24 @@ func (c *LineChart) axisScale(a Axis, vals []float64, p0, p1 float32) (scale, []
 	}
 	if a.Zero && !a.Log {
 		r.Min = math.Min(r.Min, 0)
+		if r.Max <= r.Min { // all zero: show 0 to 1, never below zero
+			r.Max = r.Min + 1
+		}
 	}
+	format := orPlain(a.Format)
 	var ticks []float64
-	if a.Log {
+	switch {
+	case a.Log:
 		base := a.LogBase
 		if base <= 1 {
 			base = 10
 		}
 		ticks, r = LogTicks(r, base, 6)
-	} else if a.Fixed {
+		for len(ticks) < 3 && base > 2.01 { // a narrow range: finer powers
+			base = math.Sqrt(base)
+			ticks, r = LogTicks(r, base, 6)
+		}
+	case a.Fixed:
 		ticks, _ = NiceTicks(r, 5)
 		kept := ticks[:0]
 		for _, t := range ticks {
@@ -106,10 +116,53 @@ func (c *LineChart) axisScale(a Axis, vals []float64, p0, p1 float32) (scale, []
 			}
 		}
 		ticks = kept
-	} else {
-		ticks, r = NiceTicks(r, 5)
+	default:
+		// Fewer ticks until every label differs (a formatter that rounds,
+		// e.g. to whole seconds, would otherwise repeat labels).
+		all := r
+		for n := 5; n >= 2; n-- {
+			ticks, r = NiceTicks(all, n)
+			if distinctLabels(ticks, format) {
+				break
+			}
+		}
 	}
 	return scale{r: r, log: a.Log, p0: p0, p1: p1}, ticks
+}
+
+// distinctLabels says whether no two ticks format to the same label.
+func distinctLabels(ticks []float64, f Formatter) bool {
+	seen := map[string]bool{}
+	for _, t := range ticks {
+		l := f(t)
+		if seen[l] {
+			return false
+		}
+		seen[l] = true
+	}
+	return true
+}
+
+// TickLabels returns the labels the chart draws on its x and y axes for its
+// current data (tests).
+func (c *LineChart) TickLabels() (x, y []string) {
+	var xs, ys []float64
+	for _, l := range c.lines {
+		for _, p := range l.Points {
+			if !math.IsNaN(p.Y) {
+				xs, ys = append(xs, p.X), append(ys, p.Y)
+			}
+		}
+	}
+	_, xt := c.axisScale(c.X, xs, 0, 1)
+	_, yt := c.axisScale(c.Y, ys, 1, 0)
+	for _, t := range xt {
+		x = append(x, orPlain(c.X.Format)(t))
+	}
+	for _, t := range yt {
+		y = append(y, orPlain(c.Y.Format)(t))
+	}
+	return x, y
 }
 
 func (c *LineChart) draw(sc *scene, size fyne.Size) {
@@ -132,6 +185,9 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 		}
 	}
 	top := ts + 14 + extra
+	if c.Y.Label != "" {
+		top += ls // the unit sits above the top tick
+	}
 	bottom := size.Height - ls - 8
 	if c.X.Label != "" {
 		bottom -= ls + 2
@@ -144,7 +200,9 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 	}
 	left += 6
 	right := size.Width - 4
-	xsc, xticks := c.axisScale(c.X, xs, left, right)
+	// The outermost points sit a few pixels inside the plot, never on its
+	// edge (a dot there is half cut off).
+	xsc, xticks := c.axisScale(c.X, xs, left+5, right-5)
 	if len(xs) == 0 || ysc.invalid || xsc.invalid || bottom-top < 20 || right-left < 40 {
 		sc.rect(0, top, size.Width, max(bottom-top, 1), fade(gridCol(), 40))
 		sc.text(c.Empty, size.Width/2, (top+bottom)/2-ls/2, ls, dim(), fyne.TextAlignCenter, false)
@@ -161,18 +219,19 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 		sc.line(x, bottom, x, bottom+3, dim(), 1)
 		lbl := xFmt(t)
 		w := fyne.MeasureText(lbl, ls, fyne.TextStyle{}).Width
-		if x-w/2 < lastRight+6 || x+w/2 > size.Width+2 {
+		lx := min(max(x, w/2), size.Width-w/2) // the end labels stay inside the widget
+		if lx-w/2 < lastRight+6 {
 			continue // no overlapping tick labels
 		}
-		sc.text(lbl, x, bottom+3, ls, dim(), fyne.TextAlignCenter, false)
-		lastRight = x + w/2
+		sc.text(lbl, lx, bottom+3, ls, dim(), fyne.TextAlignCenter, false)
+		lastRight = lx + w/2
 	}
 	sc.line(left, bottom, right, bottom, dim(), 1)
 	if c.X.Label != "" {
 		sc.text(c.X.Label, (left+right)/2, bottom+ls+6, ls, dim(), fyne.TextAlignCenter, false)
 	}
 	if c.Y.Label != "" {
-		sc.text(c.Y.Label, left+4, top-ls-2, ls, dim(), fyne.TextAlignLeading, false)
+		sc.text(c.Y.Label, 0, top-ls-ls/2-4, ls, dim(), fyne.TextAlignLeading, false)
 	}
 	for i, m := range c.markers {
 		if m.X < xsc.r.Min || m.X > xsc.r.Max {
@@ -202,7 +261,7 @@ func (c *LineChart) draw(sc *scene, size fyne.Size) {
 				if l.Dashed {
 					dashed(sc, x1, y1, x2, y2, l.Color)
 				} else {
-					sc.line(x1, y1, x2, y2, l.Color, 2)
+					sc.line(x1, y1, x2, y2, l.Color, map[bool]float32{true: 3.5, false: 2}[l.Bold])
 				}
 			}
 			prev, have = p, ok

@@ -16,6 +16,7 @@ type Sparkline struct {
 	Caption string
 	Format  Formatter
 	Color   color.Color
+	Note    string // shown instead of the latest value when set (e.g. "idle")
 	vals    []float64
 	why     string
 }
@@ -43,7 +44,9 @@ func (s *Sparkline) draw(sc *scene, size fyne.Size) {
 	ls := labelSize()
 	sc.text(s.Caption, 0, 0, ls, dim(), fyne.TextAlignLeading, false)
 	value := s.why
-	if n := len(s.vals); n > 0 && !math.IsNaN(s.vals[n-1]) {
+	if s.Note != "" {
+		value = s.Note
+	} else if n := len(s.vals); n > 0 && !math.IsNaN(s.vals[n-1]) {
 		value = s.Format(s.vals[n-1])
 	} else if value == "" {
 		value = "n/a"
@@ -61,6 +64,10 @@ func (s *Sparkline) draw(sc *scene, size fyne.Size) {
 		r.Max = r.Min + 1
 	}
 	ys := scale{r: r, p0: top + h, p1: top}
+	// The scale: the plot's top line is the peak, written after the caption.
+	sc.line(0, top, size.Width, top, fade(gridCol(), 90), 1)
+	capW := fyne.MeasureText(s.Caption, ls, fyne.TextStyle{}).Width
+	sc.text("· peak "+s.Format(r.Max), capW+6, 0, ls, dim(), fyne.TextAlignLeading, false)
 	step := size.Width / float32(len(s.vals)-1)
 	for i := 1; i < len(s.vals); i++ {
 		a, b := s.vals[i-1], s.vals[i]
