@@ -1,0 +1,7 @@
+package cpu
+
+// dotKQuantRows sets out[r] = the product of row r of w (rows wstride bytes
+// apart, k-quant kind) with the Q8_K row a.
+func dotKQuantRows(out []float32, w []byte, wstride int, kind kquantKind, a *q8K) {
+	dotKQuantRowsGo(out, w, wstride, kind, a)
+}
