@@ -153,11 +153,22 @@ func (s *Source) Tensor(name string) (*tensor.Tensor, error) {
 	if t, ok := s.tensors[name]; ok {
 		return t, nil
 	}
+	t, err := s.Generate(name, s.dtype)
+	if err != nil {
+		return nil, err
+	}
+	s.tensors[name] = t
+	return t, nil
+}
+
+// Generate returns a new copy of weight name encoded in dt (norm vectors
+// stay F32), the values Tensor's are encoded from; it keeps nothing, so a
+// writer can convert one tensor at a time.
+func (s *Source) Generate(name string, dt tensor.DType) (*tensor.Tensor, error) {
 	shape, ok := s.shape(name)
 	if !ok {
 		return nil, fmt.Errorf("synthetic %s: no tensor %q", s.preset, name)
 	}
-	dt := s.dtype
 	if len(shape) == 1 {
 		dt = tensor.F32
 	}
@@ -176,7 +187,6 @@ func (s *Source) Tensor(name string) (*tensor.Tensor, error) {
 		amp = 0
 	}
 	fill(t, key, amp)
-	s.tensors[name] = t
 	return t, nil
 }
 
