@@ -10,9 +10,16 @@ import (
 // the blocks llama-quantize would choose for the same values (up to float32
 // rounding where a C compiler fuses multiply-adds).
 
-// nearestInt rounds to the nearest integer, ties to even (ggml's
-// nearest_int, which adds 1.5*2^23 in float32).
-func nearestInt(f float32) int { return int(math.RoundToEven(float64(f))) }
+// nearestInt rounds to the nearest integer, ties to even, as ggml's
+// nearest_int does: adding 1.5*2^23 in float32 leaves the rounded value in
+// the low mantissa bits (|f| <= 2^22; beyond, math.RoundToEven).
+func nearestInt(f float32) int {
+	if !(abs32f(f) <= 4194303) {
+		return int(math.RoundToEven(float64(f)))
+	}
+	v := f + 12582912
+	return int(math.Float32bits(v)&0x7fffff) - 0x400000
+}
 
 // encodeQ4K writes src (a whole number of 256-blocks) as block_q4_K: per
 // sub-block of 32 a scale and a min fitted by weighted least squares over

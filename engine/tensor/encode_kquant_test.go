@@ -63,3 +63,24 @@ func TestEncodeKQuants(t *testing.T) {
 		}
 	}
 }
+
+func TestNearestInt(t *testing.T) {
+	for _, f := range []float32{0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.49, 3.51, 15.4999, 4194303, -4194303, 1e9, -1e9} {
+		if got, want := tensor.NearestIntForTest(f), int(math.RoundToEven(float64(f))); got != want {
+			t.Errorf("nearestInt(%g) = %d, want %d", f, got, want)
+		}
+	}
+}
+
+func BenchmarkEncodeQ4K(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := make([]float32, 4096)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]byte, 4096/256*144)
+	b.SetBytes(int64(len(x)))
+	for b.Loop() {
+		tensor.Encode(dst, tensor.Q4_K, x)
+	}
+}
