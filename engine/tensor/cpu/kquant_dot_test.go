@@ -189,3 +189,24 @@ func TestMatMulKQuantBatchInvariant(t *testing.T) {
 
 	}
 }
+
+// BenchmarkKQuantRows: one decode product of 1024 rows of 2048 weights
+// (bytes/s: weight bytes read).
+func BenchmarkKQuantRows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const rows, cols = 1024, 2048
+	for _, dt := range kquantDTypes {
+		b.Run(dt.String(), func(b *testing.B) {
+			w := randKQuantRows(rng, dt, rows, cols)
+			var a q8K
+			a.size(cols)
+			quantizeRowQ8K(&a, randActs(rng, cols))
+			out := make([]float32, rows)
+			kind, _ := kquantKindOf(dt)
+			b.SetBytes(int64(len(w.Data)))
+			for b.Loop() {
+				dotKQuantRows(out, w.Data, w.RowBytes(), kind, &a)
+			}
+		})
+	}
+}
