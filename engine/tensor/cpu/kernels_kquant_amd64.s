@@ -1,4 +1,4 @@
-// Native k-quant products (kquant.go): Q4_K and Q6_K weight rows against
+// Native k-quant products (kquant.go): Q4_K, Q5_K and Q6_K weight rows against
 // an activation row quantized to Q8_K, AVX2. Each block's integer sums are
 // exact and combined in float32 in the order of dotQ4KGo/dotQ6KGo, so the
 // results are theirs bit for bit (TestKQuantDotAsmMatchesGo).
@@ -65,6 +65,11 @@ DATA kqm30<>+8(SB)/8, $0x3030303030303030
 DATA kqm30<>+16(SB)/8, $0x3030303030303030
 DATA kqm30<>+24(SB)/8, $0x3030303030303030
 GLOBL kqm30<>(SB), RODATA|NOPTR, $32
+DATA kqm10<>+0(SB)/8, $0x1010101010101010
+DATA kqm10<>+8(SB)/8, $0x1010101010101010
+DATA kqm10<>+16(SB)/8, $0x1010101010101010
+DATA kqm10<>+24(SB)/8, $0x1010101010101010
+GLOBL kqm10<>(SB), RODATA|NOPTR, $32
 
 // func dotQ4KRowsAVX2(w *byte, wstride int, nrows int, qs *int8, d *float32, s32 *int16, nb int, out *float32)
 //
@@ -193,6 +198,162 @@ q4blk:
 	JMP q4row
 
 q4done:
+	VZEROUPPER
+	RET
+
+// func dotQ5KRowsAVX2(w *byte, wstride int, nrows int, qs *int8, d *float32, s32 *int16, nb int, out *float32)
+//
+// out[r] = dotQ5KGo(row r of w, the Q8_K row (qs, d, s32)) for r < nrows,
+// rows wstride bytes apart, nb blocks of 256 each.
+TEXT ·dotQ5KRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), R13
+	MOVQ nrows+16(FP), R15
+	MOVQ out+56(FP), R14
+	VMOVDQU kqm0f<>(SB), Y15
+	VMOVDQU kqm10<>(SB), Y14
+
+q5row:
+	CMPQ R15, $0
+	JEQ q5done
+	MOVQ R13, SI
+	MOVQ qs+24(FP), DI
+	MOVQ d+32(FP), DX
+	MOVQ s32+40(FP), R9
+	MOVQ nb+48(FP), CX
+	VXORPS X0, X0, X0
+
+q5blk:
+	// The 6-bit scales (AX) and mins (BX) of the 8 sub-blocks, one byte
+	// each (ggml's get_scale_min_k4 as 32-bit operations).
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL BX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL R12, R11
+	ANDL $0x3f3f3f3f, BX
+	ANDL $0x0f0f0f0f, R10
+	MOVL AX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL R12, R10
+	ANDL $0x3f3f3f3f, AX
+	SHLQ $32, R10
+	ORQ R10, AX
+	SHLQ $32, R11
+	ORQ R11, BX
+	VMOVQ AX, X1
+	VPMOVZXBW X1, X1
+	VINSERTI128 $1, X1, Y1, Y1 // int16 scales, both lanes
+	VMOVQ BX, X2
+	VPMOVZXBW X2, X2
+	VPMADDWD (R9), X2, X2 // mins times the sums of 32
+	VPXOR Y3, Y3, Y3
+	VMOVDQU 16(SI), Y8 // qh: bit j of byte l is weight l of sub-block j
+	VMOVDQU 48(SI), Y4
+	VPSRLW $4, Y4, Y5
+	VPAND Y15, Y4, Y4
+	VPAND Y15, Y5, Y5
+	VPSLLW $4, Y8, Y9
+	VPAND Y14, Y9, Y9
+	VPOR Y9, Y4, Y4
+	VPSLLW $3, Y8, Y10
+	VPAND Y14, Y10, Y10
+	VPOR Y10, Y5, Y5
+	VPMADDUBSW 0(DI), Y4, Y4
+	VPMADDUBSW 32(DI), Y5, Y5
+	VPSHUFB kq4shuf<>+0(SB), Y1, Y6
+	VPSHUFB kq4shuf<>+32(SB), Y1, Y7
+	VPMADDWD Y6, Y4, Y4
+	VPMADDWD Y7, Y5, Y5
+	VPADDD Y4, Y3, Y3
+	VPADDD Y5, Y3, Y3
+	VMOVDQU 80(SI), Y4
+	VPSRLW $4, Y4, Y5
+	VPAND Y15, Y4, Y4
+	VPAND Y15, Y5, Y5
+	VPSLLW $2, Y8, Y9
+	VPAND Y14, Y9, Y9
+	VPOR Y9, Y4, Y4
+	VPSLLW $1, Y8, Y10
+	VPAND Y14, Y10, Y10
+	VPOR Y10, Y5, Y5
+	VPMADDUBSW 64(DI), Y4, Y4
+	VPMADDUBSW 96(DI), Y5, Y5
+	VPSHUFB kq4shuf<>+64(SB), Y1, Y6
+	VPSHUFB kq4shuf<>+96(SB), Y1, Y7
+	VPMADDWD Y6, Y4, Y4
+	VPMADDWD Y7, Y5, Y5
+	VPADDD Y4, Y3, Y3
+	VPADDD Y5, Y3, Y3
+	VMOVDQU 112(SI), Y4
+	VPSRLW $4, Y4, Y5
+	VPAND Y15, Y4, Y4
+	VPAND Y15, Y5, Y5
+	VMOVDQA Y8, Y9
+	VPAND Y14, Y9, Y9
+	VPOR Y9, Y4, Y4
+	VPSRLW $1, Y8, Y10
+	VPAND Y14, Y10, Y10
+	VPOR Y10, Y5, Y5
+	VPMADDUBSW 128(DI), Y4, Y4
+	VPMADDUBSW 160(DI), Y5, Y5
+	VPSHUFB kq4shuf<>+128(SB), Y1, Y6
+	VPSHUFB kq4shuf<>+160(SB), Y1, Y7
+	VPMADDWD Y6, Y4, Y4
+	VPMADDWD Y7, Y5, Y5
+	VPADDD Y4, Y3, Y3
+	VPADDD Y5, Y3, Y3
+	VMOVDQU 144(SI), Y4
+	VPSRLW $4, Y4, Y5
+	VPAND Y15, Y4, Y4
+	VPAND Y15, Y5, Y5
+	VPSRLW $2, Y8, Y9
+	VPAND Y14, Y9, Y9
+	VPOR Y9, Y4, Y4
+	VPSRLW $3, Y8, Y10
+	VPAND Y14, Y10, Y10
+	VPOR Y10, Y5, Y5
+	VPMADDUBSW 192(DI), Y4, Y4
+	VPMADDUBSW 224(DI), Y5, Y5
+	VPSHUFB kq4shuf<>+192(SB), Y1, Y6
+	VPSHUFB kq4shuf<>+224(SB), Y1, Y7
+	VPMADDWD Y6, Y4, Y4
+	VPMADDWD Y7, Y5, Y5
+	VPADDD Y4, Y3, Y3
+	VPADDD Y5, Y3, Y3
+	VEXTRACTI128 $1, Y3, X4
+	VPADDD X4, X3, X3
+	VPHADDD X2, X3, X3
+	VPHADDD X3, X3, X3 // isum, msum
+	VCVTDQ2PS X3, X3
+	VMOVD (SI), X4
+	VCVTPH2PS X4, X4 // d, dmin
+	VMULPS X4, X3, X3
+	VMOVSHDUP X3, X4
+	VSUBSS X4, X3, X3
+	VMULSS (DX), X3, X3
+	VADDSS X3, X0, X0
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $4, DX
+	ADDQ $16, R9
+	DECQ CX
+	JNZ q5blk
+
+	MOVSS X0, (R14)
+	ADDQ $4, R14
+	ADDQ wstride+8(FP), R13
+	DECQ R15
+	JMP q5row
+
+q5done:
 	VZEROUPPER
 	RET
 

@@ -4,11 +4,14 @@ package cpu
 func dotQ4KRowsAVX2(w *byte, wstride int, nrows int, qs *int8, d *float32, s32 *int16, nb int, out *float32)
 
 //go:noescape
+func dotQ5KRowsAVX2(w *byte, wstride int, nrows int, qs *int8, d *float32, s32 *int16, nb int, out *float32)
+
+//go:noescape
 func dotQ6KRowsAVX2(w *byte, wstride int, nrows int, qs *int8, d *float32, s16 *int16, nb int, out *float32)
 
 // dotKQuantRows sets out[r] = the product of row r of w (rows wstride bytes
 // apart, k-quant kind) with the Q8_K row a: the AVX2 kernels of
-// kernels_kquant_amd64.s for Q4_K and Q6_K, the portable ones otherwise.
+// kernels_kquant_amd64.s, or the portable ones without AVX2.
 func dotKQuantRows(out []float32, w []byte, wstride int, kind kquantKind, a *q8K) {
 	nb, n := len(a.d), len(out)
 	if n == 0 || nb == 0 {
@@ -21,6 +24,8 @@ func dotKQuantRows(out []float32, w []byte, wstride int, kind kquantKind, a *q8K
 	switch {
 	case hasAVX2 && kind == kindQ4K:
 		dotQ4KRowsAVX2(&w[0], wstride, n, &a.qs[0], &a.d[0], &a.s32[0], nb, &out[0])
+	case hasAVX2 && kind == kindQ5K:
+		dotQ5KRowsAVX2(&w[0], wstride, n, &a.qs[0], &a.d[0], &a.s32[0], nb, &out[0])
 	case hasAVX2 && kind == kindQ6K:
 		dotQ6KRowsAVX2(&w[0], wstride, n, &a.qs[0], &a.d[0], &a.s16[0], nb, &out[0])
 	default:
