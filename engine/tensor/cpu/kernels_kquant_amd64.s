@@ -493,3 +493,92 @@ q6blk:
 q6done:
 	VZEROUPPER
 	RET
+
+// Constants of quantizeRowQ8KAVX2 (those of quantizeRowQ8AVX2).
+DATA kq8qc<>+0(SB)/4, $0x7fffffff // abs mask
+DATA kq8qc<>+4(SB)/4, $0x42fe0000 // 127.0
+DATA kq8qc<>+8(SB)/4, $0x3f800000 // 1.0
+DATA kq8qc<>+12(SB)/4, $0
+DATA kq8qc<>+16(SB)/4, $0 // VPERMD order after the packs
+DATA kq8qc<>+20(SB)/4, $4
+DATA kq8qc<>+24(SB)/4, $1
+DATA kq8qc<>+28(SB)/4, $5
+DATA kq8qc<>+32(SB)/4, $2
+DATA kq8qc<>+36(SB)/4, $6
+DATA kq8qc<>+40(SB)/4, $3
+DATA kq8qc<>+44(SB)/4, $7
+GLOBL kq8qc<>(SB), RODATA|NOPTR, $48
+
+// func quantizeRowQ8KAVX2(q *int8, d *float32, x *float32, nb int)
+//
+// The int8s and scales of quantizeRowQ8K (not the sums) for nb blocks of
+// 256: d = max|x|/127, q = x/d rounded half to even (VCVTPS2DQ), as
+// quantizeRowQ8AVX2 does per 32.
+TEXT ·quantizeRowQ8KAVX2(SB), NOSPLIT, $0-32
+	MOVQ q+0(FP), DI
+	MOVQ d+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ nb+24(FP), CX
+	VBROADCASTSS kq8qc<>+0(SB), Y15
+	VMOVDQU kq8qc<>+16(SB), Y14
+	VXORPS X13, X13, X13
+
+kqblock:
+	VXORPS Y4, Y4, Y4
+	MOVQ SI, R8
+	MOVQ $8, R9
+
+kqmax:
+	VANDPS (R8), Y15, Y0
+	VANDPS 32(R8), Y15, Y1
+	VANDPS 64(R8), Y15, Y2
+	VANDPS 96(R8), Y15, Y3
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VMAXPS Y2, Y0, Y0
+	VMAXPS Y0, Y4, Y4
+	ADDQ $128, R8
+	DECQ R9
+	JNE kqmax
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4E, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xB1, X4, X5
+	VMAXPS X5, X4, X4 // amax in every lane
+	VDIVSS kq8qc<>+4(SB), X4, X4 // s = amax / 127
+	VMOVSS X4, (DX)
+	VXORPS X5, X5, X5
+	VUCOMISS X13, X4
+	JEQ kqzero
+	VMOVSS kq8qc<>+8(SB), X5
+	VDIVSS X4, X5, X5 // id = 1 / s
+
+kqzero:
+	VBROADCASTSS X5, Y5
+	MOVQ $8, R9
+
+kqquant:
+	VMULPS (SI), Y5, Y0
+	VMULPS 32(SI), Y5, Y1
+	VMULPS 64(SI), Y5, Y2
+	VMULPS 96(SI), Y5, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y14, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $128, SI
+	ADDQ $32, DI
+	DECQ R9
+	JNE kqquant
+
+	ADDQ $4, DX
+	DECQ CX
+	JNE kqblock
+	VZEROUPPER
+	RET

@@ -39,10 +39,10 @@ func (a *q8K) size(cols int) {
 	a.qs, a.d, a.s16, a.s32 = a.qs[:cols], a.d[:cols/256], a.s16[:cols/16], a.s32[:cols/32]
 }
 
-// quantizeRowQ8K quantizes x (a whole number of 256-blocks) into a as
+// quantizeRowQ8KGo quantizes x (a whole number of 256-blocks) into a as
 // quantizeRowQ8Go does per 32 but with one scale per 256: d = max|x|/127,
 // q = round-half-even(x/d).
-func quantizeRowQ8K(a *q8K, x []float32) {
+func quantizeRowQ8KGo(a *q8K, x []float32) {
 	nb := len(x) / 256
 	for b := 0; b < nb; b++ {
 		xs := x[b*256 : b*256+256]
@@ -60,15 +60,20 @@ func quantizeRowQ8K(a *q8K, x []float32) {
 		for i, v := range xs {
 			qs[i] = int8(int32(float32(v*id)+roundMagic) - int32(roundMagic))
 		}
-		for g := 0; g < 16; g++ {
-			var sum int16
-			for _, q := range qs[g*16 : g*16+16] {
-				sum += int16(q)
-			}
-			a.s16[b*16+g] = sum
-			if g%2 == 1 {
-				a.s32[b*8+g/2] = a.s16[b*16+g-1] + sum
-			}
+	}
+	q8KSums(a, nb)
+}
+
+// q8KSums sets the sums of each 16 and 32 quants of a's first nb blocks.
+func q8KSums(a *q8K, nb int) {
+	for g := 0; g < nb*16; g++ {
+		var sum int16
+		for _, q := range a.qs[g*16 : g*16+16] {
+			sum += int16(q)
+		}
+		a.s16[g] = sum
+		if g%2 == 1 {
+			a.s32[g/2] = a.s16[g-1] + sum
 		}
 	}
 }

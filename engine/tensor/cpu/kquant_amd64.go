@@ -32,3 +32,18 @@ func dotKQuantRows(out []float32, w []byte, wstride int, kind kquantKind, a *q8K
 		dotKQuantRowsGo(out, w, wstride, kind, a)
 	}
 }
+
+//go:noescape
+func quantizeRowQ8KAVX2(q *int8, d *float32, x *float32, nb int)
+
+// quantizeRowQ8K is quantizeRowQ8KGo (the specification), bit for bit.
+func quantizeRowQ8K(a *q8K, x []float32) {
+	nb := len(x) / 256
+	if !hasAVX2 || nb == 0 {
+		quantizeRowQ8KGo(a, x)
+		return
+	}
+	_, _ = a.qs[nb*256-1], a.d[nb-1]
+	quantizeRowQ8KAVX2(&a.qs[0], &a.d[0], &x[0], nb)
+	q8KSums(a, nb)
+}

@@ -210,3 +210,35 @@ func BenchmarkKQuantRows(b *testing.B) {
 		})
 	}
 }
+
+// TestQuantizeRowQ8KAsm: the assembly quantizer gives the Go one's bits.
+func TestQuantizeRowQ8KAsm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{256, 512, 1792} {
+		x := randActs(rng, n)
+		if n > 256 {
+			copy(x[:256], make([]float32, 256)) // a zero block
+			x[300] = 127.5                      // an extreme
+		}
+		var a, b q8K
+		a.size(n)
+		b.size(n)
+		quantizeRowQ8K(&a, x)
+		quantizeRowQ8KGo(&b, x)
+		for i := range a.qs {
+			if a.qs[i] != b.qs[i] {
+				t.Fatalf("n %d: q[%d] %d, Go %d", n, i, a.qs[i], b.qs[i])
+			}
+		}
+		for i := range a.d {
+			if math.Float32bits(a.d[i]) != math.Float32bits(b.d[i]) {
+				t.Fatalf("n %d: d[%d] %g, Go %g", n, i, a.d[i], b.d[i])
+			}
+		}
+		for i := range a.s16 {
+			if a.s16[i] != b.s16[i] || a.s32[i/2] != b.s32[i/2] {
+				t.Fatalf("n %d: sums at %d differ", n, i)
+			}
+		}
+	}
+}

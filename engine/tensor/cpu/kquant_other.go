@@ -7,3 +7,5 @@ package cpu
 func dotKQuantRows(out []float32, w []byte, wstride int, kind kquantKind, a *q8K) {
 	dotKQuantRowsGo(out, w, wstride, kind, a)
 }
+
+func quantizeRowQ8K(a *q8K, x []float32) { quantizeRowQ8KGo(a, x) }
