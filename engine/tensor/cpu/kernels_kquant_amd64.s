@@ -70,6 +70,18 @@ DATA kqm10<>+8(SB)/8, $0x1010101010101010
 DATA kqm10<>+16(SB)/8, $0x1010101010101010
 DATA kqm10<>+24(SB)/8, $0x1010101010101010
 GLOBL kqm10<>(SB), RODATA|NOPTR, $32
+DATA kqsh1<>+0(SB)/8, $0x0b0a090803020100
+DATA kqsh1<>+8(SB)/8, $0x0b0a090807060504
+GLOBL kqsh1<>(SB), RODATA|NOPTR, $16
+DATA kqsh2<>+0(SB)/8, $0x0302010080808080
+DATA kqsh2<>+8(SB)/8, $0x0706050480808080
+GLOBL kqsh2<>(SB), RODATA|NOPTR, $16
+DATA kqm1<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA kqm1<>+8(SB)/8, $0x000000003f3f3f3f
+GLOBL kqm1<>(SB), RODATA|NOPTR, $16
+DATA kqm2<>+0(SB)/8, $0x0000000000000000
+DATA kqm2<>+8(SB)/8, $0x0f0f0f0f00000000
+GLOBL kqm2<>(SB), RODATA|NOPTR, $16
 
 // func dotQ4KRowsAVX2(w *byte, wstride int, nrows int, qs *int8, d *float32, s32 *int16, nb int, out *float32)
 //
@@ -92,36 +104,24 @@ q4row:
 	VXORPS X0, X0, X0
 
 q4blk:
-	// The 6-bit scales (AX) and mins (BX) of the 8 sub-blocks, one byte
-	// each (ggml's get_scale_min_k4 as 32-bit operations).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), R10
-	MOVL R10, R11
-	SHRL $4, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL BX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL R12, R11
-	ANDL $0x3f3f3f3f, BX
-	ANDL $0x0f0f0f0f, R10
-	MOVL AX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL R12, R10
-	ANDL $0x3f3f3f3f, AX
-	SHLQ $32, R10
-	ORQ R10, AX
-	SHLQ $32, R11
-	ORQ R11, BX
-	VMOVQ AX, X1
-	VPMOVZXBW X1, X1
+	// The 6-bit scales and mins of the 8 sub-blocks (ggml's
+	// get_scale_min_k4) as bytes [sc0..sc7, m0..m7]: the low 6 bits of
+	// bytes 0-3 (sc0-3) and 4-7 (m0-3), the nibbles of bytes 8-11 (sc4-7
+	// low, m4-7 high) with the top 2 bits of bytes 0-3 and 4-7 above them.
+	VMOVDQU 4(SI), X1
+	VPSHUFB kqsh1<>(SB), X1, X2 // q0-3 q8-11 q4-7 q8-11
+	VPSHUFB kqsh2<>(SB), X1, X1 // 0 q0-3 0 q4-7
+	VPSRLW $2, X1, X1
+	VPAND kqm30<>(SB), X1, X1 // top 2 bits as bits 4-5
+	VPSRLW $4, X2, X4
+	VPAND kqm2<>(SB), X4, X4 // m4-7 low nibbles
+	VPAND kqm1<>(SB), X2, X2 // sc0-3, sc4-7 low, m0-3
+	VPOR X4, X2, X2
+	VPOR X1, X2, X2
+	VPMOVZXBW X2, X1
 	VINSERTI128 $1, X1, Y1, Y1 // int16 scales, both lanes
-	VMOVQ BX, X2
-	VPMOVZXBW X2, X2
+	VPSRLDQ $8, X2, X2
+	VPMOVZXBW X2, X2 // int16 mins
 	VPMADDWD (R9), X2, X2 // mins times the sums of 32
 	VPXOR Y3, Y3, Y3
 	VMOVDQU 16(SI), Y4
@@ -223,36 +223,24 @@ q5row:
 	VXORPS X0, X0, X0
 
 q5blk:
-	// The 6-bit scales (AX) and mins (BX) of the 8 sub-blocks, one byte
-	// each (ggml's get_scale_min_k4 as 32-bit operations).
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), R10
-	MOVL R10, R11
-	SHRL $4, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL BX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL R12, R11
-	ANDL $0x3f3f3f3f, BX
-	ANDL $0x0f0f0f0f, R10
-	MOVL AX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL R12, R10
-	ANDL $0x3f3f3f3f, AX
-	SHLQ $32, R10
-	ORQ R10, AX
-	SHLQ $32, R11
-	ORQ R11, BX
-	VMOVQ AX, X1
-	VPMOVZXBW X1, X1
+	// The 6-bit scales and mins of the 8 sub-blocks (ggml's
+	// get_scale_min_k4) as bytes [sc0..sc7, m0..m7]: the low 6 bits of
+	// bytes 0-3 (sc0-3) and 4-7 (m0-3), the nibbles of bytes 8-11 (sc4-7
+	// low, m4-7 high) with the top 2 bits of bytes 0-3 and 4-7 above them.
+	VMOVDQU 4(SI), X1
+	VPSHUFB kqsh1<>(SB), X1, X2 // q0-3 q8-11 q4-7 q8-11
+	VPSHUFB kqsh2<>(SB), X1, X1 // 0 q0-3 0 q4-7
+	VPSRLW $2, X1, X1
+	VPAND kqm30<>(SB), X1, X1 // top 2 bits as bits 4-5
+	VPSRLW $4, X2, X4
+	VPAND kqm2<>(SB), X4, X4 // m4-7 low nibbles
+	VPAND kqm1<>(SB), X2, X2 // sc0-3, sc4-7 low, m0-3
+	VPOR X4, X2, X2
+	VPOR X1, X2, X2
+	VPMOVZXBW X2, X1
 	VINSERTI128 $1, X1, Y1, Y1 // int16 scales, both lanes
-	VMOVQ BX, X2
-	VPMOVZXBW X2, X2
+	VPSRLDQ $8, X2, X2
+	VPMOVZXBW X2, X2 // int16 mins
 	VPMADDWD (R9), X2, X2 // mins times the sums of 32
 	VPXOR Y3, Y3, Y3
 	VMOVDQU 16(SI), Y8 // qh: bit j of byte l is weight l of sub-block j
