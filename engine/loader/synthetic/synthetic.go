@@ -97,12 +97,12 @@ func PresetNames() []string {
 }
 
 func parseDType(s string) (tensor.DType, error) {
-	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
+	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 		if strings.EqualFold(d.String(), s) {
 			return d, nil
 		}
 	}
-	return 0, fmt.Errorf("dtype %q: want f32, f16, bf16, q8_0 or q4_0", s)
+	return 0, fmt.Errorf("dtype %q: want f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (the k-quants need dimensions that are multiples of 256)", s)
 }
 
 func (s *Source) Config() model.Config { return s.cfg }
