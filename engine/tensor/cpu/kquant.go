@@ -217,3 +217,10 @@ func dotKQuantRowsGo(out []float32, w []byte, wstride int, kind kquantKind, a *q
 		out[r] = dotKQuantGo(w[r*wstride:r*wstride+rb], kind, a)
 	}
 }
+
+// view is rows [t0, t1) of a, which holds rows of cols values one after
+// another.
+func (a *q8K) view(t0, t1, cols int) q8K {
+	nb := cols / 256
+	return q8K{qs: a.qs[t0*cols : t1*cols], d: a.d[t0*nb : t1*nb], s16: a.s16[t0*nb*16 : t1*nb*16], s32: a.s32[t0*nb*8 : t1*nb*8]}
+}

@@ -89,7 +89,8 @@ type matmul struct {
 	rows      int
 	q8        bool
 	kq        bool      // some weight is a k-quant: x is also quantized to Q8_K
-	q8k       []q8K     // (T) x as Q8_K rows, when kq
+	q8kAll    q8K       // (T, cols) x as Q8_K, when kq
+	q8k       []q8K     // (T) views of q8kAll's rows
 	qx        []int8    // (T, cols) quantized x, when some weight is Q8_0
 	dx        []float32 // (T, cols/32) its scales
 	tiled     bool
@@ -147,8 +148,9 @@ func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
 		if len(m.q8k) < T {
 			m.q8k = append(m.q8k, make([]q8K, T-len(m.q8k))...)
 		}
+		m.q8kAll.size(T * m.cols)
 		for t := range T {
-			m.q8k[t].size(m.cols)
+			m.q8k[t] = m.q8kAll.view(t, t+1, m.cols)
 		}
 	}
 	if m.q8 || m.kq {
@@ -247,7 +249,14 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 		if ws == 0 {
 			ws = w.RowBytes()
 		}
-		for t := t0; t < t1; t++ {
+		t := t0
+		for ; t+4 <= t1; t += 4 {
+			x := m.q8kAll.view(t, t+4, cols)
+			if !dotKQuantRowsX4(out[t*os+r0:], os, r1-r0, w.Data[r0*ws:], ws, kind, &x, cols) {
+				break
+			}
+		}
+		for ; t < t1; t++ {
 			dotKQuantRows(out[t*os+r0:t*os+r1], w.Data[r0*ws:], ws, kind, &m.q8k[t])
 		}
 	case tensor.F32:
