@@ -243,38 +243,41 @@ func TestQuantizeRowQ8KAsm(t *testing.T) {
 	}
 }
 
-// TestKQuantX4MatchesGo: the four-token kernel gives each (row, token) the
+// TestKQuantX4MatchesGo: the four-token kernels give each (row, token) the
 // portable kernel's bits, into a strided output with poisoned gaps.
 func TestKQuantX4MatchesGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 1))
-	for _, rows := range []int{1, 3, 16} {
-		cols := 256 * (1 + rng.IntN(4))
-		w := randKQuantRows(rng, tensor.Q4_K, rows, cols)
-		var all q8K
-		all.size(4 * cols)
-		quantizeRowQ8K(&all, randActs(rng, 4*cols))
-		ostride := rows + 3
-		out := make([]float32, 4*ostride)
-		for i := range out {
-			out[i] = float32(math.NaN())
-		}
-		if !dotKQuantRowsX4(out, ostride, rows, w.Data, w.RowBytes(), kindQ4K, &all, cols) {
-			t.Skip("no four-token kernel here")
-		}
-		for k := range 4 {
-			tok := all.view(k, k+1, cols)
-			want := make([]float32, rows)
-			dotKQuantRowsGo(want, w.Data, w.RowBytes(), kindQ4K, &tok)
-			for r := range ostride {
-				g := out[k*ostride+r]
-				if r >= rows {
-					if !math.IsNaN(float64(g)) {
-						t.Fatalf("rows %d: wrote out[%d*%d+%d]", rows, k, ostride, r)
+	for _, dt := range kquantDTypes {
+		kind, _ := kquantKindOf(dt)
+		for _, rows := range []int{1, 3, 16} {
+			cols := 256 * (1 + rng.IntN(4))
+			w := randKQuantRows(rng, dt, rows, cols)
+			var all q8K
+			all.size(4 * cols)
+			quantizeRowQ8K(&all, randActs(rng, 4*cols))
+			ostride := rows + 3
+			out := make([]float32, 4*ostride)
+			for i := range out {
+				out[i] = float32(math.NaN())
+			}
+			if !dotKQuantRowsX4(out, ostride, rows, w.Data, w.RowBytes(), kind, &all, cols) {
+				continue // no four-token kernel for dt here
+			}
+			for k := range 4 {
+				tok := all.view(k, k+1, cols)
+				want := make([]float32, rows)
+				dotKQuantRowsGo(want, w.Data, w.RowBytes(), kind, &tok)
+				for r := range ostride {
+					g := out[k*ostride+r]
+					if r >= rows {
+						if !math.IsNaN(float64(g)) {
+							t.Fatalf("%v rows %d: wrote out[%d*%d+%d]", dt, rows, k, ostride, r)
+						}
+						continue
 					}
-					continue
-				}
-				if math.Float32bits(g) != math.Float32bits(want[r]) {
-					t.Fatalf("rows %d cols %d token %d row %d: %g, Go %g", rows, cols, k, r, g, want[r])
+					if math.Float32bits(g) != math.Float32bits(want[r]) {
+						t.Fatalf("%v rows %d cols %d token %d row %d: %g, Go %g", dt, rows, cols, k, r, g, want[r])
+					}
 				}
 			}
 		}
