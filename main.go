@@ -18,6 +18,7 @@ import (
 	"rigscope/internal/cli/generate"
 	"rigscope/internal/cli/gpus"
 	"rigscope/internal/cli/serve"
+	"rigscope/internal/cli/writegguf"
 	"rigscope/internal/panel"
 )
 
@@ -29,6 +30,7 @@ var commands = []cli.Command{
 	serve.Command,
 	gpus.Command,
 	allreduce.Command,
+	writegguf.Command,
 }
 
 func program() cli.Program {

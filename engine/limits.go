@@ -157,13 +157,10 @@ func memoryNeed(cfg model.Config, dtype string, ctx, tpSize int) (weights, kv fl
 }
 
 // bytesPerParam is what a weight of the named dtype costs in memory (the
-// k-quants are re-encoded as Q8_0 at load).
+// CPU reads every GGUF type as stored, k-quants included).
 func bytesPerParam(name string) float64 {
-	for d := tensor.F32; d <= tensor.Q6_K; d++ {
+	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		if d.String() == name {
-			if d == tensor.Q4_K || d == tensor.Q6_K {
-				d = tensor.Q8_0
-			}
 			return float64(d.BlockBytes()) / float64(d.BlockSize())
 		}
 	}

@@ -9,12 +9,13 @@ import (
 )
 
 // scaleOffsets are where a quantized block keeps its f16 scales (ggml's
-// block_q8_0, block_q4_0: d; block_q4_K: d, dmin; block_q6_K: d after
+// block_q8_0, block_q4_0: d; block_q4_K and block_q5_K: d, dmin; block_q6_K: d after
 // ql, qh and scales).
 var scaleOffsets = map[tensor.DType][]int{
 	tensor.Q8_0: {0},
 	tensor.Q4_0: {0},
 	tensor.Q4_K: {0, 2},
+	tensor.Q5_K: {0, 2},
 	tensor.Q6_K: {208},
 }
 

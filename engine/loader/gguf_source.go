@@ -180,7 +180,7 @@ func ggufConfig(f *gguf.File, arch string) (model.Config, error) {
 	}
 	for _, ti := range f.Tensors {
 		if !ti.Type.Supported() {
-			return model.Config{}, fmt.Errorf("loader: %s: tensor %q has type %v, which is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)", f.Path, ti.Name, ti.Type)
+			return model.Config{}, fmt.Errorf("loader: %s: tensor %q has type %v, which is not supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)", f.Path, ti.Name, ti.Type)
 		}
 	}
 	return cfg, nil

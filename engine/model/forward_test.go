@@ -58,7 +58,8 @@ func firstBitDiff(a, b []float32) int {
 // does not depend on the batch size.
 func TestPrefillEqualsDecode(t *testing.T) {
 	long := append(append(append([]int32{}, prompt...), prompt...), 3, 4, 5) // 27 tokens: the threaded row-wise path
-	for _, spec := range []string{"tiny", "tiny?dtype=f16", "tiny?dtype=bf16", "tiny?dtype=q8_0", "tiny?dtype=q4_0"} {
+	for _, spec := range []string{"tiny", "tiny?dtype=f16", "tiny?dtype=bf16", "tiny?dtype=q8_0", "tiny?dtype=q4_0",
+		"small?dtype=q4_k&layers=1", "small?dtype=q6_k&layers=1"} {
 		src := tinySource(t, spec)
 		V := src.Config().Vocab
 		r := newRunner(t, src)

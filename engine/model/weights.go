@@ -96,7 +96,11 @@ func CheckTP(cfg Config, tp int) error {
 
 // LoadWeights takes rank shard.Rank's slices of every weight from src. The
 // weights alias src's (mapped) memory; only the small norm vectors are
-// converted to float32, and k-quant matrices re-encoded (widenKQuant).
+// converted to float32. K-quant matrices (Q4_K, Q5_K, Q6_K) stay as stored,
+// read by the CPU's k-quant kernels, except at TP > 1, where they are
+// re-encoded as Q8_0 first (widenKQuant): a row-parallel shard cuts the
+// columns at head and FFN boundaries, which need not fall on the k-quants'
+// 256-weight blocks.
 func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 	cfg := src.Config()
 	if err := cfg.Validate(); err != nil {
@@ -127,7 +131,10 @@ func LoadWeights(src WeightSource, shard Shard) (*Weights, error) {
 		if err := cpu.Supported(t.DType); err != nil {
 			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
 		}
-		return widenKQuant(t), nil
+		if tp > 1 {
+			return widenKQuant(t), nil
+		}
+		return t, nil
 	}
 	vec := func(name string, n int) ([]float32, error) {
 		t, err := get(name, n)

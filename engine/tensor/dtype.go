@@ -18,9 +18,10 @@ const (
 	Q4_0       // ggml: blocks of 32 4-bit with one f16 scale (18 bytes)
 	Q4_K       // ggml k-quant: super-blocks of 256 (144 bytes)
 	Q6_K       // ggml k-quant: super-blocks of 256 (210 bytes)
+	Q5_K       // ggml k-quant: super-blocks of 256 (176 bytes)
 )
 
-var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K"}
+var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K", Q5_K: "Q5_K"}
 
 func (d DType) String() string {
 	if int(d) < len(dtypeNames) {
@@ -34,7 +35,7 @@ func (d DType) BlockSize() int {
 	switch d {
 	case Q8_0, Q4_0:
 		return 32
-	case Q4_K, Q6_K:
+	case Q4_K, Q5_K, Q6_K:
 		return 256
 	}
 	return 1
@@ -53,6 +54,8 @@ func (d DType) BlockBytes() int {
 		return 18
 	case Q4_K:
 		return 144
+	case Q5_K:
+		return 176
 	case Q6_K:
 		return 210
 	}

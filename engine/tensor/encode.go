@@ -9,9 +9,15 @@ import (
 
 // Encode writes the float32 values src into dst in dtype dt (one row; len(src)
 // a whole number of blocks). Q8_0 and Q4_0 quantize as ggml does: one f16
-// scale per 32 values, d = max|x|/127 (Q8_0) or max-by-magnitude/-8 (Q4_0).
+// scale per 32 values, d = max|x|/127 (Q8_0) or max-by-magnitude/-8 (Q4_0);
+// Q4_K and Q6_K as ggml's reference quantizers do (encode_kquant.go). Q5_K
+// has no encoder: dst is left as it is.
 func Encode(dst []byte, dt DType, src []float32) {
 	switch dt {
+	case Q4_K:
+		encodeQ4K(dst, src)
+	case Q6_K:
+		encodeQ6K(dst, src)
 	case F32:
 		for i, v := range src {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))

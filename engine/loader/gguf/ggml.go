@@ -18,6 +18,7 @@ const (
 	TypeQ4_0 GGMLType = 2
 	TypeQ8_0 GGMLType = 8
 	TypeQ4_K GGMLType = 12
+	TypeQ5_K GGMLType = 13
 	TypeQ6_K GGMLType = 14
 	TypeBF16 GGMLType = 30
 )
@@ -71,6 +72,7 @@ var ggmlToDType = map[GGMLType]tensor.DType{
 	TypeQ4_0: tensor.Q4_0,
 	TypeQ8_0: tensor.Q8_0,
 	TypeQ4_K: tensor.Q4_K,
+	TypeQ5_K: tensor.Q5_K,
 	TypeQ6_K: tensor.Q6_K,
 	TypeBF16: tensor.BF16,
 }
@@ -99,5 +101,5 @@ func GGMLTypeOf(d tensor.DType) (GGMLType, error) {
 }
 
 func supportedTypeNames() string {
-	return "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K"
+	return "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K"
 }

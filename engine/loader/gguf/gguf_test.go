@@ -249,18 +249,19 @@ func TestOpenErrorsNameFile(t *testing.T) {
 }
 
 func TestUnsupportedType(t *testing.T) {
-	good := writeBytes(t, nil, []*tensor.Tensor{f32Tensor("w", 1, 44)})
+	good := writeBytes(t, nil, []*tensor.Tensor{f32Tensor("w", 1, 55)})
 	// tensor info starts at 24: name len 8, "w", n_dims 4, 2 dims 16 (ne0
-	// at 37), type at 24+8+1+4+16. Q5_K [1 256] is 176 bytes, as F32 [1 44].
-	binary.LittleEndian.PutUint64(good[37:], 256)
-	binary.LittleEndian.PutUint32(good[53:], 13)
+	// at 37), type at 24+8+1+4+16. Q3_K [1 512] is 220 bytes, as F32 [1 55].
+	binary.LittleEndian.PutUint64(good[37:], 512)
+	binary.LittleEndian.PutUint32(good[53:], 11)
 	f, err := Parse(good)
 	if err != nil {
-		t.Fatalf("Parse with a Q5_K tensor: %v", err)
+		t.Fatalf("Parse with a Q3_K tensor: %v", err)
 	}
 	_, err = f.Tensor("w")
-	if err == nil || !strings.Contains(err.Error(), "Q5_K") || !strings.Contains(err.Error(), `"w"`) {
-		t.Errorf("Tensor(w) of type Q5_K: error = %v, want one naming the tensor and type", err)
+	if err == nil || !strings.Contains(err.Error(), "Q3_K") || !strings.Contains(err.Error(), `"w"`) ||
+		!strings.Contains(err.Error(), supportedTypeNames()) {
+		t.Errorf("Tensor(w) of type Q3_K: error = %v, want one naming the tensor, its type and the supported types", err)
 	}
 }
 

@@ -16,6 +16,28 @@ import (
 // as GGUF wants) with their data aligned to general.alignment when kv sets
 // it, else 32. Values must be of the types KV documents.
 func Write(w io.Writer, kv []KV, tensors []*tensor.Tensor) error {
+	specs := make([]TensorSpec, len(tensors))
+	for i, t := range tensors {
+		if err := t.Check(); err != nil {
+			return fmt.Errorf("gguf: write: %w", err)
+		}
+		specs[i] = TensorSpec{Name: t.Name, DType: t.DType, Shape: t.Shape}
+	}
+	return WriteFunc(w, kv, specs, func(i int) ([]byte, error) { return tensors[i].Data, nil })
+}
+
+// TensorSpec is a tensor to be written without its data: WriteFunc asks for
+// the data of each in turn, so a writer need not hold every tensor at once.
+type TensorSpec struct {
+	Name  string
+	DType tensor.DType
+	Shape []int // outermost first
+}
+
+// WriteFunc is Write with the tensors' data produced one at a time, in
+// order, by data(i) (which must return exactly the bytes specs[i]'s dtype
+// and shape take).
+func WriteFunc(w io.Writer, kv []KV, specs []TensorSpec, data func(i int) ([]byte, error)) error {
 	align := uint64(DefaultAlignment)
 	for _, e := range kv {
 		if e.Key != "general.alignment" {
@@ -27,12 +49,33 @@ func Write(w io.Writer, kv []KV, tensors []*tensor.Tensor) error {
 		}
 		align = a
 	}
+	sizes := make([]int, len(specs))
+	for i, t := range specs {
+		if len(t.Shape) == 0 || len(t.Shape) > maxDims {
+			return fmt.Errorf("gguf: write: tensor %q: %d dimensions (want 1 to %d)", t.Name, len(t.Shape), maxDims)
+		}
+		n := 1
+		for _, d := range t.Shape {
+			if d <= 0 {
+				return fmt.Errorf("gguf: write: tensor %q: shape %v", t.Name, t.Shape)
+			}
+			n *= d
+		}
+		b, err := t.DType.Bytes(n)
+		if err == nil && t.DType.BlockSize() > 1 && t.Shape[len(t.Shape)-1]%t.DType.BlockSize() != 0 {
+			err = fmt.Errorf("dtype %v: rows of %d are not whole %d-element blocks", t.DType, t.Shape[len(t.Shape)-1], t.DType.BlockSize())
+		}
+		if err != nil {
+			return fmt.Errorf("gguf: write: tensor %q: %w", t.Name, err)
+		}
+		sizes[i] = b
+	}
 	bw := bufio.NewWriter(w)
 	cw := &countWriter{w: bw}
 	e := &encoder{w: cw}
 	e.raw([]byte(Magic))
 	e.u32(3)
-	e.u64(uint64(len(tensors)))
+	e.u64(uint64(len(specs)))
 	e.u64(uint64(len(kv)))
 	for _, entry := range kv {
 		e.str(entry.Key)
@@ -41,16 +84,10 @@ func Write(w io.Writer, kv []KV, tensors []*tensor.Tensor) error {
 		}
 	}
 	var off uint64
-	for _, t := range tensors {
-		if err := t.Check(); err != nil {
-			return fmt.Errorf("gguf: write: %w", err)
-		}
+	for i, t := range specs {
 		typ, err := GGMLTypeOf(t.DType)
 		if err != nil {
 			return fmt.Errorf("gguf: write: tensor %q: %w", t.Name, err)
-		}
-		if len(t.Shape) == 0 || len(t.Shape) > maxDims {
-			return fmt.Errorf("gguf: write: tensor %q: %d dimensions (want 1 to %d)", t.Name, len(t.Shape), maxDims)
 		}
 		e.str(t.Name)
 		e.u32(uint32(len(t.Shape)))
@@ -59,14 +96,24 @@ func Write(w io.Writer, kv []KV, tensors []*tensor.Tensor) error {
 		}
 		e.u32(uint32(typ))
 		e.u64(off)
-		off = alignUp(off+uint64(len(t.Data)), align)
+		off = alignUp(off+uint64(sizes[i]), align)
 	}
 	e.pad(align)
-	for i, t := range tensors {
+	for i, t := range specs {
 		if i > 0 {
 			e.pad(align)
 		}
-		e.raw(t.Data)
+		if e.err != nil {
+			break
+		}
+		b, err := data(i)
+		if err != nil {
+			return fmt.Errorf("gguf: write: tensor %q: %w", t.Name, err)
+		}
+		if len(b) != sizes[i] {
+			return fmt.Errorf("gguf: write: tensor %q: %d bytes of data, want %d for %v %v", t.Name, len(b), sizes[i], t.DType, t.Shape)
+		}
+		e.raw(b)
 	}
 	if e.err != nil {
 		return fmt.Errorf("gguf: write: %w", e.err)

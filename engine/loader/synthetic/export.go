@@ -18,12 +18,40 @@ import (
 // engines compute the same function from the file. It generates every
 // tensor, so it holds the whole model in memory while it writes.
 func (s *Source) WriteGGUF(w io.Writer) error {
-	c := s.cfg
-	if ext := c.Extensions(); len(ext) > 0 {
+	if err := s.CheckExportable(); err != nil {
+		return err
+	}
+	names := s.TensorNames()
+	ts := make([]*tensor.Tensor, 0, len(names))
+	for _, n := range names {
+		t, err := s.Tensor(n)
+		if err != nil {
+			return fmt.Errorf("synthetic %s: export: %w", s.preset, err)
+		}
+		ts = append(ts, t)
+	}
+	if err := gguf.Write(w, s.GGUFMeta(), ts); err != nil {
+		return fmt.Errorf("synthetic %s: export: %w", s.preset, err)
+	}
+	return nil
+}
+
+// CheckExportable refuses a preset that a plain Llama GGUF cannot hold
+// (mixture of experts, latent attention, Gemma 3, ...): written as llama,
+// it would be read as another model.
+func (s *Source) CheckExportable() error {
+	if ext := s.cfg.Extensions(); len(ext) > 0 {
 		return fmt.Errorf("synthetic %s: export writes a plain Llama GGUF; this preset has %s", s.preset, strings.Join(ext, ", "))
 	}
+	return nil
+}
+
+// GGUFMeta is the metadata WriteGGUF writes: general.architecture=llama
+// with the llama.* hyperparameters and the vocabulary as tokenizer.ggml.*.
+func (s *Source) GGUFMeta() []gguf.KV {
+	c := s.cfg
 	v := Vocab(c.Vocab)
-	kv := []gguf.KV{
+	return []gguf.KV{
 		{Key: "general.architecture", Value: "llama"},
 		{Key: "general.name", Value: "rigscope-synthetic-" + s.preset},
 		{Key: "general.alignment", Value: uint32(32)},
@@ -49,6 +77,13 @@ func (s *Source) WriteGGUF(w io.Writer) error {
 		{Key: "tokenizer.ggml.add_bos_token", Value: v.AddBOS},
 		{Key: "tokenizer.ggml.add_eos_token", Value: false},
 	}
+}
+
+// TensorNames lists the model's tensors in the order WriteGGUF writes
+// them (llama.cpp's): the embedding, each block's, the final norm, then
+// the output projection unless it is tied.
+func (s *Source) TensorNames() []string {
+	c := s.cfg
 	names := []string{model.NameTokEmbd}
 	for l := 0; l < c.Layers; l++ {
 		for _, part := range []string{"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"} {
@@ -59,16 +94,9 @@ func (s *Source) WriteGGUF(w io.Writer) error {
 	if !c.TiedEmbed {
 		names = append(names, model.NameOutput)
 	}
-	ts := make([]*tensor.Tensor, 0, len(names))
-	for _, n := range names {
-		t, err := s.Tensor(n)
-		if err != nil {
-			return fmt.Errorf("synthetic %s: export: %w", s.preset, err)
-		}
-		ts = append(ts, t)
-	}
-	if err := gguf.Write(w, kv, ts); err != nil {
-		return fmt.Errorf("synthetic %s: export: %w", s.preset, err)
-	}
-	return nil
+	return names
 }
+
+// Shape is the shape (outermost first) of tensor name, or false when the
+// preset has no such tensor.
+func (s *Source) Shape(name string) ([]int, bool) { return s.shape(name) }

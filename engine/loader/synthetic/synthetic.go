@@ -126,12 +126,12 @@ func PresetNames() []string {
 }
 
 func parseDType(s string) (tensor.DType, error) {
-	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
+	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 		if strings.EqualFold(d.String(), s) {
 			return d, nil
 		}
 	}
-	return 0, fmt.Errorf("dtype %q: want f32, f16, bf16, q8_0 or q4_0", s)
+	return 0, fmt.Errorf("dtype %q: want f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (the k-quants need dimensions that are multiples of 256)", s)
 }
 
 func (s *Source) Config() model.Config { return s.cfg }
@@ -156,11 +156,22 @@ func (s *Source) Tensor(name string) (*tensor.Tensor, error) {
 	if t, ok := s.tensors[name]; ok {
 		return t, nil
 	}
+	t, err := s.Generate(name, s.dtype)
+	if err != nil {
+		return nil, err
+	}
+	s.tensors[name] = t
+	return t, nil
+}
+
+// Generate returns a new copy of weight name encoded in dt (norm vectors
+// stay F32), the values Tensor's are encoded from; it keeps nothing, so a
+// writer can convert one tensor at a time.
+func (s *Source) Generate(name string, dt tensor.DType) (*tensor.Tensor, error) {
 	shape, ok := s.shape(name)
 	if !ok {
 		return nil, fmt.Errorf("synthetic %s: no tensor %q", s.preset, name)
 	}
-	dt := s.dtype
 	if len(shape) == 1 {
 		dt = tensor.F32
 	}
@@ -179,7 +190,6 @@ func (s *Source) Tensor(name string) (*tensor.Tensor, error) {
 		amp = 0
 	}
 	fill(t, key, amp)
-	s.tensors[name] = t
 	return t, nil
 }
 

@@ -21,10 +21,10 @@ var f16Table = func() *[1 << 16]float32 {
 // Supported reports whether the kernels here can read dtype d.
 func Supported(d tensor.DType) error {
 	switch d {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
 		return nil
 	}
-	return fmt.Errorf("cpu: dtype %v is not supported by the CPU kernels (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K are)", d)
+	return fmt.Errorf("cpu: dtype %v is not supported by the CPU kernels (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K are)", d)
 }
 
 // DequantRow writes row r of w as float32 into dst (len = w.Cols()).
@@ -69,6 +69,10 @@ func dequant(dst []float32, dt tensor.DType, src []byte) {
 		for b := 0; b < n/256; b++ {
 			dequantQ4K(dst[b*256:b*256+256], src[b*144:b*144+144])
 		}
+	case tensor.Q5_K:
+		for b := 0; b < n/256; b++ {
+			dequantQ5K(dst[b*256:b*256+256], src[b*176:b*176+176])
+		}
 	case tensor.Q6_K:
 		for b := 0; b < n/256; b++ {
 			dequantQ6K(dst[b*256:b*256+256], src[b*210:b*210+210])
@@ -97,6 +101,28 @@ func dequantQ4K(dst []float32, blk []byte) {
 		for l, b := range q {
 			lo[l] = float32(d1*float32(b&0xf)) - mn1
 			hi[l] = float32(d2*float32(b>>4)) - mn2
+		}
+	}
+}
+
+// dequantQ5K decodes one ggml block_q5_K (256 weights in 176 bytes: f16 d
+// and dmin, 12 bytes of 6-bit scales and mins, 32 bytes qh of fifth bits,
+// 128 bytes of 4-bit quants) as ggml's dequantize_row_q5_K does: Q4_K's
+// layout, with bit j of qh[l] the fifth bit of weight l of sub-block j.
+func dequantQ5K(dst []float32, blk []byte) {
+	d := f16Table[binary.LittleEndian.Uint16(blk)]
+	dmin := f16Table[binary.LittleEndian.Uint16(blk[2:])]
+	scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+	for j := 0; j < 8; j += 2 {
+		sc1, m1 := scaleMinK4(j, scales)
+		sc2, m2 := scaleMinK4(j+1, scales)
+		d1, mn1 := d*float32(sc1), dmin*float32(m1)
+		d2, mn2 := d*float32(sc2), dmin*float32(m2)
+		q := qs[j*16 : j*16+32]
+		lo, hi := dst[j*32:j*32+32], dst[j*32+32:j*32+64]
+		for l, b := range q {
+			lo[l] = float32(d1*float32(b&0xf|qh[l]>>j&1<<4)) - mn1
+			hi[l] = float32(d2*float32(b>>4|qh[l]>>(j+1)&1<<4)) - mn2
 		}
 	}
 }

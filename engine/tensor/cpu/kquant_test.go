@@ -32,6 +32,29 @@ func refQ4K(blk []byte, i int) float32 {
 	return float32(d*float32(sc)*float32(q)) - dmin*float32(m)
 }
 
+// refQ5K: Q4_K's scales and nibbles, and bit (i/32) of qh[i%32] as the
+// fifth bit.
+func refQ5K(blk []byte, i int) float32 {
+	d := tensor.F16ToF32(binary.LittleEndian.Uint16(blk))
+	dmin := tensor.F16ToF32(binary.LittleEndian.Uint16(blk[2:]))
+	sc6 := blk[4:16]
+	j := i / 32
+	var sc, m byte
+	if j < 4 {
+		sc, m = sc6[j]&63, sc6[j+4]&63
+	} else {
+		sc = sc6[j+4]&15 | (sc6[j-4]>>6)<<4
+		m = sc6[j+4]>>4 | (sc6[j]>>6)<<4
+	}
+	b := blk[48+(i/64)*32+i%32]
+	q := b & 15
+	if i%64 >= 32 {
+		q = b >> 4
+	}
+	q |= (blk[16+i%32] >> j & 1) << 4
+	return float32(d*float32(sc)*float32(q)) - dmin*float32(m)
+}
+
 func refQ6K(blk []byte, i int) float32 {
 	d := tensor.F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
 	half, r := i/128, i%128 // two halves of 128
@@ -51,7 +74,7 @@ func TestDequantKQuants(t *testing.T) {
 	for _, tc := range []struct {
 		dt  tensor.DType
 		ref func([]byte, int) float32
-	}{{tensor.Q4_K, refQ4K}, {tensor.Q6_K, refQ6K}} {
+	}{{tensor.Q4_K, refQ4K}, {tensor.Q5_K, refQ5K}, {tensor.Q6_K, refQ6K}} {
 		for trial := range 50 {
 			blk := make([]byte, 2*tc.dt.BlockBytes()) // two blocks in a row
 			for i := range blk {
@@ -59,7 +82,7 @@ func TestDequantKQuants(t *testing.T) {
 			}
 			for b := range 2 { // sane f16 scales (random bits can be NaN or huge)
 				o := b * tc.dt.BlockBytes()
-				if tc.dt == tensor.Q4_K {
+				if tc.dt != tensor.Q6_K {
 					binary.LittleEndian.PutUint16(blk[o:], tensor.F32ToF16(rng.Float32()/64))
 					binary.LittleEndian.PutUint16(blk[o+2:], tensor.F32ToF16(rng.Float32()/64))
 				} else {

@@ -23,8 +23,9 @@ type MatMulJob struct {
 //
 // outStride lets a vocab-parallel shard write its columns of a wider output.
 // For Q8_0 weights x is quantized to int8 blocks of 32 (one float32 scale
-// each) and the products are integer, as llama.cpp does; every other dtype
-// is computed in float32.
+// each), for Q4_K, Q5_K and Q6_K weights to Q8_K (blocks of 256, kquant.go),
+// and the products are integer, as llama.cpp does; every other dtype is
+// computed in float32.
 //
 // Each output element is bit-identical whatever T and the thread count:
 // each token row is quantized on its own, and the kernels that handle
@@ -87,6 +88,9 @@ type matmul struct {
 	starts    []int // first global row of each job, then the total
 	rows      int
 	q8        bool
+	kq        bool      // some weight is a k-quant: x is also quantized to Q8_K
+	q8kAll    q8K       // (T, cols) x as Q8_K, when kq
+	q8k       []q8K     // (T) views of q8kAll's rows
 	qx        []int8    // (T, cols) quantized x, when some weight is Q8_0
 	dx        []float32 // (T, cols/32) its scales
 	tiled     bool
@@ -104,12 +108,15 @@ func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
 	m.x, m.T = x[:T*m.cols], T
 	m.jobs = append(m.jobs[:0], jobs...)
 	m.starts = m.starts[:0]
-	m.rows, m.q8 = 0, false
+	m.rows, m.q8, m.kq = 0, false, false
 	for _, j := range jobs {
 		m.starts = append(m.starts, m.rows)
 		m.rows += j.W.Rows()
 		if j.W.DType == tensor.Q8_0 {
 			m.q8 = true
+		}
+		if _, ok := kquantKindOf(j.W.DType); ok {
+			m.kq = true
 		}
 	}
 	m.starts = append(m.starts, m.rows)
@@ -136,10 +143,21 @@ func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
 			}
 			m.xc = m.xc[:T*cols/4]
 		}
-		if T*cols < 1<<14 {
+	}
+	if m.kq {
+		if len(m.q8k) < T {
+			m.q8k = append(m.q8k, make([]q8K, T-len(m.q8k))...)
+		}
+		m.q8kAll.size(T * m.cols)
+		for t := range T {
+			m.q8k[t] = m.q8kAll.view(t, t+1, m.cols)
+		}
+	}
+	if m.q8 || m.kq {
+		if T*m.cols < 1<<14 {
 			m.quant(0, T, 0)
 		} else {
-			m.pool.Parallel(T, max(1, 4096/cols), m.quantFn)
+			m.pool.Parallel(T, max(1, 4096/m.cols), m.quantFn)
 		}
 	}
 }
@@ -149,6 +167,12 @@ func (m *matmul) setup(x []float32, T int, jobs []MatMulJob) {
 func (m *matmul) quant(lo, hi, _ int) {
 	cols, nb := m.cols, m.cols/32
 	for t := lo; t < hi; t++ {
+		if m.kq {
+			quantizeRowQ8K(&m.q8k[t], m.x[t*cols:(t+1)*cols])
+		}
+		if !m.q8 {
+			continue
+		}
 		q, d := m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb]
 		quantizeRowQ8(q, d, m.x[t*cols:(t+1)*cols])
 		if m.grouped {
@@ -218,6 +242,22 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 			for r := r0; r < r1; r++ {
 				out[t*os+r] = dotQ8Q8(w.Row(r), m.qx[t*cols:(t+1)*cols], m.dx[t*nb:(t+1)*nb])
 			}
+		}
+	case tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		kind, _ := kquantKindOf(w.DType)
+		ws := w.Stride
+		if ws == 0 {
+			ws = w.RowBytes()
+		}
+		t := t0
+		for ; t+4 <= t1; t += 4 {
+			x := m.q8kAll.view(t, t+4, cols)
+			if !dotKQuantRowsX4(out[t*os+r0:], os, r1-r0, w.Data[r0*ws:], ws, kind, &x, cols) {
+				break
+			}
+		}
+		for ; t < t1; t++ {
+			dotKQuantRows(out[t*os+r0:t*os+r1], w.Data[r0*ws:], ws, kind, &m.q8k[t])
 		}
 	case tensor.F32:
 		for r := r0; r < r1; r++ {

@@ -1,0 +1,4 @@
+package tensor
+
+// NearestIntForTest exposes nearestInt to the external tests.
+var NearestIntForTest = nearestInt
