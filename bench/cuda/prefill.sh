@@ -4,7 +4,8 @@
 # (-p 512 -n 0, FA on, all layers on the GPU) and `rigscope generate
 # --device cuda` with a 512-token prompt and one new token (its prefill_ms).
 # Run after bench/cuda/quant.sh on the same machine (it builds llama-bench
-# and writes the files): sh bench/cuda/prefill.sh [FILE]
+# and writes the files): sh bench/cuda/prefill.sh [FILE]; the lines also go
+# to $OUT/prefill.txt (they come back even if the call runs out of time).
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
 F=${1:-/tmp/q/llama-8b.bf16.gguf}
@@ -16,5 +17,5 @@ for r in $(seq 1 ${ROUNDS:-2}); do
 		python3 -c 'import json,sys; print(round([json.loads(l) for l in sys.stdin if l.strip()][-1]["avg_ts"],1))' 2>/dev/null || echo -)
 	b=$(timeout 300 $B generate --device cuda --model "$F" --ctx 1024 --prompt-ids "$IDS" --max-tokens 1 --json 2> "$O/pp-rig-$r.err" |
 		python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; print(round(512/(s["prefill_ms"]/1000),1))' 2>/dev/null || echo -)
-	echo "prefill 512 round $r ($(basename "$F")): llama.cpp $a tok/s, rigscope $b tok/s"
+	echo "prefill 512 round $r ($(basename "$F")): llama.cpp $a tok/s, rigscope $b tok/s" | tee -a "$O/prefill.txt"
 done
