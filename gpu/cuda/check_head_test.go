@@ -58,20 +58,7 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		return err
 	}
 	base := t.Len()
-	timeIt := func(f func() error) (float64, error) {
-		for range 10 {
-			if err := f(); err != nil {
-				return 0, err
-			}
-		}
-		t0 := time.Now()
-		for range reps {
-			if err := f(); err != nil {
-				return 0, err
-			}
-		}
-		return float64(time.Since(t0).Microseconds()) / reps, nil
-	}
+	timeIt := func(f func() error) (float64, error) { return usPerCall(10, reps, f) }
 	step := func(T int) func() error {
 		return func() error {
 			if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: prompt[:T], Logits: model.LogitsAll}); err != nil {
@@ -194,20 +181,7 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 		return err
 	}
 	defer dh.Close()
-	timeIt := func(f func() error) (float64, error) {
-		for range 5 {
-			if err := f(); err != nil {
-				return 0, err
-			}
-		}
-		t0 := time.Now()
-		for range reps {
-			if err := f(); err != nil {
-				return 0, err
-			}
-		}
-		return float64(time.Since(t0).Microseconds()) / reps, nil
-	}
+	timeIt := func(f func() error) (float64, error) { return usPerCall(5, reps, f) }
 	prompt := make([]int32, 512)
 	for i := range prompt {
 		prompt[i] = int32(1000 + i)
@@ -247,4 +221,21 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "llama-8b decode %.1f  head: one draft step (1 row, 1 token) %.1f = %.1f%% of decode  chain (5 rows, 4 tokens) %.1f = %.1f%% per token\n",
 		decode, one, 100*one/decode, four, 100*four/4/decode)
 	return nil
+}
+
+// usPerCall runs f warm times, then reps times, and returns the host time
+// per call of the timed ones in microseconds.
+func usPerCall(warm, reps int, f func() error) (float64, error) {
+	for range warm {
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
+	t0 := time.Now()
+	for range reps {
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
+	return float64(time.Since(t0).Microseconds()) / float64(reps), nil
 }

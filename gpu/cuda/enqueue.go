@@ -449,14 +449,19 @@ func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
 	if !t.UseGraphs || t.prof != nil {
 		return t.enqueue(T, mode)
 	}
-	key := graphKey{T, mode, t.cap.key}
-	g := t.graphs[key]
+	return replay(t.stream, t.graphs, graphKey{T, mode, t.cap.key}, func() error { return t.enqueue(T, mode) })
+}
+
+// replay launches the graph captured for key on s, capturing it from
+// enqueue on first use (a Target's steps, a Head's chains).
+func replay[K comparable](s cu.Stream, graphs map[K]*graph, key K, enqueue func() error) error {
+	g := graphs[key]
 	if g == nil {
-		if err := beginCapture(t.stream); err != nil {
+		if err := beginCapture(s); err != nil {
 			return err
 		}
-		err := t.enqueue(T, mode)
-		g2, err2 := endCapture(t.stream)
+		err := enqueue()
+		g2, err2 := endCapture(s)
 		if err != nil {
 			if g2 != nil {
 				g2.destroy()
@@ -467,7 +472,7 @@ func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
 			return err2
 		}
 		g = g2
-		t.graphs[key] = g
+		graphs[key] = g
 	}
-	return g.launch(t.stream)
+	return g.launch(s)
 }

@@ -331,27 +331,7 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 // enqueueGraph replays (capturing first) the graph of T extended rows and
 // k draft tokens (k 0: the rows only, a chunk of a long extension).
 func (h *Head) enqueueGraph(T, k int) error {
-	key := [2]int{T, k}
-	g := h.graphs[key]
-	if g == nil {
-		if err := beginCapture(h.stream); err != nil {
-			return err
-		}
-		err := h.enqueueChain(T, k)
-		g2, err2 := endCapture(h.stream)
-		if err != nil {
-			if g2 != nil {
-				g2.destroy()
-			}
-			return err
-		}
-		if err2 != nil {
-			return err2
-		}
-		g = g2
-		h.graphs[key] = g
-	}
-	return g.launch(h.stream)
+	return replay(h.stream, h.graphs, [2]int{T, k}, func() error { return h.enqueueChain(T, k) })
 }
 
 // enqueueChain: the T extended rows with the first draft token, then k-1
