@@ -222,6 +222,9 @@ type Missing struct {
 func (m Missing) String() string {
 	switch m.Kind {
 	case "allreduce":
+		if m.Backend == "auto" {
+			return fmt.Sprintf("no auto table for %d ranks on %s (what --allreduce auto picks by message size)", m.TP, m.Device)
+		}
 		return fmt.Sprintf("no allreduce measurement of %s on %d %s ranks at %d bytes", m.Backend, m.TP, m.Device, m.Bytes)
 	case "compute":
 		return fmt.Sprintf("no timed forward of %d tokens at TP %d on %s", m.Tokens, m.TP, m.Device)
