@@ -73,17 +73,22 @@ func (e *Engine) TimeForward(ctx context.Context, tpSize int, backend string, to
 	if _, err := spec.GreedyIDs(ctx, t, model.Batch{Tokens: ids(calibrationContext, 0), Logits: model.LogitsLast}); err != nil {
 		return nil, fmt.Errorf("time forward: prefill: %w", err)
 	}
-	out := make([]ForwardTiming, 0, len(tokens))
 	if cfg.TP == 1 {
 		cfg.AllReduce = ""
 	}
-	for _, n := range tokens {
-		ft := ForwardTiming{Device: e.device(), TP: cfg.TP, Backend: cfg.AllReduce, Tokens: n, Context: calibrationContext}
-		logits := model.LogitsAll
-		if n == 1 {
-			logits = model.LogitsLast
-		}
-		for rep := -1; rep < reps; rep++ { // rep -1 warms up
+	out := make([]ForwardTiming, len(tokens))
+	for i, n := range tokens {
+		out[i] = ForwardTiming{Device: e.device(), TP: cfg.TP, Backend: cfg.AllReduce, Tokens: n, Context: calibrationContext}
+	}
+	// Sizes interleave within each repetition, so a burst of load from
+	// elsewhere on the machine spreads over every size instead of skewing
+	// one.
+	for rep := -1; rep < reps; rep++ { // rep -1 warms up
+		for i, n := range tokens {
+			logits := model.LogitsAll
+			if n == 1 {
+				logits = model.LogitsLast
+			}
 			if err := t.Rewind(calibrationContext); err != nil {
 				return nil, err
 			}
@@ -95,11 +100,10 @@ func (e *Engine) TimeForward(ctx context.Context, tpSize int, backend string, to
 			if rep < 0 {
 				continue
 			}
-			ft.Walls = append(ft.Walls, time.Since(start))
-			ft.AllReduce = append(ft.AllReduce, t.allReduceTime()-ar0)
-			ft.Calls = allReduceCalls(t) - calls0
+			out[i].Walls = append(out[i].Walls, time.Since(start))
+			out[i].AllReduce = append(out[i].AllReduce, t.allReduceTime()-ar0)
+			out[i].Calls = allReduceCalls(t) - calls0
 		}
-		out = append(out, ft)
 	}
 	return out, t.Rewind(0)
 }

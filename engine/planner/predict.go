@@ -27,8 +27,10 @@ type Inputs struct {
 // milliseconds and every figure with its range.
 type Prediction struct {
 	Config Config `json:"config"`
-	// DecodeStepMs is a plain step: the forward of one token.
-	DecodeStepMs Range `json:"decode_step_ms"`
+	// DecodeStepMs is a plain step: the forward of one token;
+	// DecodeAllReduceMs its allreduce calls per the table.
+	DecodeStepMs      Range `json:"decode_step_ms"`
+	DecodeAllReduceMs Range `json:"decode_allreduce_ms"`
 	// VerifyStepMs is the verify of a full proposal (k+1 tokens for a
 	// chain); VerifyAllReduceMs its allreduce calls per the table.
 	VerifyStepMs      Range `json:"verify_step_ms"`
@@ -74,9 +76,9 @@ func Predict(in Inputs, c Config) Prediction {
 		p.Unfit = fmt.Sprintf("k=%d tree=%d: give k in 1..16 and tree 0 (chain) or more", c.K, c.Tree)
 		return p
 	}
-	plain, _, miss := forward(in, c, 1)
+	plain, plainAR, miss := forward(in, c, 1)
 	p.Missing = append(p.Missing, miss...)
-	p.DecodeStepMs = plain.Scale(1e-3)
+	p.DecodeStepMs, p.DecodeAllReduceMs = plain.Scale(1e-3), plainAR.Scale(1e-3)
 	if !c.Speculative() {
 		if len(p.Missing) == 0 {
 			p.TokensPerStep = Exact(1)

@@ -161,11 +161,11 @@ func TestMissingAndUnfit(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Device: "cpu", TP: 4, Backend: "ring"}, "no timed forward of 1 tokens at TP 4 on cpu"},
+		{Config{Device: "cpu", TP: 4, Backend: "ring"}, "no timed forward of a 1-token batch at TP 4 on cpu"},
 		{Config{Device: "cpu", TP: 2, Backend: "compressed"}, "no allreduce measurement of compressed on 2 cpu ranks at 2048 bytes"},
 		{Config{Device: "cpu", TP: 2, Backend: "auto"}, "no auto table for 2 ranks"},
 		{Config{Device: "cpu", TP: 1, Drafter: "model", DrafterPath: "d.gguf", K: 4}, "no draft time of model:d.gguf at k=4 (chain) on cpu"},
-		{Config{Device: "cpu", TP: 1, Drafter: "ngram", K: 8}, "no timed forward of 9 tokens at TP 1 on cpu"},
+		{Config{Device: "cpu", TP: 1, Drafter: "ngram", K: 8}, "no timed forward of a 9-token batch at TP 1 on cpu"},
 	} {
 		p := Predict(in, tc.cfg)
 		var words []string

@@ -227,7 +227,7 @@ func (m Missing) String() string {
 		}
 		return fmt.Sprintf("no allreduce measurement of %s on %d %s ranks at %d bytes", m.Backend, m.TP, m.Device, m.Bytes)
 	case "compute":
-		return fmt.Sprintf("no timed forward of %d tokens at TP %d on %s", m.Tokens, m.TP, m.Device)
+		return fmt.Sprintf("no timed forward of a %d-token batch at TP %d on %s", m.Tokens, m.TP, m.Device)
 	case "draft":
 		shape := "chain"
 		if m.Tree > 0 {
