@@ -41,6 +41,7 @@ type Options struct {
 	Backends  func() []Choice                    // allreduce backends with availability
 	TPSizes   func() []Choice                    // TP sizes with availability
 	Dashboard func(eng Engine) fyne.CanvasObject // the live charts for a loaded engine; nil shows a placeholder
+	Planner   func(eng Engine) WhatIfPlanner     // the What if tab's planner for a loaded engine; nil: no What if tab
 	Report    io.Writer                          // where the responsiveness figures go at exit (nil: nowhere)
 	Server    APIServer                          // the OpenAI API server the Server switch runs; nil: no Server section
 	ServeAddr string                             // with Server: the switch starts on, at this address
@@ -57,6 +58,7 @@ type Panel struct {
 	Chat     *ChatView
 	Controls *ControlsView
 	Runs     *RunsView
+	WhatIf   *WhatIfView // nil without Options.Planner
 	Server   *ServerView // nil without Options.Server
 	Tabs     *container.AppTabs
 	status   *widget.Label
@@ -105,6 +107,7 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	p.Controls = NewControlsView(settings, backends, tps, pickDraft, func(s Settings) {
 		SaveSettings(a.Preferences(), s)
 		p.updateTemplateInfo()
+		p.whatIfSettings(s)
 	})
 	p.Chat = NewChatView(settings.MarkDrafts)
 	p.Chat.SetHistory(a.Preferences().StringList(prefHistory))
@@ -137,6 +140,7 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 			p.Tabs.SelectIndex(i)
 		}
 	}
+	p.addWhatIf()
 	p.status = widget.NewLabel("no model loaded")
 	p.status.Truncation = fyne.TextTruncateEllipsis
 	var picker *Picker
@@ -236,6 +240,7 @@ func (p *Panel) modelOpened(path string, eng Engine, err error) {
 		p.dashSlot.Objects = []fyne.CanvasObject{p.opts.Dashboard(eng)}
 		p.dashSlot.Refresh()
 	}
+	p.whatIfModel(eng)
 	p.Chat.SetReady(true)
 	if p.autorun != "" {
 		p.Send(p.autorun)
@@ -325,6 +330,7 @@ func (p *Panel) Send(prompt string) {
 func (p *Panel) runDone(rec *RunRecord, err error) {
 	p.Chat.FinishTurn(rec)
 	p.Runs.Add(rec)
+	p.whatIfRun(rec)
 	p.Controls.SetInFlight(nil)
 	p.Chat.SetRunning(false)
 	if p.autorun != "" {

@@ -104,8 +104,8 @@ func (s *Session) AddRun(r metrics.RunRecord) {
 	}
 }
 
-// loadAuto reads (or measures) auto's table for each TP size of g when g
-// has the auto backend.
+// loadAuto reads auto's table for each TP size of g when g has the auto
+// backend, measuring it when this machine has none (tp.LoadOrCalibrate).
 func (s *Session) loadAuto(ctx context.Context, g Grid) error {
 	if !slices.Contains(g.Backends, "auto") || s.device != "cpu" {
 		return nil
@@ -123,14 +123,12 @@ func (s *Session) loadAuto(ctx context.Context, g Grid) error {
 	return nil
 }
 
-// Plan predicts every configuration of g.
-func (s *Session) Plan(ctx context.Context, g Grid) ([]Prediction, error) {
+// Plan predicts every configuration of g from the measurements at hand;
+// it measures nothing (auto's table too is read or measured by Measure).
+func (s *Session) Plan(_ context.Context, g Grid) ([]Prediction, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g.Device = s.device
-	if err := s.loadAuto(ctx, g); err != nil {
-		return nil, err
-	}
 	return Plan(s.in, g.Configs()), nil
 }
 

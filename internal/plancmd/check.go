@@ -28,12 +28,14 @@ type checkOptions struct {
 	prompts, promptLen  int
 	prompt              string
 	logDir              string // the acceptance runs' logs (a temporary folder)
+	keepCache           bool
 	maxErr, orderMargin float64
 }
 
 func (c *checkOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "check", false, "measure every configuration of the grid (runs alternated over --rounds) and print the prediction beside the measurement: median error and backend ordering")
-	fs.IntVar(&c.rounds, "rounds", 2, "with --check: passes over the grid, alternately forwards and backwards")
+	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
+	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: predict from the cached measurements instead of measuring afresh just before the runs")
 	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
 	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
 	fs.IntVar(&c.promptLen, "prompt-len", 64, "with --check: cut each prompt to its last N tokens")
@@ -61,7 +63,7 @@ type CheckRow struct {
 	Config    planner.Config `json:"config"`
 	Predicted planner.Range  `json:"predicted_tokens_per_s"`
 	Measured  []float64      `json:"measured_tokens_per_s"` // per round
-	Mean      float64        `json:"measured_mean_tokens_per_s"`
+	Mean      float64        `json:"measured_tokens_per_s_median"`
 	Error     float64        `json:"error"` // (predicted - measured) / measured
 	Missing   string         `json:"missing,omitempty"`
 }
@@ -106,6 +108,11 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	defer os.RemoveAll(dir)
 	o.check.logDir = filepath.Join(dir, "runs")
 	o.runs = o.check.logDir
+	if !o.check.keepCache {
+		// Measured afresh, minutes before the runs it predicts, on the
+		// machine as loaded now (a shared machine's load drifts).
+		o.cacheDir = filepath.Join(dir, "cache")
+	}
 	prompts, promptWords, err := checkPrompts(o)
 	if err != nil {
 		return err
@@ -199,7 +206,8 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
-		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s); acceptance from earlier TP 1 runs of the same prompts", s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
+		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), median per configuration; acceptance from earlier TP 1 runs of the same prompts; measurements %s",
+			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds, cacheWords(o.check.keepCache))}
 	rep.summarize(o.check.orderMargin)
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -221,11 +229,7 @@ func (r *CheckReport) summarize(margin float64) {
 		if len(row.Measured) == 0 || row.Predicted.V <= 0 {
 			continue
 		}
-		sum := 0.0
-		for _, v := range row.Measured {
-			sum += 1 / v // tokens/s averaged as total tokens over total time
-		}
-		row.Mean = float64(len(row.Measured)) / sum
+		row.Mean = median(row.Measured) // a burst of load elsewhere hits one round
 		row.Error = (row.Predicted.V - row.Mean) / row.Mean
 		errs = append(errs, math.Abs(row.Error))
 		if row.Config.TP > 1 {
@@ -264,7 +268,7 @@ func (r *CheckReport) summarize(margin float64) {
 func (r *CheckReport) write(w io.Writer, maxErr float64) {
 	fmt.Fprintf(w, "# plan --check: %s\n# load average before: %s; after: %s; %.0f s\n", r.Setup, r.LoadBefore, r.LoadAfter, r.Elapsed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tpredicted tok/s\trange\tmeasured tok/s (per round)\tmeasured\terror\t")
+	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tpredicted tok/s\trange\tmeasured tok/s (per round)\tmedian\terror\t")
 	for _, row := range r.Rows {
 		c := row.Config
 		backend, k := c.Backend, "—"
@@ -380,4 +384,11 @@ func checkPrompts(o options) ([]checkPrompt, string, error) {
 		return nil, "", fmt.Errorf("plan --check: %s has no prompts", path)
 	}
 	return out, fmt.Sprintf("%d reference prompt(s) of %d tokens", len(out), o.check.promptLen), nil
+}
+
+func cacheWords(kept bool) string {
+	if kept {
+		return "from the cache"
+	}
+	return "taken afresh just before the runs"
 }
