@@ -83,7 +83,7 @@ func TestSummarize(t *testing.T) {
 	cfg := func(b string) planner.Config { return planner.Config{TP: 2, Backend: b, Drafter: "none"} }
 	r := CheckReport{Rows: []CheckRow{
 		{Config: cfg("ring"), Predicted: planner.Exact(100), Measured: []float64{90, 110, 100}},
-		{Config: cfg("tree"), Predicted: planner.Exact(50), Measured: []float64{60, 60, 1000}},  // median 60: ring is 1.67x faster, predicted 2x
+		{Config: cfg("tree"), Predicted: planner.Exact(50), Measured: []float64{60, 60, 1000}},   // median 60: ring is 1.67x faster, predicted 2x
 		{Config: cfg("oneshot"), Predicted: planner.Exact(120), Measured: []float64{50, 50, 50}}, // predicted faster than ring, measured 2x slower
 		{Config: cfg("twoshot"), Missing: "no allreduce measurement"},
 	}}
