@@ -56,13 +56,27 @@ func SpreadOf(xs []float64) Range {
 	return Range{q(0.5), q(0.1), q(0.9)}
 }
 
-// SpreadOfDurations is SpreadOf in microseconds.
-func SpreadOfDurations(ds []time.Duration) Range {
+// FastestOf summarizes repeated timings of one thing on a shared machine:
+// the fastest as the estimate (work elsewhere on the machine only ever
+// adds time, so the fastest repetition is the closest to the thing's own
+// cost; tp's calibration counts the fastest run too) and the median as the
+// range's slow end (what the machine's load at the time made of it).
+func FastestOf(xs []float64) Range {
+	if len(xs) == 0 {
+		return Range{}
+	}
+	r := SpreadOf(xs)
+	fastest := slices.Min(xs)
+	return Range{fastest, fastest, r.V}
+}
+
+// micros converts durations to microseconds.
+func micros(ds []time.Duration) []float64 {
 	xs := make([]float64, len(ds))
 	for i, d := range ds {
 		xs[i] = float64(d.Nanoseconds()) / 1e3
 	}
-	return SpreadOf(xs)
+	return xs
 }
 
 func (r Range) valid() bool {

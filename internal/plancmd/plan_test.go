@@ -83,15 +83,15 @@ func TestSummarize(t *testing.T) {
 	cfg := func(b string) planner.Config { return planner.Config{TP: 2, Backend: b, Drafter: "none"} }
 	r := CheckReport{Rows: []CheckRow{
 		{Config: cfg("ring"), Predicted: planner.Exact(100), Measured: []float64{90, 110, 100}},
-		{Config: cfg("tree"), Predicted: planner.Exact(50), Measured: []float64{60, 60, 1000}},   // median 60: ring is 1.67x faster, predicted 2x
-		{Config: cfg("oneshot"), Predicted: planner.Exact(120), Measured: []float64{50, 50, 50}}, // predicted faster than ring, measured 2x slower
+		{Config: cfg("tree"), Predicted: planner.Exact(50), Measured: []float64{60, 30, 20}},     // best 60: ring is 1.83x faster, predicted 2x
+		{Config: cfg("oneshot"), Predicted: planner.Exact(120), Measured: []float64{50, 50, 50}}, // predicted faster than ring, measured 2.2x slower
 		{Config: cfg("twoshot"), Missing: "no allreduce measurement"},
 	}}
 	r.summarize(0.20)
-	if r.Rows[1].Mean != 60 || r.Rows[0].Mean != 100 {
-		t.Errorf("medians %v %v, want 100 and 60", r.Rows[0].Mean, r.Rows[1].Mean)
+	if r.Rows[1].Best != 60 || r.Rows[0].Best != 110 || r.Rows[0].Median != 100 {
+		t.Errorf("best %v %v (median %v), want 110, 60 (100)", r.Rows[0].Best, r.Rows[1].Best, r.Rows[0].Median)
 	}
-	// errors: 0, 1/6, 1.4 -> median 1/6
+	// errors: 10/110, 10/60, 70/50 -> median 1/6
 	if want := 10.0 / 60; r.MedianError < want-1e-9 || r.MedianError > want+1e-9 {
 		t.Errorf("median error %v, want %v", r.MedianError, want)
 	}
