@@ -283,7 +283,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 			k = fmt.Sprint(c.K)
 		}
 		if row.Missing != "" {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\t\t\t\t\n", c.TP, backend, c.Drafter, k, row.Missing)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t—\t—\t—\t—\t—\t  %s\n", c.TP, backend, c.Drafter, k, row.Missing)
 			continue
 		}
 		per := make([]string, len(row.Measured))

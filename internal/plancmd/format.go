@@ -31,7 +31,9 @@ func VerdictWords(state string) string {
 // model's source once.
 func WriteTable(w io.Writer, preds []planner.Prediction, _ map[int]string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tdecode ms\tverify ms\tallreduce ms\tdraft ms\ttok/s\trange\tbaseline\tbreak-even\tspeedup\tverdict\tacceptance\t")
+	// The last cell (acceptance, or what is missing) is not tab-ended, so
+	// a long message does not widen the columns.
+	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tdecode ms\tverify ms\tallreduce ms\tdraft ms\ttok/s\trange\tbaseline\tbreak-even\tspeedup\tverdict\t  acceptance")
 	var sources []string
 	for _, p := range preds {
 		c := p.Config
@@ -48,10 +50,10 @@ func WriteTable(w io.Writer, preds []planner.Prediction, _ map[int]string) {
 		lead := fmt.Sprintf("%d\t%s\t%s\t%s\t", c.TP, backend, drafter, k)
 		switch {
 		case p.Unfit != "":
-			fmt.Fprintf(tw, "%sdoes not fit: %s\t\t\t\t\t\t\t\t\t\t\t\n", lead, p.Unfit)
+			fmt.Fprintf(tw, "%s—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t  does not fit: %s\n", lead, p.Unfit)
 			continue
 		case !p.OK():
-			fmt.Fprintf(tw, "%s%s\t\t\t\t\t\t\t\t\t\t\t\n", lead, p.Missing[0])
+			fmt.Fprintf(tw, "%s—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t  %s\n", lead, p.Missing[0])
 			continue
 		}
 		verify, ar, draft, be, acc := "—", "—", "—", "—", ""
@@ -70,7 +72,7 @@ func WriteTable(w io.Writer, preds []planner.Prediction, _ map[int]string) {
 		} else if c.TP > 1 {
 			ar = fmt.Sprintf("%.2f", p.DecodeAllReduceMs.V)
 		}
-		fmt.Fprintf(tw, "%s%.2f\t%s\t%s\t%s\t%.1f\t%.1f–%.1f\t%.1f\t%s\t%.2fx\t%s\t%s\t\n", lead, p.DecodeStepMs.V, verify, ar, draft,
+		fmt.Fprintf(tw, "%s%.2f\t%s\t%s\t%s\t%.1f\t%.1f–%.1f\t%.1f\t%s\t%.2fx\t%s\t  %s\n", lead, p.DecodeStepMs.V, verify, ar, draft,
 			p.TokS.V, p.TokS.Lo, p.TokS.Hi, p.BaselineTokS.V, be, p.Speedup.V, VerdictWords(p.Verdict), acc)
 	}
 	tw.Flush()
