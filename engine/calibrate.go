@@ -27,13 +27,18 @@ type ForwardTiming struct {
 	Calls     int             `json:"allreduce_calls"`
 }
 
+// forwardsPerSample is how many forwards one timing sample averages, as a
+// run's rate averages its steps: the fastest sample is then comparable
+// with a run's best.
+const forwardsPerSample = 4
+
 // calibrationContext is the cached prefix a timed forward runs after: a
 // short prompt, as a chat's first turn has.
 const calibrationContext = 32
 
 // TimeForward times the target's forward pass at TP tpSize with the named
 // allreduce backend, for each batch size in tokens (rows, logits for every
-// row as a verify asks), reps times each after one warm-up: the product
+// row as a verify asks), reps samples each (a sample the mean of forwardsPerSample forwards) after one warm-up: the product
 // path a run takes, on this engine's device, so the planner's compute
 // figures are this machine's. It holds the engine as a run does.
 func (e *Engine) TimeForward(ctx context.Context, tpSize int, backend string, tokens []int, reps int) ([]ForwardTiming, error) {
@@ -94,15 +99,20 @@ func (e *Engine) TimeForward(ctx context.Context, tpSize int, backend string, to
 			}
 			ar0, calls0 := t.allReduceTime(), allReduceCalls(t)
 			start := time.Now()
-			if _, err := spec.GreedyIDs(ctx, t, model.Batch{Tokens: ids(n, rep+2), Logits: logits}); err != nil {
-				return nil, fmt.Errorf("time forward of %d tokens at TP %d: %w", n, cfg.TP, err)
+			for j := range forwardsPerSample {
+				if err := t.Rewind(calibrationContext); err != nil {
+					return nil, err
+				}
+				if _, err := spec.GreedyIDs(ctx, t, model.Batch{Tokens: ids(n, (rep+2)*forwardsPerSample+j), Logits: logits}); err != nil {
+					return nil, fmt.Errorf("time forward of %d tokens at TP %d: %w", n, cfg.TP, err)
+				}
 			}
 			if rep < 0 {
 				continue
 			}
-			out[i].Walls = append(out[i].Walls, time.Since(start))
-			out[i].AllReduce = append(out[i].AllReduce, t.allReduceTime()-ar0)
-			out[i].Calls = allReduceCalls(t) - calls0
+			out[i].Walls = append(out[i].Walls, time.Since(start)/forwardsPerSample)
+			out[i].AllReduce = append(out[i].AllReduce, (t.allReduceTime()-ar0)/forwardsPerSample)
+			out[i].Calls = (allReduceCalls(t) - calls0) / forwardsPerSample
 		}
 	}
 	return out, t.Rewind(0)

@@ -312,12 +312,22 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 	}
 	fmt.Fprintf(w, "\nmedian absolute error: %.1f%% over %d configurations (target <= %.0f%%: %s); %d within %.0f%%\n", 100*r.MedianError, n, 100*maxErr, verdict, within, 100*maxErr)
 	fmt.Fprintf(w, "backend ordering: %d of %d pairs differing by more than the margin predicted in the measured order\n", r.Agreeing, len(r.Pairs))
+	shown := 0
 	for _, p := range r.Pairs {
 		if !p.PredictedSameSide {
+			if shown++; shown > maxShownPairs {
+				continue
+			}
 			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
 		}
 	}
+	if shown > maxShownPairs {
+		fmt.Fprintf(w, "  ... and %d more (--json lists every pair)\n", shown-maxShownPairs)
+	}
 }
+
+// maxShownPairs bounds the disagreeing pairs the table lists.
+const maxShownPairs = 12
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
