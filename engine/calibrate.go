@@ -38,9 +38,10 @@ const calibrationContext = 32
 
 // TimeForward times the target's forward pass at TP tpSize with the named
 // allreduce backend, for each batch size in tokens (rows, logits for every
-// row as a verify asks), reps samples each (a sample the mean of forwardsPerSample forwards) after one warm-up: the product
-// path a run takes, on this engine's device, so the planner's compute
-// figures are this machine's. It holds the engine as a run does.
+// row as a verify asks), reps samples each (a sample the mean of
+// forwardsPerSample forwards) after one warm-up: the product path a run
+// takes, on this engine's device, so the planner's compute figures are
+// this machine's. It holds the engine as a run does.
 func (e *Engine) TimeForward(ctx context.Context, tpSize int, backend string, tokens []int, reps int) ([]ForwardTiming, error) {
 	e.run.Lock()
 	defer e.run.Unlock()
