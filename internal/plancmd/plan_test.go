@@ -101,7 +101,8 @@ func TestSummarize(t *testing.T) {
 	}
 	var b bytes.Buffer
 	r.write(&b, 0.15)
-	if s := b.String(); !strings.Contains(s, "median absolute error: 16.7%") || !strings.Contains(s, "NOT met") || !strings.Contains(s, "disagrees: TP 2, plain: ring") {
+	if s := b.String(); !strings.Contains(s, "median absolute error: 16.7%") || !strings.Contains(s, "NOT met") || !strings.Contains(s, "disagrees: TP 2, plain: ring") ||
+		!strings.Contains(s, "of the 2 pairs whose rounds do not overlap (a difference beyond the run-to-run spread), 1") {
 		t.Errorf("report:\n%s", s)
 	}
 }
