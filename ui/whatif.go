@@ -15,6 +15,7 @@ import (
 	"rigscope/engine/metrics"
 	"rigscope/engine/planner"
 	"rigscope/engine/stepstats"
+	"rigscope/ui/widgets"
 )
 
 // WhatIfPlanner is what the What if view needs from the engine's planner
@@ -48,6 +49,7 @@ type WhatIfView struct {
 	status  *widget.Label
 	measure *widget.Button
 	rows    *fyne.Container
+	chart   *widgets.BarHistogram
 }
 
 // whatIfColumns are the table's columns.
@@ -63,8 +65,10 @@ func NewWhatIfView(post func(func())) *WhatIfView {
 	v.measure = widget.NewButton("Measure what is missing", v.Measure)
 	v.measure.Disable()
 	v.rows = container.NewGridWithColumns(len(whatIfColumns))
+	v.chart = widgets.NewBarHistogram("Predicted tok/s at the controls' drafter and k", "TP size", widgets.Plain)
+	v.chart.Empty = "no predictions yet"
 	top := container.NewVBox(v.notes, container.NewHBox(v.measure, widget.NewButton("Predict again", v.Predict)), v.status)
-	v.Root = container.NewBorder(top, nil, nil, nil, container.NewVScroll(v.rows))
+	v.Root = container.NewBorder(top, nil, nil, nil, container.NewVSplit(v.chart, container.NewVScroll(v.rows)))
 	return v
 }
 
@@ -270,6 +274,63 @@ func (v *WhatIfView) render() {
 		v.rows.Add(apply)
 	}
 	v.rows.Refresh()
+	v.setChart()
+}
+
+// setChart draws, per TP size, each backend's predicted tok/s at the
+// controls' drafter, k and shape, with the current configuration's as the
+// reference line.
+func (v *WhatIfView) setChart() {
+	cur := settingsConfig(v.current)
+	v.chart.Ref, v.chart.RefLabel = 0, ""
+	var tps []int
+	backends := map[string]map[int]float64{}
+	var names []string
+	for _, p := range v.preds {
+		c := p.Config
+		if !p.OK() || c.Drafter != cur.Drafter || (c.Speculative() && (c.K != cur.K || c.Tree != cur.Tree)) {
+			continue
+		}
+		if !containsInt(tps, c.TP) {
+			tps = append(tps, c.TP)
+		}
+		for _, b := range v.grid.Backends {
+			if c.TP > 1 && b != c.Backend {
+				continue
+			}
+			if backends[b] == nil {
+				backends[b] = map[int]float64{}
+				names = append(names, b)
+			}
+			backends[b][c.TP] = p.TokS.V
+		}
+		if configKey(c) == configKey(cur) {
+			v.chart.Ref, v.chart.RefLabel = p.TokS.V, "current"
+		}
+	}
+	cats := make([]string, len(tps))
+	for i, n := range tps {
+		cats[i] = strconv.Itoa(n)
+	}
+	var series []widgets.BarSeries
+	for i, b := range names {
+		vals := make([]float64, len(tps))
+		for j, n := range tps {
+			vals[j] = backends[b][n]
+		}
+		series = append(series, widgets.BarSeries{Name: b, Values: vals, Color: widgets.SeriesColor(i)})
+	}
+	v.chart.Set(cats, series)
+	v.chart.Refresh()
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 // ApplyPlan sets the run controls to a planner configuration: TP size,

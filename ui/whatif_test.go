@@ -103,6 +103,11 @@ func TestWhatIfTab(t *testing.T) {
 	if !p.WhatIf.measure.Disabled() {
 		t.Error("Measure still enabled with nothing missing")
 	}
+	// The chart: per TP size, each backend at the controls' drafter and k
+	// (ngram k=4), the current configuration as the reference line.
+	if c := p.WhatIf.chart; strings.Join(c.Categories, ",") != "1,2" || c.Ref != 100 {
+		t.Errorf("chart categories %v, reference %v; want TP 1,2 and the current 100 tok/s", c.Categories, c.Ref)
+	}
 	// Apply sets the run controls; the mark follows.
 	p.WhatIf.OnApply(planner.Config{TP: 2, Backend: "tree", Drafter: DrafterNgram, K: 2})
 	if s := p.Controls.Settings(); s.TP != 2 || s.Backend != "tree" || s.Drafter != DrafterNgram || s.K != 2 {
