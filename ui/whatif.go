@@ -14,7 +14,6 @@ import (
 	"rigscope/engine"
 	"rigscope/engine/metrics"
 	"rigscope/engine/planner"
-	"rigscope/engine/stepstats"
 	"rigscope/ui/widgets"
 )
 
@@ -209,30 +208,13 @@ func whatIfRow(p planner.Prediction, current string, measured map[string]float64
 		if c.Speculative() {
 			be = fmt.Sprintf("%.2f", p.BreakEven.V)
 		}
-		row = append(row, fmt.Sprintf("%.1f", p.TokS.V), fmt.Sprintf("%.1f–%.1f", p.TokS.Lo, p.TokS.Hi), speculationWords(p.Verdict), be)
+		row = append(row, fmt.Sprintf("%.1f", p.TokS.V), fmt.Sprintf("%.1f–%.1f", p.TokS.Lo, p.TokS.Hi), planner.VerdictWords(p.Verdict), be)
 	}
 	m := "—"
 	if t, ok := measured[key]; ok {
 		m = fmt.Sprintf("%.1f", t)
 	}
 	return append(row, m)
-}
-
-// speculationWords says whether speculation pays, as a table cell.
-func speculationWords(state string) string {
-	switch state {
-	case stepstats.Pays:
-		return "pays"
-	case stepstats.DoesNotPay:
-		return "does not pay"
-	case stepstats.CannotPay:
-		return "cannot pay at this k"
-	case stepstats.TooClose:
-		return "too close to call"
-	case stepstats.NoSpec:
-		return "no drafter"
-	}
-	return state
 }
 
 func (v *WhatIfView) render() {

@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"rigscope/engine/stepstats"
 )
@@ -76,16 +75,6 @@ func (b *Book) AddRun(drafter string, k, tree int, steps []stepstats.Step) {
 		c.Add(s)
 	}
 	b.runs[key]++
-}
-
-// Drafters lists the drafters and shapes the book has runs of.
-func (b *Book) Drafters() []string {
-	var out []string
-	for k := range b.counts {
-		out = append(out, fmt.Sprintf("%s k=%d tree=%d", k.drafter, k.k, k.tree))
-	}
-	sort.Strings(out)
-	return out
 }
 
 // For is the acceptance model of drafter (its kind for the default) at k

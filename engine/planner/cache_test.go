@@ -58,7 +58,7 @@ func TestBadCacheIsRepaired(t *testing.T) {
 			}
 		}, true, ""},
 		{"too large", func(t *testing.T, p string) { os.WriteFile(p, make([]byte, cacheLimit+1), 0o600) }, true, ""},
-		{"NaN time", func(t *testing.T, p string) {
+		{"negative time", func(t *testing.T, p string) {
 			c := good()
 			data, _ := json.Marshal(c)
 			data = []byte(strings.Replace(string(data), `"v":10,`, `"v":-10,`, 1))

@@ -191,3 +191,20 @@ func allReduce(in Inputs, device string, ranks int, backend string, bytes int64)
 	}
 	return in.AllReduce.Lookup(device, ranks, backend, bytes)
 }
+
+// VerdictWords is a predicted verdict in a few words, for tables.
+func VerdictWords(state string) string {
+	switch state {
+	case stepstats.Pays:
+		return "pays"
+	case stepstats.DoesNotPay:
+		return "does not pay"
+	case stepstats.CannotPay:
+		return "cannot pay at this k"
+	case stepstats.TooClose:
+		return "too close to call"
+	case stepstats.NoSpec:
+		return "no drafter"
+	}
+	return state
+}

@@ -6,30 +6,12 @@ import (
 	"text/tabwriter"
 
 	"rigscope/engine/planner"
-	"rigscope/engine/stepstats"
 )
-
-// VerdictWords is a predicted verdict in a few words.
-func VerdictWords(state string) string {
-	switch state {
-	case stepstats.Pays:
-		return "pays"
-	case stepstats.DoesNotPay:
-		return "does not pay"
-	case stepstats.CannotPay:
-		return "cannot pay at k"
-	case stepstats.TooClose:
-		return "too close to call"
-	case stepstats.NoSpec:
-		return "—"
-	}
-	return state
-}
 
 // WriteTable prints one row per prediction; rows that lack a measurement
 // or do not fit say so instead of figures. Footnotes give each acceptance
 // model's source once.
-func WriteTable(w io.Writer, preds []planner.Prediction, _ map[int]string) {
+func WriteTable(w io.Writer, preds []planner.Prediction) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The last cell (acceptance, or what is missing) is not tab-ended, so
 	// a long message does not widen the columns.
@@ -73,7 +55,7 @@ func WriteTable(w io.Writer, preds []planner.Prediction, _ map[int]string) {
 			ar = fmt.Sprintf("%.2f", p.DecodeAllReduceMs.V)
 		}
 		fmt.Fprintf(tw, "%s%.2f\t%s\t%s\t%s\t%.1f\t%.1f–%.1f\t%.1f\t%s\t%.2fx\t%s\t  %s\n", lead, p.DecodeStepMs.V, verify, ar, draft,
-			p.TokS.V, p.TokS.Lo, p.TokS.Hi, p.BaselineTokS.V, be, p.Speedup.V, VerdictWords(p.Verdict), acc)
+			p.TokS.V, p.TokS.Lo, p.TokS.Hi, p.BaselineTokS.V, be, p.Speedup.V, planner.VerdictWords(p.Verdict), acc)
 	}
 	tw.Flush()
 	for i, s := range sources {

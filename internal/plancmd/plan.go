@@ -64,7 +64,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(Report{Shape: s.plan.Shape(), Cache: cacheNote, Runs: runsNote, Predictions: preds})
 	}
 	fmt.Fprintf(stdout, "# %s: %s\n# measurements: %s; acceptance: %s\n", s.plan.Shape().Name, s.plan.Shape().Key, cacheNote, runsNote)
-	WriteTable(stdout, preds, nil)
+	WriteTable(stdout, preds)
 	if miss := planner.MissingOf(preds); len(miss) > 0 {
 		fmt.Fprintf(stdout, "\n%d measurement(s) missing, first: %s.\nMeasure them on this machine (a short calibration through the engine, cached per machine and build): rigscope plan %s --calibrate\n",
 			len(miss), miss[0], strings.Join(args, " "))
