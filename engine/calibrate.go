@@ -30,7 +30,7 @@ type ForwardTiming struct {
 // forwardsPerSample is how many forwards one timing sample averages, as a
 // run's rate averages its steps: the fastest sample is then comparable
 // with a run's best.
-const forwardsPerSample = 4
+const forwardsPerSample = 8
 
 // calibrationContext is the cached prefix a timed forward runs after: a
 // short prompt, as a chat's first turn has.

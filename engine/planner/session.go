@@ -151,3 +151,12 @@ func (s *Session) Measure(ctx context.Context, g Grid, opt Calibration) ([]Predi
 	s.cache.Note = "measured now, saved to " + s.cache.Path
 	return Plan(s.in, g.Configs()), nil
 }
+
+// Forget drops the measurements at hand (not the file), so the next
+// Measure takes every one afresh: the check does so each round, so its
+// measurements see the machine's load as the runs beside them do.
+func (s *Session) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache.AllReduce, s.cache.Compute, s.cache.Draft = AllReduceTable{}, ComputeTable{}, DraftTable{}
+}

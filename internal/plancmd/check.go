@@ -35,7 +35,7 @@ type checkOptions struct {
 func (c *checkOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "check", false, "measure every configuration of the grid (runs alternated over --rounds) and print the prediction beside the measurement: median error and backend ordering")
 	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
-	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: predict from the cached measurements instead of measuring afresh just before the runs")
+	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: round 1 predicts from the cached measurements instead of measuring afresh")
 	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
 	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
 	fs.IntVar(&c.promptLen, "prompt-len", 64, "with --check: cut each prompt to its last N tokens")
@@ -60,9 +60,10 @@ func (c *checkOptions) validate() error {
 
 // CheckRow is one configuration: predicted against measured tok/s.
 type CheckRow struct {
-	Config    planner.Config `json:"config"`
-	Predicted planner.Range  `json:"predicted_tokens_per_s"`
-	Measured  []float64      `json:"measured_tokens_per_s"` // per round
+	Config    planner.Config  `json:"config"`
+	Predicted planner.Range   `json:"predicted_tokens_per_s"` // the best round's
+	Rounds    []planner.Range `json:"predicted_per_round"`
+	Measured  []float64       `json:"measured_tokens_per_s"` // per round
 	// Best is the fastest round (load from other work only slows a run,
 	// as the calibration counts its fastest repetition); Median the
 	// median round.
@@ -100,11 +101,12 @@ type CheckReport struct {
 
 // runCheck: (1) earlier runs: each drafter and k once over the prompts at
 // TP 1, logged, read back as the planner reads any run log (the
-// acceptance model); (2) the planner measures what it lacks and predicts
-// the grid; (3) every configuration is run over the prompts, the grid
-// forwards then backwards, --rounds times, each (TP, backend)'s plain run
-// first in round 1 so speculative runs have a session baseline; (4) the
-// table, the median error and the backend ordering.
+// acceptance model); (2) each of --rounds rounds, the planner measures
+// afresh and predicts the grid, then every configuration is run over the
+// prompts, the grid forwards in odd rounds and backwards in even ones
+// (each (TP, backend)'s plain run first in round 1, so speculative runs
+// have a session baseline); (3) the table, the median error and the
+// backend ordering.
 func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
 	loadBefore := loadavg()
@@ -116,8 +118,7 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	o.check.logDir = filepath.Join(dir, "runs")
 	o.runs = o.check.logDir
 	if !o.check.keepCache {
-		// Measured afresh, minutes before the runs it predicts, on the
-		// machine as loaded now (a shared machine's load drifts).
+		// The check's measurements stay out of the machine's cache.
 		o.cacheDir = filepath.Join(dir, "cache")
 	}
 	prompts, promptWords, err := checkPrompts(o)
@@ -176,31 +177,42 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err := s.plan.ReadRuns(o.runs); err != nil {
 		return err
 	}
-	// (2) Predict, measuring what is missing.
-	preds, err := s.predict(ctx, true, o.reps, stderr)
-	if err != nil {
-		return err
-	}
-	// (3) Measure, alternating the order.
-	rows := make([]CheckRow, len(preds))
-	for i, p := range preds {
-		rows[i] = CheckRow{Config: p.Config, Predicted: p.TokS}
-		if !p.OK() {
-			rows[i].Missing = fmt.Sprint(append(p.Missing, planner.Missing{})[0])
-			if p.Unfit != "" {
-				rows[i].Missing = p.Unfit
-			}
-		}
-	}
+	// (2) and (3): each round measures what the planner needs afresh and
+	// predicts, then runs every configuration, the grid forwards then
+	// backwards. A configuration's prediction is its best round's (the
+	// least disturbed measurements), its measurement its best run: both
+	// sides see the same stretch of the machine's load.
+	var rows []CheckRow
 	for round := range o.check.rounds {
+		if round > 0 || !o.check.keepCache {
+			s.plan.Forget()
+		}
+		fmt.Fprintf(stderr, "plan --check: round %d of %d: measuring, then running the grid\n", round+1, o.check.rounds)
+		preds, err := s.predict(ctx, true, o.reps, stderr)
+		if err != nil {
+			return err
+		}
+		if rows == nil {
+			rows = make([]CheckRow, len(preds))
+		}
 		order := make([]int, len(rows))
-		for i := range order {
+		for i, p := range preds {
 			order[i] = i
+			row := &rows[i]
+			row.Config = p.Config
+			switch {
+			case p.Unfit != "":
+				row.Missing = p.Unfit
+			case !p.OK():
+				row.Missing = p.Missing[0].String()
+			default:
+				row.Missing = ""
+				row.Rounds = append(row.Rounds, p.TokS)
+			}
 		}
 		if round%2 == 1 {
 			slices.Reverse(order)
 		}
-		fmt.Fprintf(stderr, "plan --check: round %d of %d (%d configurations)\n", round+1, o.check.rounds, len(rows))
 		for _, i := range order {
 			if rows[i].Missing != "" {
 				continue
@@ -213,8 +225,8 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
-		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), the best round per configuration (the calibration counts its fastest repetition); acceptance from earlier TP 1 runs of the same prompts; measurements %s",
-			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds, cacheWords(o.check.keepCache))}
+		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring afresh then running the grid; per configuration the best round of each (timings count their fastest repetition); acceptance from earlier TP 1 runs of the same prompts",
+			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
 	rep.summarize(o.check.orderMargin)
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -233,6 +245,11 @@ func (r *CheckReport) summarize(margin float64) {
 	var names []string
 	for i := range r.Rows {
 		row := &r.Rows[i]
+		for _, p := range row.Rounds {
+			if p.V > row.Predicted.V {
+				row.Predicted = p
+			}
+		}
 		if len(row.Measured) == 0 || row.Predicted.V <= 0 {
 			continue
 		}
@@ -412,11 +429,4 @@ func checkPrompts(o options) ([]checkPrompt, string, error) {
 		return nil, "", fmt.Errorf("plan --check: %s has no prompts", path)
 	}
 	return out, fmt.Sprintf("%d reference prompt(s) of %d tokens", len(out), o.check.promptLen), nil
-}
-
-func cacheWords(kept bool) string {
-	if kept {
-		return "from the cache"
-	}
-	return "taken afresh just before the runs"
 }
