@@ -23,6 +23,11 @@ type Acceptance struct {
 	// proposal had on average (a chain can be cut short).
 	ProposeRate float64 `json:"propose_rate"`
 	MeanDrafted float64 `json:"mean_drafted"`
+	// Sizes is the share of steps whose verify had i proposed nodes
+	// (index 0: no proposal, a plain step): a forward's time is not linear
+	// in its rows, so the step time averages over the sizes, not at the
+	// mean size.
+	Sizes []float64 `json:"proposal_sizes"`
 	// DraftUs is the runs' mean draft time per speculative step (0: none
 	// logged), used when the draft table has no time for this drafter.
 	DraftUs Range `json:"draft_us"`
@@ -47,6 +52,7 @@ const (
 type Book struct {
 	counts map[bookKey]*stepstats.Counts
 	runs   map[bookKey]int
+	sizes  map[bookKey][]int // (nodes+1) non-baseline steps that verified n proposed nodes
 }
 
 type bookKey struct {
@@ -62,7 +68,7 @@ func (b *Book) AddRun(drafter string, k, tree int, steps []stepstats.Step) {
 		return
 	}
 	if b.counts == nil {
-		b.counts, b.runs = map[bookKey]*stepstats.Counts{}, map[bookKey]int{}
+		b.counts, b.runs, b.sizes = map[bookKey]*stepstats.Counts{}, map[bookKey]int{}, map[bookKey][]int{}
 	}
 	key := bookKey{drafter, k, tree}
 	c := b.counts[key]
@@ -71,9 +77,17 @@ func (b *Book) AddRun(drafter string, k, tree int, steps []stepstats.Step) {
 		c = &n
 		b.counts[key] = c
 	}
+	sizes := b.sizes[key]
+	if sizes == nil {
+		sizes = make([]int, k*max(tree, 1)+1)
+	}
 	for _, s := range steps {
 		c.Add(s)
+		if !s.Baseline && s.Drafted >= 0 && s.Drafted < len(sizes) {
+			sizes[s.Drafted]++
+		}
 	}
+	b.sizes[key] = sizes
 	b.runs[key]++
 }
 
@@ -83,6 +97,7 @@ func (b *Book) AddRun(drafter string, k, tree int, steps []stepstats.Step) {
 func (b *Book) For(drafter, kind string, k, tree int) Acceptance {
 	if c, ok := b.counts[bookKey{drafter, k, tree}]; ok && c.Run.X.N > 0 {
 		a := fromCounts(drafter, k, tree, *c, k)
+		a.Sizes = shares(b.sizes[bookKey{drafter, k, tree}], k*max(tree, 1))
 		a.Source = fmt.Sprintf("%d logged run(s), %d steps, at k=%d", b.runs[bookKey{drafter, k, tree}], a.Steps, k)
 		return a
 	}
@@ -95,11 +110,30 @@ func (b *Book) For(drafter, kind string, k, tree int) Acceptance {
 		}
 		if best > 0 {
 			a := fromCounts(drafter, k, 0, *b.counts[bookKey{drafter, best, 0}], best)
+			a.Sizes = shares(b.sizes[bookKey{drafter, best, 0}], k) // a longer chain cut at k
 			a.Source = fmt.Sprintf("%d logged run(s), %d steps, at k=%d, cut at position %d", b.runs[bookKey{drafter, best, 0}], a.Steps, best, k)
 			return a
 		}
 	}
 	return defaultAcceptance(drafter, kind, k, tree)
+}
+
+// shares turns a histogram of proposal sizes into shares of steps, sizes
+// above max counted at max (a longer chain cut at k).
+func shares(hist []int, maxSize int) []float64 {
+	out := make([]float64, maxSize+1)
+	total := 0
+	for n, c := range hist {
+		out[min(n, maxSize)] += float64(c)
+		total += c
+	}
+	if total == 0 {
+		return nil
+	}
+	for i := range out {
+		out[i] /= float64(total)
+	}
+	return out
 }
 
 // fromCounts builds the model from a tally of runs at draft length runK,
@@ -145,7 +179,10 @@ func defaultAcceptance(drafter, kind string, k, tree int) Acceptance {
 		}
 		return t
 	}
-	a := Acceptance{Drafter: drafter, K: k, Tree: tree, ProposeRate: 1, MeanDrafted: float64(k * max(tree, 1)), Default: true,
+	nodes := k * max(tree, 1)
+	sizes := make([]float64, nodes+1)
+	sizes[nodes] = 1
+	a := Acceptance{Drafter: drafter, K: k, Tree: tree, ProposeRate: 1, MeanDrafted: float64(nodes), Sizes: sizes, Default: true,
 		TokensPerStep: Range{tokens(DefaultAlpha), tokens(DefaultAlphaLo), tokens(DefaultAlphaHi)}}
 	a.Source = fmt.Sprintf("default (no logged run of %s at k=%d or longer): each drafted token accepted with probability %.1f after an accepted one (range %.1f-%.1f); run it once to measure", kind, k, DefaultAlpha, DefaultAlphaLo, DefaultAlphaHi)
 	return a

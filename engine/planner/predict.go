@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"math"
 
 	"rigscope/engine/stepstats"
 	"rigscope/engine/tp"
@@ -103,13 +102,21 @@ func Predict(in Inputs, c Config) Prediction {
 		p.Missing = append(p.Missing, *dmiss)
 	}
 	p.DraftMs = draft.Scale(1e-3)
-	// The mean proposal's verify, between the timed batch sizes.
-	mean, _, miss := forwardAt(in, c, 1+acc.MeanDrafted)
-	p.Missing = append(p.Missing, miss...)
+	// The step: the draft, then the verify of the proposal each step had
+	// (a plain step where it had none), averaged over the proposal sizes.
+	var fwd Range
+	for n, share := range acc.Sizes {
+		if share == 0 {
+			continue
+		}
+		f, _, miss := forward(in, c, 1+n)
+		p.Missing = append(p.Missing, miss...)
+		fwd = fwd.Add(f.Scale(share))
+	}
 	if len(p.Missing) > 0 {
 		return p
 	}
-	step := draft.Add(Mix(acc.ProposeRate, mean, plain))
+	step := draft.Add(fwd)
 	p.StepMs = step.Scale(1e-3)
 	p.TokensPerStep = acc.TokensPerStep
 	p.TokS = perSecond(acc.TokensPerStep, step)
@@ -128,19 +135,6 @@ func Predict(in Inputs, c Config) Prediction {
 // perSecond is tokens per second from tokens per step and microseconds per
 // step.
 func perSecond(tokens, stepUs Range) Range { return tokens.Div(stepUs).Scale(1e6) }
-
-// forwardAt is forward at a fractional batch size: linear between the
-// batch sizes on either side.
-func forwardAt(in Inputs, c Config, tokens float64) (Range, Range, []Missing) {
-	lo := int(math.Floor(tokens))
-	f := tokens - float64(lo)
-	a, ara, miss := forward(in, c, lo)
-	if f < 1e-9 || len(miss) > 0 {
-		return a, ara, miss
-	}
-	b, arb, miss := forward(in, c, lo+1)
-	return Mix(1-f, a, b), Mix(1-f, ara, arb), miss
-}
 
 // forward predicts the target's forward of tokens rows in microseconds,
 // and the allreduce part of it: the timed forward at this TP size (made

@@ -269,3 +269,32 @@ func TestSpreadOf(t *testing.T) {
 		t.Error("SpreadOf(nil) not zero")
 	}
 }
+
+// TestProposalSizes: a forward's time is not linear in its rows (kernels
+// change at some batch sizes), so the step averages the verify over the
+// proposal sizes the runs had, not the verify at the mean size.
+func TestProposalSizes(t *testing.T) {
+	in := cpuInputs()
+	for i, pt := range in.Compute.Points {
+		if pt.TP == 1 && pt.Tokens == 5 {
+			in.Compute.Points[i].WallUs = Exact(5000) // a slower kernel at 5 rows
+		}
+	}
+	var steps []stepstats.Step
+	for i := range 40 {
+		d := 2 + 2*(i%2) // 2 and 4 drafted: mean 3
+		steps = append(steps, stepstats.Step{Drafted: d, Depth: d, Accepted: 1, Tokens: 2})
+	}
+	in.Accept.AddRun("ngram", 4, 0, steps)
+	p := Predict(in, Config{Device: "cpu", TP: 1, Drafter: "ngram", K: 4})
+	if !p.OK() {
+		t.Fatal(p.Missing)
+	}
+	// draft 20 + (fwd(3) 1600 + fwd(5) 5000)/2, not fwd(4) = 1800.
+	if want := 20 + (1600+5000)/2.0; !near(p.StepMs.V*1e3, want, 1e-6) {
+		t.Errorf("step = %v us, want %v", p.StepMs.V*1e3, want)
+	}
+	if a := p.Acceptance; len(a.Sizes) != 5 || a.Sizes[2] != 0.5 || a.Sizes[4] != 0.5 || a.MeanDrafted != 3 {
+		t.Errorf("acceptance sizes %v mean %v", a.Sizes, a.MeanDrafted)
+	}
+}
