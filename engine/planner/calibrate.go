@@ -146,7 +146,7 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 		}
 		for _, ft := range fts {
 			c.putCompute(ComputePoint{Model: shape.Key, Device: ft.Device, TP: ft.TP, Backend: ft.Backend, Tokens: ft.Tokens,
-				WallUs: FastestOf(micros(ft.Walls)), AllReduceUs: SpreadOf(micros(ft.AllReduce)), Calls: ft.Calls})
+				WallUs: SpreadOf(micros(ft.Walls)), AllReduceUs: SpreadOf(micros(ft.AllReduce)), Calls: ft.Calls})
 		}
 	}
 	for _, k := range sortedKeys(drafts, func(a, b drKey) bool { return a.drafter < b.drafter || a.drafter == b.drafter && a.k < b.k }) {
@@ -156,7 +156,7 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 			return fmt.Errorf("planner: timing the %s drafter at k=%d: %w", k.drafter, k.k, err)
 		}
 		key := Config{Drafter: k.drafter, DrafterPath: k.path}.DrafterKey()
-		c.putDraft(DraftPoint{Drafter: key, Device: k.device, K: k.k, Tree: k.tree, Us: FastestOf(micros(ds))})
+		c.putDraft(DraftPoint{Drafter: key, Device: k.device, K: k.k, Tree: k.tree, Us: SpreadOf(micros(ds))})
 	}
 	return c.Save()
 }
@@ -164,7 +164,7 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 // TimeAllReduce measures one allreduce call of bytes on ranks CPU ranks
 // with backend: reps runs of as many calls as fit in about 20 ms (2 to
 // 30, so values stay finite), each run's mean per call one sample,
-// summarized by FastestOf.
+// summarized by SpreadOf.
 func TimeAllReduce(ctx context.Context, backend string, ranks int, bytes int64, reps int) (Range, error) {
 	g, err := tp.NewGroup(backend, ranks, tp.GroupOptions{})
 	if err != nil {
@@ -195,7 +195,7 @@ func TimeAllReduce(ctx context.Context, backend string, ranks int, bytes int64, 
 		}
 		samples = append(samples, float64(d.Nanoseconds())/1e3)
 	}
-	return FastestOf(samples), nil
+	return SpreadOf(samples), nil
 }
 
 func sortedKeys[K comparable](m map[K]bool, less func(a, b K) bool) []K {

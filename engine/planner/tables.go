@@ -37,8 +37,8 @@ func (r Range) Div(o Range) Range {
 func Mix(p float64, r, o Range) Range { return r.Scale(p).Add(o.Scale(1 - p)) }
 
 // SpreadOf summarizes repeated measurements: the median, with the 10th and
-// 90th percentiles as the range (the run-to-run spread a prediction
-// inherits on a shared machine).
+// 90th percentiles as the range (the spread a prediction inherits from
+// the machine's load while it was measured).
 func SpreadOf(xs []float64) Range {
 	if len(xs) == 0 {
 		return Range{}
@@ -54,20 +54,6 @@ func SpreadOf(xs []float64) Range {
 		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
 	}
 	return Range{q(0.5), q(0.1), q(0.9)}
-}
-
-// FastestOf summarizes repeated timings of one thing on a shared machine:
-// the fastest as the estimate (work elsewhere on the machine only ever
-// adds time, so the fastest repetition is the closest to the thing's own
-// cost; tp's calibration counts the fastest run too) and the median as the
-// range's slow end (what the machine's load at the time made of it).
-func FastestOf(xs []float64) Range {
-	if len(xs) == 0 {
-		return Range{}
-	}
-	r := SpreadOf(xs)
-	fastest := slices.Min(xs)
-	return Range{fastest, fastest, r.V}
 }
 
 // micros converts durations to microseconds.
