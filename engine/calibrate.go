@@ -28,8 +28,7 @@ type ForwardTiming struct {
 }
 
 // forwardsPerSample is how many forwards one timing sample averages, as a
-// run's rate averages its steps: the fastest sample is then comparable
-// with a run's best.
+// run's rate averages its steps.
 const forwardsPerSample = 8
 
 // calibrationContext is the cached prefix a timed forward runs after: a

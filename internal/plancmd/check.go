@@ -64,9 +64,9 @@ type CheckRow struct {
 	Predicted planner.Range   `json:"predicted_tokens_per_s"` // the best round's
 	Rounds    []planner.Range `json:"predicted_per_round"`
 	Measured  []float64       `json:"measured_tokens_per_s"` // per round
-	// Best is the fastest round (load from other work only slows a run,
-	// as the calibration counts its fastest repetition); Median the
-	// median round.
+	// Best is the fastest round (load from other work only slows a run;
+	// the prediction likewise is the round whose measurements were least
+	// disturbed); Median the median round.
 	Best    float64 `json:"measured_tokens_per_s_best"`
 	Median  float64 `json:"measured_tokens_per_s_median"`
 	Error   float64 `json:"error"` // (predicted - measured) / measured
