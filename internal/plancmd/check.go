@@ -93,10 +93,14 @@ type CheckReport struct {
 	MedianError float64     `json:"median_abs_error"`
 	Pairs       []OrderPair `json:"order_pairs"`
 	Agreeing    int         `json:"order_agreeing"`
-	LoadBefore  string      `json:"loadavg_before"`
-	LoadAfter   string      `json:"loadavg_after"`
-	Elapsed     float64     `json:"elapsed_s"`
-	Setup       string      `json:"setup"`
+	// ByTP compares the backends at each TP size over all its drafters
+	// and k (geometric means of the best rounds and of the predictions).
+	ByTP         []OrderPair `json:"order_pairs_per_tp"`
+	ByTPAgreeing int         `json:"order_per_tp_agreeing"`
+	LoadBefore   string      `json:"loadavg_before"`
+	LoadAfter    string      `json:"loadavg_after"`
+	Elapsed      float64     `json:"elapsed_s"`
+	Setup        string      `json:"setup"`
 }
 
 // runCheck: (1) earlier runs: each drafter and k once over the prompts at
@@ -271,6 +275,7 @@ func (r *CheckReport) summarize(margin float64) {
 		}
 	}
 	r.MedianError = median(errs)
+	r.orderByTP(margin)
 	for _, g := range names {
 		idx := groups[g]
 		for a := range idx {
@@ -290,6 +295,64 @@ func (r *CheckReport) summarize(margin float64) {
 					r.Agreeing++
 				}
 				r.Pairs = append(r.Pairs, p)
+			}
+		}
+	}
+}
+
+// orderByTP compares each TP size's backends by the geometric mean of their
+// configurations' best rounds (and predictions): one figure per backend
+// from every drafter and k, so one disturbed run moves it less.
+func (r *CheckReport) orderByTP(margin float64) {
+	type agg struct {
+		logBest, logPred float64
+		n                int
+	}
+	byTP := map[int]map[string]*agg{}
+	var tps []int
+	var backends []string
+	for _, row := range r.Rows {
+		c := row.Config
+		if c.TP < 2 || row.Best <= 0 || row.Predicted.V <= 0 {
+			continue
+		}
+		if byTP[c.TP] == nil {
+			byTP[c.TP] = map[string]*agg{}
+			tps = append(tps, c.TP)
+		}
+		a := byTP[c.TP][c.Backend]
+		if a == nil {
+			a = &agg{}
+			byTP[c.TP][c.Backend] = a
+			if !slices.Contains(backends, c.Backend) {
+				backends = append(backends, c.Backend)
+			}
+		}
+		a.logBest += math.Log(row.Best)
+		a.logPred += math.Log(row.Predicted.V)
+		a.n++
+	}
+	for _, n := range tps {
+		for i, bx := range backends {
+			for _, by := range backends[i+1:] {
+				x, y := byTP[n][bx], byTP[n][by]
+				if x == nil || y == nil {
+					continue
+				}
+				mx, my := math.Exp(x.logBest/float64(x.n)), math.Exp(y.logBest/float64(y.n))
+				px, py := math.Exp(x.logPred/float64(x.n)), math.Exp(y.logPred/float64(y.n))
+				fast, slow := bx, by
+				if mx < my {
+					mx, my, px, py, fast, slow = my, mx, py, px, by, bx
+				}
+				if mx <= (1+margin)*my {
+					continue
+				}
+				p := OrderPair{Group: fmt.Sprintf("TP %d", n), Faster: fast, Slower: slow, MeasuredRatio: mx / my, PredictedRatio: px / py, PredictedSameSide: px > py}
+				if p.PredictedSameSide {
+					r.ByTPAgreeing++
+				}
+				r.ByTP = append(r.ByTP, p)
 			}
 		}
 	}
@@ -346,7 +409,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "backend ordering: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
+	fmt.Fprintf(w, "backend ordering per TP size, drafter and k: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
 		r.Agreeing, len(r.Pairs), sep, sepAgree)
 	shown := 0
 	for _, p := range r.Pairs {
@@ -359,6 +422,12 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 	}
 	if shown > maxShownPairs {
 		fmt.Fprintf(w, "  ... and %d more (--json lists every pair)\n", shown-maxShownPairs)
+	}
+	fmt.Fprintf(w, "backend ordering per TP size (geometric mean over its drafters and k): %d of %d pairs differing by more than the margin predicted in the measured order\n", r.ByTPAgreeing, len(r.ByTP))
+	for _, p := range r.ByTP {
+		if !p.PredictedSameSide {
+			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
+		}
 	}
 }
 

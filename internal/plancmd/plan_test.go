@@ -99,6 +99,10 @@ func TestSummarize(t *testing.T) {
 	if len(r.Pairs) != 2 || r.Agreeing != 1 {
 		t.Errorf("pairs %+v, agreeing %d; want 2 pairs, 1 agreeing", r.Pairs, r.Agreeing)
 	}
+	// One configuration per backend: the per-TP comparison is the same.
+	if len(r.ByTP) != 2 || r.ByTPAgreeing != 1 {
+		t.Errorf("per-TP pairs %+v, agreeing %d; want 2 pairs, 1 agreeing", r.ByTP, r.ByTPAgreeing)
+	}
 	var b bytes.Buffer
 	r.write(&b, 0.15)
 	if s := b.String(); !strings.Contains(s, "median absolute error: 16.7%") || !strings.Contains(s, "NOT met") || !strings.Contains(s, "disagrees: TP 2, plain: ring") ||
