@@ -110,7 +110,7 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 			}
 		}
 		for _, m := range p.Missing {
-			if m.Kind == "draft" {
+			if m.Kind == "draft" && cfg.Drafter != "eagle3" { // a head's draft time comes from its runs
 				drafts[drKey{cfg.Drafter, cfg.DrafterPath, cfg.K, cfg.Tree, cfg.Device}] = true
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -233,7 +234,11 @@ func (m Missing) String() string {
 		if m.Tree > 0 {
 			shape = fmt.Sprintf("tree of %d", m.Tree)
 		}
-		return fmt.Sprintf("no draft time of %s at k=%d (%s) on %s", m.Drafter, m.K, shape, m.Device)
+		msg := fmt.Sprintf("no draft time of %s at k=%d (%s) on %s", m.Drafter, m.K, shape, m.Device)
+		if strings.HasPrefix(m.Drafter, "eagle3") {
+			msg += " (an EAGLE-3 head drafts from the target's hidden states: its time comes from a logged run; run it once)"
+		}
+		return msg
 	}
 	return "missing measurement " + m.Kind
 }
