@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"rigscope/engine/model"
 )
@@ -56,13 +57,14 @@ type Config struct {
 	Tree        int    `json:"tree,omitempty"` // 0 = chain
 }
 
-// DrafterKey names a drafter for the tables: its kind, and its file for a
-// model or head.
+// DrafterKey names a drafter for the tables: its kind, and its file's
+// name for a model or head (the name alone: runs log the path as it was
+// given, relative or not).
 func (c Config) DrafterKey() string {
 	if c.DrafterPath == "" {
 		return c.Drafter
 	}
-	return c.Drafter + ":" + c.DrafterPath
+	return c.Drafter + ":" + filepath.Base(filepath.Clean(c.DrafterPath))
 }
 
 // Speculative says the configuration drafts.

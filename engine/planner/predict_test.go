@@ -298,3 +298,13 @@ func TestProposalSizes(t *testing.T) {
 		t.Errorf("acceptance sizes %v mean %v", a.Sizes, a.MeanDrafted)
 	}
 }
+
+// TestDrafterKey: a run logged with a relative draft path matches the
+// same file given absolutely.
+func TestDrafterKey(t *testing.T) {
+	a := Config{Drafter: "model", DrafterPath: "../shared/models/d.gguf"}.DrafterKey()
+	b := Config{Drafter: "model", DrafterPath: "/work/shared/models/d.gguf"}.DrafterKey()
+	if a != b || a != "model:d.gguf" || (Config{Drafter: "ngram"}).DrafterKey() != "ngram" {
+		t.Errorf("keys %q, %q", a, b)
+	}
+}
