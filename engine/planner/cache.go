@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"rigscope/engine/metrics"
@@ -162,6 +163,15 @@ func (c *Cache) validate() error {
 		}
 	}
 	return nil
+}
+
+// clone is a deep copy.
+func (c *Cache) clone() *Cache {
+	d := *c
+	d.AllReduce.Points = slices.Clone(c.AllReduce.Points)
+	d.Compute.Points = slices.Clone(c.Compute.Points)
+	d.Draft.Points = slices.Clone(c.Draft.Points)
+	return &d
 }
 
 // putAllReduce adds or replaces a point.

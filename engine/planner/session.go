@@ -16,6 +16,7 @@ import (
 // methods may be called from several goroutines.
 type Session struct {
 	eng      *engine.Engine
+	timer    Timer // eng (tests replace it)
 	device   string
 	cacheDir string
 	warn     func(string)
@@ -49,7 +50,7 @@ func NewSession(eng *engine.Engine, device, cacheDir string, warn func(string)) 
 	if w != "" {
 		warn(w)
 	}
-	s := &Session{eng: eng, device: device, cacheDir: cacheDir, warn: warn, cache: cache, book: &Book{}}
+	s := &Session{eng: eng, timer: eng, device: device, cacheDir: cacheDir, warn: warn, cache: cache, book: &Book{}}
 	s.in = Inputs{Shape: ShapeOf(info.Path, info.DType, info.Config, wire), Accept: s.book, Fits: eng.CheckFit,
 		AllReduce: &cache.AllReduce, Compute: &cache.Compute, Draft: &cache.Draft, Auto: map[int]*tp.AutoTable{}}
 	return s, nil
@@ -133,21 +134,29 @@ func (s *Session) Plan(_ context.Context, g Grid) ([]Prediction, error) {
 }
 
 // Measure measures what g's predictions lack (see Measure), saves it to
-// the cache and predicts g again.
+// the cache and predicts g again. The measuring works on a copy of the
+// tables, so Plan answers from the tables at hand meanwhile.
 func (s *Session) Measure(ctx context.Context, g Grid, opt Calibration) ([]Prediction, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	g.Device = s.device
 	if err := s.loadAuto(ctx, g); err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
 	preds := Plan(s.in, g.Configs())
 	if len(MissingOf(preds)) == 0 {
+		s.mu.Unlock()
 		return preds, nil
 	}
-	if err := Measure(ctx, s.cache, s.eng, s.in.Shape, preds, opt); err != nil {
+	work := s.cache.clone()
+	shape := s.in.Shape
+	s.mu.Unlock()
+	if err := Measure(ctx, work, s.timer, shape, preds, opt); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.cache = *work // s.in's tables point into s.cache
 	s.cache.Note = "measured now, saved to " + s.cache.Path
 	return Plan(s.in, g.Configs()), nil
 }
