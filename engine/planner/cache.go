@@ -80,10 +80,10 @@ func LoadCache(dir string) (c *Cache, warn string, err error) {
 	}
 	switch {
 	case c.Machine != fresh.Machine:
-		fresh.Note = fmt.Sprintf("planner calibration %s was made on another machine (%s; this is %s); measuring again", path, c.Machine, fresh.Machine)
+		fresh.Note = fmt.Sprintf("planner calibration %s was made on another machine (%s; this is %s), so none of it is used; it is measured again here", path, c.Machine, fresh.Machine)
 		return fresh, "", nil
 	case c.Format != cacheFormat || c.Build != fresh.Build:
-		fresh.Note = fmt.Sprintf("planner calibration %s was made by another build (%s; this is %s); measuring again", path, c.Build, fresh.Build)
+		fresh.Note = fmt.Sprintf("planner calibration %s was made by another build (%s; this is %s), so none of it is used; it is measured again here", path, c.Build, fresh.Build)
 		return fresh, "", nil
 	}
 	if err := c.validate(); err != nil {
