@@ -17,6 +17,7 @@ import (
 	"rigscope/internal/cli/benchcpu"
 	"rigscope/internal/cli/generate"
 	"rigscope/internal/cli/gpus"
+	"rigscope/internal/cli/plan"
 	"rigscope/internal/cli/serve"
 	"rigscope/internal/cli/writegguf"
 	"rigscope/internal/panel"
@@ -31,6 +32,7 @@ var commands = []cli.Command{
 	gpus.Command,
 	allreduce.Command,
 	writegguf.Command,
+	plan.Command,
 }
 
 func program() cli.Program {

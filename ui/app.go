@@ -41,6 +41,7 @@ type Options struct {
 	Backends  func() []Choice                    // allreduce backends with availability
 	TPSizes   func() []Choice                    // TP sizes with availability
 	Dashboard func(eng Engine) fyne.CanvasObject // the live charts for a loaded engine; nil shows a placeholder
+	Planner   func(eng Engine) WhatIfPlanner     // the What if tab's planner for a loaded engine; nil: no What if tab
 	Report    io.Writer                          // where the responsiveness figures go at exit (nil: nowhere)
 	Server    APIServer                          // the OpenAI API server the Server switch runs; nil: no Server section
 	ServeAddr string                             // with Server: the switch starts on, at this address
@@ -57,6 +58,7 @@ type Panel struct {
 	Chat     *ChatView
 	Controls *ControlsView
 	Runs     *RunsView
+	WhatIf   *WhatIfView // nil without Options.Planner
 	Server   *ServerView // nil without Options.Server
 	Tabs     *container.AppTabs
 	status   *widget.Label
@@ -114,6 +116,7 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 	p.Controls = NewControlsView(settings, backends, tps, pickDraft, func(s Settings) {
 		SaveSettings(a.Preferences(), s)
 		p.updateChatInfo()
+		p.whatIfSettings(s)
 	})
 	p.Controls.OnClearDraft = p.ClearDraft
 	if draftProblem != nil {
@@ -180,6 +183,7 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 			p.Tabs.SelectIndex(i)
 		}
 	}
+	p.addWhatIf()
 	top := container.NewBorder(nil, nil, nil, container.NewHBox(p.modelPicker.Buttons("Model"), p.themeSelect()), p.status)
 	p.Content = container.NewBorder(top, nil, nil, nil, p.Tabs)
 	p.addShortcuts()
@@ -260,6 +264,7 @@ func (p *Panel) modelOpened(path string, eng Engine, err error) {
 	}
 	p.recheckDraft()
 	p.Chat.SetWelcome(p.welcomeContent())
+	p.whatIfModel(eng)
 	p.Chat.SetReady(true)
 	p.updateChatInfo()
 	if p.autorun != "" {
@@ -327,6 +332,7 @@ type runFinisher interface{ RunFinished(rec *RunRecord) }
 func (p *Panel) runDone(rec *RunRecord, err error) {
 	p.Chat.FinishTurn(rec)
 	p.addRun(rec)
+	p.whatIfRun(rec)
 	p.Controls.SetInFlight(nil)
 	p.Chat.SetRunning(false)
 	p.updateChatInfo()

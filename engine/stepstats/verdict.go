@@ -82,23 +82,55 @@ func Judge(c Counts, done bool) Verdict {
 	varP := c.Base.Var() / (fm * p * p)
 	varR := c.Run.X.Var()/(fn*x*x) + varY - 2*c.Run.Cov()/(fn*x*y) + varP
 	t := tQuantile(min(n, m) - 1)
-	v.Speedup, v.BreakEven = x*p/y, y/p
+	v.Speedup, v.BreakEven = Speedup(x, y, p), BreakEven(y, p)
 	v.SpeedupLo, v.SpeedupHi = interval(v.Speedup, t*math.Sqrt(max(varR, 0)))
 	v.BreakEvenLo, v.BreakEvenHi = interval(v.BreakEven, t*math.Sqrt(varY+varP))
+	v.State = Decide(v, done)
+	return v
+}
+
+// BreakEven is the tokens a speculative step of stepWall seconds (draft
+// plus verify) must yield to match plain decoding at plainWall seconds per
+// token: stepWall / plainWall (DESIGN: the mean acceptance length must
+// exceed baseline_tok_s * (t_draft + t_verify)); 0 without a plain time.
+func BreakEven(stepWall, plainWall float64) float64 {
+	if plainWall <= 0 {
+		return 0
+	}
+	return finite(stepWall / plainWall)
+}
+
+// Speedup is the decode rate of steps yielding tokensPerStep tokens in
+// stepWall seconds over plain decoding at plainWall seconds per token; 0
+// without a step time.
+func Speedup(tokensPerStep, stepWall, plainWall float64) float64 {
+	if stepWall <= 0 {
+		return 0
+	}
+	return finite(tokensPerStep * plainWall / stepWall)
+}
+
+// Decide is the verdict's state from its speedup and break-even with
+// their intervals (v.Speedup*, v.BreakEven*, v.MaxPerStep = k+1): cannot
+// pay when the break-even is above k+1, the most a step can yield; pays or
+// does not pay once the speedup's interval excludes 1; else measuring, or
+// too close to call when done. Judge uses it on measured steps, the
+// planner on predicted ones.
+func Decide(v Verdict, done bool) string {
 	k1 := float64(v.MaxPerStep)
 	switch {
 	case v.BreakEvenLo > k1:
-		v.State = CannotPay
+		return CannotPay
 	case v.SpeedupLo > 1:
-		v.State = Pays
+		return Pays
 	case v.SpeedupHi < 1 && v.BreakEven > k1:
-		v.State = CannotPay
+		return CannotPay
 	case v.SpeedupHi < 1:
-		v.State = DoesNotPay
+		return DoesNotPay
 	case done:
-		v.State = TooClose
+		return TooClose
 	}
-	return v
+	return Measuring
 }
 
 // interval is v·exp(±half), the interval of a log-normal estimate.

@@ -99,6 +99,7 @@ func run(ctx context.Context, args []string) (err error) {
 		Backends:     w.backends,
 		TPSizes:      w.tpSizes,
 		Dashboard:    w.dashboard,
+		Planner:      w.planner,
 		Server:       w.api,
 		ServeAddr:    *serveAddr,
 		Report:       os.Stderr,

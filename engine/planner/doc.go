@@ -1,0 +1,24 @@
+// Package planner is the what-if planner: before a run, it predicts what
+// each TP size, allreduce backend, drafter, draft length k and chain/tree
+// shape would give on this machine, from this machine's own measurements:
+//
+//   - the allreduce table: time per call per backend, group size and
+//     message size (AllReduceTable; a message is tokens x hidden x the
+//     wire dtype's bytes, and a forward makes AllReducesPerLayer calls per
+//     layer);
+//   - the compute table: the target's forward pass per TP size and batch
+//     size, timed through the engine's own step path with one reference
+//     backend (ComputeTable); another backend's forward is that time with
+//     the reference's allreduce calls replaced by the other's;
+//   - the draft table: a drafter's proposal time per k (DraftTable);
+//   - the acceptance model per drafter and k: tokens per step, how often
+//     the drafter proposes and how much, from the steps of earlier runs
+//     (run logs), or a stated default when there are none (Acceptance).
+//
+// Predict combines them into the decode step, the verify step of k+1
+// tokens, the draft time, tokens/s, the baseline, the break-even
+// acceptance length and the verdict, each with a range (Range). The
+// break-even, speedup and verdict arithmetic is engine/stepstats's, the
+// same the live verdict uses. Measurements are cached per machine and
+// build (Cache), with the allreduce cache's handling of a bad file.
+package planner

@@ -1,0 +1,506 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"rigscope/engine"
+	"rigscope/engine/planner"
+	"rigscope/internal/fixtures"
+)
+
+// checkOptions are --check's flags.
+type checkOptions struct {
+	on                  bool
+	rounds, maxTokens   int
+	prompts, promptLen  int
+	prompt              string
+	logDir              string // the acceptance runs' logs (a temporary folder)
+	keepCache           bool
+	maxErr, orderMargin float64
+}
+
+func (c *checkOptions) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.on, "check", false, "measure every configuration of the grid (runs alternated over --rounds) and print the prediction beside the measurement: median error and backend ordering")
+	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
+	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: round 1 predicts from the cached measurements instead of measuring afresh")
+	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
+	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
+	fs.IntVar(&c.promptLen, "prompt-len", 64, "with --check: cut each prompt to its last N tokens")
+	fs.StringVar(&c.prompt, "prompt", "", "with --check: one text prompt instead of the reference prompts")
+	fs.Float64Var(&c.maxErr, "max-error", 0.15, "with --check: the median absolute error allowed")
+	fs.Float64Var(&c.orderMargin, "order-margin", 0.20, "with --check: backends whose measured tok/s differ by more than this must be predicted in the same order")
+}
+
+func (c *checkOptions) validate() error {
+	switch {
+	case !c.on:
+		return nil
+	case c.rounds < 1 || c.rounds > 20:
+		return fmt.Errorf("plan: --rounds %d outside 1..20", c.rounds)
+	case c.maxTokens < 2 || c.maxTokens > 4096:
+		return fmt.Errorf("plan: --max-tokens %d outside 2..4096", c.maxTokens)
+	case c.prompts < 1:
+		return fmt.Errorf("plan: --prompts %d: give at least 1", c.prompts)
+	}
+	return nil
+}
+
+// CheckRow is one configuration: predicted against measured tok/s.
+type CheckRow struct {
+	Config    planner.Config  `json:"config"`
+	Predicted planner.Range   `json:"predicted_tokens_per_s"` // the best round's
+	Rounds    []planner.Range `json:"predicted_per_round"`
+	Measured  []float64       `json:"measured_tokens_per_s"` // per round
+	// Best is the fastest round (load from other work only slows a run;
+	// the prediction likewise is the round whose measurements were least
+	// disturbed); Median the median round.
+	Best    float64 `json:"measured_tokens_per_s_best"`
+	Median  float64 `json:"measured_tokens_per_s_median"`
+	Error   float64 `json:"error"` // (predicted - measured) / measured
+	Missing string  `json:"missing,omitempty"`
+}
+
+// OrderPair is two backends at one TP size, drafter and k whose measured
+// tok/s differ by more than the margin.
+type OrderPair struct {
+	Group             string  `json:"group"`
+	Faster            string  `json:"faster"`
+	Slower            string  `json:"slower"`
+	MeasuredRatio     float64 `json:"measured_ratio"`
+	PredictedRatio    float64 `json:"predicted_ratio"`
+	PredictedSameSide bool    `json:"agrees"`
+	// Separated says every round of the faster beat every round of the
+	// slower: a difference beyond the runs' own round-to-round spread.
+	Separated bool `json:"separated"`
+}
+
+// CheckReport is `plan --check --json`.
+type CheckReport struct {
+	Rows        []CheckRow  `json:"rows"`
+	MedianError float64     `json:"median_abs_error"`
+	Pairs       []OrderPair `json:"order_pairs"`
+	Agreeing    int         `json:"order_agreeing"`
+	// ByTP compares the backends at each TP size over all its drafters
+	// and k (geometric means of the best rounds and of the predictions).
+	ByTP         []OrderPair `json:"order_pairs_per_tp"`
+	ByTPAgreeing int         `json:"order_per_tp_agreeing"`
+	LoadBefore   string      `json:"loadavg_before"`
+	LoadAfter    string      `json:"loadavg_after"`
+	Elapsed      float64     `json:"elapsed_s"`
+	Setup        string      `json:"setup"`
+}
+
+// runCheck: (1) earlier runs: each drafter and k once over the prompts at
+// TP 1, logged, read back as the planner reads any run log (the
+// acceptance model); (2) each of --rounds rounds, the planner measures
+// afresh and predicts the grid, then every configuration is run over the
+// prompts, the grid forwards in odd rounds and backwards in even ones
+// (each (TP, backend)'s plain run first in round 1, so speculative runs
+// have a session baseline); (3) the table, the median error and the
+// backend ordering.
+func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	start := time.Now()
+	loadBefore := loadavg()
+	dir, err := os.MkdirTemp("", "rigscope-plan-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	o.check.logDir = filepath.Join(dir, "runs")
+	o.runs = o.check.logDir
+	if !o.check.keepCache {
+		// The check's measurements stay out of the machine's cache.
+		o.cacheDir = filepath.Join(dir, "cache")
+	}
+	prompts, promptWords, err := checkPrompts(o)
+	if err != nil {
+		return err
+	}
+	s, err := open(ctx, o, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.eng.Close()
+	base := engine.RunConfig{MaxTokens: o.check.maxTokens, IgnoreEOS: true, TP: 1}
+	run := func(cfg planner.Config) (float64, error) {
+		rc := base
+		rc.TP, rc.AllReduce = cfg.TP, cfg.Backend
+		if cfg.TP == 1 {
+			rc.AllReduce = "oneshot" // unused at TP 1
+		}
+		if cfg.Speculative() {
+			rc.Drafter = engine.DrafterConfig{Kind: cfg.Drafter, Path: cfg.DrafterPath, K: cfg.K, Tree: cfg.Tree}
+		}
+		var tokens float64
+		var secs float64
+		for _, p := range prompts {
+			rc.PromptIDs, rc.Prompt = p.ids, p.text
+			st, err := s.eng.Run(ctx, rc, nil)
+			if err != nil {
+				return 0, fmt.Errorf("plan --check: %s: %w", cfg, err)
+			}
+			if n := st.GeneratedTokens - 1; n > 0 && st.DecodeTokensPerS > 0 {
+				tokens += float64(n)
+				secs += float64(n) / st.DecodeTokensPerS
+			}
+		}
+		if secs == 0 {
+			return 0, fmt.Errorf("plan --check: %s decoded nothing", cfg)
+		}
+		return tokens / secs, nil
+	}
+	// (1) The earlier runs the acceptance model reads, after a plain run
+	// so they, like the runs measured later, need no baseline steps of
+	// their own.
+	if _, err := run(planner.Config{Device: o.device, TP: 1, Drafter: "none"}); err != nil {
+		return err
+	}
+	for _, d := range o.drafters {
+		if d == "none" {
+			continue
+		}
+		for _, k := range o.k {
+			fmt.Fprintf(stderr, "plan --check: earlier run: %s k=%d at TP 1\n", d, k)
+			path := ""
+			if d == "model" || d == "eagle3" {
+				path = o.draft
+			}
+			if _, err := run(planner.Config{Device: o.device, TP: 1, Drafter: d, DrafterPath: path, K: k, Tree: o.tree}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.plan.ReadRuns(o.runs); err != nil {
+		return err
+	}
+	// (2) and (3): each round measures what the planner needs afresh and
+	// predicts, then runs every configuration, the grid forwards then
+	// backwards. A configuration's prediction is its best round's (the
+	// least disturbed measurements), its measurement its best run: both
+	// sides see the same stretch of the machine's load.
+	var rows []CheckRow
+	for round := range o.check.rounds {
+		if round > 0 || !o.check.keepCache {
+			s.plan.Forget()
+		}
+		fmt.Fprintf(stderr, "plan --check: round %d of %d: measuring, then running the grid\n", round+1, o.check.rounds)
+		preds, err := s.predict(ctx, true, o.reps, stderr)
+		if err != nil {
+			return err
+		}
+		if rows == nil {
+			rows = make([]CheckRow, len(preds))
+		}
+		order := make([]int, len(rows))
+		for i, p := range preds {
+			order[i] = i
+			row := &rows[i]
+			row.Config = p.Config
+			switch {
+			case p.Unfit != "":
+				row.Missing = p.Unfit
+			case !p.OK():
+				row.Missing = p.Missing[0].String()
+			default:
+				row.Missing = ""
+				row.Rounds = append(row.Rounds, p.TokS)
+			}
+		}
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, i := range order {
+			if rows[i].Missing != "" {
+				continue
+			}
+			v, err := run(rows[i].Config)
+			if err != nil {
+				return err
+			}
+			rows[i].Measured = append(rows[i].Measured, v)
+		}
+	}
+	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
+		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring afresh then running the grid; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
+			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
+	rep.summarize(o.check.orderMargin)
+	if o.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.write(stdout, o.check.maxErr)
+	return nil
+}
+
+// summarize fills each row's mean and error, the median error and the
+// backend order pairs.
+func (r *CheckReport) summarize(margin float64) {
+	var errs []float64
+	groups := map[string][]int{}
+	var names []string
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		for _, p := range row.Rounds {
+			if p.V > row.Predicted.V {
+				row.Predicted = p
+			}
+		}
+		if len(row.Measured) == 0 || row.Predicted.V <= 0 {
+			continue
+		}
+		row.Best, row.Median = slices.Max(row.Measured), median(row.Measured)
+		row.Error = (row.Predicted.V - row.Best) / row.Best
+		errs = append(errs, math.Abs(row.Error))
+		if row.Config.TP > 1 {
+			c := row.Config
+			g := fmt.Sprintf("TP %d, %s", c.TP, drafterWords(c))
+			if _, ok := groups[g]; !ok {
+				names = append(names, g)
+			}
+			groups[g] = append(groups[g], i)
+		}
+	}
+	r.MedianError = median(errs)
+	r.orderByTP(margin)
+	for _, g := range names {
+		idx := groups[g]
+		for a := range idx {
+			for b := a + 1; b < len(idx); b++ {
+				x, y := r.Rows[idx[a]], r.Rows[idx[b]]
+				if x.Best < y.Best {
+					x, y = y, x
+				}
+				if x.Best <= (1+margin)*y.Best {
+					continue
+				}
+				p := OrderPair{Group: g, Faster: x.Config.Backend, Slower: y.Config.Backend, MeasuredRatio: x.Best / y.Best,
+					PredictedRatio: x.Predicted.V / y.Predicted.V}
+				p.PredictedSameSide = x.Predicted.V > y.Predicted.V
+				p.Separated = slices.Min(x.Measured) > slices.Max(y.Measured)
+				if p.PredictedSameSide {
+					r.Agreeing++
+				}
+				r.Pairs = append(r.Pairs, p)
+			}
+		}
+	}
+}
+
+// orderByTP compares each TP size's backends by the geometric mean of their
+// configurations' best rounds (and predictions): one figure per backend
+// from every drafter and k, so one disturbed run moves it less.
+func (r *CheckReport) orderByTP(margin float64) {
+	type agg struct {
+		logBest, logPred float64
+		n                int
+	}
+	byTP := map[int]map[string]*agg{}
+	var tps []int
+	var backends []string
+	for _, row := range r.Rows {
+		c := row.Config
+		if c.TP < 2 || row.Best <= 0 || row.Predicted.V <= 0 {
+			continue
+		}
+		if byTP[c.TP] == nil {
+			byTP[c.TP] = map[string]*agg{}
+			tps = append(tps, c.TP)
+		}
+		a := byTP[c.TP][c.Backend]
+		if a == nil {
+			a = &agg{}
+			byTP[c.TP][c.Backend] = a
+			if !slices.Contains(backends, c.Backend) {
+				backends = append(backends, c.Backend)
+			}
+		}
+		a.logBest += math.Log(row.Best)
+		a.logPred += math.Log(row.Predicted.V)
+		a.n++
+	}
+	for _, n := range tps {
+		for i, bx := range backends {
+			for _, by := range backends[i+1:] {
+				x, y := byTP[n][bx], byTP[n][by]
+				if x == nil || y == nil {
+					continue
+				}
+				mx, my := math.Exp(x.logBest/float64(x.n)), math.Exp(y.logBest/float64(y.n))
+				px, py := math.Exp(x.logPred/float64(x.n)), math.Exp(y.logPred/float64(y.n))
+				fast, slow := bx, by
+				if mx < my {
+					mx, my, px, py, fast, slow = my, mx, py, px, by, bx
+				}
+				if mx <= (1+margin)*my {
+					continue
+				}
+				p := OrderPair{Group: fmt.Sprintf("TP %d", n), Faster: fast, Slower: slow, MeasuredRatio: mx / my, PredictedRatio: px / py, PredictedSameSide: px > py}
+				if p.PredictedSameSide {
+					r.ByTPAgreeing++
+				}
+				r.ByTP = append(r.ByTP, p)
+			}
+		}
+	}
+}
+
+func (r *CheckReport) write(w io.Writer, maxErr float64) {
+	fmt.Fprintf(w, "# plan --check: %s\n# load average before: %s; after: %s; %.0f s\n", r.Setup, r.LoadBefore, r.LoadAfter, r.Elapsed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tpredicted tok/s\trange\tmeasured tok/s (per round)\tbest\terror\t")
+	for _, row := range r.Rows {
+		c := row.Config
+		backend, k := c.Backend, "—"
+		if c.TP == 1 {
+			backend = "—"
+		}
+		if c.Speculative() {
+			k = fmt.Sprint(c.K)
+		}
+		if row.Missing != "" {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t—\t—\t—\t—\t—\t  %s\n", c.TP, backend, c.Drafter, k, row.Missing)
+			continue
+		}
+		per := make([]string, len(row.Measured))
+		for i, v := range row.Measured {
+			per[i] = fmt.Sprintf("%.1f", v)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f\t%.1f–%.1f\t%s\t%.1f\t%+.0f%%\t\n", c.TP, backend, c.Drafter, k, row.Predicted.V, row.Predicted.Lo, row.Predicted.Hi,
+			strings.Join(per, " "), row.Best, 100*row.Error)
+	}
+	tw.Flush()
+	within := 0
+	for _, row := range r.Rows {
+		if row.Best > 0 && math.Abs(row.Error) <= maxErr {
+			within++
+		}
+	}
+	n := 0
+	for _, row := range r.Rows {
+		if row.Best > 0 {
+			n++
+		}
+	}
+	verdict := "met"
+	if r.MedianError > maxErr {
+		verdict = "NOT met"
+	}
+	fmt.Fprintf(w, "\nmedian absolute error: %.1f%% over %d configurations (target <= %.0f%%: %s); %d within %.0f%%\n", 100*r.MedianError, n, 100*maxErr, verdict, within, 100*maxErr)
+	sep, sepAgree := 0, 0
+	for _, p := range r.Pairs {
+		if p.Separated {
+			sep++
+			if p.PredictedSameSide {
+				sepAgree++
+			}
+		}
+	}
+	fmt.Fprintf(w, "backend ordering per TP size, drafter and k: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
+		r.Agreeing, len(r.Pairs), sep, sepAgree)
+	shown := 0
+	for _, p := range r.Pairs {
+		if !p.PredictedSameSide {
+			if shown++; shown > maxShownPairs {
+				continue
+			}
+			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
+		}
+	}
+	if shown > maxShownPairs {
+		fmt.Fprintf(w, "  ... and %d more (--json lists every pair)\n", shown-maxShownPairs)
+	}
+	fmt.Fprintf(w, "backend ordering per TP size (geometric mean over its drafters and k): %d of %d pairs differing by more than the margin predicted in the measured order\n", r.ByTPAgreeing, len(r.ByTP))
+	for _, p := range r.ByTP {
+		if !p.PredictedSameSide {
+			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
+		}
+	}
+}
+
+// maxShownPairs bounds the disagreeing pairs the table lists.
+const maxShownPairs = 12
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// loadavg is /proc/loadavg's first three fields ("" when unreadable).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// checkPrompt is one prompt of the check: ids or text.
+type checkPrompt struct {
+	ids  []int32
+	text string
+}
+
+// checkPrompts is --prompt, or the first --prompts gocoder reference
+// prompts cut to --prompt-len tokens.
+func checkPrompts(o options) ([]checkPrompt, string, error) {
+	if o.check.prompt != "" {
+		return []checkPrompt{{text: o.check.prompt}}, fmt.Sprintf("prompt %q", o.check.prompt), nil
+	}
+	dir := fixtures.ModelsDir()
+	if dir == "" {
+		return nil, "", errors.New("plan --check: no ../shared/models for the reference prompts; give --prompt TEXT")
+	}
+	path := filepath.Join(dir, "reference-public.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("plan --check: %w (or give --prompt TEXT)", err)
+	}
+	var ref struct {
+		Prompts []struct {
+			IDs []int32 `json:"prompt_ids"`
+		} `json:"prompts"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		return nil, "", fmt.Errorf("plan --check: %s: %w", path, err)
+	}
+	var out []checkPrompt
+	for _, p := range ref.Prompts {
+		if len(out) == o.check.prompts {
+			break
+		}
+		ids := p.IDs
+		if o.check.promptLen > 0 && len(ids) > o.check.promptLen {
+			ids = ids[len(ids)-o.check.promptLen:]
+		}
+		out = append(out, checkPrompt{ids: ids})
+	}
+	if len(out) == 0 {
+		return nil, "", fmt.Errorf("plan --check: %s has no prompts", path)
+	}
+	return out, fmt.Sprintf("%d reference prompt(s) of %d tokens", len(out), o.check.promptLen), nil
+}
