@@ -22,7 +22,7 @@ func (p *Panel) addWhatIf() {
 	p.WhatIf.SetCurrent(p.Controls.Settings())
 	shown := p.Tabs.Selected()
 	at := min(2, len(p.Tabs.Items)) // after the dashboard
-	p.Tabs.Items = append(p.Tabs.Items[:at], append([]*container.TabItem{container.NewTabItem("What if", p.WhatIf.Root)}, p.Tabs.Items[at:]...)...)
+	p.Tabs.Items = append(p.Tabs.Items[:at], append([]*container.TabItem{container.NewTabItem("What if", container.NewScroll(p.WhatIf.Root))}, p.Tabs.Items[at:]...)...)
 	p.Tabs.Refresh()
 	if shown != nil {
 		p.Tabs.Select(shown)
