@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Screenshots of each view of the panel in the real window under Xvfb, at
+# Screenshots of each view of the panel (chat, dashboard, what if, runs) in the real window under Xvfb, at
 # 1600x1000 and 1280x800 (issue 25): one --autorun generation on the model
 # (default gocoder-14m-hf from ../shared/models, else synthetic:tiny), the
 # window shown on each tab (--tab), captured while it lingers.
@@ -16,7 +16,7 @@ for size in 1600x1000 1280x800; do
 	Xvfb "$display" -screen 0 "${size}x24" -nolisten tcp >"$out/xvfb.log" 2>&1 &
 	xvfb=$!
 	sleep 1
-	for tab in chat dashboard runs; do
+	for tab in chat dashboard whatif runs; do
 		rm -f "$out/done"
 		HOME=$PWD/$out/home DISPLAY=$display timeout 120 ./bin/rigscope --model "$model" --tab "$tab" \
 			--autorun "package main" --quit-after-run --done-file "$out/done" --linger 3s --max-tokens 120 \

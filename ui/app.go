@@ -32,7 +32,7 @@ type Options struct {
 	MaxTokens    int           // overrides the saved max tokens when > 0
 	TP           int           // overrides the saved TP size when > 0
 	Backend      string        // overrides the saved allreduce backend when set
-	Tab          string        // the tab shown first: chat (default), dashboard or runs
+	Tab          string        // the tab shown first: chat (default), dashboard, whatif or runs
 	DoneFile     string        // touched when the autorun ends (a screenshot cue)
 	Linger       time.Duration // how long the window stays up after the autorun
 	RunLogDir    string        // the engine's run logs: earlier runs are read back into the runs table
@@ -184,6 +184,9 @@ func NewPanel(a fyne.App, win fyne.Window, opts Options, post func(func())) *Pan
 		}
 	}
 	p.addWhatIf()
+	if p.WhatIf != nil && strings.EqualFold(opts.Tab, "whatif") {
+		p.Tabs.SelectIndex(2)
+	}
 	top := container.NewBorder(nil, nil, nil, container.NewHBox(p.modelPicker.Buttons("Model"), p.themeSelect()), p.status)
 	p.Content = container.NewBorder(top, nil, nil, nil, p.Tabs)
 	p.addShortcuts()

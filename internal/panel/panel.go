@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string) (err error) {
 	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
-	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard or runs")
+	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard, whatif or runs")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
 	metricsAddr := cli.MetricsAddrFlag(fs)
 	serveAddr := fs.String("serve-addr", "", "start with the panel's Server switch on: serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off, at "+ui.DefaultServeAddr+")")
