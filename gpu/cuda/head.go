@@ -208,12 +208,8 @@ func (h *Head) allocState() error {
 	if err != nil {
 		return err
 	}
-	cs, sn := ropeTable(hd, h.maxPos, c.RopeTheta)
-	if err := cu.MemcpyHtoD(h.ropeCos, unsafe.Pointer(&cs[0]), int64(4*len(cs))); err != nil {
-		return fmt.Errorf("cuda: upload rope table: %w", err)
-	}
-	if err := cu.MemcpyHtoD(h.ropeSin, unsafe.Pointer(&sn[0]), int64(4*len(sn))); err != nil {
-		return fmt.Errorf("cuda: upload rope table: %w", err)
+	if err := uploadRope(h.ropeCos, h.ropeSin, hd, h.maxPos, c.RopeTheta); err != nil {
+		return err
 	}
 	if h.hsteps, err = allocPinned(spec.MaxK*stepBytes + T*4*h.fw); err == nil {
 		h.hout, err = allocPinned(4 * spec.MaxK)

@@ -265,14 +265,9 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		t.Close()
 		return nil, err
 	}
-	cs, sn := ropeTable(hd, t.maxPos, c.RopeTheta)
-	if err := cu.MemcpyHtoD(t.ropeCos, unsafe.Pointer(&cs[0]), int64(4*len(cs))); err != nil {
+	if err := uploadRope(t.ropeCos, t.ropeSin, hd, t.maxPos, c.RopeTheta); err != nil {
 		t.Close()
-		return nil, fmt.Errorf("cuda: upload rope table: %w", err)
-	}
-	if err := cu.MemcpyHtoD(t.ropeSin, unsafe.Pointer(&sn[0]), int64(4*len(sn))); err != nil {
-		t.Close()
-		return nil, fmt.Errorf("cuda: upload rope table: %w", err)
+		return nil, err
 	}
 	if t.hstep, err = allocPinned(stepBytes); err == nil {
 		if t.hids, err = allocPinned(T * 4); err == nil {
@@ -303,6 +298,19 @@ func ropeTable(hd, maxPos int, theta float32) (cs, sn []float32) {
 		}
 	}
 	return cs, sn
+}
+
+// uploadRope writes ropeTable's cos and sin for positions [0, maxPos) to
+// the device buffers cs and sn ((maxPos, hd/2) float32 each).
+func uploadRope(cs, sn cu.DevicePtr, hd, maxPos int, theta float32) error {
+	c, s := ropeTable(hd, maxPos, theta)
+	if err := cu.MemcpyHtoD(cs, unsafe.Pointer(&c[0]), int64(4*len(c))); err != nil {
+		return fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	if err := cu.MemcpyHtoD(sn, unsafe.Pointer(&s[0]), int64(4*len(s))); err != nil {
+		return fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	return nil
 }
 
 // Close frees everything the target holds on the device.
