@@ -176,31 +176,28 @@ func (c *Cache) clone() *Cache {
 
 // putAllReduce adds or replaces a point.
 func (c *Cache) putAllReduce(p AllReducePoint) {
-	for i, q := range c.AllReduce.Points {
-		if q.Device == p.Device && q.Ranks == p.Ranks && q.Backend == p.Backend && q.Bytes == p.Bytes {
-			c.AllReduce.Points[i] = p
-			return
-		}
-	}
-	c.AllReduce.Points = append(c.AllReduce.Points, p)
+	c.AllReduce.Points = put(c.AllReduce.Points, p, func(q AllReducePoint) bool {
+		return q.Device == p.Device && q.Ranks == p.Ranks && q.Backend == p.Backend && q.Bytes == p.Bytes
+	})
 }
 
 func (c *Cache) putCompute(p ComputePoint) {
-	for i, q := range c.Compute.Points {
-		if q.Model == p.Model && q.Device == p.Device && q.TP == p.TP && q.Tokens == p.Tokens {
-			c.Compute.Points[i] = p
-			return
-		}
-	}
-	c.Compute.Points = append(c.Compute.Points, p)
+	c.Compute.Points = put(c.Compute.Points, p, func(q ComputePoint) bool {
+		return q.Model == p.Model && q.Device == p.Device && q.TP == p.TP && q.Tokens == p.Tokens
+	})
 }
 
 func (c *Cache) putDraft(p DraftPoint) {
-	for i, q := range c.Draft.Points {
-		if q.Drafter == p.Drafter && q.Device == p.Device && q.K == p.K && q.Tree == p.Tree {
-			c.Draft.Points[i] = p
-			return
-		}
+	c.Draft.Points = put(c.Draft.Points, p, func(q DraftPoint) bool {
+		return q.Drafter == p.Drafter && q.Device == p.Device && q.K == p.K && q.Tree == p.Tree
+	})
+}
+
+// put replaces the first point same matches with p, or appends p.
+func put[P any](points []P, p P, same func(P) bool) []P {
+	if i := slices.IndexFunc(points, same); i >= 0 {
+		points[i] = p
+		return points
 	}
-	c.Draft.Points = append(c.Draft.Points, p)
+	return append(points, p)
 }
