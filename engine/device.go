@@ -64,12 +64,7 @@ func CheckDevice(name string) error {
 	return err
 }
 
-func lookupDevice(name string) (DeviceTarget, error) {
-	d, err := lookupDeviceKind(name)
-	return d.Target, err
-}
-
-func lookupDeviceKind(name string) (Device, error) {
+func lookupDevice(name string) (Device, error) {
 	devicesMu.Lock()
 	f, ok := devices[name]
 	devicesMu.Unlock()
@@ -108,7 +103,7 @@ func (a accelFeatureTarget) Captured() [][]float32   { return a.f.Captured() }
 // deviceTarget builds (or reuses) the accelerator target for cfg. Weights
 // are uploaded once per (TP, backend); a new combination uploads again.
 func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
-	f, err := lookupDevice(e.opts.Device)
+	dev, err := lookupDevice(e.opts.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +119,7 @@ func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
 		}
 		e.accel = nil
 	}
-	t, err := f(e.src, cfg.TP, cfg.AllReduce, e.opts.CtxLen)
+	t, err := dev.Target(e.src, cfg.TP, cfg.AllReduce, e.opts.CtxLen)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.opts.Device, err)
 	}

@@ -144,11 +144,11 @@ func (e *Engine) drafter(dc DrafterConfig) (spec.Drafter, error) {
 // saves, and it leaves the cores to the target.
 func (e *Engine) draftTarget(src loader.Source, slots int) (spec.Target, error) {
 	if e.opts.Device != "" && e.opts.Device != "cpu" {
-		f, err := lookupDevice(e.opts.Device)
+		dev, err := lookupDevice(e.opts.Device)
 		if err != nil {
 			return nil, err
 		}
-		t, err := f(src, 1, "", slots)
+		t, err := dev.Target(src, 1, "", slots)
 		if err != nil {
 			return nil, fmt.Errorf("on %s: %w", e.opts.Device, err)
 		}
@@ -259,7 +259,7 @@ func (e *Engine) headOnDevice(d *eagle3.Drafter) error {
 	if e.opts.Device == "" || e.opts.Device == "cpu" {
 		return nil
 	}
-	dev, err := lookupDeviceKind(e.opts.Device)
+	dev, err := lookupDevice(e.opts.Device)
 	if err != nil || dev.Head == nil {
 		return err
 	}
