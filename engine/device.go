@@ -9,15 +9,29 @@ import (
 	"time"
 
 	"rigscope/engine/loader"
+	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/tp"
 )
 
-// DeviceTarget builds a target on an accelerator: tp ranks joined by the
-// named allreduce backend, with a KV cache of ctxLen positions. The CPU
-// target is built in; a -tags cuda build registers "cuda" (gpu/cuda).
-type DeviceTarget func(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Target, error)
+// DeviceTarget builds a target on an accelerator: tp ranks placed on gpus
+// (nil: the device's default placement), with a KV cache of ctxLen
+// positions. When tp > 1 the target implements deviceAllReduce: the ranks'
+// allreduce backend is chosen per run. The CPU target is built in; a -tags
+// cuda build registers "cuda" (gpu/cuda).
+type DeviceTarget func(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, error)
+
+// deviceAllReduce is a device target whose tensor-parallel ranks join
+// through an allreduce chosen per run (the weights stay on the device) and
+// measured per call into the run's latency histograms and byte counters
+// (o.Latency, o.Bytes), as CPU ranks are.
+type deviceAllReduce interface {
+	SetAllReduce(ctx context.Context, backend string, o tp.GroupOptions) error
+	AllReduceTime() time.Duration  // since SetAllReduce
+	AllReduceTable() *tp.AutoTable // auto's table, nil for another backend
+}
 
 // DeviceHead puts an EAGLE-3 head on an accelerator, with a cache of slots
 // positions: its greedy chains then run there (eagle3.ChainRunner).
@@ -27,6 +41,18 @@ type DeviceHead func(h *eagle3.Head, slots int) (eagle3.ChainRunner, error)
 type Device struct {
 	Target DeviceTarget
 	Head   DeviceHead // nil: EAGLE-3 heads run on the CPU
+	// Backends lists the allreduce backends its ranks can join with.
+	Backends func() []tp.BackendInfo
+}
+
+// AllReduceBackends lists the allreduce backends of device's ranks, with
+// the reason an unavailable one cannot run (the CPU's when device is "",
+// "cpu" or not registered).
+func AllReduceBackends(device string) []tp.BackendInfo {
+	if d, err := lookupDevice(device); err == nil && d.Backends != nil {
+		return d.Backends()
+	}
+	return tp.Available()
 }
 
 var (
@@ -75,10 +101,15 @@ func lookupDevice(name string) (Device, error) {
 }
 
 // accelTarget is a device target kept between runs of the same TP size and
-// backend (its weights live on the device).
+// placement (its weights live on the device); each run attaches its
+// allreduce backend and measurements.
 type accelTarget struct {
 	spec.Target
-	key string
+	key     string
+	comm    deviceAllReduce // nil: one rank, or a device without TP allreduce
+	backend string
+	bytes   *metrics.RankBytes
+	lat     *metrics.LatencySet
 }
 
 // ForwardIDs keeps the device's own argmax visible through the wrapper, so
@@ -87,8 +118,32 @@ func (a *accelTarget) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, e
 	return spec.GreedyIDs(ctx, a.Target, b)
 }
 
-func (a *accelTarget) allReduceTime() time.Duration      { return 0 }
-func (a *accelTarget) commStats(st *Stats, wall float64) {}
+func (a *accelTarget) allReduceTime() time.Duration {
+	if a.comm == nil {
+		return 0
+	}
+	return a.comm.AllReduceTime()
+}
+
+// commStats fills the tensor-parallel parts of st as tpTarget does, from
+// the device's own per-call measurements.
+func (a *accelTarget) commStats(st *Stats, wall float64) {
+	if a.comm == nil {
+		return
+	}
+	st.AllReduceMs = ms(a.comm.AllReduceTime())
+	if wall > 0 {
+		st.AllReduceShare = st.AllReduceMs / wall
+	}
+	if a.bytes != nil {
+		st.BytesSent, st.BytesRecv = a.bytes.Sent(), a.bytes.Recv()
+	}
+	var lat []metrics.LatencySummary
+	if a.lat != nil {
+		lat = a.lat.Summaries()
+	}
+	st.SetAllReduce(lat, a.backend, a.comm.AllReduceTable())
+}
 
 // accelFeatureTarget is an accelerator target that captures hidden states
 // for EAGLE-3 heads (the device implements spec.FeatureTarget).
@@ -100,31 +155,61 @@ type accelFeatureTarget struct {
 func (a accelFeatureTarget) SetCapture(layers []int) { a.f.SetCapture(layers) }
 func (a accelFeatureTarget) Captured() [][]float32   { return a.f.Captured() }
 
-// deviceTarget builds (or reuses) the accelerator target for cfg. Weights
-// are uploaded once per (TP, backend); a new combination uploads again.
-func (e *Engine) deviceTarget(cfg RunConfig) (runTarget, error) {
+// deviceTarget builds (or reuses) the accelerator target for cfg and joins
+// its ranks with cfg's backend for this run. Weights are uploaded once per
+// TP size and placement; swapping the backend between runs keeps them.
+func (e *Engine) deviceTarget(ctx context.Context, cfg RunConfig, gopts tp.GroupOptions) (runTarget, error) {
 	dev, err := lookupDevice(e.opts.Device)
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%d/%s", cfg.TP, cfg.AllReduce)
+	key := fmt.Sprintf("%d/%v", cfg.TP, e.opts.GPUs)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.accel != nil && e.accel.key == key {
-		return withFeatures(e.accel), nil
+	if e.accel == nil || e.accel.key != key {
+		if err := e.loadAccel(dev, cfg, key); err != nil {
+			return nil, err
+		}
 	}
+	a := e.accel
+	if a.comm == nil {
+		if cfg.TP > 1 {
+			return nil, fmt.Errorf("%s: its tensor-parallel ranks have no allreduce to choose", e.opts.Device)
+		}
+		if err := tp.CheckBackend(cfg.AllReduce); err != nil {
+			return nil, err // an unknown backend name is an error even at TP=1
+		}
+		return withFeatures(a), nil
+	}
+	// The device checks the backend's name at every TP size.
+	if gopts.CacheDir == "" {
+		gopts.CacheDir = e.opts.CacheDir
+	}
+	if err := a.comm.SetAllReduce(ctx, cfg.AllReduce, gopts); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.opts.Device, err)
+	}
+	a.backend, a.lat, a.bytes = cfg.AllReduce, gopts.Latency, gopts.Bytes
+	return withFeatures(a), nil
+}
+
+// loadAccel replaces the device target with one for cfg's TP size and the
+// engine's placement (e.mu held).
+func (e *Engine) loadAccel(dev Device, cfg RunConfig, key string) error {
 	if e.accel != nil {
 		if c, ok := e.accel.Target.(interface{ Close() error }); ok {
 			c.Close()
 		}
 		e.accel = nil
 	}
-	t, err := dev.Target(e.src, cfg.TP, cfg.AllReduce, e.opts.CtxLen)
+	t, err := dev.Target(e.src, cfg.TP, e.opts.GPUs, e.opts.CtxLen)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", e.opts.Device, err)
+		return fmt.Errorf("%s: %w", e.opts.Device, err)
 	}
 	e.accel = &accelTarget{Target: t, key: key}
-	return withFeatures(e.accel), nil
+	if c, ok := t.(deviceAllReduce); ok {
+		e.accel.comm = c
+	}
+	return nil
 }
 
 // withFeatures exposes the device target's hidden-state capture when it has

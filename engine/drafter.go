@@ -148,7 +148,7 @@ func (e *Engine) draftTarget(src loader.Source, slots int) (spec.Target, error) 
 		if err != nil {
 			return nil, err
 		}
-		t, err := dev.Target(src, 1, "", slots)
+		t, err := dev.Target(src, 1, e.opts.GPUs, slots)
 		if err != nil {
 			return nil, fmt.Errorf("on %s: %w", e.opts.Device, err)
 		}

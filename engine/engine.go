@@ -39,6 +39,10 @@ type Options struct {
 	// ("cuda" in a -tags cuda build). A draft model runs on the same
 	// device; an EAGLE-3 head and the n-gram drafter on the CPU.
 	Device string
+	// GPUs places a device target's tensor-parallel ranks: nil is the
+	// device's default; one ordinal puts every rank on that GPU; one per
+	// rank puts rank i on GPUs[i] (--gpus 0,2,4,6).
+	GPUs []int
 	// Observer, when set, is told of every run as it goes (Observer).
 	Observer Observer
 }
@@ -109,6 +113,9 @@ func open(ctx context.Context, path string, src loader.Source, opts Options) (*E
 	cfg := src.Config()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(opts.GPUs) > 0 && (opts.Device == "" || opts.Device == "cpu") {
+		return nil, fmt.Errorf("--gpus %v places GPU ranks; add --device cuda, or leave --gpus out for CPU ranks", opts.GPUs)
 	}
 	ctxLen, err := resolveCtx(opts.CtxLen, cfg)
 	if err != nil {

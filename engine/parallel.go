@@ -24,7 +24,7 @@ func (e *Engine) prepare(ctx context.Context, cfg *RunConfig, gopts tp.GroupOpti
 		cfg.AllReduce = DefaultAllReduce
 	}
 	if e.opts.Device != "" && e.opts.Device != "cpu" {
-		return e.deviceTarget(*cfg)
+		return e.deviceTarget(ctx, *cfg, gopts)
 	}
 	t, err := e.target(ctx, cfg.TP)
 	if err != nil {

@@ -128,3 +128,82 @@ extern "C" __global__ void ar_add(float* x, const float* const* parts, int nrank
     x[i] += s;
   }
 }
+
+// ------------------------------------------- allreduce inside a forward step
+// The tensor-parallel ranks of a Target that share one GPU join their
+// row-parallel partial sums with these (gpu/cuda/stepcomm.go), each rank on
+// its own stream: every rank r holds its replicated activations x_r and
+// adds the sum of all ranks' partials, in rank order (the same bits for
+// every backend and for TP 1's single partial). Each call is timed on the
+// device: t0 = globaltimer when its first kernel's block 0 starts, t1 when
+// its last kernel's last block ends (cnt counts that kernel's finished
+// blocks and is left at 0 for the next call); t0/t1 null: not timed.
+__device__ __forceinline__ unsigned long long ar_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void ar_start(unsigned long long* t0) {
+  if (t0 && blockIdx.x == 0 && threadIdx.x == 0) *t0 = ar_now();
+}
+__device__ __forceinline__ void ar_end(unsigned long long* t1, unsigned* cnt) {
+  if (!t1) return;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(cnt, 1u) == gridDim.x - 1) {
+      *t1 = ar_now();
+      *cnt = 0;
+    }
+  }
+}
+
+// oneshot (parts = every rank's partial sums, read in place) and host
+// (parts = every rank's pinned host copy): x[i] += sum_r parts[r][i].
+extern "C" __global__ void ars_add(float* x, const float* const* parts, int nranks, long n, unsigned long long* t0,
+                                   unsigned long long* t1, unsigned* cnt) {
+  pdl_wait();
+  ar_start(t0);
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    float s = parts[0][i];
+    for (int r = 1; r < nranks; r++) s += parts[r][i];
+    x[i] += s;
+  }
+  ar_end(t1, cnt);
+}
+
+// twoshot, phase 1 (reduce-scatter): rank me sums its segment [lo, hi) of
+// every rank's partials into its own partial buffer (bufs[me]), in place.
+extern "C" __global__ void ars_reduce(const float* const* bufs, int nranks, int me, long lo, long hi,
+                                      unsigned long long* t0) {
+  pdl_wait();
+  ar_start(t0);
+  float* dst = const_cast<float*>(bufs[me]);
+  for (long i = lo + blockIdx.x * (long)blockDim.x + threadIdx.x; i < hi; i += (long)gridDim.x * blockDim.x) {
+    float s = bufs[0][i];
+    for (int r = 1; r < nranks; r++) s += bufs[r][i];
+    dst[i] = s;
+  }
+}
+
+// twoshot, phase 2 (all-gather): x[i] += bufs[owner(i)][i], the owner of i
+// being the rank whose segment [n*r/R, n*(r+1)/R) holds it.
+extern "C" __global__ void ars_gather_add(float* x, const float* const* bufs, int nranks, long n,
+                                          unsigned long long* t1, unsigned* cnt) {
+  pdl_wait();
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    int r = (int)((i * nranks) / n);
+    while (r > 0 && n * r / nranks > i) r--;
+    while (r < nranks - 1 && n * (r + 1) / nranks <= i) r++;
+    x[i] += bufs[r][i];
+  }
+  ar_end(t1, cnt);
+}
+
+// host, phase 1: rank me copies its partials into its pinned host buffer
+// (dst, mapped into the device's address space).
+extern "C" __global__ void ars_put(float* dst, const float* src, long n, unsigned long long* t0) {
+  pdl_wait();
+  ar_start(t0);
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) dst[i] = src[i];
+}

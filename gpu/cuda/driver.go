@@ -20,6 +20,8 @@ static CUresult rs_graph_destroy(CUgraph g) { return cuGraphDestroy(g); }
 static CUresult rs_exec_destroy(CUgraphExec e) { return cuGraphExecDestroy(e); }
 static CUresult rs_host_alloc(void** p, size_t n) { return cuMemHostAlloc(p, n, CU_MEMHOSTALLOC_PORTABLE); }
 static CUresult rs_host_free(void* p) { return cuMemFreeHost(p); }
+static CUresult rs_host_alloc_mapped(void** p, size_t n) { return cuMemHostAlloc(p, n, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP); }
+static CUresult rs_host_device_ptr(CUdeviceptr* d, void* p) { return cuMemHostGetDevicePointer(d, p, 0); }
 static CUresult rs_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned shm, CUstream s, uint64_t* args, int n) {
 	void* ptrs[24];
@@ -114,6 +116,26 @@ func allocPinned(n int) (pinned, error) {
 	return pinned{p, n}, nil
 }
 
+// allocMapped is pinned memory that kernels can read and write through
+// devicePtr (the host staging of the host allreduce backend).
+func allocMapped(n int) (pinned, error) {
+	var p unsafe.Pointer
+	if err := cres(fmt.Sprintf("cuMemHostAlloc(%d bytes, mapped)", n), C.rs_host_alloc_mapped(&p, C.size_t(n))); err != nil {
+		return pinned{}, err
+	}
+	return pinned{p, n}, nil
+}
+
+// devicePtr is the address of mapped pinned memory in the current
+// context's device address space.
+func (p pinned) devicePtr() (cu.DevicePtr, error) {
+	var d C.CUdeviceptr
+	if err := cres("cuMemHostGetDevicePointer", C.rs_host_device_ptr(&d, p.p)); err != nil {
+		return 0, err
+	}
+	return cu.DevicePtr(d), nil
+}
+
 func (p pinned) free() {
 	if p.p != nil {
 		C.rs_host_free(p.p)
@@ -122,6 +144,10 @@ func (p pinned) free() {
 
 func (p pinned) floats() []float32 { return unsafe.Slice((*float32)(p.p), p.n/4) }
 func (p pinned) ints() []int32     { return unsafe.Slice((*int32)(p.p), p.n/4) }
+func (p pinned) uint64s() []uint64 { return unsafe.Slice((*uint64)(p.p), p.n/8) }
+
+// hostPtr is the address of s's first element for a synchronous copy.
+func hostPtr(s []uint64) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
 
 // Kernel arguments, each widened to an 8-byte slot (the driver reads only
 // the parameter's own size from the slot's start, little-endian).

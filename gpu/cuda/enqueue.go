@@ -227,10 +227,13 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	if err != nil {
 		return err
 	}
-	// step.tokens is at byte offset 16 of struct Step.
-	if err := t.kernel("embed", 0, "embed_"+suf, [3]int{T, 1, 1}, [3]int{128, 1, 1},
-		ptr(t.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
-		return err
+	// step.tokens is at byte offset 16 of struct Step. Every rank embeds
+	// into its own x (the replicated activations).
+	for _, R := range t.ranks {
+		if err := t.kernel("embed", 0, "embed_"+suf, [3]int{T, 1, 1}, [3]int{128, 1, 1},
+			ptr(R.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
+			return err
+		}
 	}
 	inter := 0
 	if c.RopeLayout == model.RopeInterleaved {
@@ -241,14 +244,14 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		if tp {
 			return R.part, 0
 		}
-		return t.x, 1
+		return R.x, 1
 	}
 	for l := range c.Layers {
 		err := t.onRanks(func(R *rankState) error {
 			L := &R.m.layers[l]
 			layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
 			kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
-			if err := t.matvec("qkv", R.qkv, R.nqkv, t.x, 0, L.qkv, T, 0, L.attnNorm); err != nil {
+			if err := t.matvec("qkv", R.qkv, R.nqkv, R.x, 0, L.qkv, T, 0, L.attnNorm); err != nil {
 				return err
 			}
 			var attXF cu.DevicePtr // wo's input split by attention, when wo is on the tensor cores
@@ -272,7 +275,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			return err
 		}
 		if tp {
-			if err := t.allReduceAdd(T); err != nil {
+			if err := t.allReduceAdd(T, 2*l); err != nil {
 				return err
 			}
 		}
@@ -282,7 +285,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			if t.tune.SplitX && L.gate.tiled && L.down.tiled {
 				hXF = R.hXF
 			}
-			if err := t.glu(R.hbuf, hXF, t.x, L.gate, L.up, T, L.ffnNorm); err != nil {
+			if err := t.glu(R.hbuf, hXF, R.x, L.gate, L.up, T, L.ffnNorm); err != nil {
 				return err
 			}
 			out, mode := residual(R)
@@ -292,7 +295,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			return err
 		}
 		if tp {
-			if err := t.allReduceAdd(T); err != nil {
+			if err := t.allReduceAdd(T, 2*l+1); err != nil {
 				return err
 			}
 		}
@@ -308,7 +311,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 		first, rows = 0, T
 	}
 	err = t.onRanks(func(R *rankState) error { // vocab-parallel: each rank writes its columns of the shared logits
-		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, t.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm)
+		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, R.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm)
 	})
 	if err != nil {
 		return err

@@ -4,8 +4,6 @@ package cuda
 // GPU (and no cuda build tag), so the tests run everywhere.
 
 import (
-	"fmt"
-
 	"rigscope/engine/model"
 )
 
@@ -32,18 +30,6 @@ func syntheticDims(cfg model.Config, sh model.Shard) shardDims {
 		ffn:     cfg.FFN*(r+1)/tp - cfg.FFN*r/tp,
 		vocabLo: cfg.Vocab * r / tp, vocab: cfg.Vocab*(r+1)/tp - cfg.Vocab*r/tp,
 	}
-}
-
-// checkTPBackend: on one device the ranks' partial sums are added by one
-// kernel that reads every rank's buffer (oneshot).
-func checkTPBackend(tp int, backend string) error {
-	switch {
-	case tp <= 1:
-		return nil
-	case backend == "oneshot" || backend == "auto" || backend == "":
-		return nil
-	}
-	return fmt.Errorf("cuda: tensor-parallel decode on the GPU joins its ranks with oneshot (ranks share one GPU); %q is measured by `rigscope allreduce-bench --device cuda`: use --allreduce oneshot or auto", backend)
 }
 
 // tileBF16 reorders a row-major bf16 matrix (rows, cols) into 16x16 tiles,

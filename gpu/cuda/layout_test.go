@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"encoding/binary"
-	"strings"
 	"testing"
 
 	"rigscope/engine/loader/synthetic"
@@ -62,25 +61,6 @@ func TestTileBF16FragmentOrder(t *testing.T) {
 					}
 				}
 			}
-		}
-	}
-}
-
-func TestCheckTPBackend(t *testing.T) {
-	for _, tc := range []struct {
-		tp      int
-		backend string
-		ok      bool
-	}{
-		{1, "nccl", true}, {2, "oneshot", true}, {2, "auto", true}, {4, "", true},
-		{2, "twoshot", false}, {8, "nccl", false}, {2, "ring", false},
-	} {
-		err := checkTPBackend(tc.tp, tc.backend)
-		if (err == nil) != tc.ok {
-			t.Errorf("checkTPBackend(%d, %q) = %v, want ok=%v", tc.tp, tc.backend, err, tc.ok)
-		}
-		if err != nil && !strings.Contains(err.Error(), "oneshot") {
-			t.Errorf("checkTPBackend(%d, %q) = %v: should say to use oneshot", tc.tp, tc.backend, err)
 		}
 	}
 }

@@ -19,11 +19,13 @@ import (
 type rankState struct {
 	m    *dmodel
 	dims shardDims
+	r    int // its rank
 
+	x              cu.DevicePtr // (MaxTokens, dim) float32: its replicated activations (rank 0's is the Target's x)
 	nqkv, kvw      int          // qkv row width (hq+2hk)*hd; kv cache width hk*hd
 	qkv, att, hbuf cu.DevicePtr // (MaxTokens, nqkv | hq*hd | ffn) float32
 	attXF, hXF     cu.DevicePtr // att and hbuf split for the tensor cores (xfBytes)
-	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1)
+	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1), joined by stepComm
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) float32
 	// The rank's slices of the Target's attention scratch, so that ranks
 	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
@@ -219,11 +221,4 @@ func (s shardDims) weights(cfg model.Config) int64 {
 	hd, dim := int64(cfg.HeadDim), int64(cfg.Dim)
 	per := dim*(int64(s.hq)+2*int64(s.hk))*hd + dim*int64(s.hq)*hd + 3*dim*int64(s.ffn)
 	return per*int64(cfg.Layers) + int64(cfg.Vocab)*dim + int64(s.vocab)*dim
-}
-
-// allReduceAdd adds the ranks' partial sums (T, dim) into x, in rank order
-// (the same sum on every rank), timed as "allreduce".
-func (t *Target) allReduceAdd(T int) error {
-	return t.kernel("allreduce", 0, "ar_add", [3]int{min(4*t.dev.SMs, max(1, (T*t.cfg.Dim+1023)/1024)), 1, 1}, [3]int{256, 1, 1},
-		ptr(t.x), ptr(t.partTable), i32(len(t.ranks)), i64(T*t.cfg.Dim))
 }

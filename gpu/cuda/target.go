@@ -59,8 +59,8 @@ type Target struct {
 	fork        cu.Event // recorded on stream where the ranks' phases fork
 
 	// device buffers
-	x                cu.DevicePtr // (MaxTokens, dim) float32, replicated over the ranks
-	partTable        cu.DevicePtr // the ranks' part pointers (TP > 1)
+	x                cu.DevicePtr // (MaxTokens, dim) float32: rank 0's activations (each rank has its copy)
+	comm             *stepComm    // TP > 1: the ranks' allreduce (stepcomm.go)
 	logits           cu.DevicePtr // (MaxTokens, vocab) float32
 	ids              cu.DevicePtr // (MaxTokens) int32
 	step             cu.DevicePtr // stepParams
@@ -86,16 +86,22 @@ type Target struct {
 	n         int        // cached positions
 }
 
-// NewTarget loads src onto GPU 0 (the spec.Target behind --device cuda),
-// split over tp ranks that share the GPU, joined by allreduce (oneshot).
-func NewTarget(src loader.Source, tp int, allreduce string, ctxLen int) (spec.Target, error) {
-	if err := checkTPBackend(tp, allreduce); err != nil {
-		return nil, err
-	}
+// NewTarget loads src for the spec.Target behind --device cuda, split over
+// tp ranks placed by gpus (placeRanks); the ranks' allreduce is chosen per
+// run with SetAllReduce.
+func NewTarget(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, error) {
 	if err := checkImplemented(src.Config()); err != nil {
 		return nil, err
 	}
-	d, err := Open(0)
+	n, err := Count()
+	if err != nil {
+		return nil, err
+	}
+	ord, err := placeRanks(max(1, tp), gpus, n)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Open(ord)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +224,11 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	const T = MaxTokens
 	hd, hq := c.HeadDim, c.Heads
 	t.x = alloc(T * 4 * int64(c.Dim))
-	parts := make([]uint64, len(ms))
 	for r, m := range ms {
-		R := &rankState{m: m, dims: dims[r]}
+		R := &rankState{m: m, dims: dims[r], r: r, x: t.x}
+		if r > 0 {
+			R.x = alloc(T * 4 * int64(c.Dim))
+		}
 		R.nqkv = (R.dims.hq + 2*R.dims.hk) * hd
 		R.kvw = R.dims.hk * hd
 		R.qkv = alloc(T * 4 * int64(R.nqkv))
@@ -231,14 +239,11 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		R.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
 		if len(ms) > 1 {
 			R.part = alloc(T * 4 * int64(c.Dim))
-			parts[r] = uint64(R.part)
 		}
 		t.ranks = append(t.ranks, R)
 	}
-	if len(ms) > 1 {
-		if t.partTable = alloc(int64(8 * len(parts))); err == nil {
-			err = cu.MemcpyHtoD(t.partTable, unsafe.Pointer(&parts[0]), int64(8*len(parts)))
-		}
+	if len(ms) > 1 && err == nil {
+		t.comm, err = t.newStepComm(alloc)
 	}
 	t.logits = alloc(T * 4 * int64(c.Vocab))
 	t.ids = alloc(T * 4)
@@ -328,6 +333,10 @@ func (t *Target) Close() error {
 		cu.MemFree(p)
 	}
 	t.bufs = nil
+	if t.comm != nil {
+		t.comm.free()
+		t.comm = nil
+	}
 	t.hstep.free()
 	t.hids.free()
 	t.hlogits.free()
@@ -556,6 +565,11 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := t.copyCaptureBack(T); err != nil {
 		return 0, err
 	}
+	if c := t.comm; c != nil {
+		if err := cu.MemcpyDtoHAsync(c.hstamps.p, c.stamps, int64(c.hstamps.n), t.stream); err != nil {
+			return 0, fmt.Errorf("cuda: copy allreduce times back: %w", err)
+		}
+	}
 	if err := t.timer.mark(1, t.stream); err != nil {
 		return 0, err
 	}
@@ -576,6 +590,9 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 		}
 	}
 	t.collectCapture(T, first)
+	if t.comm != nil {
+		t.comm.collect(len(t.ranks), T, t.cfg.Dim)
+	}
 	t.n += T
 	return rows, nil
 }

@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -176,4 +177,29 @@ func (p Program) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-18s %s\n", n, c.Summary)
 	}
 	fmt.Fprintln(w, "\n`rigscope COMMAND -h` shows a command's flags.")
+}
+
+// GPUsFlag adds --gpus to fs: the GPUs a device target's tensor-parallel
+// ranks run on, as ordinals ("0,2,4,6": rank i on the i-th; one ordinal:
+// every rank on it). The device checks the list against the GPUs it sees.
+func GPUsFlag(fs *flag.FlagSet, dst *[]int) {
+	fs.Func("gpus", "with --device cuda: GPU ordinals for the tensor-parallel ranks, e.g. 0,2,4,6 (one: all ranks share it; default GPU 0)", func(s string) error {
+		v, err := ParseGPUs(s)
+		*dst = v
+		return err
+	})
+}
+
+// ParseGPUs reads a comma-separated list of GPU ordinals.
+func ParseGPUs(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 || n > 1023 {
+			return nil, fmt.Errorf("%q is not a GPU ordinal: give GPU numbers as rigscope gpus lists them, e.g. 0,1", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string) (err error) {
 	serveAddr := fs.String("serve-addr", "", "start with the panel's Server switch on: serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off, at "+ui.DefaultServeAddr+")")
 	apiKey := fs.String("api-key", "", "the panel's API server requires Authorization: Bearer KEY")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	var gpus []int
+	cli.GPUsFlag(fs, &gpus)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, Observer: obs, LogDir: *logDir},
+	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, GPUs: gpus, Observer: obs, LogDir: *logDir},
 		api: newPanelAPI(*apiKey, *tpSize, *backend, obs, os.Stderr)}
 	defer w.close()
 	return ui.Run(ctx, ui.Options{

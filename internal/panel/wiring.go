@@ -71,7 +71,7 @@ func (w *panelWiring) open(ctx context.Context, path string, progress func(engin
 // cannot run here.
 func (w *panelWiring) backends() []ui.Choice {
 	var out []ui.Choice
-	for _, b := range tp.Available() {
+	for _, b := range engine.AllReduceBackends(w.opts.Device) {
 		out = append(out, ui.Choice{Name: b.Name, Available: b.Available, Reason: b.Reason})
 	}
 	return out

@@ -128,6 +128,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	allreduce := fs.String("allreduce", "", "allreduce backend")
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	var gpus []int
+	cli.GPUsFlag(fs, &gpus)
 	metricsAddr := cli.MetricsAddrFlag(fs)
 	verdict := fs.Bool("verdict", false, "check the break-even verdict: per drafter and k (default model,eagle3 at 2,4,6, chain), plain and speculative runs alternated; the panel's verdict against the measured speedup")
 	rounds := fs.Int("rounds", 1, "with --verdict: passes over the prompt set")
@@ -191,7 +193,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, Observer: obs}
+	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, GPUs: gpus, Observer: obs}
 	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
 	drafterConfig := func(name string, k, tree int) engine.DrafterConfig {
 		dc := engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}

@@ -27,6 +27,7 @@ type runFlags struct {
 	prompt, promptIDs string
 	ctxLen            int
 	device, logDir    string
+	gpus              []int
 	cfg               engine.RunConfig
 	seed              uint64
 	ngramMin          int
@@ -40,6 +41,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "prompt as token ids, e.g. 1,2,3 (for models without a tokenizer)")
 	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
 	fs.StringVar(&f.device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	cli.GPUsFlag(fs, &f.gpus)
 	fs.StringVar(&f.logDir, "log-dir", "", "write a JSONL event log per run into this directory")
 	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", 128, "tokens to generate at most")
 	fs.BoolVar(&f.cfg.IgnoreEOS, "ignore-eos", false, "keep generating past the end-of-sequence token, up to --max-tokens (for benchmarks)")
@@ -241,5 +243,5 @@ func fmtRates(r []float64) string {
 
 // engineOptions are the load options the flags ask for.
 func (f *runFlags) engineOptions() engine.Options {
-	return engine.Options{TokenizerPath: f.tokenizer, CtxLen: f.ctxLen, Device: f.device, LogDir: f.logDir}
+	return engine.Options{TokenizerPath: f.tokenizer, CtxLen: f.ctxLen, Device: f.device, GPUs: f.gpus, LogDir: f.logDir}
 }

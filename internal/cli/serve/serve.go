@@ -25,6 +25,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&c.Engine.TokenizerPath, "tokenizer", "", "tokenizer.bin for llama2.c checkpoints (default: found beside the model)")
 	fs.IntVar(&c.Engine.CtxLen, "ctx", 0, "KV cache positions, prompt plus completion (default: the model's context, at most 4096)")
 	fs.StringVar(&c.Engine.Device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
+	cli.GPUsFlag(fs, &c.Engine.GPUs)
 	fs.StringVar(&c.Engine.LogDir, "log-dir", "", "write a JSONL event log per request's run into this directory")
 	fs.StringVar(&c.Base.Drafter.Kind, "drafter", "", "speculative drafter for every request: none, ngram, model or eagle3 (default none; --draft implies model, or eagle3 for an EAGLE-3 head directory)")
 	fs.StringVar(&c.Base.Drafter.Path, "draft", "", "draft model file or EAGLE-3 head directory")

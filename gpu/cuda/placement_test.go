@@ -1,0 +1,76 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckStepBackend(t *testing.T) {
+	for _, tc := range []struct {
+		ranks   int
+		backend string
+		want    string // "" = accepted; else a word the message must hold
+	}{
+		{1, "nccl", ""}, {2, "oneshot", ""}, {2, "twoshot", ""}, {4, "host", ""}, {4, "auto", ""}, {8, "", ""},
+		{2, "nccl", "duplicate GPU"}, {2, "ring", "CPU backend"}, {4, "compressed", "CPU backend"},
+		{2, "bogus", "unknown allreduce backend"},
+	} {
+		err := checkStepBackend(tc.ranks, tc.backend)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("checkStepBackend(%d, %q) = %v, want accepted", tc.ranks, tc.backend, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("checkStepBackend(%d, %q) = %v, want an error saying %q", tc.ranks, tc.backend, err, tc.want)
+		}
+	}
+}
+
+func TestPlaceRanks(t *testing.T) {
+	for _, tc := range []struct {
+		tp, visible int
+		gpus        []int
+		want        int
+		err         string
+	}{
+		{1, 1, nil, 0, ""},
+		{4, 1, nil, 0, ""},
+		{4, 8, nil, 0, ""},
+		{2, 8, []int{3}, 3, ""},
+		{2, 1, []int{1}, 0, "has 1 GPU(s)"},
+		{2, 8, []int{-1}, 0, "numbered 0 to 7"},
+		{2, 8, []int{2, 2}, 0, "twice"},
+		{2, 8, []int{0, 1, 2}, 0, "lists 3 GPUs for 2"},
+		{2, 8, []int{0, 4}, 0, "not implemented yet"},
+		{2, 0, nil, 0, "no CUDA device"},
+	} {
+		got, err := placeRanks(tc.tp, tc.gpus, tc.visible)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("placeRanks(%d, %v, %d) = %d, %v; want %d", tc.tp, tc.gpus, tc.visible, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("placeRanks(%d, %v, %d) = %v; want an error saying %q", tc.tp, tc.gpus, tc.visible, err, tc.err)
+		}
+	}
+}
+
+// callBytes counts, over all ranks of one call, as much sent as received
+// (every byte one rank reads another rank wrote) for the peer backends.
+func TestCallBytesBalance(t *testing.T) {
+	for _, b := range []string{"oneshot", "twoshot"} {
+		for _, R := range []int{2, 3, 4, 8} {
+			for _, n := range []int{1, 7, 4096, 65536} {
+				var s, r int64
+				for k := range R {
+					a, c := callBytes(b, k, R, n)
+					s, r = s+a, r+c
+				}
+				if s != r || s <= 0 {
+					t.Errorf("%s R=%d n=%d: sent %d recv %d", b, R, n, s, r)
+				}
+			}
+		}
+	}
+	if s, r := callBytes("host", 1, 4, 100); s != 400 || r != 1600 {
+		t.Errorf("host: sent %d recv %d, want 400 and 1600", s, r)
+	}
+}
