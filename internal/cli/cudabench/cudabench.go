@@ -14,7 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"rigscope/engine/metrics"
 	"rigscope/engine/model"
+	tp0 "rigscope/engine/tp"
 	"rigscope/gpu/cuda"
 	"rigscope/internal/cli"
 )
@@ -43,7 +45,9 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	shapes := fs.String("shapes", "llama-8b,llama-1b", "comma-separated shapes")
 	ctxLen := fs.Int("ctx", 512, "context: decode steps are timed with this many cached positions")
 	steps := fs.Int("steps", 100, "timed decode steps per repeat")
-	tpFlag := fs.String("tp", "1", "comma-separated tensor-parallel sizes (ranks share the GPU, joined by oneshot)")
+	tpFlag := fs.String("tp", "1", "comma-separated tensor-parallel sizes (ranks share the GPU)")
+	arFlag := fs.String("allreduce", "oneshot", "comma-separated allreduce backends timed at each TP size > 1: "+strings.Join(cuda.StepBackends, ", "))
+	cacheDir := fs.String("cache-dir", "", "where auto's GPU calibration is cached (default: the user cache directory)")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -74,9 +78,12 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		tps = append(tps, n)
 	}
+	backends := strings.Split(*arFlag, ",")
 	type row struct {
 		shape                 string
 		tp                    int
+		backend               string
+		p50, p99              float64
 		gb, bound, tok, ratio float64
 		verify, arShare       float64
 		devDec                float64
@@ -106,78 +113,107 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				}
 			}
 			base := t.Len()
-			// Decode (T=1) and verify (T=5) steps alternate, a batch of each
-			// per repeat, so both see the same clocks; the first repeat
-			// warms up (graph capture).
-			batch := map[int][]int32{}
-			timeBatch := func(T int) (float64, error) {
-				b := batch[T]
-				if b == nil {
-					b = make([]int32, T)
-					for i := range b {
-						b[i] = tok()
-					}
-					batch[T] = b
-				}
-				mode := model.LogitsLast
-				if T > 1 {
-					mode = model.LogitsAll
-				}
-				start := time.Now()
-				for s := 0; s < *steps; s++ {
-					if err := t.Rewind(base); err != nil {
-						return 0, err
-					}
-					ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
+			bs := backends
+			if tp == 1 {
+				bs = []string{"-"}
+			}
+			for bi, backend := range bs {
+				lat := metrics.NewLatencySet()
+				if tp > 1 {
+					err := t.SetAllReduce(ctx, backend, tp0.GroupOptions{Latency: lat, CacheDir: *cacheDir,
+						Warn: func(m string) { fmt.Fprintf(stderr, "cuda-bench: %s\n", m) }})
 					if err != nil {
-						return 0, err
+						return fmt.Errorf("cuda-bench: %s tp %d: %w", name, tp, err)
 					}
-					b[0] = ids[0]
 				}
-				return time.Since(start).Seconds() / float64(*steps), nil
-			}
-			var decs, vers []float64
-			for rep := 0; rep < 6; rep++ {
-				d, err := timeBatch(1)
+				// Decode (T=1) and verify (T=5) steps alternate, a batch of each
+				// per repeat, so both see the same clocks; the first repeat
+				// warms up (graph capture).
+				batch := map[int][]int32{}
+				timeBatch := func(T int) (float64, error) {
+					b := batch[T]
+					if b == nil {
+						b = make([]int32, T)
+						for i := range b {
+							b[i] = tok()
+						}
+						batch[T] = b
+					}
+					mode := model.LogitsLast
+					if T > 1 {
+						mode = model.LogitsAll
+					}
+					start := time.Now()
+					for s := 0; s < *steps; s++ {
+						if err := t.Rewind(base); err != nil {
+							return 0, err
+						}
+						ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: b, Logits: mode})
+						if err != nil {
+							return 0, err
+						}
+						b[0] = ids[0]
+					}
+					return time.Since(start).Seconds() / float64(*steps), nil
+				}
+				var decs, vers []float64
+				for rep := 0; rep < 6; rep++ {
+					d, err := timeBatch(1)
+					if err != nil {
+						return err
+					}
+					v, err := timeBatch(5)
+					if err != nil {
+						return err
+					}
+					if rep > 0 {
+						decs, vers = append(decs, d), append(vers, v)
+					}
+				}
+				dec, ver := cudaMedian(decs), cudaMedian(vers)
+				// The allreduce share of a graphed decode step: the device's
+				// own stamps (rank 0's calls) over the batch's wall time.
+				ar0 := t.AllReduceTime()
+				lat.Reset()
+				decWall, err := timeBatch(1)
 				if err != nil {
 					return err
 				}
-				v, err := timeBatch(5)
+				arShare := (t.AllReduceTime() - ar0).Seconds() / (decWall * float64(*steps))
+				var p50, p99 float64
+				if sm, ok := metrics.DominantBucket(lat.Summaries(), backend); ok {
+					p50, p99 = float64(sm.P50)/1e3, float64(sm.P99)/1e3
+				}
+				// One more batch of decode steps with the device time of each
+				// step measured (events around it): what the host adds.
+				if _, err := t.TimeSteps(true); err != nil {
+					return err
+				}
+				if _, err := timeBatch(1); err != nil {
+					return err
+				}
+				devDec, err := t.TimeSteps(false)
 				if err != nil {
 					return err
 				}
-				if rep > 0 {
-					decs, vers = append(decs, d), append(vers, v)
+				gb := float64(t.WeightBytes()) / 1e9
+				bound := bw / gb
+				if bi == 0 {
+					if _, err := printKernelTimes(stdout, t, fmt.Sprintf("%s tp %d %s", name, tp, backend), base, dec, ver); err != nil {
+						return err
+					}
 				}
+				rows = append(rows, row{name, tp, backend, p50, p99, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec, arShare, devDec})
 			}
-			dec, ver := cudaMedian(decs), cudaMedian(vers)
-			// One more batch of decode steps with the device time of each
-			// step measured (events around it): what the host adds.
-			if _, err := t.TimeSteps(true); err != nil {
-				return err
-			}
-			if _, err := timeBatch(1); err != nil {
-				return err
-			}
-			devDec, err := t.TimeSteps(false)
-			if err != nil {
-				return err
-			}
-			gb := float64(t.WeightBytes()) / 1e9
-			bound := bw / gb
-			share, err := printKernelTimes(stdout, t, fmt.Sprintf("%s tp %d", name, tp), base, dec, ver)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, row{name, tp, gb, bound, 1 / dec, (1 / dec) / bound, ver / dec, share, devDec})
 			t.Close()
 		}
 	}
 	fmt.Fprintf(stdout, "\n# decode, batch 1, bf16 synthetic weights, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", *ctxLen, bw)
-	fmt.Fprintf(stdout, "%-10s %3s %9s %12s %10s %9s %16s %10s %14s\n", "shape", "tp", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce", "device us/step")
+	fmt.Fprintf(stdout, "# allreduce = the share of a graphed decode step's wall time in allreduce (rank 0's calls, timed by the kernels' globaltimer stamps); p50/p99 per call, decode\n")
+	fmt.Fprintf(stdout, "%-10s %3s %-8s %9s %12s %10s %9s %16s %10s %8s %8s %14s\n", "shape", "tp", "backend", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce", "p50 us", "p99 us", "device us/step")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-10s %3d %9.2f %12.0f %10.1f %8.0f%% %16.3f %9.1f%% %8.0f (%2.0f%%)\n", r.shape, r.tp, r.gb, r.bound, r.tok, 100*r.ratio, r.verify, 100*r.arShare,
-			r.devDec*1e6, 100*r.devDec*r.tok)
+		fmt.Fprintf(stdout, "%-10s %3d %-8s %9.2f %12.0f %10.1f %8.0f%% %16.3f %9.1f%% %8.2f %8.2f %8.0f (%2.0f%%)\n", r.shape, r.tp, r.backend, r.gb, r.bound, r.tok, 100*r.ratio, r.verify, 100*r.arShare,
+			r.p50, r.p99, r.devDec*1e6, 100*r.devDec*r.tok)
 	}
 	return nil
 }

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Tensor parallelism on one GPU (issue 20), one device call: the ranks of a
+# target share the H200 and join through each step allreduce backend.
+#   1. cuda-check -checks tp: greedy at TP 2/4/8 with oneshot, twoshot, host
+#      and auto = TP 1 on the gocoder fixtures (12 prompts), per-call p50/p99
+#      and bytes as the run measured them; nccl refused with its reason.
+#   2. cuda-bench on the llama-8b shape at TP 1/2/4 with every backend:
+#      decode tok/s, verify-5/decode, allreduce share of the step, p50/p99.
+#   3. generate --json through the engine (what users run) at TP 2 with
+#      each backend: the stats the dashboard shows.
+#   4. allreduce-bench --device cuda (the cuda.Group backends, ranks sharing
+#      the GPU) 2/4/8 ranks.
+#   5. Bad input: each must fail with its message.
+# Build here:
+#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && xz -9 -f carry/rigscope-cuda
+#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
+#   carry/m3: gocoder-14m-hf, gocoder-14m-eagle3, reference-public.json (cp -al from ../shared/models)
+# Run there:  sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/cuda-check.test.xz", "carry/m3"])
+# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100).
+set -u
+O=${OUT:-/tmp/out}; mkdir -p "$O"
+xz -dc carry/rigscope-cuda.xz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
+xz -dc carry/cuda-check.test.xz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
+M=carry/m3
+export RIGSCOPE_CACHE_DIR=/tmp/rigscope-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$O/gpu.txt" 2>&1
+(cd gpu/cuda && timeout 300 /tmp/cuda-check.test -test.run TestCUDACheck -test.v -models ../../$M -checks "${CHECKS:-tp}") > "$O/check.txt" 2>&1
+echo "check rc $?" >> "$O/check.txt"
+timeout 300 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --steps "${STEPS:-100}" > "$O/cudabench.txt" 2>&1
+echo "cuda-bench rc $?" >> "$O/cudabench.txt"
+for b in oneshot twoshot host auto; do
+	timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json > "$O/gen-$b.json" 2> "$O/gen-$b.err"
+done
+timeout 120 $B allreduce-bench --device cuda --ranks 2,4,8 --sizes 1K:64M > "$O/allreduce.txt" 2>&1
+for bad in "--tp 2 --allreduce nccl" "--tp 2 --allreduce ring" "--tp 2 --gpus 0,0" "--tp 2 --gpus 7" "--tp 2 --gpus 0,1" "--tp 2 --gpus 0,1,2" "--tp 3"; do
+	echo "## generate $bad" >> "$O/bad.txt"
+	timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf $bad --prompt "x" --max-tokens 4 >> "$O/bad.txt" 2>&1
+	echo "rc $?" >> "$O/bad.txt"
+done
+echo "# check"; tail -40 "$O/check.txt"
+echo "# cuda-bench"; grep -E "^(shape|llama|#)" "$O/cudabench.txt" | tail -20
+echo "# generate tp 2"
+for b in oneshot twoshot host auto; do
+	python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'tok/s', round(s['decode_tokens_per_s'],1), 'ar ms', round(s.get('allreduce_ms',0),2), 'share', round(s.get('allreduce_share',0),3), 'p50', s.get('allreduce_p50_us'), 'p99', s.get('allreduce_p99_us'), 'bytes', s.get('bytes_moved'), s.get('allreduce_by_size'))" "$O/gen-$b.json" $b || tail -3 "$O/gen-$b.err"
+done
+echo "# bad input"; cat "$O/bad.txt"
+echo "# allreduce-bench"; grep -E "^#|auto" "$O/allreduce.txt" | head -30
