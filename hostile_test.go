@@ -234,6 +234,9 @@ func TestHostileInputs(t *testing.T) {
 		{name: "unknown device", args: ids("--device", "tpu"), want: `device "tpu" is not in this build`},
 		{name: "unknown allreduce", args: ids("--allreduce", "carrier-pigeon"), want: "carrier-pigeon"},
 		{name: "nccl on the CPU", args: ids("--allreduce", "nccl", "--tp", "2"), want: "NCCL needs GPU ranks"},
+		{name: "gpus on the CPU", args: ids("--gpus", "0,1", "--tp", "2"), want: "add --device cuda"},
+		{name: "gpus not numbers", args: ids("--gpus", "0,x"), want: `"x" is not a GPU ordinal`},
+		{name: "gpus negative", args: ids("--gpus", "-1"), want: `"-1" is not a GPU ordinal`},
 		{name: "eagle3 --draft HEAD works", args: func(d *hostileDir) []string {
 			return ids("--drafter", "eagle3", "--draft", d.model("gocoder-14m-eagle3"))(d)
 		}, runs: true, want: "drafter eagle3"},

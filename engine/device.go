@@ -90,6 +90,30 @@ func CheckDevice(name string) error {
 	return err
 }
 
+// checkBackendName accepts a backend some device of this build offers (the
+// CPU's, or a registered device's even when unavailable here: the device
+// says why when the run starts) and refuses any other name with the CPU's
+// message.
+func checkBackendName(name string) error {
+	err := tp.CheckBackend(name)
+	if err == nil {
+		return nil
+	}
+	devicesMu.Lock()
+	defer devicesMu.Unlock()
+	for _, d := range devices {
+		if d.Backends == nil {
+			continue
+		}
+		for _, b := range d.Backends() {
+			if b.Name == name {
+				return nil
+			}
+		}
+	}
+	return err
+}
+
 func lookupDevice(name string) (Device, error) {
 	devicesMu.Lock()
 	f, ok := devices[name]
@@ -186,7 +210,7 @@ func (e *Engine) deviceTarget(ctx context.Context, cfg RunConfig, gopts tp.Group
 		gopts.CacheDir = e.opts.CacheDir
 	}
 	if err := a.comm.SetAllReduce(ctx, cfg.AllReduce, gopts); err != nil {
-		return nil, fmt.Errorf("%s: %w", e.opts.Device, err)
+		return nil, e.onDevice(err)
 	}
 	a.backend, a.lat, a.bytes = cfg.AllReduce, gopts.Latency, gopts.Bytes
 	return withFeatures(a), nil
@@ -203,13 +227,34 @@ func (e *Engine) loadAccel(dev Device, cfg RunConfig, key string) error {
 	}
 	t, err := dev.Target(e.src, cfg.TP, e.opts.GPUs, e.opts.CtxLen)
 	if err != nil {
-		return fmt.Errorf("%s: %w", e.opts.Device, err)
+		return e.onDevice(err)
 	}
 	e.accel = &accelTarget{Target: t, key: key}
 	if c, ok := t.(deviceAllReduce); ok {
 		e.accel.comm = c
 	}
 	return nil
+}
+
+// rankGPUs is the GPU each of t's ranks runs on, when t is on GPUs.
+func rankGPUs(t runTarget) []int {
+	if a, ok := t.(accelFeatureTarget); ok {
+		t = a.accelTarget
+	}
+	if a, ok := t.(*accelTarget); ok {
+		if g, ok := a.Target.(interface{ RankGPUs() []int }); ok {
+			return g.RankGPUs()
+		}
+	}
+	return nil
+}
+
+// onDevice names the device in err unless err already starts with it.
+func (e *Engine) onDevice(err error) error {
+	if strings.HasPrefix(err.Error(), e.opts.Device+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", e.opts.Device, err)
 }
 
 // withFeatures exposes the device target's hidden-state capture when it has

@@ -55,7 +55,7 @@ func CheckRunConfig(cfg RunConfig) error {
 		return err
 	}
 	if cfg.AllReduce != "" {
-		if err := tp.CheckBackend(cfg.AllReduce); err != nil {
+		if err := checkBackendName(cfg.AllReduce); err != nil {
 			return err
 		}
 	}

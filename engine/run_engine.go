@@ -139,7 +139,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 		opts.Stop = text.step
 	}
 	runID := e.nextRunID()
-	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: counts.K, Counts: counts}, lat, bytes)
+	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: counts.K, Counts: counts, RankGPU: rankGPUs(t)}, lat, bytes)
 	defer e.rec.EndRun()
 	obs.start(e.opts.Observer, RunStart{Model: e.info.ServedName(), Drafter: dc, TP: cfg.TP, PromptTokens: len(prompt),
 		AllReduce: lat, Bytes: bytes})

@@ -101,6 +101,49 @@ type frame struct {
 	tokLine     []widgets.Point
 
 	rankTX, rankRX [][]float64 // per rank, bytes/s series
+	gpuEngine      []gpuTraffic // per GPU (as gpus): the engine's bytes of the ranks on it
+}
+
+// gpuTraffic is what the engine counted for the ranks on one GPU, shown
+// beside that GPU's NVML PCIe counters: the rates of the latest interval
+// and the run's totals.
+type gpuTraffic struct {
+	ranks      []int
+	tx, rx     float64 // bytes/s
+	sent, recv int64
+}
+
+// fillGPUTraffic sums, per GPU, the latest rate and total of the ranks the
+// engine placed on it (snap.RankGPU).
+func fillGPUTraffic(f *frame) {
+	f.gpuEngine = make([]gpuTraffic, len(f.gpus))
+	for r, ord := range f.snap.RankGPU {
+		for i, g := range f.gpus {
+			if g.Index != ord {
+				continue
+			}
+			t := &f.gpuEngine[i]
+			t.ranks = append(t.ranks, r)
+			t.tx += lastRate(f.rankTX, r)
+			t.rx += lastRate(f.rankRX, r)
+			if r < len(f.snap.RankBytesSent) && r < len(f.snap.RankBytesRecv) {
+				t.sent += f.snap.RankBytesSent[r]
+				t.recv += f.snap.RankBytesRecv[r]
+			}
+		}
+	}
+}
+
+// lastRate is rank r's latest rate (0 when none or unknown).
+func lastRate(series [][]float64, r int) float64 {
+	if r >= len(series) || len(series[r]) == 0 {
+		return 0
+	}
+	v := series[r][len(series[r])-1]
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
 }
 
 // collect reads the source and folds it into the history; safe off the UI
@@ -147,6 +190,7 @@ func (d *Dashboard) collect(now time.Time) *frame {
 	for i := range h.rankTX {
 		f.rankTX[i], f.rankRX[i] = h.rankTX[i].Values(nil), h.rankRX[i].Values(nil)
 	}
+	fillGPUTraffic(f)
 	return f
 }
 

@@ -191,7 +191,7 @@ func (v *views) applyGPUs(f *frame) {
 	if !ranks {
 		v.gpuHeader.SetText(fmt.Sprintf("GPUs (%d, NVML, TX/RX via %s)", n, f.gpus[0].ThroughputSource))
 		for i, g := range f.gpus {
-			v.cards[i].showGPU(g)
+			v.cards[i].showGPU(g, f.gpuEngine[i], f.snap.Running)
 		}
 		return
 	}
@@ -235,7 +235,7 @@ func newGPUCard() *gpuCard {
 	return c
 }
 
-func (c *gpuCard) showGPU(g gpu.GPUSnapshot) {
+func (c *gpuCard) showGPU(g gpu.GPUSnapshot, eng gpuTraffic, running bool) {
 	l := g.Latest
 	c.title.SetText(fmt.Sprintf("GPU%d  %s", g.Index, g.Name))
 	c.link.SetText(fmt.Sprintf("PCIe %s (max %s)", gpu.LinkString(l.LinkGen, l.LinkWidth), gpu.LinkString(g.MaxLinkGen, g.MaxLinkWidth)))
@@ -250,8 +250,25 @@ func (c *gpuCard) showGPU(g gpu.GPUSnapshot) {
 	c.stats.SetText(fmt.Sprintf("memory %s\npower %s · SM %s · %s",
 		mem, l.Power.Format(func(v float64) string { return fmt.Sprintf("%.0f W", v) }),
 		l.SMClock.Format(func(v float64) string { return fmt.Sprintf("%.0f MHz", v) }),
-		l.Temp.Format(func(v float64) string { return fmt.Sprintf("%.0f °C", v) })))
+		l.Temp.Format(func(v float64) string { return fmt.Sprintf("%.0f °C", v) })) + engineLine(eng, running))
 	c.refresh()
+}
+
+// engineLine is the engine's own count of the allreduce traffic of the
+// ranks on a GPU, for the same interval as the PCIe lines above it.
+func engineLine(t gpuTraffic, running bool) string {
+	if len(t.ranks) == 0 {
+		return ""
+	}
+	who := fmt.Sprintf("rank %d", t.ranks[0])
+	if n := len(t.ranks); n > 1 {
+		who = fmt.Sprintf("ranks %d–%d", t.ranks[0], t.ranks[n-1])
+	}
+	rate := "idle"
+	if running {
+		rate = fmt.Sprintf("sent %s · received %s", fmtRate(t.tx), fmtRate(t.rx))
+	}
+	return fmt.Sprintf("\nengine, %s: %s (run total %s / %s)", who, rate, fmtBytes(float64(t.sent)), fmtBytes(float64(t.recv)))
 }
 
 func (c *gpuCard) showRank(i int, tx, rx []float64, sent, recv int64, running bool) {

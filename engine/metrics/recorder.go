@@ -17,6 +17,8 @@ type RunInfo struct {
 	Drafter string
 	K       int
 	Counts  stepstats.Counts
+	// RankGPU is the GPU ordinal each rank runs on (nil: CPU ranks).
+	RankGPU []int
 }
 
 // Recorder holds the live counters of the current run. The engine calls
@@ -110,6 +112,7 @@ func (r *Recorder) Snapshot() Snapshot {
 	s := Snapshot{
 		Taken: time.Now(), RunID: r.info.RunID, Running: r.running,
 		Backend: r.info.Backend, TP: r.info.TP, Drafter: r.info.Drafter, K: r.info.K,
+		RankGPU:        append([]int(nil), r.info.RankGPU...),
 		Generated:      r.generated,
 		AcceptHist:     append([]int(nil), c.Hist...),
 		PrevAcceptHist: append([]int(nil), r.prevAcceptHist...),

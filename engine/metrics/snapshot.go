@@ -49,6 +49,9 @@ type Snapshot struct {
 	AllReduceShare float64          `json:"allreduce_share"` // of step time
 	RankBytesSent  []int64          `json:"rank_bytes_sent"`
 	RankBytesRecv  []int64          `json:"rank_bytes_recv"`
+	// RankGPU is the GPU ordinal each rank runs on (nil: CPU ranks), so
+	// the engine's bytes can be shown beside each GPU's PCIe counters.
+	RankGPU []int `json:"rank_gpu,omitempty"`
 }
 
 // DominantBucket is backend's size bucket with the most allreduces (in TP

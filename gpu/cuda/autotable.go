@@ -4,12 +4,9 @@ package cuda
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +16,6 @@ import (
 
 	"rigscope/engine/metrics"
 	"rigscope/engine/tp"
-	"rigscope/internal/safefile"
 )
 
 // SetAllReduce joins the ranks with backend for the runs that follow: the
@@ -67,19 +63,21 @@ func (t *Target) AllReduceTime() time.Duration {
 	return t.comm.total
 }
 
+// RankGPUs is the GPU ordinal each rank runs on (today all share one).
+func (t *Target) RankGPUs() []int {
+	g := make([]int, len(t.ranks))
+	for i := range g {
+		g[i] = t.dev.Ordinal
+	}
+	return g
+}
+
 // AllReduceTable is auto's table in use (nil unless the backend is auto).
 func (t *Target) AllReduceTable() *tp.AutoTable {
 	if t.comm == nil || t.comm.backend != "auto" {
 		return nil
 	}
 	return t.comm.auto
-}
-
-func rulesOf(a *tp.AutoTable) string {
-	if a == nil {
-		return ""
-	}
-	return fmt.Sprint(a.Rules)
 }
 
 // dropGraphs destroys the captured steps (context bound).
@@ -90,26 +88,9 @@ func (t *Target) dropGraphs() {
 	}
 }
 
-// gpuCache is the GPU allreduce calibration cache: auto's tables per
-// (ranks, hidden size), valid for one machine, GPU and build.
-type gpuCache struct {
-	Machine string                   `json:"machine"`
-	Build   string                   `json:"build"`
-	Tables  map[string]*tp.AutoTable `json:"tables"`
-}
-
 func (t *Target) cacheKeys() (machine, table string) {
 	return fmt.Sprintf("%s gpu=%q sm=%d.%d sms=%d", tp.MachineKey(), t.dev.Name, t.dev.Major, t.dev.Minor, t.dev.SMs),
 		fmt.Sprintf("%dx%d", len(t.ranks), t.cfg.Dim)
-}
-
-func gpuCachePath(dir, machine string) (string, error) {
-	p, err := tp.CachePath(dir)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(machine))
-	return filepath.Join(filepath.Dir(p), "gpu-allreduce-"+hex.EncodeToString(sum[:6])+".json"), nil
 }
 
 // loadOrCalibrate returns auto's table for this target's ranks and hidden
@@ -122,7 +103,7 @@ func (t *Target) loadOrCalibrate(ctx context.Context, o tp.GroupOptions) (*tp.Au
 	if err != nil {
 		return nil, err
 	}
-	cf, why := readGPUCache(path, machine, len(t.ranks))
+	cf, why := readGPUCache(path, machine)
 	if cf != nil && cf.Tables[key] != nil {
 		a := cf.Tables[key]
 		a.Source, a.Note = "cache", "from "+path
@@ -159,51 +140,6 @@ func (t *Target) loadOrCalibrate(ctx context.Context, o tp.GroupOptions) (*tp.Au
 	}
 	return a, nil
 }
-
-// readGPUCache returns the cache when it is this machine's and build's,
-// else nil and why not (a missing file is not worth a warning).
-func readGPUCache(path, machine string, ranks int) (*gpuCache, string) {
-	data, err := safefile.ReadFile(path, "GPU allreduce calibration", 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ""
-	}
-	bad := func(why string) (*gpuCache, string) {
-		if e := os.Rename(path, path+".bad"); e == nil {
-			why += "; moved it to " + path + ".bad"
-		}
-		return nil, why + "; measuring again"
-	}
-	if err != nil {
-		return bad(err.Error())
-	}
-	cf := new(gpuCache)
-	if err := json.Unmarshal(data, cf); err != nil {
-		return bad(fmt.Sprintf("GPU allreduce calibration %s is corrupt (%v)", path, err))
-	}
-	if cf.Machine != machine {
-		return nil, fmt.Sprintf("GPU allreduce calibration %s was made on another machine or GPU (%s; this is %s); measuring again", path, cf.Machine, machine)
-	}
-	if b := tp.BuildKey(); cf.Build != b {
-		return nil, fmt.Sprintf("GPU allreduce calibration %s was made by another build (%s; this is %s); measuring again", path, cf.Build, b)
-	}
-	for k, a := range cf.Tables {
-		if a == nil || len(a.Rules) == 0 {
-			return bad(fmt.Sprintf("GPU allreduce calibration %s: table %s has no rules", path, k))
-		}
-		for i, r := range a.Rules {
-			if !slices.Contains(stepCandidates, r.Backend) || r.MaxBytes <= 0 || i > 0 && r.MaxBytes <= a.Rules[i-1].MaxBytes {
-				return bad(fmt.Sprintf("GPU allreduce calibration %s: table %s rule %d (%s up to %d bytes) is not one auto can use", path, k, i, r.Backend, r.MaxBytes))
-			}
-		}
-	}
-	if cf.Tables == nil {
-		cf.Tables = map[string]*tp.AutoTable{}
-	}
-	return cf, ""
-}
-
-// stepCandidates are the backends auto picks from inside a step.
-var stepCandidates = []string{"oneshot", "twoshot", "host"}
 
 // calibrate times every candidate at every message size a step makes (1
 // to MaxTokens tokens of the hidden size), each as a graph of calReps

@@ -16,7 +16,6 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/model"
-	"rigscope/engine/tp"
 	"rigscope/gpu"
 	"rigscope/ui"
 )
