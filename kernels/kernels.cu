@@ -504,3 +504,5 @@ extern "C" __global__ void kv_keep(float* K, float* V, long slots, int width, in
 extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) out[i] += a[i];
 }
+
+#include "gemm.cu"

@@ -82,8 +82,9 @@ type Target struct {
 	UseGraphs bool           // replay captured graphs (default true); false launches each kernel
 	Temp      float32
 	Seed      uint32
-	timer     *stepTimer // device time per step, while cuda-bench asks (TimeSteps)
-	n         int        // cached positions
+	timer     *stepTimer   // device time per step, while cuda-bench asks (TimeSteps)
+	pf        prefillState // the prefill path for long prompt chains (prefill.go)
+	n         int          // cached positions
 }
 
 // NewTarget loads src for the spec.Target behind --device cuda, split over
@@ -174,6 +175,9 @@ func stateBytes(cfg model.Config, ctxLen, sms, tp int) int64 {
 	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
 	n += int64(slots+64) * int64(cfg.HeadDim) * 4
 	n += int64(tp) * (xfBytes(d0.hq*cfg.HeadDim) + xfBytes(d0.ffn))
+	if tp == 1 {
+		n += prefillBytes(cfg, d0)
+	}
 	return n
 }
 
@@ -341,6 +345,8 @@ func (t *Target) Close() error {
 	t.hids.free()
 	t.hlogits.free()
 	t.cap.host.free()
+	t.pf.host.free()
+	t.pf = prefillState{}
 	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
 	t.closeRankStreams()
@@ -485,11 +491,15 @@ func (t *Target) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error)
 }
 
 // forward runs b in steps of at most MaxTokens tokens (trees must fit one
-// step); on error the cache keeps its old length.
+// step), or a long prompt chain on the prefill path (prefill.go); on error
+// the cache keeps its old length.
 func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
 	T := len(b.Tokens)
 	if T <= MaxTokens {
 		return t.exec(ctx, b, idsOnly, 0, true)
+	}
+	if t.prefillable(b) {
+		return t.runPrefill(ctx, b, idsOnly)
 	}
 	switch {
 	case b.Parent != nil:

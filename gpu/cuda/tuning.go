@@ -23,6 +23,7 @@ type Tuning struct {
 	AttnRows    int    // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin     int    // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits  int    // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
+	Prefill     string // RIGSCOPE_CUDA_PREFILL=off|bf16|split: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (the default; prefill.go)
 	Warps       []tcwRule
 	RowTiles    map[string]rowTileRule // nil: the default policy (tcLaunch)
 	// Kinds left out, launched twice, or followed by an empty kernel
@@ -47,6 +48,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
 		AttnRows:    8,
 		AttnMin:     32,
+		Prefill:     prefillSplit,
 		Warps:       tcwRules(get("RIGSCOPE_CUDA_TCW")),
 		Skip:        kinds(get("RIGSCOPE_CUDA_SKIP")),
 		Twice:       kinds(get("RIGSCOPE_CUDA_TWICE")),
@@ -61,6 +63,10 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	case "128":
 		t.AttnMin = 128
 	}
+	switch v := get("RIGSCOPE_CUDA_PREFILL"); v {
+	case prefillOff, prefillBF16, prefillSplit:
+		t.Prefill = v
+	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
 		t.AttnSplits = n
 	}
@@ -72,6 +78,13 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	}
 	return t, nil
 }
+
+// The prefill modes (Tuning.Prefill).
+const (
+	prefillOff   = "off"   // prompts go MaxTokens a forward
+	prefillBF16  = "bf16"  // x rounded to bf16 in the prefill products (pf_*)
+	prefillSplit = "split" // x as bf16 hi + lo, two products (pfs_*): about 16 bits of x, as the decode kernels
+)
 
 // tcwRule is one entry of RIGSCOPE_CUDA_TCW: warps for kind, or for every
 // kind when all.

@@ -37,6 +37,9 @@ func TestParseTuning(t *testing.T) {
 				w.RowTiles = map[string]rowTileRule{"gate_up": {tiles: 4, verifyOnly: true}, "qkv": {tiles: 2}}
 			}, false},
 		{"row tiles none", map[string]string{"RIGSCOPE_CUDA_RT": "none"}, func(w *Tuning) { w.RowTiles = map[string]rowTileRule{} }, false},
+		{"prefill", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16"}, func(w *Tuning) { w.Prefill = prefillBF16 }, false},
+		{"prefill off", map[string]string{"RIGSCOPE_CUDA_PREFILL": "off"}, func(w *Tuning) { w.Prefill = prefillOff }, false},
+		{"prefill unknown ignored", map[string]string{"RIGSCOPE_CUDA_PREFILL": "fp8"}, func(*Tuning) {}, false},
 		{"row tiles malformed", map[string]string{"RIGSCOPE_CUDA_RT": "qkv:3"}, nil, true},
 		{"kinds", map[string]string{"RIGSCOPE_CUDA_SKIP": "attention, wo", "RIGSCOPE_CUDA_NOP": "down"},
 			func(w *Tuning) {

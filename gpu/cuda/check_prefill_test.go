@@ -1,0 +1,282 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/model"
+)
+
+// The prefill check (-checks prefill): the prefill path (prefill.go,
+// kernels/gemm.cu) against the 16-token path on the same loaded target.
+//
+// Tolerance: in split mode (the default) x enters the products as bf16 hi
+// + lo, about 16 bits of mantissa as in the decode kernels, the weights are
+// exact and every sum accumulates in float32, so the two paths differ only
+// by float32 rounding in a different order (and a few ulps of x): about
+// 1e-6 of a logit's scale per layer. A prefill logits row may differ from
+// the 16-token path's by at most prefillTol of the row's largest |logit|
+// (max |a-b| / max |b|), and greedy tokens must be identical. The bf16
+// mode (x rounded to bf16, 2^-9 relative) is reported, not judged.
+const prefillTol = 1e-3
+
+// pfVariant is one way of running a prompt: the prefill mode, its chunk
+// size, and how many prompt tokens go first through the 16-token path
+// (so that the prefill starts after cached slots).
+type pfVariant struct {
+	name  string
+	mode  string
+	chunk int
+	head  int
+}
+
+func checkPrefill(ctx context.Context, d *Device, models string, stdout io.Writer) error {
+	var errs []error
+	if err := checkPrefillModel(ctx, d, models, stdout); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkPrefill8B(ctx, d, stdout); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// pfRun rewinds t, runs prompt as v says, then greedy decoding (16-token
+// path steps of one token) to n tokens. It returns the prompt's last
+// logits row, the first decode step's logits row (it reads the cache the
+// prompt wrote) and the greedy tokens.
+func pfRun(ctx context.Context, t *Target, v pfVariant, prompt []int32, n int) (pl, dl []float32, toks []int32, err error) {
+	t.pf.mode, t.pf.chunk = v.mode, v.chunk
+	if err := t.Rewind(0); err != nil {
+		return nil, nil, nil, err
+	}
+	rest := prompt
+	if v.head > 0 {
+		if _, err := t.Forward(ctx, model.Batch{Tokens: prompt[:v.head], Logits: model.LogitsNone}); err != nil {
+			return nil, nil, nil, err
+		}
+		rest = prompt[v.head:]
+	}
+	l, err := t.Forward(ctx, model.Batch{Tokens: rest, Logits: model.LogitsLast})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pl = slices.Clone(l)
+	toks = []int32{argmax(pl)}
+	if l, err = t.Forward(ctx, model.Batch{Tokens: toks, Logits: model.LogitsLast}); err != nil {
+		return nil, nil, nil, err
+	}
+	dl = slices.Clone(l)
+	toks = append(toks, argmax(dl))
+	for len(toks) < n {
+		ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: toks[len(toks)-1:], Logits: model.LogitsLast})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		toks = append(toks, ids[0])
+	}
+	return pl, dl, toks[:n], nil
+}
+
+// relMax is max |a-b| / max |b| (as checkModel compares logits rows).
+func relMax(a, b []float32) float64 {
+	var num, den float64
+	for i := range b {
+		num = math.Max(num, math.Abs(float64(a[i]-b[i])))
+		den = math.Max(den, math.Abs(float64(b[i])))
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
+
+// checkPrefillModel runs the 12 public prompts of gocoder-14m-hf (54-471
+// tokens) through the 16-token path and each prefill variant and compares
+// greedy tokens (with the reference's too) and logits.
+func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.Writer) error {
+	path := filepath.Join(models, "gocoder-14m-hf")
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stdout, "\nprefill: gocoder-14m-hf skipped: %v\n", err)
+		return nil
+	}
+	ref, err := readRef(models)
+	if err != nil {
+		return fmt.Errorf("cuda-check: prefill: %w", err)
+	}
+	src, err := loader.Open(path, loader.Options{})
+	if err != nil {
+		return fmt.Errorf("cuda-check: prefill: %w", err)
+	}
+	defer src.Close()
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		return fmt.Errorf("cuda-check: prefill: %w", err)
+	}
+	t, err := Load(d, w, 1024)
+	if err != nil {
+		return fmt.Errorf("cuda-check: prefill: %w", err)
+	}
+	defer t.Close()
+	variants := []pfVariant{
+		{"split 512", prefillSplit, 512, 0},
+		{"split 100", prefillSplit, 100, 0},       // several chunks, partial tiles
+		{"split 64 after 7", prefillSplit, 64, 7}, // starts after 7 cached slots
+		{"bf16 512", prefillBF16, 512, 0},
+		{"bf16 100", prefillBF16, 100, 0},
+	}
+	type base struct {
+		pl, dl []float32
+		toks   []int32
+	}
+	bases := make([]base, len(ref.Prompts))
+	off := pfVariant{"16-token", prefillOff, 0, 0}
+	matchRef := 0
+	t0 := time.Now()
+	for pi, p := range ref.Prompts {
+		pl, dl, toks, err := pfRun(ctx, t, off, p.PromptIDs, len(p.TargetGreedy))
+		if err != nil {
+			return fmt.Errorf("cuda-check: prefill: 16-token path, prompt %d: %w", pi, err)
+		}
+		bases[pi] = base{pl, dl, toks}
+		if slices.Equal(toks, p.TargetGreedy) {
+			matchRef++
+		}
+	}
+	fmt.Fprintf(stdout, "\nprefill on gocoder-14m-hf, %d public prompts (%d greedy tokens each); logits rel = max|a-b|/max|b| against the 16-token path (tolerance %.0e in split mode)\n",
+		len(ref.Prompts), len(ref.Prompts[0].TargetGreedy), prefillTol)
+	fmt.Fprintf(stdout, "%-18s %10s %12s %16s %16s %10s\n", "variant", "greedy=ref", "greedy=16tok", "prompt logits rel", "1st decode rel", "time")
+	fmt.Fprintf(stdout, "%-18s %7d/%-2d %12s %16s %16s %10v\n", off.name, matchRef, len(ref.Prompts), "-", "-", "-", time.Since(t0).Round(time.Millisecond))
+	var errs []error
+	for _, v := range variants {
+		matchRef, match16 := 0, 0
+		var relP, relD float64
+		t0 := time.Now()
+		for pi, p := range ref.Prompts {
+			pl, dl, toks, err := pfRun(ctx, t, v, p.PromptIDs, len(p.TargetGreedy))
+			if err != nil {
+				return fmt.Errorf("cuda-check: prefill %s, prompt %d: %w", v.name, pi, err)
+			}
+			b := bases[pi]
+			relP, relD = math.Max(relP, relMax(pl, b.pl)), math.Max(relD, relMax(dl, b.dl))
+			if slices.Equal(toks, p.TargetGreedy) {
+				matchRef++
+			}
+			if slices.Equal(toks, b.toks) {
+				match16++
+			} else {
+				fmt.Fprintf(stdout, "  %s prompt %d (%d tokens): greedy %v, 16-token path %v\n", v.name, pi, len(p.PromptIDs), toks, b.toks)
+			}
+		}
+		fmt.Fprintf(stdout, "%-18s %7d/%-2d %9d/%-2d %16.2e %16.2e %10v\n", v.name, matchRef, len(ref.Prompts), match16, len(ref.Prompts),
+			relP, relD, time.Since(t0).Round(time.Millisecond))
+		if v.mode == prefillSplit && (match16 != len(ref.Prompts) || relP > prefillTol || relD > prefillTol || math.IsNaN(relP+relD)) {
+			errs = append(errs, fmt.Errorf("cuda-check: prefill %s: greedy %d/%d like the 16-token path, logits rel %.2e / %.2e (tolerance %.0e)",
+				v.name, match16, len(ref.Prompts), relP, relD, prefillTol))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkPrefill8B times prompts of 128, 512 and 2048 tokens on the llama-8b
+// shape (synthetic bf16 weights) through the 16-token path and both
+// prefill modes, compares their last logits rows, and breaks one 512-token
+// prefill down by kernel kind.
+func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer) error {
+	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
+		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
+	t, err := LoadSynthetic(d, cfg, 4096, 1)
+	if err != nil {
+		return fmt.Errorf("cuda-check: prefill 8B: %w", err)
+	}
+	defer t.Close()
+	prompt := make([]int32, 2048)
+	for i := range prompt {
+		prompt[i] = int32(1000 + 7*i%5000)
+	}
+	modes := []string{prefillOff, prefillSplit, prefillBF16}
+	fmt.Fprintf(stdout, "\nprefill on the llama-8b shape (synthetic bf16) on %s: tok/s of one prompt from an empty cache (best of 3 after a warm-up), last logits against the 16-token path\n", d.Name)
+	fmt.Fprintf(stdout, "%-7s %14s %14s %14s %9s %9s %14s %14s %10s\n", "tokens", "16-token tok/s", "split tok/s", "bf16 tok/s", "split x", "bf16 x", "split rel", "bf16 rel", "argmax =")
+	var errs []error
+	for _, n := range []int{128, 512, 2048} {
+		var tps [3]float64
+		var rows [3][]float32
+		for mi, mode := range modes {
+			t.pf.mode, t.pf.chunk = mode, PrefillChunk
+			best := math.Inf(1)
+			for rep := 0; rep < 4; rep++ {
+				if err := t.Rewind(0); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				l, err := t.Forward(ctx, model.Batch{Tokens: prompt[:n], Logits: model.LogitsLast})
+				if err != nil {
+					return fmt.Errorf("cuda-check: prefill 8B %s %d tokens: %w", mode, n, err)
+				}
+				if s := time.Since(t0).Seconds(); rep > 0 {
+					best = math.Min(best, s)
+				}
+				rows[mi] = slices.Clone(l)
+			}
+			tps[mi] = float64(n) / best
+		}
+		rs, rb := relMax(rows[1], rows[0]), relMax(rows[2], rows[0])
+		am := fmt.Sprintf("%v/%v", argmax(rows[1]) == argmax(rows[0]), argmax(rows[2]) == argmax(rows[0]))
+		fmt.Fprintf(stdout, "%-7d %14.0f %14.0f %14.0f %8.2fx %8.2fx %14.2e %14.2e %10s\n", n, tps[0], tps[1], tps[2], tps[1]/tps[0], tps[2]/tps[0], rs, rb, am)
+		if rs > prefillTol || math.IsNaN(rs) {
+			errs = append(errs, fmt.Errorf("cuda-check: prefill 8B %d tokens: split logits rel %.2e (tolerance %.0e)", n, rs, prefillTol))
+		}
+	}
+	for _, mode := range modes[1:] {
+		for _, n := range []int{512, 2048} {
+			if err := prefillProfile(ctx, t, mode, prompt[:n], stdout); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// prefillProfile runs prompt once with every prefill launch timed and
+// prints the time and TFLOP/s per kernel kind.
+func prefillProfile(ctx context.Context, t *Target, mode string, prompt []int32, stdout io.Writer) error {
+	t.pf.mode, t.pf.chunk = mode, PrefillChunk
+	if err := t.Rewind(0); err != nil {
+		return err
+	}
+	p := &profiler{}
+	t.pf.prof = p
+	_, err := t.Forward(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast})
+	t.pf.prof = nil
+	if err != nil {
+		return fmt.Errorf("cuda-check: prefill profile %s: %w", mode, err)
+	}
+	kt, err := p.kernelTimes()
+	if err != nil {
+		return err
+	}
+	var total float64
+	for _, k := range kt {
+		total += k.Micros
+	}
+	fmt.Fprintf(stdout, "prefill %s, %d tokens (chunks of %d), kernels timed one by one: %.0f us = %.0f tok/s\n", mode, len(prompt), PrefillChunk, total, float64(len(prompt))/total*1e6)
+	fmt.Fprintf(stdout, "  %-10s %8s %10s %8s %10s\n", "kind", "launches", "us", "share", "TFLOP/s")
+	for _, k := range kt {
+		tf := "-"
+		if k.Bytes > 0 {
+			tf = fmt.Sprintf("%.1f", float64(k.Bytes)/(k.Micros*1e6))
+		}
+		fmt.Fprintf(stdout, "  %-10s %8d %10.0f %7.1f%% %10s\n", k.Kind, k.Launches, k.Micros, 100*k.Micros/total, tf)
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
+)
+
+// PrefillChunk is the most tokens one prefill forward takes: a prompt
+// chain longer than MaxTokens runs through the matrix-matrix kernels of
+// kernels/gemm.cu in chunks of up to this many tokens, each chunk one
+// pass over the weights (the 16-token path reads them once per 16 tokens).
+const PrefillChunk = 512
+
+// prefillState is the prefill path's state: its mode (Tuning.Prefill), chunk
+// size and buffers for PrefillChunk tokens, allocated on first use.
+type prefillState struct {
+	mode  string // prefillOff, prefillBF16 or prefillSplit
+	chunk int    // tokens per forward (PrefillChunk; cuda-check sets smaller ones)
+
+	x      cu.DevicePtr // (P, dim) f32: the chunk's residual stream
+	qkv    cu.DevicePtr // (P, nqkv) f32
+	ah, al cu.DevicePtr // (P, max(dim, hq*hd)) bf16: a product's input, hi and lo (rmsnorm(x)*g, or attention's output)
+	hh, hl cu.DevicePtr // (P, ffn) bf16: the GLU's output, hi and lo (down's input)
+	rs     cu.DevicePtr // (P) f32: 1/rms of each token's x (the fused norms)
+	tokPos cu.DevicePtr // (2P) int32: tokens, then positions
+	host   pinned       // (2P) int32, the same
+	smem   map[string]bool
+	prof   *profiler // set by cuda-check: every launch timed, by kind (flops in its bytes)
+}
+
+// prefillBytes is the device memory of the prefill buffers for a rank of
+// dims d (LoadTP counts it in stateBytes for TP = 1).
+func prefillBytes(c model.Config, d shardDims) int64 {
+	const P = PrefillChunk
+	hd := c.HeadDim
+	a := max(c.Dim, d.hq*hd)
+	return P * (4*int64(c.Dim) + 4*int64((d.hq+2*d.hk)*hd) + 2*2*int64(a) + 2*2*int64(d.ffn) + 4 + 8)
+}
+
+// prefillable says whether b runs on the prefill path: a plain chain
+// (no tree) of more than MaxTokens tokens asking for no more than the last
+// logits row, one rank, bf16 layer weights on the tensor cores, a head dim
+// pf_attn has, and no EAGLE-3 features being captured (those go
+// MaxTokens a forward).
+func (t *Target) prefillable(b model.Batch) bool {
+	if t.pf.mode == "" {
+		t.pf.mode = t.tune.Prefill
+	}
+	if t.pf.chunk <= 0 || t.pf.chunk > PrefillChunk {
+		t.pf.chunk = PrefillChunk
+	}
+	if t.pf.mode == prefillOff || len(b.Tokens) <= MaxTokens || b.Parent != nil || b.Logits == model.LogitsAll ||
+		len(t.ranks) != 1 || t.cap.key != "" || t.prof != nil {
+		return false
+	}
+	switch t.cfg.HeadDim {
+	case 32, 64, 128, 256:
+	default:
+		return false
+	}
+	for _, L := range t.ranks[0].m.layers {
+		if !L.qkv.tiled || !L.wo.tiled || !L.gate.tiled || !L.up.tiled || !L.down.tiled {
+			return false
+		}
+	}
+	return true
+}
+
+// allocPrefill makes the prefill buffers (the device is bound).
+func (t *Target) allocPrefill() error {
+	p := &t.pf
+	if p.x != 0 {
+		return nil
+	}
+	const P = PrefillChunk
+	c, R := t.cfg, t.ranks[0]
+	var err error
+	alloc := func(n int64) cu.DevicePtr {
+		if err != nil {
+			return 0
+		}
+		var d cu.DevicePtr
+		if d, err = cu.MemAlloc(n); err != nil {
+			err = fmt.Errorf("cuda: cuMemAlloc(%d bytes) for the prefill buffers: %w", n, err)
+			return 0
+		}
+		t.bufs = append(t.bufs, d)
+		return d
+	}
+	a := int64(max(c.Dim, R.dims.hq*c.HeadDim))
+	x := alloc(P * 4 * int64(c.Dim))
+	p.qkv = alloc(P * 4 * int64(R.nqkv))
+	p.ah, p.al = alloc(P*2*a), alloc(P*2*a)
+	p.hh, p.hl = alloc(P*2*int64(R.dims.ffn)), alloc(P*2*int64(R.dims.ffn))
+	p.rs = alloc(P * 4)
+	p.tokPos = alloc(2 * P * 4)
+	if err != nil {
+		return err
+	}
+	if p.host, err = allocPinned(2 * P * 4); err != nil {
+		return fmt.Errorf("cuda: host buffer for prefill tokens: %w", err)
+	}
+	p.x, p.smem = x, map[string]bool{}
+	return nil
+}
+
+// runPrefill runs the chain b in chunks of up to pf.chunk tokens; on error
+// the cache keeps its old length. It returns the rows of results (1 with
+// LogitsLast: the last token's logits or id at row 0, as exec).
+func (t *Target) runPrefill(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
+	T, base := len(b.Tokens), t.n
+	switch {
+	case b.Pos != nil && len(b.Pos) != T:
+		return 0, fmt.Errorf("cuda: batch of %d tokens with %d positions", T, len(b.Pos))
+	case base+T > t.MaxLen():
+		return 0, fmt.Errorf("cuda: %d cached + %d new tokens exceed the context of %d positions; start a new run or raise --ctx", base, T, t.MaxLen())
+	}
+	for i, id := range b.Tokens {
+		if id < 0 || int(id) >= t.cfg.Vocab {
+			return 0, fmt.Errorf("cuda: token id %d outside the vocabulary of %d", id, t.cfg.Vocab)
+		}
+		if b.Pos != nil && (b.Pos[i] < 0 || int(b.Pos[i]) >= t.maxPos) {
+			return 0, fmt.Errorf("cuda: position %d outside [0, %d)", b.Pos[i], t.maxPos)
+		}
+	}
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return 0, err
+	}
+	defer unbind()
+	if err := t.allocPrefill(); err != nil {
+		return 0, err
+	}
+	chunk := t.pf.chunk
+	for i := 0; i < T; i += chunk {
+		if err := ctx.Err(); err != nil {
+			t.n = base
+			return 0, err
+		}
+		j := min(T, i+chunk)
+		var pos []int32
+		if b.Pos != nil {
+			pos = b.Pos[i:j]
+		}
+		last := j == T && b.Logits == model.LogitsLast
+		if err := t.prefillChunk(b.Tokens[i:j], pos, last, idsOnly); err != nil {
+			t.n = base
+			return 0, fmt.Errorf("cuda: prefill of tokens [%d, %d) at %d: %w", i, j, base, err)
+		}
+	}
+	if b.Logits == model.LogitsLast {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// prefillChunk runs n = len(toks) tokens at t.n (positions pos, or t.n+i)
+// through the model and, when logits is set, the last one's logits (or id)
+// into row 0 of the outputs; it waits for the device.
+func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
+	p, c, R := &t.pf, t.cfg, t.ranks[0]
+	m := R.m
+	n, base, hd := len(toks), t.n, c.HeadDim
+	h := p.host.ints()
+	for i, id := range toks {
+		h[i] = id
+		h[PrefillChunk+i] = int32(base + i)
+		if pos != nil {
+			h[PrefillChunk+i] = pos[i]
+		}
+	}
+	tok, ps := p.tokPos, p.tokPos+4*PrefillChunk
+	if err := cu.MemcpyHtoDAsync(p.tokPos, p.host.p, int64(p.host.n), t.stream); err != nil {
+		return fmt.Errorf("tokens: %w", err)
+	}
+	if logits { // argmax_rows reads the temperature and seed
+		st := (*stepParams)(t.hstep.p)
+		st.Base, st.T, st.Temp, st.Seed = int32(base+n-1), 1, t.Temp, t.Seed
+		if err := cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
+			return fmt.Errorf("step parameters: %w", err)
+		}
+	}
+	suf, err := kernelSuffix(m.emb.dt)
+	if err != nil {
+		return err
+	}
+	if err := t.kernel("embed", 0, "embed_"+suf, [3]int{n, 1, 1}, [3]int{128, 1, 1},
+		ptr(p.x), ptr(m.emb.w), ptr(m.emb.s), ptr(tok), i32(c.Dim)); err != nil {
+		return err
+	}
+	pre, al, hl := "pfs", p.al, p.hl
+	if p.mode == prefillBF16 {
+		pre, al, hl = "pf", 0, 0
+	}
+	stage := 8 * 2 * 512 * 3 // bytes of one pipeline stage (PF_ST 4 stages; gemm.cu)
+	if al == 0 {
+		stage = 8 * 2 * 512 * 2
+	}
+	gemmSmem := 4 * stage
+	inter := 0
+	if c.RopeLayout == model.RopeInterleaved {
+		inter = 1
+	}
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	attnSmem := 4 * (32*hd + 32*(hd+4) + 32*hd + 32*32)
+	hq, hk := R.dims.hq, R.dims.hk
+	tiles := func(rows, per int) int { return (rows + per - 1) / per }
+	flops := func(n int, w dweight) int64 { return 2 * int64(n) * int64(w.rows) * int64(w.cols) }
+	// attention: q.k and p.v of each query row over the slots it sees
+	attnFlops := 4 * int64(hq) * int64(hd) * (int64(n)*int64(base) + int64(n)*int64(n+1)/2)
+	for l := range c.Layers {
+		L := &m.layers[l]
+		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
+		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
+		steps := []struct {
+			kind, name string
+			flops      int64 // of the products
+			grid, blk  [3]int
+			smem       int
+			args       []arg
+		}{
+			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
+				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.attnNorm), i32(c.Dim), f32(t.eps)}},
+			{"qkv", pre + "_gemm", flops(n, L.qkv), [3]int{tiles(n, 128), tiles(L.qkv.rows, 128), 1}, [3]int{256, 1, 1}, gemmSmem,
+				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
+			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
+				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), i32(hd), i32(inter)}},
+			{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
+				[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}},
+			{"wo", pre + "_gemm", flops(n, L.wo), [3]int{tiles(n, 128), tiles(L.wo.rows, 128), 1}, [3]int{256, 1, 1}, gemmSmem,
+				[]arg{ptr(p.x), i32(c.Dim), ptr(p.ah), ptr(al), ptr(0), ptr(L.wo.w), i32(L.wo.rows), i32(L.wo.cols), i32(n), i32(1)}},
+			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
+				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.ffnNorm), i32(c.Dim), f32(t.eps)}},
+			{"gate_up", pre + "_glu", 2 * flops(n, L.gate), [3]int{tiles(n, 128), tiles(L.gate.rows, 64), 1}, [3]int{256, 1, 1}, gemmSmem,
+				[]arg{ptr(p.hh), ptr(hl), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.gate.w), ptr(L.up.w), i32(L.gate.rows), i32(L.gate.cols), i32(n)}},
+			{"down", pre + "_gemm", flops(n, L.down), [3]int{tiles(n, 128), tiles(L.down.rows, 128), 1}, [3]int{256, 1, 1}, gemmSmem,
+				[]arg{ptr(p.x), i32(c.Dim), ptr(p.hh), ptr(hl), ptr(0), ptr(L.down.w), i32(L.down.rows), i32(L.down.cols), i32(n), i32(1)}},
+		}
+		for _, s := range steps {
+			if err := t.pfLaunch(s.kind, s.flops, s.name, s.grid, s.blk, s.smem, s.args...); err != nil {
+				return fmt.Errorf("layer %d: %w", l, err)
+			}
+		}
+	}
+	if logits {
+		if err := t.matvec("output", t.logits, c.Vocab, p.x+cu.DevicePtr(4*(n-1)*c.Dim), 0, m.out, 1, 0, m.outNorm); err != nil {
+			return err
+		}
+		if err := t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
+			ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt)); err != nil {
+			return err
+		}
+		if idsOnly {
+			err = cu.MemcpyDtoHAsync(t.hids.p, t.ids, 4, t.stream)
+		} else {
+			err = cu.MemcpyDtoHAsync(t.hlogits.p, t.logits, int64(4*c.Vocab), t.stream)
+		}
+		if err != nil {
+			return fmt.Errorf("copy results back: %w", err)
+		}
+	}
+	if err := t.stream.Synchronize(); err != nil {
+		return err
+	}
+	if logits {
+		if idsOnly {
+			t.outIDs = grow(t.outIDs, 1)
+			t.outIDs[0] = t.hids.ints()[0]
+		} else {
+			t.out = grow(t.out, c.Vocab)
+			copy(t.out, t.hlogits.floats()[:c.Vocab])
+		}
+	}
+	t.n += n
+	return nil
+}
+
+// pfLaunch launches a prefill kernel (of kind, doing flops in its
+// products) on the target's stream with smem bytes of dynamic shared
+// memory (raising the kernel's limit past 48 KB on first use).
+func (t *Target) pfLaunch(kind string, flops int64, name string, grid, block [3]int, smem int, args ...arg) error {
+	fn, err := t.dev.fn(name)
+	if err != nil {
+		return err
+	}
+	if smem > 48<<10 && !t.pf.smem[name] {
+		if err := setMaxDynamicSmem(fn, smem); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		t.pf.smem[name] = true
+	}
+	if pr := t.pf.prof; pr != nil {
+		if err := pr.before(t.stream); err != nil {
+			return err
+		}
+	}
+	if err := launchWith(t.pdl, fn, grid, block, smem, t.stream, args...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if pr := t.pf.prof; pr != nil {
+		return pr.after(t.stream, kind, flops)
+	}
+	return nil
+}
