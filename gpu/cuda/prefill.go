@@ -199,11 +199,6 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 	if p.mode == prefillBF16 {
 		pre, al, hl = "pf", 0, 0
 	}
-	stage := 8 * 2 * 512 * 3 // bytes of one pipeline stage (PF_ST 4 stages; gemm.cu)
-	if al == 0 {
-		stage = 8 * 2 * 512 * 2
-	}
-	gemmSmem := 4 * stage
 	inter := 0
 	if c.RopeLayout == model.RopeInterleaved {
 		inter = 1
@@ -219,6 +214,10 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 		L := &m.layers[l]
 		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
 		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
+		qkvK, qkvG, qkvS := t.pfGemm(pre, "gemm", L.qkv.rows, n, al != 0)
+		woK, woG, woS := t.pfGemm(pre, "gemm", L.wo.rows, n, al != 0)
+		gluK, gluG, gluS := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
+		downK, downG, downS := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
 		steps := []struct {
 			kind, name string
 			flops      int64 // of the products
@@ -228,19 +227,19 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 		}{
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.attnNorm), i32(c.Dim), f32(t.eps)}},
-			{"qkv", pre + "_gemm", flops(n, L.qkv), [3]int{tiles(n, 128), tiles(L.qkv.rows, 128), 1}, [3]int{256, 1, 1}, gemmSmem,
+			{"qkv", qkvK, flops(n, L.qkv), qkvG, [3]int{256, 1, 1}, qkvS,
 				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
 			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
 				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), i32(hd), i32(inter)}},
 			{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}},
-			{"wo", pre + "_gemm", flops(n, L.wo), [3]int{tiles(n, 128), tiles(L.wo.rows, 128), 1}, [3]int{256, 1, 1}, gemmSmem,
+			{"wo", woK, flops(n, L.wo), woG, [3]int{256, 1, 1}, woS,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.ah), ptr(al), ptr(0), ptr(L.wo.w), i32(L.wo.rows), i32(L.wo.cols), i32(n), i32(1)}},
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.ffnNorm), i32(c.Dim), f32(t.eps)}},
-			{"gate_up", pre + "_glu", 2 * flops(n, L.gate), [3]int{tiles(n, 128), tiles(L.gate.rows, 64), 1}, [3]int{256, 1, 1}, gemmSmem,
+			{"gate_up", gluK, 2 * flops(n, L.gate), gluG, [3]int{256, 1, 1}, gluS,
 				[]arg{ptr(p.hh), ptr(hl), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.gate.w), ptr(L.up.w), i32(L.gate.rows), i32(L.gate.cols), i32(n)}},
-			{"down", pre + "_gemm", flops(n, L.down), [3]int{tiles(n, 128), tiles(L.down.rows, 128), 1}, [3]int{256, 1, 1}, gemmSmem,
+			{"down", downK, flops(n, L.down), downG, [3]int{256, 1, 1}, downS,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.hh), ptr(hl), ptr(0), ptr(L.down.w), i32(L.down.rows), i32(L.down.cols), i32(n), i32(1)}},
 		}
 		for _, s := range steps {
@@ -280,6 +279,29 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 	}
 	t.n += n
 	return nil
+}
+
+// pfGemm is a product kernel's name (pre_kind[64]), grid and dynamic
+// shared memory for rows weight rows (128 a block, the GLU's 64 of each
+// matrix) and n tokens: 128 tokens a block, or 64 where 128 would leave
+// SMs without a block (llama-8b's wo and down at 512 tokens: 128 blocks on
+// 132 SMs). split: x hi and lo (gemm.cu's stage holds both).
+func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) (string, [3]int, int) {
+	per := 128
+	if kind == "glu" {
+		per = 64
+	}
+	rb := (rows + per - 1) / per
+	bn, suf := 128, ""
+	if rb*((n+127)/128) < t.dev.SMs {
+		bn, suf = 64, "64"
+	}
+	xs := 1
+	if split {
+		xs = 2
+	}
+	const stages, aBytes = 4, 8 * 2 * 512 // PF_ST; 8 row tiles x 2 k tiles a stage
+	return pre + "_" + kind + suf, [3]int{(n + bn - 1) / bn, rb, 1}, stages * (aBytes + xs*bn*32*2)
 }
 
 // pfLaunch launches a prefill kernel (of kind, doing flops in its
