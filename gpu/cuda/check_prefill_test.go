@@ -42,6 +42,9 @@ type pfVariant struct {
 
 func checkPrefill(ctx context.Context, d *Device, models string, stdout io.Writer) error {
 	var errs []error
+	if err := checkPrefillKernels(d, stdout); err != nil {
+		errs = append(errs, err)
+	}
 	if err := checkPrefillModel(ctx, d, models, stdout); err != nil {
 		errs = append(errs, err)
 	}
