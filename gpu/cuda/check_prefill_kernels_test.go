@@ -195,11 +195,7 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 			if bn == 64 {
 				suf = "64"
 			}
-			xs := 1
-			if split {
-				xs = 2
-			}
-			smem := 4 * (8*2*512 + xs*bn*64)
+			smem := pfGemmSmem(bn, split)
 			out := poison(4 * T * N)
 			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, [3]int{256, 1, 1}, smem,
 				ptr(out), i32(N), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), i32(N), i32(K), i32(T), i32(0))
@@ -311,7 +307,7 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 			if !split {
 				ol, tol, mode = 0, 1e-2, "bf16"
 			}
-			run(fmt.Sprintf("pf_attn_%d", hd), [3]int{(G*T2 + 31) / 32, hk, 1}, [3]int{128, 1, 1}, 4*(32*hd+32*(hd+4)+32*hd+32*32),
+			run(fmt.Sprintf("pf_attn_%d", hd), [3]int{(G*T2 + 31) / 32, hk, 1}, [3]int{128, 1, 1}, pfAttnSmem(hd),
 				ptr(oh), ptr(ol), ptr(qkvd), i32(nqkv), ptr(kcd), ptr(vcd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
 				i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
 			report("pf_attn "+mode+" "+name, downSplit(oh, ol, T2*hq*hd), ref, tol)

@@ -73,6 +73,63 @@ func (t *Target) prefillable(b model.Batch) bool {
 	return true
 }
 
+// initPrefill readies the prefill path at load (TP 1), so that a prompt's
+// first chunk pays no allocation or kernel setup: the buffers (counted in
+// stateBytes) and the products' and attention's shared-memory limits.
+// The device is bound.
+func (t *Target) initPrefill() error {
+	t.pf.mode, t.pf.chunk = t.tune.Prefill, PrefillChunk
+	if len(t.ranks) != 1 || t.pf.mode == prefillOff {
+		return nil
+	}
+	if err := t.allocPrefill(); err != nil {
+		return err
+	}
+	hd := t.cfg.HeadDim
+	for _, pre := range []string{"pf", "pfs"} {
+		for _, kind := range []string{"gemm", "glu"} {
+			for _, bn := range []int{128, 64} {
+				name := pre + "_" + kind
+				if bn == 64 {
+					name += "64"
+				}
+				if err := t.setSmem(name, pfGemmSmem(bn, pre == "pfs")); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	switch hd {
+	case 32, 64, 128, 256:
+		return t.setSmem(fmt.Sprintf("pf_attn_%d", hd), pfAttnSmem(hd))
+	}
+	return nil
+}
+
+// pfAttnSmem is pf_attn's dynamic shared memory at head dim hd (gemm.cu:
+// 32 query rows and a 32-slot chunk of K and V, p of the rows).
+func pfAttnSmem(hd int) int { return 4 * (32*hd + 32*(hd+4) + 32*hd + 32*32) }
+
+// setSmem raises kernel name's dynamic shared memory limit to smem when
+// it passes the default 48 KB (once per name).
+func (t *Target) setSmem(name string, smem int) error {
+	if smem <= 48<<10 || t.pf.smem[name] {
+		return nil
+	}
+	fn, err := t.dev.fn(name)
+	if err != nil {
+		return err
+	}
+	if err := setMaxDynamicSmem(fn, smem); err != nil {
+		return fmt.Errorf("cuda: %s: %w", name, err)
+	}
+	if t.pf.smem == nil {
+		t.pf.smem = map[string]bool{}
+	}
+	t.pf.smem[name] = true
+	return nil
+}
+
 // allocPrefill makes the prefill buffers (the device is bound).
 func (t *Target) allocPrefill() error {
 	p := &t.pf
@@ -107,7 +164,7 @@ func (t *Target) allocPrefill() error {
 	if p.host, err = allocPinned(2 * P * 4); err != nil {
 		return fmt.Errorf("cuda: host buffer for prefill tokens: %w", err)
 	}
-	p.x, p.smem = x, map[string]bool{}
+	p.x = x
 	return nil
 }
 
@@ -204,7 +261,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 		inter = 1
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	attnSmem := 4 * (32*hd + 32*(hd+4) + 32*hd + 32*32)
+	attnSmem := pfAttnSmem(hd)
 	hq, hk := R.dims.hq, R.dims.hk
 	tiles := func(rows, per int) int { return (rows + per - 1) / per }
 	flops := func(n int, w dweight) int64 { return 2 * int64(n) * int64(w.rows) * int64(w.cols) }
@@ -296,12 +353,18 @@ func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) (string, [3]i
 	if rb*((n+127)/128) < t.dev.SMs {
 		bn, suf = 64, "64"
 	}
+	return pre + "_" + kind + suf, [3]int{(n + bn - 1) / bn, rb, 1}, pfGemmSmem(bn, split)
+}
+
+// pfGemmSmem is a product kernel's dynamic shared memory: PF_ST (4)
+// stages of 8 row tiles x 2 k tiles of weights (8 KB) and bn tokens x 32 k
+// of x in bf16, hi and, split, lo.
+func pfGemmSmem(bn int, split bool) int {
 	xs := 1
 	if split {
 		xs = 2
 	}
-	const stages, aBytes = 4, 8 * 2 * 512 // PF_ST; 8 row tiles x 2 k tiles a stage
-	return pre + "_" + kind + suf, [3]int{(n + bn - 1) / bn, rb, 1}, stages * (aBytes + xs*bn*32*2)
+	return 4 * (8*2*512 + xs*bn*32*2)
 }
 
 // pfLaunch launches a prefill kernel (of kind, doing flops in its
@@ -312,11 +375,8 @@ func (t *Target) pfLaunch(kind string, flops int64, name string, grid, block [3]
 	if err != nil {
 		return err
 	}
-	if smem > 48<<10 && !t.pf.smem[name] {
-		if err := setMaxDynamicSmem(fn, smem); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		t.pf.smem[name] = true
+	if err := t.setSmem(name, smem); err != nil {
+		return err
 	}
 	if pr := t.pf.prof; pr != nil {
 		if err := pr.before(t.stream); err != nil {

@@ -288,6 +288,10 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		return nil, err
 	}
 	t.out = make([]float32, T*c.Vocab)
+	if err := t.initPrefill(); err != nil {
+		t.Close()
+		return nil, err
+	}
 	return t, nil
 }
 
