@@ -21,7 +21,6 @@
 #define PF_BM 128      // weight rows per block (GLU: 64 gate + the same 64 up rows)
 #define PF_BK 32       // k per pipeline stage (2 k tiles of 16)
 #define PF_ST 4        // pipeline stages (cp.async)
-#define PF_THREADS 256 // 8 warps: 2 (rows) x 4 (tokens), each 64 rows x BN/4 tokens
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 // cp_async16 copies 16 bytes global -> shared, or writes zeros when !pred.
@@ -74,22 +73,25 @@ extern "C" __global__ void __launch_bounds__(256) pf_prep(__nv_bfloat16* xh, __n
 // that ldmatrix reads 8 tokens without bank conflicts) and become the B
 // fragments by ldmatrix.x4. PF_ST stages in flight. BN tokens per block:
 // 128, or 64 where 128 would leave SMs without a block (gpu/cuda:
-// pfGemm).
+// pfGemm). NW warps: 2 (rows, 64 each) x NW/2 (tokens, BN/(NW/2) each):
+// 8 (warp tiles 64 x 32 at BN 128), or 4 (64 x 64: half the shared-memory
+// reads per mma, twice the accumulators; the *w4 kernels).
 // MODE 0: out (T, ldo) = rs * x.W^T; 1: out += (the residual); 2 (GLU):
 // w2 is up, oh[, ol] (T, N) bf16 = split(silu(rs*x.Wg^T) * rs*x.Wu^T).
-// grid (ceil(T/BN), ceil(N/128) (GLU: ceil(N/64))), block 256, dynamic
+// grid (ceil(T/BN), ceil(N/128) (GLU: ceil(N/64))), block 32*NW, dynamic
 // shared memory PF_ST * (8 + BN/16 [+ BN/16]) KB.
-template <int MODE, bool SPLIT, int BN>
+template <int MODE, bool SPLIT, int BN, int NW>
 __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_bfloat16* oh, __nv_bfloat16* ol,
                                         const __nv_bfloat16* __restrict__ xh, const __nv_bfloat16* __restrict__ xl,
                                         const float* __restrict__ rs, const uint4* __restrict__ w,
                                         const uint4* __restrict__ w2, int N, int K, int T) {
   constexpr bool GLU = MODE == 2;
-  constexpr int A_BYTES = 8 * 2 * 512, B_BYTES = BN * PF_BK * 2, WN = BN / 32;  // WN: n tiles of 8 per warp
+  constexpr int THREADS = 32 * NW, WNW = NW / 2, TPW = BN / WNW, WN = TPW / 8;  // TPW tokens, WN n tiles a warp
+  constexpr int A_BYTES = 8 * 2 * 512, B_BYTES = BN * PF_BK * 2;
   constexpr int STAGE = A_BYTES + (SPLIT ? 2 : 1) * B_BYTES;
   extern __shared__ __align__(128) unsigned char pf_smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp >> 2, wn = warp & 3, grp = lane >> 2, tig = lane & 3;
+  const int wm = warp / WNW, wn = warp % WNW, grp = lane >> 2, tig = lane & 3;
   const int KT = K / 16, NT = N / 16, nk = (KT + 1) / 2;
   const int tok0 = blockIdx.x * BN;
   const unsigned sbase = smem_u32(pf_smem);
@@ -100,16 +102,16 @@ __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_b
   auto load_stage = [&](int st, int it) {
     const unsigned sa = sbase + st * STAGE;
 #pragma unroll
-    for (int i = 0; i < 2; i++) {  // A: 8 slots x 2 k tiles x 32 lanes of 16 bytes
-      const int idx = tid + i * PF_THREADS, s = idx >> 6, kk = (idx >> 5) & 1, l = idx & 31;
+    for (int i = 0; i < 512 / THREADS; i++) {  // A: 8 slots x 2 k tiles x 32 lanes of 16 bytes
+      const int idx = tid + i * THREADS, s = idx >> 6, kk = (idx >> 5) & 1, l = idx & 31;
       const int rt = tile_of(s), kt = 2 * it + kk;
       const uint4* src = (GLU && s >= 4 ? w2 : w);
       const bool ok = rt < NT && kt < KT;
       cp_async16(sa + idx * 16, ok ? src + ((long)rt * KT + kt) * 32 + l : w, ok);
     }
 #pragma unroll
-    for (int i = 0; i < BN / 64; i++) {  // B: BN tokens x 4 chunks of 8 k
-      const int idx = tid + i * PF_THREADS, row = idx >> 2, ch = idx & 3;
+    for (int i = 0; i < BN * 4 / THREADS; i++) {  // B: BN tokens x 4 chunks of 8 k
+      const int idx = tid + i * THREADS, row = idx >> 2, ch = idx & 3;
       const int t = tok0 + row, k = it * PF_BK + ch * 8;
       const bool ok = t < T && k < K;
       const unsigned off = row * 64 + ((ch ^ ((row >> 1) & 3)) << 4);
@@ -157,8 +159,8 @@ __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_b
 #pragma unroll
       for (int jp = 0; jp < WN / 2; jp++) {
         // ldmatrix.x4: matrix q = lane/8 is n tile 2jp + q/2, k half q%2;
-        // lane's row address: token wn*BN/4 + (2jp + q/2)*8 + lane%8.
-        const int q = lane >> 3, row = wn * (BN / 4) + (2 * jp + (q >> 1)) * 8 + (lane & 7), ch = 2 * ks + (q & 1);
+        // lane's row address: token wn*TPW + (2jp + q/2)*8 + lane%8.
+        const int q = lane >> 3, row = wn * TPW + (2 * jp + (q >> 1)) * 8 + (lane & 7), ch = 2 * ks + (q & 1);
         const unsigned off = row * 64 + ((ch ^ ((row >> 1) & 3)) << 4);
         unsigned b[4];
         ldsm_x4(sb + off, b[0], b[1], b[2], b[3]);
@@ -185,7 +187,7 @@ __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_b
   for (int j = 0; j < WN; j++) {
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-      const int t = tok0 + wn * (BN / 4) + 8 * j + 2 * tig + e;
+      const int t = tok0 + wn * TPW + 8 * j + 2 * tig + e;
       if (t >= T) continue;
       const float r = rs ? rs[t] : 1.f;
 #pragma unroll
@@ -214,25 +216,28 @@ __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_b
 
 // pf_gemm / pfs_gemm (x hi only / hi + lo): out [+]= rs * x.W^T (mode 0
 // store, 1 add); pf_glu / pfs_glu: the gated MLP product (MODE 2). BN 128
-// tokens a block; the *64 kernels 64.
-#define PF_INST(PRE, SPLIT, BN, SUF)                                                                               \
-  extern "C" __global__ void __launch_bounds__(PF_THREADS, 2) PRE##_gemm##SUF(                                     \
+// tokens a block and 8 warps; the *64 kernels 64 tokens; the *w4 kernels
+// 4 warps (block 128).
+#define PF_INST(PRE, SPLIT, BN, NW, SUF)                                                                           \
+  extern "C" __global__ void __launch_bounds__(32 * NW, 2) PRE##_gemm##SUF(                                        \
       float* out, int ldo, const __nv_bfloat16* xh, const __nv_bfloat16* xl, const float* rs, const uint4* w,      \
       int N, int K, int T, int mode) {                                                                             \
     if (mode == 1)                                                                                                 \
-      pf_body<1, SPLIT, BN>(out, ldo, nullptr, nullptr, xh, xl, rs, w, nullptr, N, K, T);                          \
+      pf_body<1, SPLIT, BN, NW>(out, ldo, nullptr, nullptr, xh, xl, rs, w, nullptr, N, K, T);                      \
     else                                                                                                           \
-      pf_body<0, SPLIT, BN>(out, ldo, nullptr, nullptr, xh, xl, rs, w, nullptr, N, K, T);                          \
+      pf_body<0, SPLIT, BN, NW>(out, ldo, nullptr, nullptr, xh, xl, rs, w, nullptr, N, K, T);                      \
   }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PF_THREADS, 2) PRE##_glu##SUF(                                      \
+  extern "C" __global__ void __launch_bounds__(32 * NW, 2) PRE##_glu##SUF(                                         \
       __nv_bfloat16* oh, __nv_bfloat16* ol, const __nv_bfloat16* xh, const __nv_bfloat16* xl, const float* rs,     \
       const uint4* wg, const uint4* wu, int N, int K, int T) {                                                     \
-    pf_body<2, SPLIT, BN>(nullptr, 0, oh, ol, xh, xl, rs, wg, wu, N, K, T);                                        \
+    pf_body<2, SPLIT, BN, NW>(nullptr, 0, oh, ol, xh, xl, rs, wg, wu, N, K, T);                                    \
   }
-PF_INST(pf, false, 128, )
-PF_INST(pfs, true, 128, )
-PF_INST(pf, false, 64, 64)
-PF_INST(pfs, true, 64, 64)
+PF_INST(pf, false, 128, 8, )
+PF_INST(pfs, true, 128, 8, )
+PF_INST(pf, false, 64, 8, 64)
+PF_INST(pfs, true, 64, 8, 64)
+PF_INST(pf, false, 128, 4, w4)
+PF_INST(pfs, true, 128, 4, w4)
 
 // pf_kv: RoPE of the T new tokens' k and both k and v into the layer's
 // cache Kc, Vc (slots, hk*HD) at slots base+t, with the formula of

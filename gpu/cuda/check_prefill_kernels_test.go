@@ -19,7 +19,8 @@ import (
 // checkPrefillKernels runs the prefill kernels (gemm.cu) alone on random
 // inputs with poisoned outputs against float64 (tolerance: split 3e-5,
 // about x's 16 bits; bf16 1e-2, x rounded to bf16): the products in both
-// modes and tile widths (N, T not multiples of the block's 128), then
+// modes, tile widths and warp counts (N, T not multiples of the block's
+// 128), then
 // pf_kv and pf_attn at two head shapes after cached slots. It prints
 // ||out-ref||/||ref|| per case, so that a failing model check can be
 // traced to a kernel.
@@ -190,14 +191,14 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 			pre, lo, tol = "pf", 0, 1e-2
 		}
 		run("pf_prep", [3]int{T, 1, 1}, [3]int{256, 1, 1}, 0, ptr(xh), ptr(lo), ptr(rsd), ptr(xd), ptr(gd), i32(K), f32(eps))
-		for _, bn := range []int{128, 64} {
-			suf := ""
-			if bn == 64 {
-				suf = "64"
-			}
+		for _, v := range []struct {
+			suf    string
+			bn, nw int
+		}{{"", 128, 8}, {"64", 64, 8}, {"w4", 128, 4}} {
+			suf, bn, blk := v.suf, v.bn, [3]int{32 * v.nw, 1, 1}
 			smem := pfGemmSmem(bn, split)
 			out := poison(4 * T * N)
-			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, [3]int{256, 1, 1}, smem,
+			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, blk, smem,
 				ptr(out), i32(N), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), i32(N), i32(K), i32(T), i32(0))
 			ref := make([]float64, T*N)
 			for i := range ref {
@@ -205,7 +206,7 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 			}
 			report(fmt.Sprintf("%s_gemm%s norm", pre, suf), downF(out, T*N), ref, tol)
 			out = up(f32b(resid))
-			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, [3]int{256, 1, 1}, smem,
+			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, blk, smem,
 				ptr(out), i32(N), ptr(xh), ptr(lo), ptr(0), ptr(wt), i32(N), i32(K), i32(T), i32(1))
 			for i := range ref {
 				ref[i] = float64(resid[i]) + prod[i]
@@ -215,7 +216,7 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 			if split {
 				ol = poison(2 * T * N)
 			}
-			run(pre+"_glu"+suf, [3]int{(T + bn - 1) / bn, (N + 63) / 64, 1}, [3]int{256, 1, 1}, smem,
+			run(pre+"_glu"+suf, [3]int{(T + bn - 1) / bn, (N + 63) / 64, 1}, blk, smem,
 				ptr(oh), ptr(ol), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), ptr(w2t), i32(N), i32(K), i32(T))
 			for i := range ref {
 				a, b := rs[i/N]*prod[i], rs[i/N]*prod2[i]

@@ -207,15 +207,25 @@ func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	for i := range prompt {
 		prompt[i] = int32(1000 + 7*i%5000)
 	}
-	modes := []string{prefillOff, prefillSplit, prefillBF16}
-	fmt.Fprintf(stdout, "\nprefill on the llama-8b shape (synthetic bf16) on %s: tok/s of one prompt from an empty cache (best of 3 after a warm-up), last logits against the 16-token path\n", d.Name)
-	fmt.Fprintf(stdout, "%-7s %14s %14s %14s %9s %9s %14s %14s %10s\n", "tokens", "16-token tok/s", "split tok/s", "bf16 tok/s", "split x", "bf16 x", "split rel", "bf16 rel", "argmax =")
+	type variant struct {
+		name  string
+		mode  string
+		warps int
+	}
+	vs := []variant{{"16-token", prefillOff, 0}, {"split", prefillSplit, 8}, {"split w4", prefillSplit, 4}, {"bf16", prefillBF16, 8}, {"bf16 w4", prefillBF16, 4}}
+	fmt.Fprintf(stdout, "\nprefill on the llama-8b shape (synthetic bf16) on %s: tok/s of one prompt from an empty cache (best of 3 after a warm-up);\n", d.Name)
+	fmt.Fprintf(stdout, "rel = max|a-b|/max|b| of the last logits row against the 16-token path, argmax = its; w4: products of 4 warps (64x64 warp tiles) at 128-token tiles\n")
+	fmt.Fprintf(stdout, "%-7s", "tokens")
+	for _, v := range vs {
+		fmt.Fprintf(stdout, " %10s", v.name)
+	}
+	fmt.Fprintf(stdout, "   %s\n", "speedup, rel and argmax= per variant")
 	var errs []error
 	for _, n := range []int{128, 512, 2048} {
-		var tps [3]float64
-		var rows [3][]float32
-		for mi, mode := range modes {
-			t.pf.mode, t.pf.chunk = mode, PrefillChunk
+		tps := make([]float64, len(vs))
+		rows := make([][]float32, len(vs))
+		for vi, v := range vs {
+			t.pf.mode, t.pf.chunk, t.pf.warps = v.mode, PrefillChunk, v.warps
 			best := math.Inf(1)
 			for rep := 0; rep < 4; rep++ {
 				if err := t.Rewind(0); err != nil {
@@ -224,36 +234,47 @@ func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer) error {
 				t0 := time.Now()
 				l, err := t.Forward(ctx, model.Batch{Tokens: prompt[:n], Logits: model.LogitsLast})
 				if err != nil {
-					return fmt.Errorf("cuda-check: prefill 8B %s %d tokens: %w", mode, n, err)
+					return fmt.Errorf("cuda-check: prefill 8B %s %d tokens: %w", v.name, n, err)
 				}
 				if s := time.Since(t0).Seconds(); rep > 0 {
 					best = math.Min(best, s)
 				}
-				rows[mi] = slices.Clone(l)
+				rows[vi] = slices.Clone(l)
 			}
-			tps[mi] = float64(n) / best
+			tps[vi] = float64(n) / best
 		}
-		rs, rb := relMax(rows[1], rows[0]), relMax(rows[2], rows[0])
-		am := fmt.Sprintf("%v/%v", argmax(rows[1]) == argmax(rows[0]), argmax(rows[2]) == argmax(rows[0]))
-		fmt.Fprintf(stdout, "%-7d %14.0f %14.0f %14.0f %8.2fx %8.2fx %14.2e %14.2e %10s\n", n, tps[0], tps[1], tps[2], tps[1]/tps[0], tps[2]/tps[0], rs, rb, am)
-		if rs > prefillTol || math.IsNaN(rs) {
-			errs = append(errs, fmt.Errorf("cuda-check: prefill 8B %d tokens: split logits rel %.2e (tolerance %.0e)", n, rs, prefillTol))
+		fmt.Fprintf(stdout, "%-7d", n)
+		for _, x := range tps {
+			fmt.Fprintf(stdout, " %10.0f", x)
 		}
+		fmt.Fprintf(stdout, "  ")
+		for vi := 1; vi < len(vs); vi++ {
+			rel := relMax(rows[vi], rows[0])
+			fmt.Fprintf(stdout, " | %s %.2fx %.1e %v", vs[vi].name, tps[vi]/tps[0], rel, argmax(rows[vi]) == argmax(rows[0]))
+			if vs[vi].mode == prefillSplit && (rel > prefillTol || math.IsNaN(rel)) {
+				errs = append(errs, fmt.Errorf("cuda-check: prefill 8B %s %d tokens: logits rel %.2e (tolerance %.0e)", vs[vi].name, n, rel, prefillTol))
+			}
+		}
+		fmt.Fprintln(stdout)
 	}
-	for _, mode := range modes[1:] {
+	for _, v := range vs[1:] {
 		for _, n := range []int{512, 2048} {
-			if err := prefillProfile(ctx, t, mode, prompt[:n], stdout); err != nil {
+			if n == 2048 && v.warps == 4 {
+				continue
+			}
+			if err := prefillProfile(ctx, t, v.mode, v.warps, prompt[:n], stdout); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
+	t.pf.warps = 0
 	return errors.Join(errs...)
 }
 
 // prefillProfile runs prompt once with every prefill launch timed and
 // prints the time and TFLOP/s per kernel kind.
-func prefillProfile(ctx context.Context, t *Target, mode string, prompt []int32, stdout io.Writer) error {
-	t.pf.mode, t.pf.chunk = mode, PrefillChunk
+func prefillProfile(ctx context.Context, t *Target, mode string, warps int, prompt []int32, stdout io.Writer) error {
+	t.pf.mode, t.pf.chunk, t.pf.warps = mode, PrefillChunk, warps
 	if err := t.Rewind(0); err != nil {
 		return err
 	}
@@ -272,7 +293,8 @@ func prefillProfile(ctx context.Context, t *Target, mode string, prompt []int32,
 	for _, k := range kt {
 		total += k.Micros
 	}
-	fmt.Fprintf(stdout, "prefill %s, %d tokens (chunks of %d), kernels timed one by one: %.0f us = %.0f tok/s\n", mode, len(prompt), PrefillChunk, total, float64(len(prompt))/total*1e6)
+	fmt.Fprintf(stdout, "prefill %s (products of %d warps at 128-token tiles), %d tokens (chunks of %d), kernels timed one by one: %.0f us = %.0f tok/s\n",
+		mode, warps, len(prompt), PrefillChunk, total, float64(len(prompt))/total*1e6)
 	fmt.Fprintf(stdout, "  %-10s %8s %10s %8s %10s\n", "kind", "launches", "us", "share", "TFLOP/s")
 	for _, k := range kt {
 		tf := "-"

@@ -23,6 +23,7 @@ const PrefillChunk = 512
 type prefillState struct {
 	mode  string // prefillOff, prefillBF16 or prefillSplit
 	chunk int    // tokens per forward (PrefillChunk; cuda-check sets smaller ones)
+	warps int    // the products' warps at 128-token tiles: 8 (0), or 4 (the *w4 kernels; cuda-check compares)
 
 	x      cu.DevicePtr // (P, dim) f32: the chunk's residual stream
 	qkv    cu.DevicePtr // (P, nqkv) f32
@@ -88,12 +89,11 @@ func (t *Target) initPrefill() error {
 	hd := t.cfg.HeadDim
 	for _, pre := range []string{"pf", "pfs"} {
 		for _, kind := range []string{"gemm", "glu"} {
-			for _, bn := range []int{128, 64} {
-				name := pre + "_" + kind
-				if bn == 64 {
-					name += "64"
-				}
-				if err := t.setSmem(name, pfGemmSmem(bn, pre == "pfs")); err != nil {
+			for _, v := range []struct {
+				suf string
+				bn  int
+			}{{"", 128}, {"64", 64}, {"w4", 128}} {
+				if err := t.setSmem(pre+"_"+kind+v.suf, pfGemmSmem(v.bn, pre == "pfs")); err != nil {
 					return err
 				}
 			}
@@ -271,10 +271,10 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 		L := &m.layers[l]
 		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
 		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
-		qkvK, qkvG, qkvS := t.pfGemm(pre, "gemm", L.qkv.rows, n, al != 0)
-		woK, woG, woS := t.pfGemm(pre, "gemm", L.wo.rows, n, al != 0)
-		gluK, gluG, gluS := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
-		downK, downG, downS := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
+		qkv := t.pfGemm(pre, "gemm", L.qkv.rows, n, al != 0)
+		wo := t.pfGemm(pre, "gemm", L.wo.rows, n, al != 0)
+		glu := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
+		dn := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
 		steps := []struct {
 			kind, name string
 			flops      int64 // of the products
@@ -284,19 +284,19 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 		}{
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.attnNorm), i32(c.Dim), f32(t.eps)}},
-			{"qkv", qkvK, flops(n, L.qkv), qkvG, [3]int{256, 1, 1}, qkvS,
+			{"qkv", qkv.name, flops(n, L.qkv), qkv.grid, qkv.block, qkv.smem,
 				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
 			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
 				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), i32(hd), i32(inter)}},
 			{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}},
-			{"wo", woK, flops(n, L.wo), woG, [3]int{256, 1, 1}, woS,
+			{"wo", wo.name, flops(n, L.wo), wo.grid, wo.block, wo.smem,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.ah), ptr(al), ptr(0), ptr(L.wo.w), i32(L.wo.rows), i32(L.wo.cols), i32(n), i32(1)}},
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.ffnNorm), i32(c.Dim), f32(t.eps)}},
-			{"gate_up", gluK, 2 * flops(n, L.gate), gluG, [3]int{256, 1, 1}, gluS,
+			{"gate_up", glu.name, 2 * flops(n, L.gate), glu.grid, glu.block, glu.smem,
 				[]arg{ptr(p.hh), ptr(hl), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.gate.w), ptr(L.up.w), i32(L.gate.rows), i32(L.gate.cols), i32(n)}},
-			{"down", downK, flops(n, L.down), downG, [3]int{256, 1, 1}, downS,
+			{"down", dn.name, flops(n, L.down), dn.grid, dn.block, dn.smem,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.hh), ptr(hl), ptr(0), ptr(L.down.w), i32(L.down.rows), i32(L.down.cols), i32(n), i32(1)}},
 		}
 		for _, s := range steps {
@@ -338,12 +338,19 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 	return nil
 }
 
-// pfGemm is a product kernel's name (pre_kind[64]), grid and dynamic
-// shared memory for rows weight rows (128 a block, the GLU's 64 of each
-// matrix) and n tokens: 128 tokens a block, or 64 where 128 would leave
-// SMs without a block (llama-8b's wo and down at 512 tokens: 128 blocks on
-// 132 SMs). split: x hi and lo (gemm.cu's stage holds both).
-func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) (string, [3]int, int) {
+// pfKernel is a prefill product's launch.
+type pfKernel struct {
+	name        string
+	grid, block [3]int
+	smem        int
+}
+
+// pfGemm is a product kernel (pre_kind[64|w4]) for rows weight rows (128
+// a block, the GLU's 64 of each matrix) and n tokens: 128 tokens a block,
+// or 64 where 128 would leave SMs without a block (llama-8b's wo and down
+// at 512 tokens: 128 blocks on 132 SMs); 8 warps, or 4 at 128 tokens
+// when pf.warps says so. split: x hi and lo (gemm.cu's stage holds both).
+func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) pfKernel {
 	per := 128
 	if kind == "glu" {
 		per = 64
@@ -353,7 +360,11 @@ func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) (string, [3]i
 	if rb*((n+127)/128) < t.dev.SMs {
 		bn, suf = 64, "64"
 	}
-	return pre + "_" + kind + suf, [3]int{(n + bn - 1) / bn, rb, 1}, pfGemmSmem(bn, split)
+	nw := 8
+	if bn == 128 && t.pf.warps == 4 {
+		nw, suf = 4, "w4"
+	}
+	return pfKernel{pre + "_" + kind + suf, [3]int{(n + bn - 1) / bn, rb, 1}, [3]int{32 * nw, 1, 1}, pfGemmSmem(bn, split)}
 }
 
 // pfGemmSmem is a product kernel's dynamic shared memory: PF_ST (4)
