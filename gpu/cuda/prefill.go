@@ -80,6 +80,9 @@ func (t *Target) prefillable(b model.Batch) bool {
 // The device is bound.
 func (t *Target) initPrefill() error {
 	t.pf.mode, t.pf.chunk = t.tune.Prefill, PrefillChunk
+	if !t.dev.has("pfs_gemm") { // a PTX variant (RIGSCOPE_CUDA_PTX) built without gemm.cu
+		t.pf.mode = prefillOff
+	}
 	if len(t.ranks) != 1 || t.pf.mode == prefillOff {
 		return nil
 	}
