@@ -102,6 +102,11 @@ func (t *Target) initPrefill() error {
 			}
 		}
 	}
+	for _, name := range []string{"pf_prep", "pf_kv"} { // looked up (loaded) now, not in the first chunk
+		if _, err := t.dev.fn(name); err != nil {
+			return err
+		}
+	}
 	switch hd {
 	case 32, 64, 128, 256:
 		return t.setSmem(fmt.Sprintf("pf_attn_%d", hd), pfAttnSmem(hd))
@@ -113,14 +118,14 @@ func (t *Target) initPrefill() error {
 // 32 query rows and a 32-slot chunk of K and V, p of the rows).
 func pfAttnSmem(hd int) int { return 4 * (32*hd + 32*(hd+4) + 32*hd + 32*32) }
 
-// setSmem raises kernel name's dynamic shared memory limit to smem when
-// it passes the default 48 KB (once per name).
+// setSmem looks kernel name up and raises its dynamic shared memory limit
+// to smem when it passes the default 48 KB (once per name).
 func (t *Target) setSmem(name string, smem int) error {
-	if smem <= 48<<10 || t.pf.smem[name] {
+	if t.pf.smem[name] {
 		return nil
 	}
 	fn, err := t.dev.fn(name)
-	if err != nil {
+	if err != nil || smem <= 48<<10 {
 		return err
 	}
 	if err := setMaxDynamicSmem(fn, smem); err != nil {
