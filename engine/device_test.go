@@ -88,7 +88,8 @@ func TestDeviceTargetSwapsBackendWithoutReload(t *testing.T) {
 		if err != nil {
 			t.Fatalf("tp 2 %s: %v", b, err)
 		}
-		if st.AllReduceMs <= 0 || st.BytesMoved <= 0 || st.AllReduceP50Us != 5 || len(st.AllReduceBySize) != 1 || st.AllReduceBySize[0].Backend != b {
+		if st.AllReduceMs <= 0 || st.BytesMoved <= 0 || st.AllReduceP50Us != 5 || len(st.AllReduceBySize) != 1 || st.AllReduceBySize[0].Backend != b ||
+			len(st.AllReduceLatency) != 1 || st.AllReduceLatency[0].P99 != 5*time.Microsecond {
 			t.Errorf("tp 2 %s: stats %v ms, %d bytes, p50 %v us, by size %+v: want the device's measurements", b, st.AllReduceMs, st.BytesMoved, st.AllReduceP50Us, st.AllReduceBySize)
 		}
 	}
