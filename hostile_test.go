@@ -228,6 +228,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "panel --ctx -1", panel: true, args: cmdArgs("--ctx", "-1"), want: "--ctx -1 is negative"},
 		{name: "panel --tp -2", panel: true, args: cmdArgs("--tp", "-2"), want: "--tp -2 is negative"},
 		{name: "panel extra argument", panel: true, args: cmdArgs("--model", "synthetic:tiny", "more"), want: `unexpected argument "more"`},
+		{name: "panel replay of a missing log", panel: true, args: cmdArgs("--replay", "/nonexistent/run.jsonl"), want: "--replay: "},
 		{name: "unknown command", args: func(*hostileDir) []string { return []string{"generat"} }, want: `unknown command "generat"`},
 		{name: "unknown drafter", args: ids("--drafter", "medusa"), want: `unknown kind "medusa"`},
 		{name: "ngram with a draft path", args: func(d *hostileDir) []string { return ids("--drafter", "ngram", "--draft", d.model(hf))(d) }, want: "not ngram"},

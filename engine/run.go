@@ -91,6 +91,8 @@ type Stats struct {
 	// (CPU ranks: wall time in the call; GPU ranks: the kernels' device
 	// time).
 	AllReduceLatency []metrics.LatencySummary `json:"allreduce_latency,omitempty"`
+	// RankGPU is the GPU each rank ran on (nil: CPU ranks).
+	RankGPU []int `json:"rank_gpu,omitempty"`
 	BytesSent       []int64      `json:"bytes_sent_per_rank,omitempty"`
 	BytesRecv       []int64      `json:"bytes_recv_per_rank,omitempty"`
 	// WeightBytesPerRank is the weight memory each rank reads (its shards
