@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -603,4 +604,53 @@ func grow[E any](s []E, n int) []E {
 		return s
 	}
 	return append(s, make([]E, n-len(s))...)
+}
+
+// MaxContext is the longest context, up to the model's own (cfg.MaxSeq),
+// in steps of 1024 positions, for which a target of cfg with weightBytes
+// of weights and tp ranks fits on the GPU the ranks go to (gpus[0], else
+// GPU 0), leaving a tenth of the free memory for drafters and the
+// runtime; 0 when not even 1024 positions fit. The engine takes it as the
+// default context on the GPU (--ctx 0).
+func MaxContext(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, error) {
+	ord := 0
+	if len(gpus) > 0 {
+		ord = gpus[0]
+	}
+	if err := driverInit(); err != nil {
+		return 0, err
+	}
+	dev, err := cu.GetDevice(ord)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: device %d: %w", ord, err)
+	}
+	sms, err := dev.Attribute(cu.MultiprocessorCount)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: device %d attributes: %w", ord, err)
+	}
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return 0, fmt.Errorf("cuda: device %d: retain primary context: %w", ord, err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(ctx); err != nil {
+		return 0, fmt.Errorf("cuda: device %d: make context current: %w", ord, err)
+	}
+	free, _, err := cu.MemInfo()
+	if err != nil {
+		return 0, fmt.Errorf("cuda: device %d memory: %w", ord, err)
+	}
+	budget := free*9/10 - 256<<20 - weightBytes
+	best := 0
+	for n := 1024; n <= cfg.MaxSeq; n += 1024 {
+		if stateBytes(cfg, n, sms, max(1, tp)) > budget {
+			break
+		}
+		best = n
+	}
+	if best > 0 && cfg.MaxSeq%1024 != 0 && stateBytes(cfg, cfg.MaxSeq, sms, max(1, tp)) <= budget {
+		best = cfg.MaxSeq
+	}
+	return best, nil
 }

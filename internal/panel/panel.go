@@ -34,7 +34,7 @@ func run(ctx context.Context, args []string) (err error) {
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
 	logDir := fs.String("log-dir", "", "write each run's JSONL event log into this directory (default: the user cache dir, rigscope/runs)")
-	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
+	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096 on the CPU; on a GPU the longest that fits)")
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard, whatif or runs")
