@@ -92,9 +92,9 @@ type Stats struct {
 	// time).
 	AllReduceLatency []metrics.LatencySummary `json:"allreduce_latency,omitempty"`
 	// RankGPU is the GPU each rank ran on (nil: CPU ranks).
-	RankGPU []int `json:"rank_gpu,omitempty"`
-	BytesSent       []int64      `json:"bytes_sent_per_rank,omitempty"`
-	BytesRecv       []int64      `json:"bytes_recv_per_rank,omitempty"`
+	RankGPU   []int   `json:"rank_gpu,omitempty"`
+	BytesSent []int64 `json:"bytes_sent_per_rank,omitempty"`
+	BytesRecv []int64 `json:"bytes_recv_per_rank,omitempty"`
 	// WeightBytesPerRank is the weight memory each rank reads (its shards
 	// plus the replicated embedding); KVBytesPerRank its KV cache.
 	WeightBytesPerRank []int64 `json:"weight_bytes_per_rank,omitempty"`
