@@ -131,6 +131,8 @@ func TestHostileInputs(t *testing.T) {
 		{name: "allreduce-bench size not float32s", args: cmdArgs("allreduce-bench", "--sizes", "3"), want: "not a whole number of float32s"},
 		{name: "allreduce-bench iters -1", args: cmdArgs("allreduce-bench", "--iters", "-1"), want: "--iters -1: must be at least 1"},
 		{name: "allreduce-bench extra argument", args: cmdArgs("allreduce-bench", "now"), want: `unexpected argument "now"`},
+		{name: "allreduce-bench nccl protocol on the CPU", args: cmdArgs("allreduce-bench", "--nccl-protos", "LL"), want: "add --device cuda"},
+		{name: "allreduce-bench unknown nccl protocol", args: cmdArgs("allreduce-bench", "--device", "cuda", "--nccl-protos", "LL256"), want: `"LL256" is not one NCCL knows`},
 
 		{name: "bench max-tokens max int64", args: cmdArgs("bench", "--model", "synthetic:tiny", "--max-tokens", "9223372036854775807"), want: "--max-tokens 9223372036854775807 must be 1..16777216"},
 		{name: "bench max-tokens beyond the context", args: cmdArgs("bench", "--model", "synthetic:tiny", "--max-tokens", "1000000"), want: "beyond the 32768 positions"},
@@ -226,6 +228,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "panel --ctx -1", panel: true, args: cmdArgs("--ctx", "-1"), want: "--ctx -1 is negative"},
 		{name: "panel --tp -2", panel: true, args: cmdArgs("--tp", "-2"), want: "--tp -2 is negative"},
 		{name: "panel extra argument", panel: true, args: cmdArgs("--model", "synthetic:tiny", "more"), want: `unexpected argument "more"`},
+		{name: "panel replay of a missing log", panel: true, args: cmdArgs("--replay", "/nonexistent/run.jsonl"), want: "--replay: "},
 		{name: "unknown command", args: func(*hostileDir) []string { return []string{"generat"} }, want: `unknown command "generat"`},
 		{name: "unknown drafter", args: ids("--drafter", "medusa"), want: `unknown kind "medusa"`},
 		{name: "ngram with a draft path", args: func(d *hostileDir) []string { return ids("--drafter", "ngram", "--draft", d.model(hf))(d) }, want: "not ngram"},

@@ -43,6 +43,27 @@ type Device struct {
 	Head   DeviceHead // nil: EAGLE-3 heads run on the CPU
 	// Backends lists the allreduce backends its ranks can join with.
 	Backends func() []tp.BackendInfo
+	// MaxContext is the longest context (up to the model's) a target of
+	// cfg with weightBytes of weights fits on gpus with tp ranks: the
+	// default context on the device when --ctx is not given.
+	MaxContext func(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, error)
+}
+
+// deviceDefaultCtx is the context a device target gets without --ctx: the
+// longest the device fits, up to the model's own, when that is more than
+// the CPU's default; else the CPU's default (a target that does not fit
+// then fails to load with the numbers).
+func deviceDefaultCtx(opts Options, cfg model.Config, dtype string, def int) int {
+	d, err := lookupDevice(opts.Device)
+	if err != nil || d.MaxContext == nil {
+		return def
+	}
+	w, _ := memoryNeed(cfg, dtype, 0, 1)
+	n, err := d.MaxContext(cfg, int64(w), 1, opts.GPUs)
+	if err != nil || n <= def {
+		return def // the load reports what is wrong with the device
+	}
+	return n
 }
 
 // AllReduceBackends lists the allreduce backends of device's ranks, with

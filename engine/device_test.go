@@ -88,7 +88,8 @@ func TestDeviceTargetSwapsBackendWithoutReload(t *testing.T) {
 		if err != nil {
 			t.Fatalf("tp 2 %s: %v", b, err)
 		}
-		if st.AllReduceMs <= 0 || st.BytesMoved <= 0 || st.AllReduceP50Us != 5 || len(st.AllReduceBySize) != 1 || st.AllReduceBySize[0].Backend != b {
+		if st.AllReduceMs <= 0 || st.BytesMoved <= 0 || st.AllReduceP50Us != 5 || len(st.AllReduceBySize) != 1 || st.AllReduceBySize[0].Backend != b ||
+			len(st.AllReduceLatency) != 1 || st.AllReduceLatency[0].P99 != 5*time.Microsecond {
 			t.Errorf("tp 2 %s: stats %v ms, %d bytes, p50 %v us, by size %+v: want the device's measurements", b, st.AllReduceMs, st.BytesMoved, st.AllReduceP50Us, st.AllReduceBySize)
 		}
 	}
@@ -121,5 +122,32 @@ func TestGPUsNeedADevice(t *testing.T) {
 	_, err := Open(context.Background(), "synthetic:tiny", Options{CtxLen: 128, GPUs: []int{0, 1}})
 	if err == nil || !strings.Contains(err.Error(), "--device cuda") {
 		t.Errorf("--gpus on the CPU: %v, want a message naming --device cuda", err)
+	}
+}
+
+// Without --ctx a device target gets the longest context the device says
+// fits, when that beats the CPU's default; never more than the model's.
+func TestDeviceDefaultContext(t *testing.T) {
+	f := &fakeGPU{}
+	var asked int64
+	for _, tc := range []struct {
+		fits, want int
+	}{{16384, 16384}, {2048, 4096}, {0, 4096}} {
+		RegisterDevice("fakegpu-ctx", Device{Target: f.target, MaxContext: func(cfg model.Config, w int64, tpN int, gpus []int) (int, error) {
+			asked = w
+			return min(tc.fits, cfg.MaxSeq), nil
+		}})
+		e, err := Open(context.Background(), "synthetic:tiny-moe", Options{Device: "fakegpu-ctx"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.CtxLen() != tc.want || asked <= 0 {
+			t.Errorf("device fits %d: context %d (want %d), weights asked %d", tc.fits, e.CtxLen(), tc.want, asked)
+		}
+		e.Close()
+	}
+	e, err := Open(context.Background(), "synthetic:tiny-moe", Options{Device: "fakegpu-ctx", CtxLen: 512})
+	if err != nil || e.CtxLen() != 512 {
+		t.Errorf("--ctx 512 on the device: %v, %v", e, err)
 	}
 }

@@ -121,6 +121,9 @@ func open(ctx context.Context, path string, src loader.Source, opts Options) (*E
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if opts.CtxLen == 0 && opts.Device != "" && opts.Device != "cpu" {
+		ctxLen = deviceDefaultCtx(opts, cfg, src.Meta()["dtype"], ctxLen)
+	}
 	opts.CtxLen = ctxLen
 	e := &Engine{src: src, cfg: cfg, opts: opts, targets: map[int]*tpTarget{}, rec: metrics.NewRecorder(600)}
 	e.tok, e.tokErr = src.Tokenizer()

@@ -86,6 +86,12 @@ func (st *Stats) SetAllReduce(lat []metrics.LatencySummary, backend string, auto
 		st.BytesMoved += b
 	}
 	st.AllReduceBySize = backendUse(lat, auto)
+	st.AllReduceLatency = nil
+	for _, l := range lat {
+		if l.Count > 0 {
+			st.AllReduceLatency = append(st.AllReduceLatency, l)
+		}
+	}
 }
 
 // backendUse lists which backend carried each message-size bucket of a

@@ -3,7 +3,10 @@
 // drafter or allreduce backend between runs without reloading weights.
 package engine
 
-import "rigscope/engine/stepstats"
+import (
+	"rigscope/engine/metrics"
+	"rigscope/engine/stepstats"
+)
 
 // Sampling parameters; Temperature 0 means greedy.
 type Sampling struct {
@@ -83,8 +86,15 @@ type Stats struct {
 	// AllReduceBySize is the backend that carried each message-size bucket
 	// (for auto, the one its table picked); nil without allreduce.
 	AllReduceBySize []BackendUse `json:"allreduce_by_size,omitempty"`
-	BytesSent       []int64      `json:"bytes_sent_per_rank,omitempty"`
-	BytesRecv       []int64      `json:"bytes_recv_per_rank,omitempty"`
+	// AllReduceLatency is every (backend, message-size bucket) of the
+	// run's allreduces with its per-call p50, p99 and mean, as measured
+	// (CPU ranks: wall time in the call; GPU ranks: the kernels' device
+	// time).
+	AllReduceLatency []metrics.LatencySummary `json:"allreduce_latency,omitempty"`
+	// RankGPU is the GPU each rank ran on (nil: CPU ranks).
+	RankGPU   []int   `json:"rank_gpu,omitempty"`
+	BytesSent []int64 `json:"bytes_sent_per_rank,omitempty"`
+	BytesRecv []int64 `json:"bytes_recv_per_rank,omitempty"`
 	// WeightBytesPerRank is the weight memory each rank reads (its shards
 	// plus the replicated embedding); KVBytesPerRank its KV cache.
 	WeightBytesPerRank []int64 `json:"weight_bytes_per_rank,omitempty"`

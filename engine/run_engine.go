@@ -168,6 +168,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 		}
 	}
 	t.commStats(&st, ms(time.Since(start)))
+	st.RankGPU = rankGPUs(t)
 	if err != nil {
 		err = fmt.Errorf("run: %w", err)
 	}

@@ -100,7 +100,7 @@ type frame struct {
 	stepSummary string
 	tokLine     []widgets.Point
 
-	rankTX, rankRX [][]float64 // per rank, bytes/s series
+	rankTX, rankRX [][]float64  // per rank, bytes/s series
 	gpuEngine      []gpuTraffic // per GPU (as gpus): the engine's bytes of the ranks on it
 }
 

@@ -29,8 +29,16 @@ echo "check rc $?" >> "$O/check.txt"
 timeout 300 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --steps "${STEPS:-100}" > "$O/cudabench.txt" 2>&1
 echo "cuda-bench rc $?" >> "$O/cudabench.txt"
 for b in oneshot twoshot host auto; do
-	timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json > "$O/gen-$b.json" 2> "$O/gen-$b.err"
+	timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json --log-dir "$O/runs" > "$O/gen-$b.json" 2> "$O/gen-$b.err"
 done
+# The Prometheus endpoint after a TP 2 request through serve (the run's
+# allreduce histograms and byte counters).
+$B serve --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce twoshot --addr 127.0.0.1:18080 > "$O/serve.log" 2>&1 &
+SP=$!
+for i in $(seq 1 60); do curl -s 127.0.0.1:18080/metrics > /dev/null 2>&1 && break; sleep 0.5; done
+curl -s 127.0.0.1:18080/v1/completions -H 'Content-Type: application/json' -d '{"prompt":"func main() {","max_tokens":64}' > "$O/serve-completion.json" 2>&1
+curl -s 127.0.0.1:18080/metrics > "$O/metrics.txt" 2>&1
+kill $SP 2>/dev/null
 timeout 120 $B allreduce-bench --device cuda --ranks 2,4,8 --sizes 1K:64M > "$O/allreduce.txt" 2>&1
 for bad in "--tp 2 --allreduce nccl" "--tp 2 --allreduce ring" "--tp 2 --gpus 0,0" "--tp 2 --gpus 7" "--tp 2 --gpus 0,1" "--tp 2 --gpus 0,1,2" "--tp 3"; do
 	echo "## generate $bad" >> "$O/bad.txt"
@@ -44,4 +52,5 @@ for b in oneshot twoshot host auto; do
 	python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'tok/s', round(s['decode_tokens_per_s'],1), 'ar ms', round(s.get('allreduce_ms',0),2), 'share', round(s.get('allreduce_share',0),3), 'p50', s.get('allreduce_p50_us'), 'p99', s.get('allreduce_p99_us'), 'bytes', s.get('bytes_moved'), s.get('allreduce_by_size'))" "$O/gen-$b.json" $b || tail -3 "$O/gen-$b.err"
 done
 echo "# bad input"; cat "$O/bad.txt"
+echo "# prometheus"; grep -E "allreduce|rank_bytes" "$O/metrics.txt" | grep -v "^#" | head -20
 echo "# allreduce-bench"; grep -E "^#|auto" "$O/allreduce.txt" | head -30

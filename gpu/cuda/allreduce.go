@@ -69,6 +69,19 @@ func NewGroup(d *Device, backend string, ranks, n int) (*Group, error) {
 // The devices must all be the same (ranks share one GPU) or all distinct
 // (one GPU per rank).
 func NewGroupOn(devs []*Device, backend string, n int) (*Group, error) {
+	return newGroupOn(devs, backend, n, NCCLSettings{})
+}
+
+// NewNCCLGroupOn is an nccl group whose communicators are created with s
+// (a new protocol or algorithm takes a new group).
+func NewNCCLGroupOn(devs []*Device, n int, s NCCLSettings) (*Group, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	return newGroupOn(devs, "nccl", n, s)
+}
+
+func newGroupOn(devs []*Device, backend string, n int, ncclSet NCCLSettings) (*Group, error) {
 	R := len(devs)
 	if R < 1 || R > 64 || n < 1 {
 		return nil, fmt.Errorf("cuda: allreduce group of %d ranks x %d floats", R, n)
@@ -175,8 +188,12 @@ func NewGroupOn(devs []*Device, backend string, n int) (*Group, error) {
 		return fail(err)
 	}
 	if backend == "nccl" {
-		if g.comms, err = ncclInitAll(ordinalsOf(devs)); err != nil {
-			return fail(fmt.Errorf("cuda: allreduce nccl: %w", err))
+		err := withNCCLEnv(ncclSet, func() (err error) {
+			g.comms, err = ncclInitAll(ordinalsOf(devs))
+			return err
+		})
+		if err != nil {
+			return fail(fmt.Errorf("cuda: allreduce %s: %w", ncclSet, err))
 		}
 		g.cur = nil // NCCL may have made another context current
 	}

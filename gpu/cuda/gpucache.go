@@ -86,4 +86,3 @@ func readGPUCache(path, machine string) (*gpuCache, string) {
 
 // stepCandidates are the backends auto picks from inside a step.
 var stepCandidates = []string{"oneshot", "twoshot", "host"}
-

@@ -140,6 +140,38 @@ func ncclInitAll(ordinals []int) ([]uintptr, error) {
 	return out, nil
 }
 
+// withNCCLEnv runs f (which creates communicators) with NCCL_PROTO and
+// NCCL_ALGO set from s, and restores the environment after: NCCL reads
+// them when a communicator is made.
+func withNCCLEnv(s NCCLSettings, f func() error) error {
+	type kv struct{ k, v string }
+	var saved []kv
+	set := func(k, v string) {
+		if v == "" {
+			return
+		}
+		old, had := os.LookupEnv(k)
+		if had {
+			saved = append(saved, kv{k, old})
+		} else {
+			saved = append(saved, kv{k, "\x00"})
+		}
+		os.Setenv(k, v)
+	}
+	set("NCCL_PROTO", s.Proto)
+	set("NCCL_ALGO", s.Algo)
+	defer func() {
+		for _, e := range saved {
+			if e.v == "\x00" {
+				os.Unsetenv(e.k)
+			} else {
+				os.Setenv(e.k, e.v)
+			}
+		}
+	}()
+	return f()
+}
+
 // ncclAllReduceAll sums n floats in place in bufs[r] on streams[r] for
 // every rank, inside one ncclGroupStart/End (one thread drives all ranks).
 func ncclAllReduceAll(comms []uintptr, bufs []cu.DevicePtr, streams []cu.Stream, n int) error {

@@ -103,3 +103,59 @@ func StepBackendInfo() []tp.BackendInfo {
 		{Name: "nccl", Reason: "NCCL refuses two ranks on one GPU, and the ranks of a GPU target share one GPU (one rank per GPU is not implemented yet)", Summary: "NVIDIA NCCL"},
 	}
 }
+
+// NCCLSettings are the NCCL choices of one communicator: protocol and
+// algorithm lists as NCCL_PROTO and NCCL_ALGO take them (empty: NCCL's
+// own choice). They are applied when the communicator is created, so a
+// change takes a new communicator (a new group); NCCL_BUFFSIZE and the
+// channel counts are read once per process by NCCL and are left to its
+// environment.
+type NCCLSettings struct {
+	Proto string `json:"proto,omitempty"`
+	Algo  string `json:"algo,omitempty"`
+}
+
+// ncclProtos and ncclAlgos are the names NCCL 2.2x accepts.
+var (
+	ncclProtos = []string{"LL", "LL128", "Simple"}
+	ncclAlgos  = []string{"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"}
+)
+
+// Check refuses a name NCCL does not know before NCCL sees it (NCCL would
+// warn and ignore it), with the names it takes; a leading ^ excludes, as
+// in NCCL's own syntax.
+func (s NCCLSettings) Check() error {
+	check := func(what, list string, names []string) error {
+		if list == "" {
+			return nil
+		}
+		for _, f := range strings.Split(strings.TrimPrefix(list, "^"), ",") {
+			ok := false
+			for _, n := range names {
+				ok = ok || strings.EqualFold(strings.TrimSpace(f), n)
+			}
+			if !ok {
+				return fmt.Errorf("cuda: nccl %s %q: %q is not one NCCL knows (have %s; a leading ^ excludes)", what, list, f, strings.Join(names, ", "))
+			}
+		}
+		return nil
+	}
+	if err := check("protocol", s.Proto, ncclProtos); err != nil {
+		return err
+	}
+	return check("algorithm", s.Algo, ncclAlgos)
+}
+
+// String names the settings in a table ("nccl", "nccl(LL)", "nccl(Tree,LL128)").
+func (s NCCLSettings) String() string {
+	var parts []string
+	for _, p := range []string{s.Algo, s.Proto} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return "nccl"
+	}
+	return "nccl(" + strings.Join(parts, ",") + ")"
+}

@@ -37,9 +37,12 @@ type prefillState struct {
 }
 
 // prefillBytes is the device memory of the prefill buffers for a rank of
-// dims d (LoadTP counts it in stateBytes for TP = 1).
-func prefillBytes(c model.Config, d shardDims) int64 {
+// dims d (stateBytes counts it; TP > 1 has none).
+func prefillBytes(c model.Config, d shardDims, tp int) int64 {
 	const P = PrefillChunk
+	if tp > 1 {
+		return 0
+	}
 	hd := c.HeadDim
 	a := max(c.Dim, d.hq*hd)
 	return P * (4*int64(c.Dim) + 4*int64((d.hq+2*d.hk)*hd) + 2*2*int64(a) + 2*2*int64(d.ffn) + 4 + 8)

@@ -137,18 +137,6 @@ func LoadSynthetic(d *Device, cfg model.Config, ctxLen int, seed uint32) (*Targe
 	return LoadSyntheticTP(d, cfg, 1, ctxLen, seed)
 }
 
-func (d *Device) checkFits(need int64, cfg model.Config, ctxLen int) error {
-	free, total, err := d.MemInfo()
-	if err != nil {
-		return err
-	}
-	if need > free-256<<20 {
-		return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position cache needs %.2f GiB, %s has %.2f GiB free of %.2f GiB; use a smaller model, a quantized file, a shorter --ctx or more GPUs",
-			cfg.Dim, cfg.Layers, cfg.Vocab, ctxLen, float64(need)/(1<<30), d.Name, float64(free)/(1<<30), float64(total)/(1<<30))
-	}
-	return nil
-}
-
 // attnSplits is how many parts the attention kernel splits the cache into
 // (grid (hk, S, row groups)): about two blocks per SM at most, at most 32,
 // and no more than 32-slot chunks in the cache.
@@ -161,24 +149,6 @@ func attnSplits(cfg model.Config, slots, sms int) int {
 // query rows (G*T) per KV head in blocks of at least attnMinRows.
 func attnRowGroups(cfg model.Config) int {
 	return (cfg.Heads/cfg.KVHeads*MaxTokens + attnMinRows - 1) / attnMinRows
-}
-
-// stateBytes is the run state of tp ranks (KV caches as rank 0's times tp).
-func stateBytes(cfg model.Config, ctxLen, sms, tp int) int64 {
-	slots := ctxLen + MaxTokens
-	d0 := syntheticDims(cfg, model.Shard{Rank: 0, Size: tp})
-	kvw := d0.hk * cfg.HeadDim
-	S := attnSplits(cfg, slots, sms)
-	n := int64(tp) * 2 * int64(cfg.Layers) * int64(slots) * int64(kvw) * 4
-	n += int64(tp) * MaxTokens * 4 * int64(cfg.Dim+(d0.hq+2*d0.hk)*cfg.HeadDim+d0.hq*cfg.HeadDim+d0.ffn)
-	n += MaxTokens * 4 * int64(cfg.Dim+cfg.Vocab)
-	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
-	n += int64(slots+64) * int64(cfg.HeadDim) * 4
-	n += int64(tp) * (xfBytes(d0.hq*cfg.HeadDim) + xfBytes(d0.ffn))
-	if tp == 1 {
-		n += prefillBytes(cfg, d0)
-	}
-	return n
 }
 
 // xfBytes is an activation of MaxTokens rows of k floats split for the

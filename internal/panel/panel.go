@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rigscope/engine"
+	"rigscope/engine/metrics"
 	"rigscope/gpu"
 	"rigscope/internal/cli"
 	_ "rigscope/internal/fynelocale" // before Fyne reads the locale: see the package
@@ -33,7 +34,7 @@ func run(ctx context.Context, args []string) (err error) {
 	doneFile := fs.String("done-file", "", "with --quit-after-run: touch this file when the run ends, then stay up for --linger")
 	linger := fs.Duration("linger", 3*time.Second, "with --quit-after-run: how long the window stays up after the run")
 	logDir := fs.String("log-dir", "", "write each run's JSONL event log into this directory (default: the user cache dir, rigscope/runs)")
-	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
+	ctxLen := fs.Int("ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096 on the CPU; on a GPU the longest that fits)")
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard, whatif or runs")
@@ -44,8 +45,17 @@ func run(ctx context.Context, args []string) (err error) {
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	var gpus []int
 	cli.GPUsFlag(fs, &gpus)
+	replay := fs.String("replay", "", "show the last run of this run log (JSONL, from --log-dir) in the dashboard until a run starts here: a run made elsewhere, on a GPU machine say")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var replayed *metrics.Snapshot
+	if *replay != "" {
+		s, err := metrics.ReplayFile(*replay)
+		if err != nil {
+			return fmt.Errorf("--replay: %w", err)
+		}
+		replayed = &s
 	}
 	if err := engine.CheckDevice(*device); err != nil {
 		return fmt.Errorf("--device: %w", err)
@@ -82,7 +92,7 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
-	w := &panelWiring{gpuInterval: *gpuInterval, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, GPUs: gpus, Observer: obs, LogDir: *logDir},
+	w := &panelWiring{gpuInterval: *gpuInterval, replay: replayed, opts: engine.Options{TokenizerPath: *tokenizer, CtxLen: *ctxLen, Device: *device, GPUs: gpus, Observer: obs, LogDir: *logDir},
 		api: newPanelAPI(*apiKey, *tpSize, *backend, obs, os.Stderr)}
 	defer w.close()
 	return ui.Run(ctx, ui.Options{

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"rigscope/engine"
+	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/gpu"
 	"rigscope/ui"
@@ -40,6 +41,7 @@ type panelWiring struct {
 	sampler *gpu.Sampler
 	stop    context.CancelFunc // the current dashboard's refresher
 	api     *panelAPI          // the OpenAI API server the panel's switch runs
+	replay  *metrics.Snapshot  // --replay: shown until the first run here
 }
 
 // open loads a model for the panel ("" = the embedded synthetic default).
@@ -115,7 +117,16 @@ func (w *panelWiring) dashboard(e ui.Engine) fyne.CanvasObject {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
-	d := ui.NewDashboard(ui.SamplerSource{Metrics: e.Snapshot, Sampler: w.sampler})
+	snap := e.Snapshot
+	if r := w.replay; r != nil {
+		snap = func() metrics.Snapshot {
+			if s := e.Snapshot(); s.RunID != "" {
+				return s
+			}
+			return *r
+		}
+	}
+	d := ui.NewDashboard(ui.SamplerSource{Metrics: snap, Sampler: w.sampler})
 	d.Start(ctx)
 	return d
 }

@@ -22,6 +22,7 @@ import (
 	"text/tabwriter"
 
 	"rigscope/engine/tp"
+	"rigscope/gpu/cuda"
 	"rigscope/internal/cli"
 	"rigscope/internal/sysmem"
 )
@@ -60,6 +61,8 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	recal := fs.Bool("recalibrate", false, "cpu: redo the auto calibration sweep instead of using the cache (cuda's auto always calibrates in the run)")
 	cacheDir := fs.String("cache-dir", "", "calibration cache directory (default $RIGSCOPE_CACHE_DIR or the user cache dir)")
+	ncclProtos := fs.String("nccl-protos", "", "cuda: also time nccl once per protocol in this list (LL, LL128, Simple), each with its own communicators")
+	ncclAlgo := fs.String("nccl-algo", "", "cuda: NCCL_ALGO for every nccl group (Ring, Tree, ...; default NCCL's choice)")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -76,6 +79,9 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	switch *device {
 	case "cpu":
+		if *ncclProtos != "" || *ncclAlgo != "" {
+			return fmt.Errorf("allreduce-bench: --nccl-protos and --nccl-algo set NCCL's choices for GPU ranks; add --device cuda")
+		}
 		if err := checkBenchMemory(rankList, sizes); err != nil {
 			return err
 		}
@@ -84,8 +90,20 @@ func runAllReduceBench(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
+		var protos []string
+		if *ncclProtos != "" {
+			protos = strings.Split(*ncclProtos, ",")
+		}
+		for _, p := range protos {
+			if err := (cuda.NCCLSettings{Proto: p, Algo: *ncclAlgo}).Check(); err != nil {
+				return fmt.Errorf("allreduce-bench: %w", err)
+			}
+		}
+		if err := (cuda.NCCLSettings{Algo: *ncclAlgo}).Check(); err != nil {
+			return fmt.Errorf("allreduce-bench: %w", err)
+		}
 		return runCUDAAllReduceBench(ctx, gpuBenchConfig{Backends: gb, Ranks: rankList, Sizes: sizes, Iters: *iters,
-			JSON: *asJSON, ShareGPU: *shareGPU, Latency: *latency}, stdout, stderr)
+			JSON: *asJSON, ShareGPU: *shareGPU, Latency: *latency, NCCLProtos: protos, NCCLAlgo: *ncclAlgo}, stdout, stderr)
 	default:
 		return fmt.Errorf("allreduce-bench: --device %q: want cpu or cuda", *device)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"rigscope/engine/tp"
+	"rigscope/gpu/cuda"
 )
 
 // gpuBackendNames are the backends of allreduce-bench --device cuda, in
@@ -127,6 +128,19 @@ type gpuBenchConfig struct {
 	JSON     bool
 	ShareGPU bool // put every rank on GPU 0 even when there are enough GPUs
 	Latency  bool // print every latency histogram summary
+	// NCCLProtos adds an nccl row per protocol (NCCL_PROTO for that
+	// group's communicators); NCCLAlgo sets NCCL_ALGO for every nccl group.
+	NCCLProtos []string
+	NCCLAlgo   string
+}
+
+// ncclVariants are the extra nccl groups of --nccl-protos, by row name.
+func (c gpuBenchConfig) ncclVariants() []cuda.NCCLSettings {
+	var out []cuda.NCCLSettings
+	for _, p := range c.NCCLProtos {
+		out = append(out, cuda.NCCLSettings{Proto: p, Algo: c.NCCLAlgo})
+	}
+	return out
 }
 
 // cudaAllReduceSizes is the --sizes list (bytes) for float counts 1, 4,

@@ -133,7 +133,13 @@ func runCUDAAllReduceBench(ctx context.Context, cfg gpuBenchConfig, stdout, stde
 			if !want[b] && !want["auto"] {
 				continue
 			}
-			g, err := cuda.NewGroupOn(devs, b, int(maxBytes/4))
+			var g *cuda.Group
+			var err error
+			if b == "nccl" && cfg.NCCLAlgo != "" {
+				g, err = cuda.NewNCCLGroupOn(devs, int(maxBytes/4), cuda.NCCLSettings{Algo: cfg.NCCLAlgo})
+			} else {
+				g, err = cuda.NewGroupOn(devs, b, int(maxBytes/4))
+			}
 			if err != nil {
 				info.Unavailable[b] = err.Error()
 				say("# %s, %d ranks: unavailable: %v", b, R, err)
@@ -141,6 +147,17 @@ func runCUDAAllReduceBench(ctx context.Context, cfg gpuBenchConfig, stdout, stde
 			}
 			g.Latency = lat
 			groups[b] = g
+		}
+		for _, s := range cfg.ncclVariants() {
+			g, err := cuda.NewNCCLGroupOn(devs, int(maxBytes/4), s)
+			if err != nil {
+				info.Unavailable[s.String()] = err.Error()
+				say("# %s, %d ranks: unavailable: %v", s, R, err)
+				continue
+			}
+			g.Latency = lat
+			groups[s.String()] = g
+			want[s.String()] = true
 		}
 		rows, pts, err := gpuBenchSizes(ctx, cfg, R, groups, want, lat, &failed, stdout)
 		for _, g := range groups {
@@ -187,6 +204,15 @@ func runCUDAAllReduceBench(ctx context.Context, cfg gpuBenchConfig, stdout, stde
 	return nil
 }
 
+// variantNames are the row names of --nccl-protos' groups.
+func variantNames(cfg gpuBenchConfig) []string {
+	var out []string
+	for _, s := range cfg.ncclVariants() {
+		out = append(out, s.String())
+	}
+	return out
+}
+
 // gpuBenchSizes measures every size on every group (the calibration),
 // prints the requested rows and, when asked, auto's row per size: the
 // backend the calibration found fastest and exact there, measured again.
@@ -217,7 +243,7 @@ func gpuBenchSizes(ctx context.Context, cfg gpuBenchConfig, R int, groups map[st
 			iters = min(iters, 5)
 		}
 		var here []tp.Measured
-		for _, b := range gpuAutoCandidates {
+		for _, b := range append(gpuAutoCandidates, variantNames(cfg)...) {
 			g := groups[b]
 			if g == nil {
 				continue

@@ -39,7 +39,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer.bin for llama2.c checkpoints (default: found beside the model)")
 	fs.StringVar(&f.prompt, "prompt", "", "prompt text")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "prompt as token ids, e.g. 1,2,3 (for models without a tokenizer)")
-	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096)")
+	fs.IntVar(&f.ctxLen, "ctx", 0, "KV cache positions, at most the model's trained context (default: that context, capped at 4096 on the CPU; on a GPU the longest that fits)")
 	fs.StringVar(&f.device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	cli.GPUsFlag(fs, &f.gpus)
 	fs.StringVar(&f.logDir, "log-dir", "", "write a JSONL event log per run into this directory")

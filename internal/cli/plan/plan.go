@@ -94,7 +94,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.device, "device", "cpu", "where the target runs")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "calibration cache folder (default $RIGSCOPE_CACHE_DIR, else the user cache folder)")
 	fs.StringVar(&o.runs, "runs", "", "run logs to read acceptance from (default: the panel's run log folder)")
-	fs.IntVar(&o.ctx, "ctx", 0, "KV cache positions (0 = the model's, at most 4096)")
+	fs.IntVar(&o.ctx, "ctx", 0, "KV cache positions (0 = the model's, at most 4096 on the CPU; on a GPU the longest that fits)")
 	fs.IntVar(&o.tree, "tree", 0, "tree branching per depth (0 = chain)")
 	fs.IntVar(&o.reps, "reps", 7, "with --calibrate: repetitions per timed cell")
 	tpFlag := fs.String("tp", "1,2,4,8", "TP sizes, comma list")

@@ -23,7 +23,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var c openai.Command
 	fs.StringVar(&c.Model, "model", engine.DefaultModel, "model: a GGUF file, a Hugging Face directory, a llama2.c checkpoint, or synthetic:PRESET")
 	fs.StringVar(&c.Engine.TokenizerPath, "tokenizer", "", "tokenizer.bin for llama2.c checkpoints (default: found beside the model)")
-	fs.IntVar(&c.Engine.CtxLen, "ctx", 0, "KV cache positions, prompt plus completion (default: the model's context, at most 4096)")
+	fs.IntVar(&c.Engine.CtxLen, "ctx", 0, "KV cache positions, prompt plus completion (default: the model's context, at most 4096 on the CPU; on a GPU the longest that fits)")
 	fs.StringVar(&c.Engine.Device, "device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	cli.GPUsFlag(fs, &c.Engine.GPUs)
 	fs.StringVar(&c.Engine.LogDir, "log-dir", "", "write a JSONL event log per request's run into this directory")

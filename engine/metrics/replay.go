@@ -1,0 +1,74 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Replay rebuilds the snapshot a run's dashboard showed when it ended, from
+// its run log (a run made elsewhere, on a GPU machine say, can be looked at
+// here): the steps go through a Recorder as they did live, so every figure
+// (acceptance, verdict, tokens/s, step times) is computed by the same code;
+// the allreduce latency summaries, byte counts and allreduce share are the
+// run's own, from its run_end stats.
+func Replay(rec RunRecord) (Snapshot, error) {
+	var cfg struct {
+		TP        int    `json:"tp"`
+		AllReduce string `json:"allreduce"`
+		Drafter   struct {
+			Kind string `json:"kind"`
+			K    int    `json:"k"`
+		} `json:"drafter"`
+	}
+	if len(rec.Config) > 0 {
+		if err := json.Unmarshal(rec.Config, &cfg); err != nil {
+			return Snapshot{}, fmt.Errorf("run %s: its run_start config is not a run configuration: %w", rec.RunID, err)
+		}
+	}
+	var st struct {
+		Share   float64          `json:"allreduce_share"`
+		Latency []LatencySummary `json:"allreduce_latency"`
+		Sent    []int64          `json:"bytes_sent_per_rank"`
+		Recv    []int64          `json:"bytes_recv_per_rank"`
+		RankGPU []int            `json:"rank_gpu"`
+	}
+	if len(rec.Stats) > 0 {
+		if err := json.Unmarshal(rec.Stats, &st); err != nil {
+			return Snapshot{}, fmt.Errorf("run %s: its run_end stats do not parse: %w", rec.RunID, err)
+		}
+	}
+	if len(rec.Steps) == 0 {
+		return Snapshot{}, fmt.Errorf("run %s has no steps to replay", rec.RunID)
+	}
+	r := NewRecorder(len(rec.Steps))
+	r.StartRun(RunInfo{RunID: rec.RunID, Backend: cfg.AllReduce, TP: max(cfg.TP, 1), Drafter: cfg.Drafter.Kind, K: cfg.Drafter.K, RankGPU: st.RankGPU},
+		NewLatencySet(), NewRankBytes(max(cfg.TP, 1)))
+	for _, s := range rec.Steps {
+		r.RecordStep(s)
+	}
+	r.EndRun()
+	snap := r.Snapshot()
+	snap.Taken = rec.Ended
+	if snap.Taken.IsZero() {
+		snap.Taken = rec.Started.Add(rec.Steps[len(rec.Steps)-1].At)
+	}
+	snap.AllReduce, snap.AllReduceShare = st.Latency, st.Share
+	snap.RankBytesSent, snap.RankBytesRecv = st.Sent, st.Recv
+	return snap, nil
+}
+
+// ReplayFile is Replay of the last run in the run log at path.
+func ReplayFile(path string) (Snapshot, error) {
+	evs, err := ReadRunLog(path)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	runs, err := Runs(evs)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(runs) == 0 {
+		return Snapshot{}, fmt.Errorf("%s holds no run", path)
+	}
+	return Replay(runs[len(runs)-1])
+}

@@ -1,0 +1,57 @@
+package metrics
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"rigscope/engine/stepstats"
+)
+
+// A replayed run shows what its dashboard showed: the recorder's figures
+// from the logged steps, the allreduce figures from the logged stats.
+func TestReplay(t *testing.T) {
+	dir := t.TempDir()
+	l, err := CreateRunLogIn(dir, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(map[string]any{"tp": 2, "allreduce": "twoshot", "drafter": map[string]any{"kind": "ngram", "k": 4}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		s := stepstats.Step{Step: i + 1, At: time.Duration(i+1) * time.Millisecond, Verify: 800 * time.Microsecond, AllReduce: 100 * time.Microsecond, Tokens: 3, Drafted: 4, Accepted: 2}
+		if err := l.Step(s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stats := map[string]any{
+		"allreduce_share":     0.1,
+		"allreduce_latency":   []LatencySummary{{Backend: "twoshot", Bytes: 2048, Count: 40, P50: 3 * time.Microsecond, P99: 5 * time.Microsecond}},
+		"bytes_sent_per_rank": []int64{100, 200}, "bytes_recv_per_rank": []int64{100, 200}, "rank_gpu": []int{0, 0},
+	}
+	if err := l.End(stats, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	s, err := ReplayFile(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TP != 2 || s.Backend != "twoshot" || s.Drafter != "ngram" || s.K != 4 || s.Running || len(s.Steps) != 20 || s.TokensPerS <= 0 {
+		t.Errorf("replayed run: tp %d %s %s k %d running %v, %d steps, %.0f tok/s", s.TP, s.Backend, s.Drafter, s.K, s.Running, len(s.Steps), s.TokensPerS)
+	}
+	if b, ok := DominantBucket(s.AllReduce, "twoshot"); !ok || b.P99 != 5*time.Microsecond || s.AllReduceShare != 0.1 || len(s.RankBytesSent) != 2 || len(s.RankGPU) != 2 {
+		t.Errorf("replayed allreduce figures: %+v share %v bytes %v gpus %v", s.AllReduce, s.AllReduceShare, s.RankBytesSent, s.RankGPU)
+	}
+	if s.MeanAcceptLen != 3 {
+		t.Errorf("mean acceptance length %v, want 3 (the recorder's, from the steps)", s.MeanAcceptLen)
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o600)
+	if _, err := ReplayFile(empty); err == nil || !strings.Contains(err.Error(), "no run") {
+		t.Errorf("an empty log: %v", err)
+	}
+}
