@@ -188,7 +188,49 @@ func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.
 				v.name, match16, len(ref.Prompts), relP, relD, prefillTol))
 		}
 	}
+	if err := prefillFeatures(ctx, t, ref.Prompts[3].PromptIDs, stdout); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// prefillFeatures compares the EAGLE-3 features (SetCapture) of prompt on
+// the prefill path (chunks of 100) with the 16-token path's.
+func prefillFeatures(ctx context.Context, t *Target, prompt []int32, stdout io.Writer) error {
+	layers := []int{0, 2, -1, t.cfg.Layers - 1}
+	t.SetCapture(layers)
+	defer t.SetCapture(nil)
+	var got [2][][]float32
+	for i, v := range []pfVariant{{"16-token", prefillOff, 0, 0}, {"split 100", prefillSplit, 100, 0}} {
+		t.pf.mode, t.pf.chunk = v.mode, v.chunk
+		if err := t.Rewind(0); err != nil {
+			return err
+		}
+		if _, err := t.Forward(ctx, model.Batch{Tokens: prompt, Logits: model.LogitsLast}); err != nil {
+			return fmt.Errorf("cuda-check: prefill features %s: %w", v.name, err)
+		}
+		for _, f := range t.Captured() {
+			got[i] = append(got[i], slices.Clone(f))
+		}
+	}
+	rel := 0.0
+	for li, l := range layers {
+		want := len(prompt) * t.cfg.Dim
+		if l < 0 {
+			want = 0
+		}
+		if len(got[0][li]) != want || len(got[1][li]) != want {
+			return fmt.Errorf("cuda-check: prefill features layer %d: %d values on the 16-token path, %d on the prefill path, want %d", l, len(got[0][li]), len(got[1][li]), want)
+		}
+		if want > 0 {
+			rel = math.Max(rel, relMax(got[1][li], got[0][li]))
+		}
+	}
+	fmt.Fprintf(stdout, "EAGLE-3 features (layers %v) of prompt of %d tokens, split 100 against the 16-token path: max rel %.2e\n", layers, len(prompt), rel)
+	if rel > prefillTol || math.IsNaN(rel) {
+		return fmt.Errorf("cuda-check: prefill features: rel %.2e (tolerance %.0e)", rel, prefillTol)
+	}
+	return nil
 }
 
 // checkPrefill8B times prompts of 128, 512 and 2048 tokens on the llama-8b

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -32,6 +33,7 @@ type prefillState struct {
 	rs     cu.DevicePtr // (P) f32: 1/rms of each token's x (the fused norms)
 	tokPos cu.DevicePtr // (2P) int32: tokens, then positions
 	host   pinned       // (2P) int32, the same
+	feats  pinned       // (captured layers, P, dim) f32: a chunk's EAGLE-3 features, copied out per layer
 	smem   map[string]bool
 	prof   *profiler // set by cuda-check: every launch timed, by kind (flops in its bytes)
 }
@@ -50,9 +52,8 @@ func prefillBytes(c model.Config, d shardDims, tp int) int64 {
 
 // prefillable says whether b runs on the prefill path: a plain chain
 // (no tree) of more than MaxTokens tokens asking for no more than the last
-// logits row, one rank, bf16 layer weights on the tensor cores, a head dim
-// pf_attn has, and no EAGLE-3 features being captured (those go
-// MaxTokens a forward).
+// logits row, one rank, bf16 layer weights on the tensor cores and a head
+// dim pf_attn has.
 func (t *Target) prefillable(b model.Batch) bool {
 	if t.pf.mode == "" {
 		t.pf.mode = t.tune.Prefill
@@ -61,7 +62,7 @@ func (t *Target) prefillable(b model.Batch) bool {
 		t.pf.chunk = PrefillChunk
 	}
 	if t.pf.mode == prefillOff || len(b.Tokens) <= MaxTokens || b.Parent != nil || b.Logits == model.LogitsAll ||
-		len(t.ranks) != 1 || t.cap.key != "" || t.prof != nil {
+		len(t.ranks) != 1 || t.prof != nil {
 		return false
 	}
 	switch t.cfg.HeadDim {
@@ -218,7 +219,7 @@ func (t *Target) runPrefill(ctx context.Context, b model.Batch, idsOnly bool) (i
 			pos = b.Pos[i:j]
 		}
 		last := j == T && b.Logits == model.LogitsLast
-		if err := t.prefillChunk(b.Tokens[i:j], pos, last, idsOnly); err != nil {
+		if err := t.prefillChunk(b.Tokens[i:j], pos, last, idsOnly, i == 0); err != nil {
 			t.n = base
 			return 0, fmt.Errorf("cuda: prefill of tokens [%d, %d) at %d: %w", i, j, base, err)
 		}
@@ -231,8 +232,10 @@ func (t *Target) runPrefill(ctx context.Context, b model.Batch, idsOnly bool) (i
 
 // prefillChunk runs n = len(toks) tokens at t.n (positions pos, or t.n+i)
 // through the model and, when logits is set, the last one's logits (or id)
-// into row 0 of the outputs; it waits for the device.
-func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
+// into row 0 of the outputs; captured features (SetCapture) start a new
+// forward when first is set, else they are appended. It waits for the
+// device.
+func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) error {
 	p, c, R := &t.pf, t.cfg, t.ranks[0]
 	m := R.m
 	n, base, hd := len(toks), t.n, c.HeadDim
@@ -315,6 +318,9 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 				return fmt.Errorf("layer %d: %w", l, err)
 			}
 		}
+		if err := t.prefillCapture(l, n); err != nil {
+			return err
+		}
 	}
 	if logits {
 		if err := t.matvec("output", t.logits, c.Vocab, p.x+cu.DevicePtr(4*(n-1)*c.Dim), 0, m.out, 1, 0, m.outNorm); err != nil {
@@ -336,6 +342,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly bool) error {
 	if err := t.stream.Synchronize(); err != nil {
 		return err
 	}
+	t.prefillCollect(n, first)
 	if logits {
 		if idsOnly {
 			t.outIDs = grow(t.outIDs, 1)
@@ -412,4 +419,64 @@ func (t *Target) pfLaunch(kind string, flops int64, name string, grid, block [3]
 		return pr.after(t.stream, kind, flops)
 	}
 	return nil
+}
+
+// featSlot is layer l's slot in pf.feats: how many captured layers come
+// before it.
+func (t *Target) featSlot(l int) int {
+	n := 0
+	for _, on := range t.cap.on[:l] {
+		if on {
+			n++
+		}
+	}
+	return n
+}
+
+// prefillCapture enqueues the copy of the chunk's x (n, dim) after layer l
+// to pf.feats when l is captured (EAGLE-3), growing pf.feats for the
+// capture set first.
+func (t *Target) prefillCapture(l, n int) error {
+	c, p := &t.cap, &t.pf
+	if c.on == nil || !c.on[l] {
+		return nil
+	}
+	row := int64(PrefillChunk) * int64(t.cfg.Dim) * 4
+	if need := int64(t.featSlot(len(c.on))) * row; int64(p.feats.n) < need {
+		if err := t.stream.Synchronize(); err != nil { // an earlier layer's copy may still be reading the old buffer
+			return err
+		}
+		p.feats.free()
+		var err error
+		if p.feats, err = allocPinned(int(need)); err != nil {
+			p.feats = pinned{}
+			return fmt.Errorf("cuda: host buffer for prefill features: %w", err)
+		}
+	}
+	if err := cu.MemcpyDtoHAsync(unsafe.Add(p.feats.p, int64(t.featSlot(l))*row), p.x, int64(n*t.cfg.Dim*4), t.stream); err != nil {
+		return fmt.Errorf("cuda: copy features of layer %d back: %w", l, err)
+	}
+	return nil
+}
+
+// prefillCollect appends the chunk's captured features (the stream is
+// synchronized) to the per-layer outputs, as collectCapture does for a
+// step; first starts a new forward.
+func (t *Target) prefillCollect(n int, first bool) {
+	c := &t.cap
+	if len(c.layers) == 0 {
+		return
+	}
+	dim := t.cfg.Dim
+	host := t.pf.feats.floats()
+	for i, l := range c.layers {
+		if first {
+			c.out[i] = c.out[i][:0]
+		}
+		if c.on == nil || l < 0 || l >= len(c.on) || !c.on[l] {
+			continue
+		}
+		o := t.featSlot(l) * PrefillChunk * dim
+		c.out[i] = append(c.out[i], host[o:o+n*dim]...)
+	}
 }

@@ -320,6 +320,7 @@ func (t *Target) Close() error {
 	t.hlogits.free()
 	t.cap.host.free()
 	t.pf.host.free()
+	t.pf.feats.free()
 	t.pf = prefillState{}
 	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
