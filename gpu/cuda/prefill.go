@@ -52,8 +52,7 @@ func prefillBytes(c model.Config, d shardDims, tp int) int64 {
 
 // prefillable says whether b runs on the prefill path: a plain chain
 // (no tree) of more than MaxTokens tokens asking for no more than the last
-// logits row, one rank, bf16 layer weights on the tensor cores and a head
-// dim pf_attn has.
+// logits row, on a model the path runs (prefillModel).
 func (t *Target) prefillable(b model.Batch) bool {
 	if t.pf.mode == "" {
 		t.pf.mode = t.tune.Prefill
@@ -61,13 +60,19 @@ func (t *Target) prefillable(b model.Batch) bool {
 	if t.pf.chunk <= 0 || t.pf.chunk > PrefillChunk {
 		t.pf.chunk = PrefillChunk
 	}
-	if t.pf.mode == prefillOff || len(b.Tokens) <= MaxTokens || b.Parent != nil || b.Logits == model.LogitsAll ||
-		len(t.ranks) != 1 || t.prof != nil {
-		return false
-	}
+	return t.pf.mode != prefillOff && len(b.Tokens) > MaxTokens && b.Parent == nil && b.Logits != model.LogitsAll &&
+		t.prof == nil && t.prefillModel()
+}
+
+// prefillModel says whether the prefill path runs this model: one rank,
+// bf16 layer weights on the tensor cores, a head dim pf_attn has.
+func (t *Target) prefillModel() bool {
 	switch t.cfg.HeadDim {
 	case 32, 64, 128, 256:
 	default:
+		return false
+	}
+	if len(t.ranks) != 1 {
 		return false
 	}
 	for _, L := range t.ranks[0].m.layers {
@@ -78,7 +83,7 @@ func (t *Target) prefillable(b model.Batch) bool {
 	return true
 }
 
-// initPrefill readies the prefill path at load (TP 1), so that a prompt's
+// initPrefill readies the prefill path at load (prefillModel), so that a prompt's
 // first chunk pays no allocation or kernel setup: the buffers (counted in
 // stateBytes) and the products' and attention's shared-memory limits.
 // The device is bound.
@@ -87,7 +92,7 @@ func (t *Target) initPrefill() error {
 	if !t.dev.has("pfs_gemm") { // a PTX variant (RIGSCOPE_CUDA_PTX) built without gemm.cu
 		t.pf.mode = prefillOff
 	}
-	if len(t.ranks) != 1 || t.pf.mode == prefillOff {
+	if t.pf.mode == prefillOff || !t.prefillModel() {
 		return nil
 	}
 	if err := t.allocPrefill(); err != nil {
@@ -111,11 +116,7 @@ func (t *Target) initPrefill() error {
 			return err
 		}
 	}
-	switch hd {
-	case 32, 64, 128, 256:
-		return t.setSmem(fmt.Sprintf("pf_attn_%d", hd), pfAttnSmem(hd))
-	}
-	return nil
+	return t.setSmem(fmt.Sprintf("pf_attn_%d", hd), pfAttnSmem(hd))
 }
 
 // pfAttnSmem is pf_attn's dynamic shared memory at head dim hd (gemm.cu:
