@@ -20,7 +20,7 @@ import (
 const PrefillChunk = 512
 
 // prefillState is the prefill path's state: its mode (Tuning.Prefill), chunk
-// size and buffers for PrefillChunk tokens, allocated on first use.
+// size and buffers for PrefillChunk tokens (allocated at load: initPrefill).
 type prefillState struct {
 	mode  string // prefillOff, prefillBF16 or prefillSplit
 	chunk int    // tokens per forward (PrefillChunk; cuda-check sets smaller ones)
@@ -64,9 +64,15 @@ func (t *Target) prefillable(b model.Batch) bool {
 		t.prof == nil && t.prefillModel()
 }
 
-// prefillModel says whether the prefill path runs this model: one rank,
-// bf16 layer weights on the tensor cores, a head dim pf_attn has.
+// prefillModel says whether the prefill path runs this model: the plain
+// Llama block (no extension: when the decode kernels learn biases, head
+// norms or windows, their prompts keep the 16-token path until
+// gemm.cu learns them too), one rank, bf16 layer weights on the tensor
+// cores, a head dim pf_attn has.
 func (t *Target) prefillModel() bool {
+	if len(t.cfg.Extensions()) > 0 {
+		return false
+	}
 	switch t.cfg.HeadDim {
 	case 32, 64, 128, 256:
 	default:
