@@ -268,8 +268,9 @@ extern "C" __global__ void pf_kv(float* Kc, float* Vc, const float* qkv, int ldq
 // already in the cache by pf_kv) against cache slots [0, base+t] for
 // query token t, online softmax in float32 on the CUDA cores (as
 // attn_body, so that the prefill's attention rounds like the decode
-// steps'). grid (ceil(G*T/32), hk), block 128: block (rg, h) serves KV
-// head h's query rows r = t*G + g in [32rg, +32) (warp w: 8 rows); lane
+// steps'). grid (ceil(G*T/32), hk), block 128: block (x, h) serves KV
+// head h's query rows r = t*G + g in [32rg, +32), rg = gridDim.x-1-x
+// (warp w: 8 rows); lane
 // j scores slot j of each 32-slot chunk of K in shared memory, then the
 // warp's rows take p (shared memory, read 4 at a time) times V (lane owns
 // HD/32 columns). out: split bf16 (T, hq*HD) for wo (oh hi, ol lo when
@@ -288,7 +289,8 @@ __device__ __forceinline__ void pf_attn_body(__nv_bfloat16* oh, __nv_bfloat16* o
   float* vs = ks + 32 * KS;        // [32][HD]
   float* ps = vs + 32 * HD;        // [PFA_RB][32]
   const int h = blockIdx.y, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int G = hq / hk, R = G * T, r0 = blockIdx.x * PFA_RB, rn = min(PFA_RB, R - r0);
+  // The last row groups see the most slots: they are scheduled first.
+  const int G = hq / hk, R = G * T, r0 = (gridDim.x - 1 - blockIdx.x) * PFA_RB, rn = min(PFA_RB, R - r0);
   const int width = hk * HD;
   pdl_wait();
   for (int i = threadIdx.x; i < rn * HALF; i += blockDim.x) {  // RoPE of the block's query rows
