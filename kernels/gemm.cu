@@ -74,8 +74,8 @@ extern "C" __global__ void __launch_bounds__(256) pf_prep(__nv_bfloat16* xh, __n
 // fragments by ldmatrix.x4. PF_ST stages in flight. BN tokens per block:
 // 128, or 64 where 128 would leave SMs without a block (gpu/cuda:
 // pfGemm). NW warps: 2 (rows, 64 each) x NW/2 (tokens, BN/(NW/2) each):
-// 8 (warp tiles 64 x 32 at BN 128), or 4 (64 x 64: half the shared-memory
-// reads per mma, twice the accumulators; the *w4 kernels).
+// 8 (warp tiles 64 x 32 at BN 128), or 4 (64 x 32 at BN 64; 64 x 64 at
+// BN 128: fewer shared-memory reads per mma, twice the accumulators).
 // MODE 0: out (T, ldo) = rs * x.W^T; 1: out += (the residual); 2 (GLU):
 // w2 is up, oh[, ol] (T, N) bf16 = split(silu(rs*x.Wg^T) * rs*x.Wu^T).
 // grid (ceil(T/BN), ceil(N/128) (GLU: ceil(N/64))), block 32*NW, dynamic
@@ -216,8 +216,9 @@ __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_b
 
 // pf_gemm / pfs_gemm (x hi only / hi + lo): out [+]= rs * x.W^T (mode 0
 // store, 1 add); pf_glu / pfs_glu: the gated MLP product (MODE 2). BN 128
-// tokens a block and 8 warps; the *64 kernels 64 tokens; the *w4 kernels
-// 4 warps (block 128).
+// tokens a block and 8 warps; the *64 kernels 64 tokens and 4 warps (warp
+// tiles 64 x 32 as at 128 tokens, 3 blocks an SM); the *w4 kernels 128
+// tokens and 4 warps (block 128).
 #define PF_INST(PRE, SPLIT, BN, NW, SUF)                                                                           \
   extern "C" __global__ void __launch_bounds__(32 * NW, 2) PRE##_gemm##SUF(                                        \
       float* out, int ldo, const __nv_bfloat16* xh, const __nv_bfloat16* xl, const float* rs, const uint4* w,      \
@@ -234,8 +235,8 @@ __device__ __forceinline__ void pf_body(float* __restrict__ out, int ldo, __nv_b
   }
 PF_INST(pf, false, 128, 8, )
 PF_INST(pfs, true, 128, 8, )
-PF_INST(pf, false, 64, 8, 64)
-PF_INST(pfs, true, 64, 8, 64)
+PF_INST(pf, false, 64, 4, 64)
+PF_INST(pfs, true, 64, 4, 64)
 PF_INST(pf, false, 128, 4, w4)
 PF_INST(pfs, true, 128, 4, w4)
 

@@ -194,7 +194,7 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 		for _, v := range []struct {
 			suf    string
 			bn, nw int
-		}{{"", 128, 8}, {"64", 64, 8}, {"w4", 128, 4}} {
+		}{{"", 128, 8}, {"64", 64, 4}, {"w4", 128, 4}} {
 			suf, bn, blk := v.suf, v.bn, [3]int{32 * v.nw, 1, 1}
 			smem := pfGemmSmem(bn, split)
 			out := poison(4 * T * N)

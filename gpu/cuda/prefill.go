@@ -373,8 +373,8 @@ type pfKernel struct {
 // pfGemm is a product kernel (pre_kind[64|w4]) for rows weight rows (128
 // a block, the GLU's 64 of each matrix) and n tokens: 128 tokens a block,
 // or 64 where 128 would leave SMs without a block (llama-8b's wo and down
-// at 512 tokens: 128 blocks on 132 SMs); 8 warps, or 4 at 128 tokens
-// when pf.warps says so. split: x hi and lo (gemm.cu's stage holds both).
+// at 512 tokens: 128 blocks on 132 SMs); 8 warps at 128 tokens (or 4
+// when pf.warps says so), 4 at 64. split: x hi and lo (gemm.cu's stage holds both).
 func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) pfKernel {
 	per := 128
 	if kind == "glu" {
@@ -386,7 +386,9 @@ func (t *Target) pfGemm(pre, kind string, rows, n int, split bool) pfKernel {
 		bn, suf = 64, "64"
 	}
 	nw := 8
-	if bn == 128 && t.pf.warps == 4 {
+	if bn == 64 {
+		nw = 4
+	} else if t.pf.warps == 4 {
 		nw, suf = 4, "w4"
 	}
 	return pfKernel{pre + "_" + kind + suf, [3]int{(n + bn - 1) / bn, rb, 1}, [3]int{32 * nw, 1, 1}, pfGemmSmem(bn, split)}
