@@ -506,3 +506,4 @@ extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
 }
 
 #include "gemm.cu"
+#include "flash.cu"

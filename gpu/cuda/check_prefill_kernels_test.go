@@ -24,7 +24,7 @@ import (
 // pf_kv and pf_attn at two head shapes after cached slots. It prints
 // ||out-ref||/||ref|| per case, so that a failing model check can be
 // traced to a kernel.
-func checkPrefillKernels(d *Device, w io.Writer) (err error) {
+func checkPrefillKernels(d *Device, w io.Writer, fa bool) (err error) {
 	unbind, err := d.Bind()
 	if err != nil {
 		return err
@@ -148,88 +148,93 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 	}
 	fmt.Fprintf(w, "\n%-34s %12s\n", "prefill kernel check", "rel err")
 
-	// Products: W, W2 (N, K) bf16, x (T, K), g (K).
-	const N, K, T, eps = 320, 224, 200, 1e-5
-	wf, w2f := randn(N*K, 0.05), randn(N*K, 0.05)
-	wb, w2b := make([]byte, 2*N*K), make([]byte, 2*N*K)
-	for i := range wf {
-		h, h2 := tensor.F32ToBF16(wf[i]), tensor.F32ToBF16(w2f[i])
-		wf[i], w2f[i] = tensor.BF16ToF32(h), tensor.BF16ToF32(h2)
-		binary.LittleEndian.PutUint16(wb[2*i:], h)
-		binary.LittleEndian.PutUint16(w2b[2*i:], h2)
-	}
-	wt, w2t := up(tileBF16(wb, N, K)), up(tileBF16(w2b, N, K))
-	x, g := randn(T*K, 1), randn(K, 0.1)
-	for i := range g {
-		g[i]++
-	}
-	rs := make([]float64, T)     // 1/rms per token
-	prod := make([]float64, T*N) // (x*g).W^T
-	prod2 := make([]float64, T*N)
-	for t := range T {
-		var ss float64
-		for k := range K {
-			ss += float64(x[t*K+k]) * float64(x[t*K+k])
+	// products checks the product kernels in both modes.
+	products := func() {
+		// Products: W, W2 (N, K) bf16, x (T, K), g (K).
+		const N, K, T, eps = 320, 224, 200, 1e-5
+		wf, w2f := randn(N*K, 0.05), randn(N*K, 0.05)
+		wb, w2b := make([]byte, 2*N*K), make([]byte, 2*N*K)
+		for i := range wf {
+			h, h2 := tensor.F32ToBF16(wf[i]), tensor.F32ToBF16(w2f[i])
+			wf[i], w2f[i] = tensor.BF16ToF32(h), tensor.BF16ToF32(h2)
+			binary.LittleEndian.PutUint16(wb[2*i:], h)
+			binary.LittleEndian.PutUint16(w2b[2*i:], h2)
 		}
-		rs[t] = 1 / math.Sqrt(ss/K+eps)
-		for n := range N {
-			var a, b float64
+		wt, w2t := up(tileBF16(wb, N, K)), up(tileBF16(w2b, N, K))
+		x, g := randn(T*K, 1), randn(K, 0.1)
+		for i := range g {
+			g[i]++
+		}
+		rs := make([]float64, T)     // 1/rms per token
+		prod := make([]float64, T*N) // (x*g).W^T
+		prod2 := make([]float64, T*N)
+		for t := range T {
+			var ss float64
 			for k := range K {
-				xg := float64(x[t*K+k]) * float64(g[k])
-				a += xg * float64(wf[n*K+k])
-				b += xg * float64(w2f[n*K+k])
+				ss += float64(x[t*K+k]) * float64(x[t*K+k])
 			}
-			prod[t*N+n], prod2[t*N+n] = a, b
+			rs[t] = 1 / math.Sqrt(ss/K+eps)
+			for n := range N {
+				var a, b float64
+				for k := range K {
+					xg := float64(x[t*K+k]) * float64(g[k])
+					a += xg * float64(wf[n*K+k])
+					b += xg * float64(w2f[n*K+k])
+				}
+				prod[t*N+n], prod2[t*N+n] = a, b
+			}
 		}
-	}
-	xd, gd := up(f32b(x)), up(f32b(g))
-	xh, xl, rsd := poison(2*T*K), poison(2*T*K), poison(4*T)
-	resid := randn(T*N, 1)
-	for _, split := range []bool{true, false} {
-		pre, lo, tol := "pfs", xl, 3e-5
-		if !split {
-			pre, lo, tol = "pf", 0, 1e-2
-		}
-		run("pf_prep", [3]int{T, 1, 1}, [3]int{256, 1, 1}, 0, ptr(xh), ptr(lo), ptr(rsd), ptr(xd), ptr(gd), i32(K), f32(eps))
-		for _, v := range []struct {
-			suf    string
-			bn, nw int
-		}{{"", 128, 8}, {"64", 64, 4}, {"w4", 128, 4}} {
-			suf, bn, blk := v.suf, v.bn, [3]int{32 * v.nw, 1, 1}
-			smem := pfGemmSmem(bn, split)
-			out := poison(4 * T * N)
-			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, blk, smem,
-				ptr(out), i32(N), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), i32(N), i32(K), i32(T), i32(0))
-			ref := make([]float64, T*N)
-			for i := range ref {
-				ref[i] = rs[i/N] * prod[i]
-			}
-			report(fmt.Sprintf("%s_gemm%s norm", pre, suf), downF(out, T*N), ref, tol)
-			out = up(f32b(resid))
-			run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, blk, smem,
-				ptr(out), i32(N), ptr(xh), ptr(lo), ptr(0), ptr(wt), i32(N), i32(K), i32(T), i32(1))
-			for i := range ref {
-				ref[i] = float64(resid[i]) + prod[i]
-			}
-			report(fmt.Sprintf("%s_gemm%s add", pre, suf), downF(out, T*N), ref, tol)
-			oh, ol := poison(2*T*N), cu.DevicePtr(0)
-			if split {
-				ol = poison(2 * T * N)
-			}
-			run(pre+"_glu"+suf, [3]int{(T + bn - 1) / bn, (N + 63) / 64, 1}, blk, smem,
-				ptr(oh), ptr(ol), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), ptr(w2t), i32(N), i32(K), i32(T))
-			for i := range ref {
-				a, b := rs[i/N]*prod[i], rs[i/N]*prod2[i]
-				ref[i] = a / (1 + math.Exp(-a)) * b
-			}
-			gtol := tol
+		xd, gd := up(f32b(x)), up(f32b(g))
+		xh, xl, rsd := poison(2*T*K), poison(2*T*K), poison(4*T)
+		resid := randn(T*N, 1)
+		for _, split := range []bool{true, false} {
+			pre, lo, tol := "pfs", xl, 3e-5
 			if !split {
-				gtol = 2e-2 // and the output rounded to bf16
+				pre, lo, tol = "pf", 0, 1e-2
 			}
-			report(fmt.Sprintf("%s_glu%s", pre, suf), downSplit(oh, ol, T*N), ref, gtol)
+			run("pf_prep", [3]int{T, 1, 1}, [3]int{256, 1, 1}, 0, ptr(xh), ptr(lo), ptr(rsd), ptr(xd), ptr(gd), i32(K), f32(eps))
+			for _, v := range []struct {
+				suf    string
+				bn, nw int
+			}{{"", 128, 8}, {"64", 64, 4}, {"w4", 128, 4}} {
+				suf, bn, blk := v.suf, v.bn, [3]int{32 * v.nw, 1, 1}
+				smem := pfGemmSmem(bn, split)
+				out := poison(4 * T * N)
+				run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, blk, smem,
+					ptr(out), i32(N), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), i32(N), i32(K), i32(T), i32(0))
+				ref := make([]float64, T*N)
+				for i := range ref {
+					ref[i] = rs[i/N] * prod[i]
+				}
+				report(fmt.Sprintf("%s_gemm%s norm", pre, suf), downF(out, T*N), ref, tol)
+				out = up(f32b(resid))
+				run(pre+"_gemm"+suf, [3]int{(T + bn - 1) / bn, (N + 127) / 128, 1}, blk, smem,
+					ptr(out), i32(N), ptr(xh), ptr(lo), ptr(0), ptr(wt), i32(N), i32(K), i32(T), i32(1))
+				for i := range ref {
+					ref[i] = float64(resid[i]) + prod[i]
+				}
+				report(fmt.Sprintf("%s_gemm%s add", pre, suf), downF(out, T*N), ref, tol)
+				oh, ol := poison(2*T*N), cu.DevicePtr(0)
+				if split {
+					ol = poison(2 * T * N)
+				}
+				run(pre+"_glu"+suf, [3]int{(T + bn - 1) / bn, (N + 63) / 64, 1}, blk, smem,
+					ptr(oh), ptr(ol), ptr(xh), ptr(lo), ptr(rsd), ptr(wt), ptr(w2t), i32(N), i32(K), i32(T))
+				for i := range ref {
+					a, b := rs[i/N]*prod[i], rs[i/N]*prod2[i]
+					ref[i] = a / (1 + math.Exp(-a)) * b
+				}
+				gtol := tol
+				if !split {
+					gtol = 2e-2 // and the output rounded to bf16
+				}
+				report(fmt.Sprintf("%s_glu%s", pre, suf), downSplit(oh, ol, T*N), ref, gtol)
+			}
 		}
 	}
-
+	if !fa {
+		products()
+	}
 	// Attention: hq query heads over hk KV heads of hd, base cached slots
 	// (random K and V) and T2 new tokens at positions base+t.
 	for _, sh := range []struct{ hd, hq, hk, base, T int }{{128, 8, 2, 70, 50}, {64, 8, 4, 33, 97}, {128, 4, 4, 0, 40}} {
@@ -302,6 +307,14 @@ func checkPrefillKernels(d *Device, w io.Writer) (err error) {
 					ref[t*hq*hd+qh*hd+e] = v / den
 				}
 			}
+		}
+		if fa {
+			oh := poison(2 * T2 * hq * hd)
+			run(fmt.Sprintf("pf_fa_%d", hd), [3]int{(G*T2 + 63) / 64, hk, 1}, [3]int{128, 1, 1}, 3*64*hd*2,
+				ptr(oh), ptr(qkvd), i32(nqkv), ptr(kcd), ptr(vcd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
+				i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
+			report("pf_fa bf16 "+name, downSplit(oh, 0, T2*hq*hd), ref, 2e-2)
+			continue
 		}
 		for _, split := range []bool{true, false} {
 			oh, ol, tol, mode := poison(2*T2*hq*hd), poison(2*T2*hq*hd), 3e-5, "split"

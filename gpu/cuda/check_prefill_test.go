@@ -42,14 +42,21 @@ type pfVariant struct {
 
 func checkPrefill(ctx context.Context, d *Device, models string, stdout io.Writer) error {
 	var errs []error
-	if err := checkPrefillKernels(d, stdout); err != nil {
-		errs = append(errs, err)
-	}
-	if err := checkPrefillModel(ctx, d, models, stdout); err != nil {
-		errs = append(errs, err)
-	}
-	if err := checkPrefill8B(ctx, d, stdout); err != nil {
-		errs = append(errs, err)
+	// The experimental bf16fa mode (tensor-core attention, flash.cu) runs
+	// last, so that a fault in it cannot cost the other results.
+	for _, fa := range []bool{false, true} {
+		if fa {
+			fmt.Fprintf(stdout, "\n# experimental: RIGSCOPE_CUDA_PREFILL=bf16fa (bf16 products and tensor-core attention, pf_fa)\n")
+		}
+		if err := checkPrefillKernels(d, stdout, fa); err != nil {
+			errs = append(errs, err)
+		}
+		if err := checkPrefillModel(ctx, d, models, stdout, fa); err != nil {
+			errs = append(errs, err)
+		}
+		if err := checkPrefill8B(ctx, d, stdout, fa); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -107,7 +114,7 @@ func relMax(a, b []float32) float64 {
 // checkPrefillModel runs the 12 public prompts of gocoder-14m-hf (54-471
 // tokens) through the 16-token path and each prefill variant and compares
 // greedy tokens (with the reference's too) and logits.
-func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.Writer) error {
+func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.Writer, fa bool) error {
 	path := filepath.Join(models, "gocoder-14m-hf")
 	if _, err := os.Stat(path); err != nil {
 		fmt.Fprintf(stdout, "\nprefill: gocoder-14m-hf skipped: %v\n", err)
@@ -137,6 +144,9 @@ func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.
 		{"split 64 after 7", prefillSplit, 64, 7}, // starts after 7 cached slots
 		{"bf16 512", prefillBF16, 512, 0},
 		{"bf16 100", prefillBF16, 100, 0},
+	}
+	if fa {
+		variants = []pfVariant{{"bf16fa 512", prefillBF16FA, 512, 0}, {"bf16fa 100", prefillBF16FA, 100, 0}, {"bf16fa 64 after 7", prefillBF16FA, 64, 7}}
 	}
 	type base struct {
 		pl, dl []float32
@@ -188,6 +198,9 @@ func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.
 				v.name, match16, len(ref.Prompts), relP, relD, prefillTol))
 		}
 	}
+	if fa {
+		return errors.Join(errs...)
+	}
 	if err := prefillFeatures(ctx, t, ref.Prompts[3].PromptIDs, stdout); err != nil {
 		errs = append(errs, err)
 	}
@@ -238,7 +251,7 @@ func prefillFeatures(ctx context.Context, t *Target, prompt []int32, stdout io.W
 // prefill modes, compares their last logits rows (reported; above 0.1 or
 // NaN fails), and breaks prefills of 512 and 2048 tokens down by kernel
 // kind.
-func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer) error {
+func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer, fa bool) error {
 	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
 		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
 	t, err := LoadSynthetic(d, cfg, 4096, 1)
@@ -256,6 +269,9 @@ func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer) error {
 		warps int
 	}
 	vs := []variant{{"16-token", prefillOff, 0}, {"split", prefillSplit, 8}, {"split w4", prefillSplit, 4}, {"bf16", prefillBF16, 8}, {"bf16 w4", prefillBF16, 4}}
+	if fa {
+		vs = []variant{{"16-token", prefillOff, 0}, {"bf16", prefillBF16, 8}, {"bf16fa", prefillBF16FA, 8}}
+	}
 	fmt.Fprintf(stdout, "\nprefill on the llama-8b shape (synthetic bf16) on %s: tok/s of one prompt from an empty cache (best of 3 after a warm-up);\n", d.Name)
 	fmt.Fprintf(stdout, "rel = max|a-b|/max|b| of the last logits row against the 16-token path, argmax = its; w4: products of 4 warps (64x64 warp tiles) at 128-token tiles\n")
 	fmt.Fprintf(stdout, "%-7s", "tokens")
@@ -305,7 +321,7 @@ func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	}
 	for _, v := range vs[1:] {
 		for _, n := range []int{512, 2048} {
-			if n == 2048 && v.warps == 4 {
+			if n == 2048 && v.warps == 4 || fa && v.mode != prefillBF16FA {
 				continue
 			}
 			if err := prefillProfile(ctx, t, v.mode, v.warps, prompt[:n], stdout); err != nil {

@@ -274,7 +274,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 		return err
 	}
 	pre, al, hl := "pfs", p.al, p.hl
-	if p.mode == prefillBF16 {
+	if p.mode == prefillBF16 || p.mode == prefillBF16FA {
 		pre, al, hl = "pf", 0, 0
 	}
 	inter := 0
@@ -296,21 +296,20 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 		wo := t.pfGemm(pre, "gemm", L.wo.rows, n, al != 0)
 		glu := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
 		dn := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
-		steps := []struct {
-			kind, name string
-			flops      int64 // of the products
-			grid, blk  [3]int
-			smem       int
-			args       []arg
-		}{
+		attn := pfStep{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
+			[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}}
+		if p.mode == prefillBF16FA && (hd == 64 || hd == 128) {
+			attn = pfStep{"attention", fmt.Sprintf("pf_fa_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 64), hk, 1}, [3]int{128, 1, 1}, 3 * 64 * hd * 2,
+				[]arg{ptr(p.ah), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}}
+		}
+		steps := []pfStep{
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.attnNorm), i32(c.Dim), f32(t.eps)}},
 			{"qkv", qkv.name, flops(n, L.qkv), qkv.grid, qkv.block, qkv.smem,
 				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
 			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
 				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), i32(hd), i32(inter)}},
-			{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
-				[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}},
+			attn,
 			{"wo", wo.name, flops(n, L.wo), wo.grid, wo.block, wo.smem,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.ah), ptr(al), ptr(0), ptr(L.wo.w), i32(L.wo.rows), i32(L.wo.cols), i32(n), i32(1)}},
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
@@ -361,6 +360,16 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 	}
 	t.n += n
 	return nil
+}
+
+// pfStep is one launch of a prefill layer: its kind (profiles), kernel,
+// flops of its products, grid, block, dynamic shared memory, arguments.
+type pfStep struct {
+	kind, name string
+	flops      int64
+	grid, blk  [3]int
+	smem       int
+	args       []arg
 }
 
 // pfKernel is a prefill product's launch.

@@ -38,6 +38,7 @@ func TestParseTuning(t *testing.T) {
 			}, false},
 		{"row tiles none", map[string]string{"RIGSCOPE_CUDA_RT": "none"}, func(w *Tuning) { w.RowTiles = map[string]rowTileRule{} }, false},
 		{"prefill", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16"}, func(w *Tuning) { w.Prefill = prefillBF16 }, false},
+		{"prefill bf16fa", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16fa"}, func(w *Tuning) { w.Prefill = prefillBF16FA }, false},
 		{"prefill off", map[string]string{"RIGSCOPE_CUDA_PREFILL": "off"}, func(w *Tuning) { w.Prefill = prefillOff }, false},
 		{"prefill unknown ignored", map[string]string{"RIGSCOPE_CUDA_PREFILL": "fp8"}, func(*Tuning) {}, false},
 		{"row tiles malformed", map[string]string{"RIGSCOPE_CUDA_RT": "qkv:3"}, nil, true},
