@@ -4,7 +4,7 @@
 # (-p 512 -n 0, FA on, all layers on the GPU) and `rigscope generate
 # --device cuda` with a 512-token prompt and one new token (its prefill_ms),
 # once per prefill mode in MODES (default "split bf16"; off: 16 tokens a
-# forward).
+# forward; bf16fa: bf16 with tensor-core attention, experimental).
 # Run after bench/cuda/quant.sh on the same machine (it builds llama-bench
 # and writes the files): sh bench/cuda/prefill.sh [FILE]; the lines also go
 # to $OUT/prefill.txt (they come back even if the call runs out of time).
