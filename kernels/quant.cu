@@ -1,0 +1,401 @@
+// rigscope CUDA kernels: products with quantized weights read as the GGUF
+// file stores them (included by kernels.cu after the float weight loaders):
+// Q4_K, Q5_K, Q6_K (super-blocks of 256), Q4_0 and Q8_0 (blocks of 32),
+// ggml's block layouts (engine/tensor/cpu/dequant.go is the Go oracle).
+//
+// As llama.cpp's mmvq does, the activation is quantized once per product
+// (qx: int8 per element and one float scale per 32, the sum of each 16) and
+// every weight block is dotted with it in integers (dp4a): the weights of a
+// 16-element group g of a row are w_i = a_g*q_i - b_g with small integers
+// q_i, and x_i ~ dx*xq_i, so over the group
+//   sum_i w_i x_i = a_g*dx * sum_i q_i xq_i - b_g * (dx * sum_i xq_i)
+// with a_g, b_g per type:
+//   Q8_0: a = d, b = 0          Q4_0: a = d, b = 8d
+//   Q4_K, Q5_K: a = d*sc_j, b = dmin*m_j (j: the group's 32-sub-block)
+//   Q6_K: a = d*sc_g, b = 32*d*sc_g
+// The integer dots are exact; the float combination of one row's groups runs
+// in the same order whatever the token count, so a row's result is bitwise
+// the same for 1 and for k tokens (cuda-check -checks quant asserts it).
+//
+// Work unit: 32 weights of a row = two 16-element groups (for the k-quants
+// the two groups share the 16 bytes of 4-bit quants a lane loads, one from
+// the low and one from the high nibbles). A block of MV_WARPS warps owns
+// MQ_ROWS(NT) rows; thread i takes units i, i+128, ... of every row (the
+// same split for every NT), so the weights are read once per pass and each
+// unit is unpacked to int8 in registers once and applied to all T tokens.
+
+// Activation scratch (gpu/cuda: dweight.xq) for rows of K: xq int8 (T, K);
+// xm float2 (T, K/16) {dx of the group's 32-block, dx * sum of its 16 q};
+// ss float (T) sum of squares of the raw x (the fused RMSNorm's).
+
+// ld16_a2 loads 16 bytes from a 2-aligned address (Q4_0, Q8_0, Q6_K
+// blocks are 18, 34, 210 bytes): 5 aligned words, funnel-shifted. L1
+// caching loads: neighbouring lanes share words.
+__device__ __forceinline__ uint4 ld16_a2(const uint8_t* p) {
+  const unsigned* w = reinterpret_cast<const unsigned*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(3));
+  const int s = (reinterpret_cast<uintptr_t>(p) & 3) * 8;
+  unsigned a = __ldg(w), b = __ldg(w + 1), c = __ldg(w + 2), d = __ldg(w + 3), e = __ldg(w + 4);
+  return make_uint4(__funnelshift_r(a, b, s), __funnelshift_r(b, c, s), __funnelshift_r(c, d, s), __funnelshift_r(d, e, s));
+}
+__device__ __forceinline__ float ld_f16(const uint8_t* p) {
+  return __half2float(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(p))));
+}
+// i2f converts |v| < 2^22 exactly with an add instead of a conversion
+// (16 per clock per SM on sm_80/90, against 64+ integer adds).
+__device__ __forceinline__ float i2f(int v) { return __int_as_float(v + 0x4B400000) - 12582912.f; }
+__device__ __forceinline__ unsigned byte_at(unsigned w, int i) { return (w >> (8 * i)) & 0xffu; }
+
+// QU is one work unit of one row: int8 quants (values < 64, so signed dp4a
+// reads them right) of its two groups and their a, b.
+struct QU {
+  int q[2][4];
+  float a[2], b[2];
+};
+__device__ __forceinline__ void set_q(QU& o, int j, uint4 v) { o.q[j][0] = v.x; o.q[j][1] = v.y; o.q[j][2] = v.z; o.q[j][3] = v.w; }
+__device__ __forceinline__ uint4 nib(uint4 v, int hi) {
+  const int s = 4 * hi;
+  return make_uint4((v.x >> s) & 0x0f0f0f0fu, (v.y >> s) & 0x0f0f0f0fu, (v.z >> s) & 0x0f0f0f0fu, (v.w >> s) & 0x0f0f0f0fu);
+}
+// or_hi ORs bits [sh, sh+nb) of each byte of h, moved to bits 4.., into q.
+__device__ __forceinline__ uint4 or_hi(uint4 q, uint4 h, int sh, unsigned mask) {
+  return make_uint4(q.x | (((h.x >> sh) & mask) << 4), q.y | (((h.y >> sh) & mask) << 4),
+                    q.z | (((h.z >> sh) & mask) << 4), q.w | (((h.w >> sh) & mask) << 4));
+}
+// Q4_K / Q5_K 6-bit scale and min of sub-block j (ggml get_scale_min_k4)
+// from the 12 scale bytes in words s0 (bytes 0-3), s1 (4-7), s2 (8-11).
+__device__ __forceinline__ void scale_min_k4(int j, unsigned s0, unsigned s1, unsigned s2, float& sc, float& m) {
+  const int i = j & 3;
+  if (j < 4) {
+    sc = float(byte_at(s0, i) & 63);
+    m = float(byte_at(s1, i) & 63);
+  } else {
+    sc = float((byte_at(s2, i) & 0xf) | ((byte_at(s0, i) >> 6) << 4));
+    m = float((byte_at(s2, i) >> 4) | ((byte_at(s1, i) >> 6) << 4));
+  }
+}
+
+// Each type: BS elements in BB bytes per block; unit(rp, u, o) unpacks
+// unit u of the row at rp; group(u, j) is the 16-element group (index into
+// the activation's groups) of the unit's half j; deq32(rp, c, o) writes
+// elements [32c, 32c+32) as float (embedding rows). MIN: b is used.
+struct QQ4K {
+  enum { BS = 256, BB = 144, MIN = 1 };
+  // Block: f16 d, f16 dmin, 12 bytes scales, 128 bytes qs; unit c (of 8)
+  // is qs bytes [16c, 16c+16): low nibbles = sub-block 2(c/2), elements
+  // 16(c%2).., high nibbles = sub-block 2(c/2)+1.
+  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+    const uint8_t* bp = rp + (long)(u >> 3) * BB;
+    const int c = u & 7, j0 = 2 * (c >> 1);
+    const uint4 h = ld_stream(bp), q = ld_stream(bp + 16 + 16 * c);
+    const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h.x));
+    float sc0, m0, sc1, m1;
+    scale_min_k4(j0, h.y, h.z, h.w, sc0, m0);
+    scale_min_k4(j0 + 1, h.y, h.z, h.w, sc1, m1);
+    o.a[0] = dm.x * sc0; o.b[0] = dm.y * m0;
+    o.a[1] = dm.x * sc1; o.b[1] = dm.y * m1;
+    set_q(o, 0, nib(q, 0));
+    set_q(o, 1, nib(q, 1));
+  }
+  static __device__ __forceinline__ int group(int u, int j) {
+    const int c = u & 7;
+    return (u >> 3) * 16 + (2 * (c >> 1) + j) * 2 + (c & 1);
+  }
+  static __device__ void deq32(const uint8_t* rp, int c, float* o) {
+    const uint8_t* bp = rp + (long)(c >> 3) * BB;
+    const int j = c & 7;
+    const unsigned* s = reinterpret_cast<const unsigned*>(bp + 4);
+    float sc, m;
+    scale_min_k4(j, s[0], s[1], s[2], sc, m);
+    const float d = __half2float(*reinterpret_cast<const __half*>(bp)), dmin = __half2float(*reinterpret_cast<const __half*>(bp + 2));
+    const float a = d * sc, b = dmin * m;
+    for (int l = 0; l < 32; l++) o[l] = __fmul_rn(a, float((bp[16 + (j >> 1) * 32 + l] >> (4 * (j & 1))) & 0xf)) - b;
+  }
+};
+
+struct QQ5K {
+  enum { BS = 256, BB = 176, MIN = 1 };
+  // Block: d, dmin, 12 bytes scales, qh[32] (bit j of byte l: fifth bit of
+  // element l of sub-block j), qs[128] as Q4_K's.
+  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+    const uint8_t* bp = rp + (long)(u >> 3) * BB;
+    const int c = u & 7, j0 = 2 * (c >> 1);
+    const uint4 h = ld_stream(bp), qh = ld_stream(bp + 16 + 16 * (c & 1)), q = ld_stream(bp + 48 + 16 * c);
+    const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h.x));
+    float sc0, m0, sc1, m1;
+    scale_min_k4(j0, h.y, h.z, h.w, sc0, m0);
+    scale_min_k4(j0 + 1, h.y, h.z, h.w, sc1, m1);
+    o.a[0] = dm.x * sc0; o.b[0] = dm.y * m0;
+    o.a[1] = dm.x * sc1; o.b[1] = dm.y * m1;
+    set_q(o, 0, or_hi(nib(q, 0), qh, j0, 0x01010101u));
+    set_q(o, 1, or_hi(nib(q, 1), qh, j0 + 1, 0x01010101u));
+  }
+  static __device__ __forceinline__ int group(int u, int j) { return QQ4K::group(u, j); }
+  static __device__ void deq32(const uint8_t* rp, int c, float* o) {
+    const uint8_t* bp = rp + (long)(c >> 3) * BB;
+    const int j = c & 7;
+    const unsigned* s = reinterpret_cast<const unsigned*>(bp + 4);
+    float sc, m;
+    scale_min_k4(j, s[0], s[1], s[2], sc, m);
+    const float d = __half2float(*reinterpret_cast<const __half*>(bp)), dmin = __half2float(*reinterpret_cast<const __half*>(bp + 2));
+    const float a = d * sc, b = dmin * m;
+    for (int l = 0; l < 32; l++) {
+      const int q = ((bp[48 + (j >> 1) * 32 + l] >> (4 * (j & 1))) & 0xf) | (((bp[16 + l] >> j) & 1) << 4);
+      o[l] = __fmul_rn(a, float(q)) - b;
+    }
+  }
+};
+
+struct QQ6K {
+  enum { BS = 256, BB = 210, MIN = 1 };
+  // Block: ql[128], qh[64], int8 scales[16], f16 d. Element n*128 + 32k +
+  // l (n < 2, k < 4, l < 32) is ql[64n + l + 32(k%2)] nibble k/2, qh[32n +
+  // l] bits 2k.., scale 8n + 2k + l/16. Unit c = 4n + 2kk + h (of 8): ql
+  // bytes [16c, 16c+16), elements l in [16h, 16h+16) of k = kk (low
+  // nibbles) and k = kk+2 (high nibbles).
+  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+    const uint8_t* bp = rp + (long)(u >> 3) * BB;
+    const int c = u & 7, n = c >> 2, kk = (c >> 1) & 1, h = c & 1;
+    const uint4 ql = ld16_a2(bp + 16 * c), qh = ld16_a2(bp + 128 + 32 * n + 16 * h);
+    const float d = ld_f16(bp + 208);
+    const int8_t* sc = reinterpret_cast<const int8_t*>(bp + 192 + 8 * n + 2 * kk + h);
+    o.a[0] = d * float(__ldg(sc)); o.b[0] = 32.f * o.a[0];
+    o.a[1] = d * float(__ldg(sc + 4)); o.b[1] = 32.f * o.a[1];
+    set_q(o, 0, or_hi(nib(ql, 0), qh, 2 * kk, 0x03030303u));
+    set_q(o, 1, or_hi(nib(ql, 1), qh, 2 * kk + 4, 0x03030303u));
+  }
+  static __device__ __forceinline__ int group(int u, int j) {
+    const int c = u & 7, n = c >> 2, kk = (c >> 1) & 1, h = c & 1;
+    return (u >> 3) * 16 + 8 * n + 2 * (kk + 2 * j) + h;
+  }
+  static __device__ void deq32(const uint8_t* rp, int c, float* o) {
+    const uint8_t* bp = rp + (long)(c >> 3) * BB;
+    const int n = (c & 7) >> 2, k = c & 3;
+    const float d = __half2float(*reinterpret_cast<const __half*>(bp + 208));
+    for (int l = 0; l < 32; l++) {
+      const int q = ((bp[64 * n + l + 32 * (k & 1)] >> (4 * (k >> 1))) & 0xf) | (((bp[128 + 32 * n + l] >> (2 * k)) & 3) << 4);
+      o[l] = d * float(reinterpret_cast<const int8_t*>(bp)[192 + 8 * n + 2 * k + l / 16]) * float(q - 32);
+    }
+  }
+};
+
+struct QQ40 {
+  enum { BS = 32, BB = 18, MIN = 1 };
+  // Block: f16 d, qs[16]: element i = low nibble of qs[i], i+16 its high
+  // nibble; weight d*(q-8). Unit = block.
+  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+    const uint8_t* bp = rp + (long)u * BB;
+    const uint4 q = ld16_a2(bp + 2);
+    const float d = ld_f16(bp);
+    o.a[0] = o.a[1] = d;
+    o.b[0] = o.b[1] = 8.f * d;
+    set_q(o, 0, nib(q, 0));
+    set_q(o, 1, nib(q, 1));
+  }
+  static __device__ __forceinline__ int group(int u, int j) { return 2 * u + j; }
+  static __device__ void deq32(const uint8_t* rp, int c, float* o) {
+    const uint8_t* bp = rp + (long)c * BB;
+    const float d = __half2float(*reinterpret_cast<const __half*>(bp));
+    for (int i = 0; i < 16; i++) {
+      o[i] = d * float((bp[2 + i] & 0xf) - 8);
+      o[i + 16] = d * float((bp[2 + i] >> 4) - 8);
+    }
+  }
+};
+
+struct QQ80 {
+  enum { BS = 32, BB = 34, MIN = 0 };
+  // Block: f16 d, int8 qs[32]; weight d*q. Unit = block.
+  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+    const uint8_t* bp = rp + (long)u * BB;
+    set_q(o, 0, ld16_a2(bp + 2));
+    set_q(o, 1, ld16_a2(bp + 18));
+    o.a[0] = o.a[1] = ld_f16(bp);
+    o.b[0] = o.b[1] = 0.f;
+  }
+  static __device__ __forceinline__ int group(int u, int j) { return 2 * u + j; }
+  static __device__ void deq32(const uint8_t* rp, int c, float* o) {
+    const uint8_t* bp = rp + (long)c * BB;
+    const float d = __half2float(*reinterpret_cast<const __half*>(bp));
+    for (int i = 0; i < 32; i++) o[i] = d * float(reinterpret_cast<const int8_t*>(bp)[2 + i]);
+  }
+};
+
+// WQ adapts a type to the float loader interface (E elements of chunk c of
+// row row) of embed_body and eagle_in_body.
+template <class QT>
+struct WQ {
+  enum { E = 32 };
+  static __device__ __forceinline__ void load(const void* w, const void*, long row, int K, int c, float* o) {
+    QT::deq32(static_cast<const uint8_t*>(w) + row * (long)(K / QT::BS) * QT::BB, c, o);
+  }
+};
+
+// ------------------------------------------------ activation quantization
+// qx: x (T, K) [times g elementwise, when g is set] to xq, xm (above); ss[t]
+// = sum of the raw x[t]^2. grid T, block 256; one thread per 32-block, in
+// a fixed order (the same sums for any T). dx = amax/127, q = round(x/dx).
+extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ss, const float* x, const float* g, int K) {
+  pdl_wait();
+  const int t = blockIdx.x;
+  const float* xr = x + (long)t * K;
+  float s = 0.f;
+  for (int b = threadIdx.x; b < K / 32; b += blockDim.x) {
+    float v[32];
+    const float4* p = reinterpret_cast<const float4*>(xr + 32 * b);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      float4 f = p[i];
+      v[4 * i] = f.x; v[4 * i + 1] = f.y; v[4 * i + 2] = f.z; v[4 * i + 3] = f.w;
+    }
+    float amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < 32; i++) {
+      s = fmaf(v[i], v[i], s);
+      if (g) v[i] *= g[32 * b + i];
+      amax = fmaxf(amax, fabsf(v[i]));
+    }
+    const float d = amax / 127.f;
+    int sum[2] = {0, 0};
+    unsigned pk[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      unsigned w = 0;
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int q = d == 0.f ? 0 : (int)roundf(v[4 * i + e] / d);
+        sum[i >> 2] += q;
+        w |= (unsigned)(q & 0xff) << (8 * e);
+      }
+      pk[i] = w;
+    }
+    uint4* o = reinterpret_cast<uint4*>(xq + (long)t * K + 32 * b);
+    o[0] = make_uint4(pk[0], pk[1], pk[2], pk[3]);
+    o[1] = make_uint4(pk[4], pk[5], pk[6], pk[7]);
+    xm[(long)t * (K / 16) + 2 * b] = make_float2(d, d * float(sum[0]));
+    xm[(long)t * (K / 16) + 2 * b + 1] = make_float2(d, d * float(sum[1]));
+  }
+  pdl_trigger();
+  __shared__ float red[8];
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float a = 0.f;
+    for (int w = 0; w < (int)(blockDim.x >> 5); w++) a += red[w];
+    ss[t] = a;
+  }
+}
+
+// ------------------------------------------------------- the products
+// Rows per block by token bucket (gpu/cuda: mqRows): 4 for up to 4 tokens,
+// 2 above (the accumulators of 16 tokens x 2 matrices x 4 rows would
+// spill). The split of a row over the threads does not depend on it.
+#define MQ_ROWS(NT) ((NT) <= 4 ? 4 : 2)
+
+// mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
+// NORM), x given quantized by qx (xq, xm; ss when NORM: rmsnorm(x).w =
+// rsqrt(ss/K + eps) * ((x*g).w), qx having applied g).
+template <class QT, int NT, bool GLU, bool NORM>
+__device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
+                                        const float2* __restrict__ xm, const float* __restrict__ ss, const void* w,
+                                        const void* w2, int N, int K, int T, int mode, float eps) {
+  constexpr int R = MQ_ROWS(NT);
+  constexpr int NW = GLU ? 2 : 1;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long row0 = (long)blockIdx.x * R;
+  const long rb = (long)(K / QT::BS) * QT::BB;
+  const int units = K / 32, G = K / 16;
+  float acc[NW][R][NT];
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
+  pdl_wait();
+  for (int u = threadIdx.x; u < units; u += MV_WARPS * 32) {
+    QU wu[NW][R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const long row = row0 + r < N ? row0 + r : N - 1;
+      QT::unit(static_cast<const uint8_t*>(w) + row * rb, u, wu[0][r]);
+      if (GLU) QT::unit(static_cast<const uint8_t*>(w2) + row * rb, u, wu[NW - 1][r]);
+    }
+    const int g0 = QT::group(u, 0), g1 = QT::group(u, 1);
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      if (t < T) {
+        const int4* xr = reinterpret_cast<const int4*>(xq + (long)t * K);
+        const int4 x0 = __ldg(xr + g0), x1 = __ldg(xr + g1);
+        const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g1);
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+#pragma unroll
+          for (int r = 0; r < R; r++) {
+            const QU& q = wu[m][r];
+            int d0 = __dp4a(q.q[0][0], x0.x, 0);
+            d0 = __dp4a(q.q[0][1], x0.y, d0);
+            d0 = __dp4a(q.q[0][2], x0.z, d0);
+            d0 = __dp4a(q.q[0][3], x0.w, d0);
+            int d1 = __dp4a(q.q[1][0], x1.x, 0);
+            d1 = __dp4a(q.q[1][1], x1.y, d1);
+            d1 = __dp4a(q.q[1][2], x1.z, d1);
+            d1 = __dp4a(q.q[1][3], x1.w, d1);
+            float a = acc[m][r][t];
+            a = fmaf(i2f(d0), __fmul_rn(q.a[0], m0.x), a);
+            if (QT::MIN) a = fmaf(-q.b[0], m0.y, a);
+            a = fmaf(i2f(d1), __fmul_rn(q.a[1], m1.x), a);
+            if (QT::MIN) a = fmaf(-q.b[1], m1.y, a);
+            acc[m][r][t] = a;
+          }
+      }
+    }
+  }
+  pdl_trigger();
+  __shared__ float red[MV_WARPS][NW][R][NT];
+#pragma unroll
+  for (int t = 0; t < NT; t++)
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        float v = acc[m][r][t];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == 0) red[warp][m][r][t] = v;
+      }
+  __syncthreads();
+  for (int i = threadIdx.x; i < R * NT; i += blockDim.x) {
+    const int r = i / NT, t = i % NT;
+    const long row = row0 + r;
+    if (t >= T || row >= N) continue;
+    const float sst = NORM ? ss[t] : 0.f;
+    finish_out<NW, MV_WARPS, NORM, GLU>(
+        out + (long)t * ldo + row, mode, [&](int q, int m) { return red[q][m][r][t]; },
+        [&](int q) { return q == 0 ? sst : 0.f; }, K, eps);
+  }
+}
+
+// mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
+// g, ss its sums of squares); mqg_*: silu(rmsnorm(x, g).gate) * (... .up).
+#define MQ_INST(NAME, QT, NT)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode) {   \
+    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f);                                \
+  }                                                                                                             \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ss, const void* w, int N, int K,     \
+      int T, float eps) {                                                                                       \
+    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ss, w, 0, N, K, T, 0, eps);                                   \
+  }                                                                                                             \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ss, const void* w, const void* w2,   \
+      int N, int K, int T, float eps) {                                                                         \
+    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ss, w, w2, N, K, T, 0, eps);                                   \
+  }
+#define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
+MQ_ALL(q4k, QQ4K)
+MQ_ALL(q5k, QQ5K)
+MQ_ALL(q6k, QQ6K)
+MQ_ALL(q40, QQ40)
+MQ_ALL(q80, QQ80)
