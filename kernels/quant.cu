@@ -24,18 +24,52 @@
 // same split for every NT), so the weights are read once per pass and each
 // unit is unpacked to int8 in registers once and applied to all T tokens.
 
-// Activation scratch (gpu/cuda: dweight.xq) for rows of K: xq int8 (T, K);
-// xm float2 (T, K/16) {dx of the group's 32-block, dx * sum of its 16 q};
-// ss float (T) sum of squares of the raw x (the fused RMSNorm's).
+// Activation scratch (gpu/cuda: dweight.xq) for rows of K: xq int8 (T,
+// K/16 slots of 16); xm float2 (T, K/16 slots) {dx of the group's 32-block,
+// dx * sum of its 16 q}; ss float (T) sum of squares of the raw x (the
+// fused RMSNorm's). The 16-element groups are stored in the order the
+// weight type's units read them (qx_slot), so that lane u loads its 32
+// int8 and 2 float2 contiguously and a warp's loads are coalesced.
 
-// ld16_a2 loads 16 bytes from a 2-aligned address (Q4_0, Q8_0, Q6_K
-// blocks are 18, 34, 210 bytes): 5 aligned words, funnel-shifted. L1
-// caching loads: neighbouring lanes share words.
-__device__ __forceinline__ uint4 ld16_a2(const uint8_t* p) {
-  const unsigned* w = reinterpret_cast<const unsigned*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(3));
-  const int s = (reinterpret_cast<uintptr_t>(p) & 3) * 8;
-  unsigned a = __ldg(w), b = __ldg(w + 1), c = __ldg(w + 2), d = __ldg(w + 3), e = __ldg(w + 4);
-  return make_uint4(__funnelshift_r(a, b, s), __funnelshift_r(b, c, s), __funnelshift_r(c, d, s), __funnelshift_r(d, e, s));
+// Unaligned blocks (Q4_0, Q8_0, Q6_K are 18, 34, 210 bytes: 2-aligned)
+// are read through aligned 16-byte loads: win<N> loads the N*16 bytes from
+// p rounded down to 16 (L1-caching: neighbouring lanes share chunks), and
+// extract<M> takes M words at a byte offset into them. Against 4-byte loads
+// of each word this is 2 or 3 load instructions per lane instead of 5 or
+// 9, each touching a few 128-byte lines (lanes 16 or 34 bytes apart), so
+// the L1 handles a warp's weights in about 1/3 of the wavefronts.
+// Quantized weights are uploaded with 32 bytes of padding, so a window may
+// run past the last block.
+template <int N>
+__device__ __forceinline__ void win(const uint8_t* p, unsigned (&w)[4 * N]) {
+  const uint4* a = reinterpret_cast<const uint4*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(15));
+#pragma unroll
+  for (int i = 0; i < N; i++) {
+    const uint4 v = __ldg(a + i);
+    w[4 * i] = v.x; w[4 * i + 1] = v.y; w[4 * i + 2] = v.z; w[4 * i + 3] = v.w;
+  }
+}
+// extract: o[i] = bytes [off + 4i, off + 4i + 4) of w (off < 16; words
+// past the window read as 0), by selects on the two bits of off/4 (no
+// dynamic register indexing) and a funnel shift.
+template <int NW, int M>
+__device__ __forceinline__ void extract(const unsigned (&w)[NW], int off, unsigned (&o)[M]) {
+  const int ws = off >> 2, bs = (off & 3) * 8;
+  unsigned a[NW], b[NW];
+#pragma unroll
+  for (int j = 0; j < NW; j++) a[j] = (ws & 1) ? (j + 1 < NW ? w[j + 1] : 0u) : w[j];
+#pragma unroll
+  for (int j = 0; j < NW; j++) b[j] = (ws & 2) ? (j + 2 < NW ? a[j + 2] : 0u) : a[j];
+#pragma unroll
+  for (int i = 0; i < M; i++) o[i] = __funnelshift_r(b[i], i + 1 < NW ? b[i + 1] : 0u, bs);
+}
+__device__ __forceinline__ uint4 as_uint4(const unsigned* o) { return make_uint4(o[0], o[1], o[2], o[3]); }
+// ld16_u: 16 bytes at p (2-aligned) through a 32-byte window.
+__device__ __forceinline__ uint4 ld16_u(const uint8_t* p) {
+  unsigned w[8], o[4];
+  win<2>(p, w);
+  extract(w, reinterpret_cast<uintptr_t>(p) & 15, o);
+  return as_uint4(o);
 }
 __device__ __forceinline__ float ld_f16(const uint8_t* p) {
   return __half2float(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(p))));
@@ -75,11 +109,12 @@ __device__ __forceinline__ void scale_min_k4(int j, unsigned s0, unsigned s1, un
 }
 
 // Each type: BS elements in BB bytes per block; unit(rp, u, o) unpacks
-// unit u of the row at rp; group(u, j) is the 16-element group (index into
-// the activation's groups) of the unit's half j; deq32(rp, c, o) writes
-// elements [32c, 32c+32) as float (embedding rows). MIN: b is used.
+// unit u of the row at rp; PERM is the order qx stores the activation's
+// groups in for it (qx_slot: unit u's halves are slots 2u and 2u+1);
+// deq32(rp, c, o) writes elements [32c, 32c+32) as float (embedding rows).
+// MIN: b is used.
 struct QQ4K {
-  enum { BS = 256, BB = 144, MIN = 1 };
+  enum { BS = 256, BB = 144, MIN = 1, PERM = 1 };
   // Block: f16 d, f16 dmin, 12 bytes scales, 128 bytes qs; unit c (of 8)
   // is qs bytes [16c, 16c+16): low nibbles = sub-block 2(c/2), elements
   // 16(c%2).., high nibbles = sub-block 2(c/2)+1.
@@ -96,10 +131,6 @@ struct QQ4K {
     set_q(o, 0, nib(q, 0));
     set_q(o, 1, nib(q, 1));
   }
-  static __device__ __forceinline__ int group(int u, int j) {
-    const int c = u & 7;
-    return (u >> 3) * 16 + (2 * (c >> 1) + j) * 2 + (c & 1);
-  }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)(c >> 3) * BB;
     const int j = c & 7;
@@ -113,7 +144,7 @@ struct QQ4K {
 };
 
 struct QQ5K {
-  enum { BS = 256, BB = 176, MIN = 1 };
+  enum { BS = 256, BB = 176, MIN = 1, PERM = 1 };
   // Block: d, dmin, 12 bytes scales, qh[32] (bit j of byte l: fifth bit of
   // element l of sub-block j), qs[128] as Q4_K's.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
@@ -129,7 +160,6 @@ struct QQ5K {
     set_q(o, 0, or_hi(nib(q, 0), qh, j0, 0x01010101u));
     set_q(o, 1, or_hi(nib(q, 1), qh, j0 + 1, 0x01010101u));
   }
-  static __device__ __forceinline__ int group(int u, int j) { return QQ4K::group(u, j); }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)(c >> 3) * BB;
     const int j = c & 7;
@@ -146,7 +176,7 @@ struct QQ5K {
 };
 
 struct QQ6K {
-  enum { BS = 256, BB = 210, MIN = 1 };
+  enum { BS = 256, BB = 210, MIN = 1, PERM = 2 };
   // Block: ql[128], qh[64], int8 scales[16], f16 d. Element n*128 + 32k +
   // l (n < 2, k < 4, l < 32) is ql[64n + l + 32(k%2)] nibble k/2, qh[32n +
   // l] bits 2k.., scale 8n + 2k + l/16. Unit c = 4n + 2kk + h (of 8): ql
@@ -155,17 +185,13 @@ struct QQ6K {
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)(u >> 3) * BB;
     const int c = u & 7, n = c >> 2, kk = (c >> 1) & 1, h = c & 1;
-    const uint4 ql = ld16_a2(bp + 16 * c), qh = ld16_a2(bp + 128 + 32 * n + 16 * h);
+    const uint4 ql = ld16_u(bp + 16 * c), qh = ld16_u(bp + 128 + 32 * n + 16 * h);
     const float d = ld_f16(bp + 208);
     const int8_t* sc = reinterpret_cast<const int8_t*>(bp + 192 + 8 * n + 2 * kk + h);
     o.a[0] = d * float(__ldg(sc)); o.b[0] = 32.f * o.a[0];
     o.a[1] = d * float(__ldg(sc + 4)); o.b[1] = 32.f * o.a[1];
     set_q(o, 0, or_hi(nib(ql, 0), qh, 2 * kk, 0x03030303u));
     set_q(o, 1, or_hi(nib(ql, 1), qh, 2 * kk + 4, 0x03030303u));
-  }
-  static __device__ __forceinline__ int group(int u, int j) {
-    const int c = u & 7, n = c >> 2, kk = (c >> 1) & 1, h = c & 1;
-    return (u >> 3) * 16 + 8 * n + 2 * (kk + 2 * j) + h;
   }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)(c >> 3) * BB;
@@ -179,19 +205,23 @@ struct QQ6K {
 };
 
 struct QQ40 {
-  enum { BS = 32, BB = 18, MIN = 1 };
+  enum { BS = 32, BB = 18, MIN = 1, PERM = 0 };
   // Block: f16 d, qs[16]: element i = low nibble of qs[i], i+16 its high
   // nibble; weight d*(q-8). Unit = block.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)u * BB;
-    const uint4 q = ld16_a2(bp + 2);
-    const float d = ld_f16(bp);
+    unsigned w[8], o4[5];  // the block: bytes [off, off+18) of the window
+    win<2>(bp, w);
+    const int off = reinterpret_cast<uintptr_t>(bp) & 15;
+    extract(w, off, o4);  // o4: d, qs[0..15] from byte 2 of o4[0]
+    const uint4 q = make_uint4(__funnelshift_r(o4[0], o4[1], 16), __funnelshift_r(o4[1], o4[2], 16),
+                               __funnelshift_r(o4[2], o4[3], 16), __funnelshift_r(o4[3], o4[4], 16));
+    const float d = __half2float(__ushort_as_half((unsigned short)(o4[0] & 0xffffu)));
     o.a[0] = o.a[1] = d;
     o.b[0] = o.b[1] = 8.f * d;
     set_q(o, 0, nib(q, 0));
     set_q(o, 1, nib(q, 1));
   }
-  static __device__ __forceinline__ int group(int u, int j) { return 2 * u + j; }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)c * BB;
     const float d = __half2float(*reinterpret_cast<const __half*>(bp));
@@ -203,16 +233,22 @@ struct QQ40 {
 };
 
 struct QQ80 {
-  enum { BS = 32, BB = 34, MIN = 0 };
+  enum { BS = 32, BB = 34, MIN = 0, PERM = 0 };
   // Block: f16 d, int8 qs[32]; weight d*q. Unit = block.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)u * BB;
-    set_q(o, 0, ld16_a2(bp + 2));
-    set_q(o, 1, ld16_a2(bp + 18));
-    o.a[0] = o.a[1] = ld_f16(bp);
+    unsigned w[12], q[9];  // the block: bytes [off, off+34) of the window
+    win<3>(bp, w);
+    const int off = reinterpret_cast<uintptr_t>(bp) & 15;
+    extract(w, off, q);  // q[0] low half: d; qs from byte 2
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      o.q[0][i] = __funnelshift_r(q[i], q[i + 1], 16);
+      o.q[1][i] = __funnelshift_r(q[i + 4], q[i + 5], 16);
+    }
+    o.a[0] = o.a[1] = __half2float(__ushort_as_half((unsigned short)(q[0] & 0xffffu)));
     o.b[0] = o.b[1] = 0.f;
   }
-  static __device__ __forceinline__ int group(int u, int j) { return 2 * u + j; }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)c * BB;
     const float d = __half2float(*reinterpret_cast<const __half*>(bp));
@@ -231,10 +267,30 @@ struct WQ {
 };
 
 // ------------------------------------------------ activation quantization
-// qx: x (T, K) [times g elementwise, when g is set] to xq, xm (above); ss[t]
-// = sum of the raw x[t]^2. grid T, block 256; one thread per 32-block, in
-// a fixed order (the same sums for any T). dx = amax/127, q = round(x/dx).
-extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ss, const float* x, const float* g, int K) {
+// qx_slot is where group g (elements [16g, 16g+16)) is stored for a
+// weight type of activation order perm (gpu/cuda: qxSlot):
+//   0 (Q8_0, Q4_0: unit u = elements [32u, 32u+32)): slot g;
+//   1 (Q4_K, Q5_K: unit c of a super-block = sub-blocks 2(c/2) and
+//     2(c/2)+1, half c%2): group 4p + 2j + h of a super-block (pair p,
+//     sub-block j of it, half h) goes to slot 4p + 2h + j;
+//   2 (Q6_K: unit c = 4n + 2kk + h = quarters kk and kk+2 of half n, half h
+//     of each): group 8n + 2k + h to slot 8n + 4(k%2) + 2h + k/2.
+__device__ __forceinline__ int qx_slot(int perm, int g) {
+  const int base = g & ~15, l = g & 15;
+  if (perm == 1) return base + (l & 12) + 2 * (l & 1) + ((l >> 1) & 1);
+  if (perm == 2) {
+    const int n = l >> 3, k = (l >> 1) & 3, h = l & 1;
+    return base + 8 * n + 4 * (k & 1) + 2 * h + (k >> 1);
+  }
+  return g;
+}
+
+// qx: x (T, K) [times g elementwise, when g is set] to xq, xm (above) in
+// the order perm; ss[t] = sum of the raw x[t]^2. grid T, block 256; one
+// thread per 32-block, in a fixed order (the same sums for any T).
+// dx = amax/127, q = round(x/dx).
+extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ss, const float* x, const float* g, int K,
+                                                     int perm) {
   pdl_wait();
   const int t = blockIdx.x;
   const float* xr = x + (long)t * K;
@@ -268,11 +324,12 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
       }
       pk[i] = w;
     }
-    uint4* o = reinterpret_cast<uint4*>(xq + (long)t * K + 32 * b);
-    o[0] = make_uint4(pk[0], pk[1], pk[2], pk[3]);
-    o[1] = make_uint4(pk[4], pk[5], pk[6], pk[7]);
-    xm[(long)t * (K / 16) + 2 * b] = make_float2(d, d * float(sum[0]));
-    xm[(long)t * (K / 16) + 2 * b + 1] = make_float2(d, d * float(sum[1]));
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const long slot = (long)t * (K / 16) + qx_slot(perm, 2 * b + h);
+      reinterpret_cast<uint4*>(xq)[slot] = make_uint4(pk[4 * h], pk[4 * h + 1], pk[4 * h + 2], pk[4 * h + 3]);
+      xm[slot] = make_float2(d, d * float(sum[h]));
+    }
   }
   pdl_trigger();
   __shared__ float red[8];
@@ -287,10 +344,12 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
 }
 
 // ------------------------------------------------------- the products
-// Rows per block by token bucket (gpu/cuda: mqRows): 4 for up to 4 tokens,
-// 2 above (the accumulators of 16 tokens x 2 matrices x 4 rows would
-// spill). The split of a row over the threads does not depend on it.
-#define MQ_ROWS(NT) ((NT) <= 4 ? 4 : 2)
+// Rows per block by token bucket (gpu/cuda: mqRows): 4 up to 8 tokens (a
+// unit's activation loads serve 4 rows: at 5 tokens with 2 rows they would
+// take the L1 about as long as the weights), 2 for 16 (16 tokens x 2
+// matrices x 4 rows of accumulators would spill). The split of a row over
+// the threads does not depend on it.
+#define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
 
 // mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
 // NORM), x given quantized by qx (xq, xm; ss when NORM: rmsnorm(x).w =
@@ -321,13 +380,13 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
       QT::unit(static_cast<const uint8_t*>(w) + row * rb, u, wu[0][r]);
       if (GLU) QT::unit(static_cast<const uint8_t*>(w2) + row * rb, u, wu[NW - 1][r]);
     }
-    const int g0 = QT::group(u, 0), g1 = QT::group(u, 1);
 #pragma unroll
     for (int t = 0; t < NT; t++) {
-      if (t < T) {
-        const int4* xr = reinterpret_cast<const int4*>(xq + (long)t * K);
-        const int4 x0 = __ldg(xr + g0), x1 = __ldg(xr + g1);
-        const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g1);
+      if (t < T) {  // the unit's two groups: slots 2u, 2u+1 (qx_slot)
+        const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + 2 * u;
+        const int4 x0 = __ldg(xr), x1 = __ldg(xr + 1);
+        const float4 mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G) + u);
+        const float2 m0 = make_float2(mm.x, mm.y), m1 = make_float2(mm.z, mm.w);
 #pragma unroll
         for (int m = 0; m < NW; m++)
 #pragma unroll

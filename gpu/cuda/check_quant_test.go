@@ -85,9 +85,10 @@ func dequant(dt tensor.DType, data []byte, rows, cols int) []float64 {
 	return out
 }
 
-// qxEmulate is what qx must write for x (T, K) [times g]: int8 q and the
-// float2 per 16 (d, d*sum), as float32 arithmetic gives them.
-func qxEmulate(x, g []float32, T, K int) ([]int8, []float32) {
+// qxEmulate is what qx must write for x (T, K) [times g] in activation
+// order perm: int8 q and the float2 per 16 (d, d*sum), as float32
+// arithmetic gives them.
+func qxEmulate(x, g []float32, T, K, perm int) ([]int8, []float32) {
 	q := make([]int8, T*K)
 	m := make([]float32, T*K/16*2)
 	for t := 0; t < T; t++ {
@@ -108,11 +109,11 @@ func qxEmulate(x, g []float32, T, K int) ([]int8, []float32) {
 				if d != 0 {
 					qi = int(math.Round(float64(v[i] / d)))
 				}
-				q[t*K+32*b+i] = int8(qi)
+				q[t*K+16*qxSlot(perm, 2*b+i/16)+i%16] = int8(qi)
 				sum[i/16] += qi
 			}
 			for h := 0; h < 2; h++ {
-				gi := t*K/16 + 2*b + h
+				gi := t*K/16 + qxSlot(perm, 2*b+h)
 				m[2*gi], m[2*gi+1] = d, d*float32(sum[h])
 			}
 		}
@@ -306,7 +307,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 			if mode >= 2 {
 				gq = g
 			}
-			wantQ, wantM := qxEmulate(x, gq, TT, K)
+			wantQ, wantM := qxEmulate(x, gq, TT, K, qxPerm(dt))
 			qxBad := 0
 			for i := range wantQ {
 				if q[i] != wantQ[i] {
@@ -318,10 +319,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 					qxBad++
 				}
 			}
-			xq := make([]float64, TT*K)
-			for i := range xq {
-				xq[i] = float64(mm[2*(i/16)]) * float64(q[i])
-			}
+			xq := qxValues(q, mm, TT, K, qxPerm(dt))
 			exact := math.NaN()
 			if got16 != nil {
 				if exact, _, e = errStats(got16, quantRef(mode, W, W2, x, xq, g, base, TT, N, K)); e != nil {
@@ -435,10 +433,7 @@ func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 	if err != nil {
 		return err
 	}
-	xq := make([]float64, T*K)
-	for i := range xq {
-		xq[i] = float64(mm[2*(i/16)]) * float64(q[i])
-	}
+	xq := qxValues(q, mm, T, K, qxPerm(tensor.Q6_K)) // the last part's qx
 	exact, _, e1 := errStats(got, quantRef(3, W, nil, x, xq, g, nil, T, N, K))
 	raw, abs, e2 := errStats(got, quantRef(3, W, nil, x, nil, g, nil, T, N, K))
 	if err := errors.Join(e1, e2); err != nil {
@@ -530,6 +525,19 @@ func (h *devHelper) downQX(xq cu.DevicePtr, T, K int) ([]int8, []float32, error)
 	}
 	m, err := h.down(mp, T*K/16*2)
 	return q, m, err
+}
+
+// qxValues is the activation (T, K) qx stored as q and (d, d*sum) in
+// order perm: element k of row t is d*q of its group's slot.
+func qxValues(q []int8, m []float32, T, K, perm int) []float64 {
+	out := make([]float64, T*K)
+	for t := 0; t < T; t++ {
+		for k := 0; k < K; k++ {
+			sl := t*K/16 + qxSlot(perm, k/16)
+			out[t*K+k] = float64(m[2*sl]) * float64(q[16*sl+k%16])
+		}
+	}
+	return out
 }
 
 func randn32(rng *rand.Rand, n int, mean, sd float64) []float32 {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"gorgonia.org/cu"
+
+	"rigscope/engine/tensor"
 )
 
 // Products with quantized weights (kernels/quant.cu): the activation x
@@ -17,10 +19,36 @@ import (
 
 // mqRows is MQ_ROWS in quant.cu: the rows a block of mq* owns for T tokens.
 func mqRows(T int) int {
-	if bucket(T) <= 4 {
+	if bucket(T) <= 8 {
 		return 4
 	}
 	return 2
+}
+
+// qxPerm is the order qx stores a type's activation groups in (PERM in
+// quant.cu): 0 plain (Q8_0, Q4_0), 1 (Q4_K, Q5_K), 2 (Q6_K).
+func qxPerm(dt tensor.DType) int {
+	switch dt {
+	case tensor.Q4_K, tensor.Q5_K:
+		return 1
+	case tensor.Q6_K:
+		return 2
+	}
+	return 0
+}
+
+// qxSlot is qx_slot in quant.cu: the slot of 16-element group g of a row
+// in activation order perm.
+func qxSlot(perm, g int) int {
+	base, l := g&^15, g&15
+	switch perm {
+	case 1:
+		return base + l&12 + 2*(l&1) + (l>>1)&1
+	case 2:
+		n, k, h := l>>3, (l>>1)&3, l&1
+		return base + 8*n + 4*(k&1) + 2*h + k>>1
+	}
+	return g
 }
 
 // qxPtrs are the parts of the activation scratch at xq for rows of K
@@ -32,34 +60,40 @@ func qxPtrs(xq cu.DevicePtr, K int) (q, m, ss cu.DevicePtr) {
 	return q, m, ss
 }
 
-// quantizeX launches qx: x (T, K) [times norm's g] into w's scratch.
+// quantizeX launches qx: x (T, K) [times norm's g] into w's scratch, in
+// the activation order of w's type.
 func (t *launcher) quantizeX(x cu.DevicePtr, w dweight, T int, norm cu.DevicePtr) (q, m, ss cu.DevicePtr, err error) {
 	if w.xq == 0 {
 		return 0, 0, 0, fmt.Errorf("cuda: %v matrix (%d, %d) has no activation scratch", w.dt, w.rows, w.cols)
 	}
 	q, m, ss = qxPtrs(w.xq, w.cols)
 	err = t.kernel("quantx", 0, "qx", [3]int{T, 1, 1}, [3]int{256, 1, 1},
-		ptr(q), ptr(m), ptr(ss), ptr(x), ptr(norm), i32(w.cols))
+		ptr(q), ptr(m), ptr(ss), ptr(x), ptr(norm), i32(w.cols), i32(qxPerm(w.dt)))
 	return q, m, ss, err
 }
 
 // qmatvec is matvec for a quantized w: out (T, ldo) [+]= x (T, cols) .
 // w^T, x rmsnorm(x, norm) when norm is set; the parts of a mixed stack
-// write their columns of out from the same quantized x.
+// write their columns of out, x quantized again (the same values) only
+// where a part's type reads another order (Q4_K_M's Q6_K attn_v).
 func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
-	q, m, ss, err := t.quantizeX(x, w, T, norm)
-	if err != nil {
-		return err
-	}
 	parts := w.parts
 	if len(parts) == 0 {
 		parts = []dweight{w}
 	}
+	var q, m, ss cu.DevicePtr
+	perm := -1
 	row := 0
 	for _, p := range parts {
 		suf, err := kernelSuffix(p.dt)
 		if err != nil {
 			return err
+		}
+		if qxPerm(p.dt) != perm {
+			if q, m, ss, err = t.quantizeX(x, p, T, norm); err != nil {
+				return err
+			}
+			perm = qxPerm(p.dt)
 		}
 		o := out + cu.DevicePtr(4*row)
 		grid, block := [3]int{(p.rows + mqRows(T) - 1) / mqRows(T), 1, 1}, [3]int{mvThreads, 1, 1}
