@@ -26,8 +26,8 @@
 
 // Activation scratch (gpu/cuda: dweight.xq) for rows of K: xq int8 (T,
 // K/16 slots of 16); xm float2 (T, K/16 slots) {dx of the group's 32-block,
-// dx * sum of its 16 q}; ss float (T) sum of squares of the raw x (the
-// fused RMSNorm's). The 16-element groups are stored in the order the
+// dx * sum of its 16 q}; ssp float (T, K/32) sums of squares of the raw x
+// per 32-block (the fused RMSNorm's). The 16-element groups are stored in the order the
 // weight type's units read them (qx_slot), so that lane u loads its 32
 // int8 and 2 float2 contiguously and a warp's loads are coalesced.
 
@@ -286,61 +286,38 @@ __device__ __forceinline__ int qx_slot(int perm, int g) {
 }
 
 // qx: x (T, K) [times g elementwise, when g is set] to xq, xm (above) in
-// the order perm; ss[t] = sum of the raw x[t]^2. grid T, block 256; one
-// thread per 32-block, in a fixed order (the same sums for any T).
-// dx = amax/127, q = round(x/dx).
-extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ss, const float* x, const float* g, int K,
+// the order perm; ssp[t][b] = the sum of the raw x[t]^2 over 32-block b
+// (the fused norm's, summed by mq_body). grid (ceil(K/256), T), block 256:
+// a warp per 32-block, a lane per element, so that the step waits for one
+// load and a few shuffles rather than a thread's 32 elements (a block per
+// row took ~2-3 us at K=4096, four times a layer). dx = amax/127, q =
+// round(x/dx); the sums are xor-trees in a fixed order.
+extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ssp, const float* x, const float* g, int K,
                                                      int perm) {
   pdl_wait();
-  const int t = blockIdx.x;
-  const float* xr = x + (long)t * K;
-  float s = 0.f;
-  for (int b = threadIdx.x; b < K / 32; b += blockDim.x) {
-    float v[32];
-    const float4* p = reinterpret_cast<const float4*>(xr + 32 * b);
+  const int t = blockIdx.y, lane = threadIdx.x & 31, b = blockIdx.x * 8 + (threadIdx.x >> 5);
+  if (b < K / 32) {
+    const int k = 32 * b + lane;
+    float v = x[(long)t * K + k];
+    float s = v * v;
+    if (g) v *= g[k];
+    float amax = fabsf(v);
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-      float4 f = p[i];
-      v[4 * i] = f.x; v[4 * i + 1] = f.y; v[4 * i + 2] = f.z; v[4 * i + 3] = f.w;
-    }
-    float amax = 0.f;
-#pragma unroll
-    for (int i = 0; i < 32; i++) {
-      s = fmaf(v[i], v[i], s);
-      if (g) v[i] *= g[32 * b + i];
-      amax = fmaxf(amax, fabsf(v[i]));
+    for (int o = 16; o > 0; o >>= 1) {
+      amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      s += __shfl_xor_sync(0xffffffffu, s, o);
     }
     const float d = amax / 127.f;
-    int sum[2] = {0, 0};
-    unsigned pk[8];
+    const int q = d == 0.f ? 0 : (int)roundf(v / d);
+    int sum = q;
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-      unsigned w = 0;
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        const int q = d == 0.f ? 0 : (int)roundf(v[4 * i + e] / d);
-        sum[i >> 2] += q;
-        w |= (unsigned)(q & 0xff) << (8 * e);
-      }
-      pk[i] = w;
-    }
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-      const long slot = (long)t * (K / 16) + qx_slot(perm, 2 * b + h);
-      reinterpret_cast<uint4*>(xq)[slot] = make_uint4(pk[4 * h], pk[4 * h + 1], pk[4 * h + 2], pk[4 * h + 3]);
-      xm[slot] = make_float2(d, d * float(sum[h]));
-    }
+    for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);  // within each half of 16
+    const long slot = (long)t * (K / 16) + qx_slot(perm, 2 * b + (lane >> 4));
+    xq[slot * 16 + (lane & 15)] = (int8_t)q;
+    if ((lane & 15) == 0) xm[slot] = make_float2(d, d * float(sum));
+    if (lane == 0) ssp[(long)t * (K / 32) + b] = s;
   }
   pdl_trigger();
-  __shared__ float red[8];
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float a = 0.f;
-    for (int w = 0; w < (int)(blockDim.x >> 5); w++) a += red[w];
-    ss[t] = a;
-  }
 }
 
 // ------------------------------------------------------- the products
@@ -352,11 +329,11 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
 #define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
 
 // mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
-// NORM), x given quantized by qx (xq, xm; ss when NORM: rmsnorm(x).w =
-// rsqrt(ss/K + eps) * ((x*g).w), qx having applied g).
+// NORM), x given quantized by qx (xq, xm; with NORM, ssp: rmsnorm(x).w =
+// rsqrt(sum(x*x)/K + eps) * ((x*g).w), qx having applied g).
 template <class QT, int NT, bool GLU, bool NORM>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
-                                        const float2* __restrict__ xm, const float* __restrict__ ss, const void* w,
+                                        const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
                                         const void* w2, int N, int K, int T, int mode, float eps) {
   constexpr int R = MQ_ROWS(NT);
   constexpr int NW = GLU ? 2 : 1;
@@ -412,6 +389,18 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   }
   pdl_trigger();
   __shared__ float red[MV_WARPS][NW][R][NT];
+  __shared__ float red_ss[MV_WARPS][NT];
+  if (NORM) {  // sum(x*x) of each token from qx's per-32-block sums, in a fixed order
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      float v = 0.f;
+      if (t < T)
+        for (int i = threadIdx.x; i < units; i += MV_WARPS * 32) v += __ldg(ssp + (long)t * units + i);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (lane == 0) red_ss[warp][t] = v;
+    }
+  }
 #pragma unroll
   for (int t = 0; t < NT; t++)
 #pragma unroll
@@ -428,29 +417,28 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
     const int r = i / NT, t = i % NT;
     const long row = row0 + r;
     if (t >= T || row >= N) continue;
-    const float sst = NORM ? ss[t] : 0.f;
     finish_out<NW, MV_WARPS, NORM, GLU>(
         out + (long)t * ldo + row, mode, [&](int q, int m) { return red[q][m][r][t]; },
-        [&](int q) { return q == 0 ? sst : 0.f; }, K, eps);
+        [&](int q) { return red_ss[q][t]; }, K, eps);
   }
 }
 
 // mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
-// g, ss its sums of squares); mqg_*: silu(rmsnorm(x, g).gate) * (... .up).
+// g, ssp its sums of squares); mqg_*: silu(rmsnorm(x, g).gate) * (... .up).
 #define MQ_INST(NAME, QT, NT)                                                                                   \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
       float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode) {   \
     mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f);                                \
   }                                                                                                             \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ss, const void* w, int N, int K,     \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
       int T, float eps) {                                                                                       \
-    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ss, w, 0, N, K, T, 0, eps);                                   \
+    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps);                                   \
   }                                                                                                             \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ss, const void* w, const void* w2,   \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
       int N, int K, int T, float eps) {                                                                         \
-    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ss, w, w2, N, K, T, 0, eps);                                   \
+    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps);                                   \
   }
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)

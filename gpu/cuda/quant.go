@@ -52,7 +52,8 @@ func qxSlot(perm, g int) int {
 }
 
 // qxPtrs are the parts of the activation scratch at xq for rows of K
-// values: int8 (MaxTokens, K), float2 (MaxTokens, K/16), float (MaxTokens).
+// values: int8 (MaxTokens, K), float2 (MaxTokens, K/16), float sums of
+// squares per 32-block (MaxTokens, K/32).
 func qxPtrs(xq cu.DevicePtr, K int) (q, m, ss cu.DevicePtr) {
 	q = xq
 	m = q + cu.DevicePtr(MaxTokens*K)
@@ -67,7 +68,7 @@ func (t *launcher) quantizeX(x cu.DevicePtr, w dweight, T int, norm cu.DevicePtr
 		return 0, 0, 0, fmt.Errorf("cuda: %v matrix (%d, %d) has no activation scratch", w.dt, w.rows, w.cols)
 	}
 	q, m, ss = qxPtrs(w.xq, w.cols)
-	err = t.kernel("quantx", 0, "qx", [3]int{T, 1, 1}, [3]int{256, 1, 1},
+	err = t.kernel("quantx", 0, "qx", [3]int{(w.cols/32 + 7) / 8, T, 1}, [3]int{256, 1, 1},
 		ptr(q), ptr(m), ptr(ss), ptr(x), ptr(norm), i32(w.cols), i32(qxPerm(w.dt)))
 	return q, m, ss, err
 }

@@ -87,8 +87,8 @@ const quantPad = 32
 
 // qxBytes is the activation scratch of rows of cols values quantized by
 // qx (quant.cu): int8 (MaxTokens, cols), float2 (MaxTokens, cols/16), float
-// sums of squares (MaxTokens).
-func qxBytes(cols int) int64 { return int64(MaxTokens)*int64(cols)*3/2 + 4*MaxTokens }
+// sums of squares (MaxTokens, cols/32).
+func qxBytes(cols int) int64 { return int64(MaxTokens) * int64(cols) * 13 / 8 } // 1 + 8/16 + 4/32 bytes per value
 
 // bytes is the device memory the weight reads per pass.
 func (w dweight) bytes() int64 {
