@@ -327,6 +327,11 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
 // matrices x 4 rows of accumulators would spill). The split of a row over
 // the threads does not depend on it.
 #define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
+// The unit loop is not unrolled: at 1 token the kernels need 56-148
+// registers, so 3-7 blocks (384-896 threads, each with R rows' 16-32 bytes
+// in flight) share an SM, which covers the latency of HBM; unrolled by 2
+// (ptxas sm_90) nvcc issued the second unit's loads after the first's
+// arithmetic anyway and mq_q4k_1 went from 65 to 80 registers.
 
 // mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
 // NORM), x given quantized by qx (xq, xm; with NORM, ssp: rmsnorm(x).w =

@@ -182,7 +182,7 @@ func denseRows(t *tensor.Tensor) []byte {
 }
 
 // uploadMatrix stacks the tensors' rows (same dtype and cols) into one
-// device matrix, repacking Q8_0.
+// device matrix (quantized types as stored).
 func (m *dmodel) uploadMatrix(ts ...*tensor.Tensor) (dweight, error) {
 	return m.uploadStacked(false, ts...)
 }
