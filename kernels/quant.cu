@@ -19,17 +19,20 @@
 //
 // Work unit: 32 weights of a row = two 16-element groups (for the k-quants
 // the two groups share the 16 bytes of 4-bit quants a lane loads, one from
-// the low and one from the high nibbles). A block of MV_WARPS warps owns
-// MQ_ROWS(NT) rows; thread i takes units i, i+128, ... of every row (the
-// same split for every NT), so the weights are read once per pass and each
-// unit is unpacked to int8 in registers once and applied to all T tokens.
+// the low and one from the high nibbles). A lane takes every ks*32-th unit
+// of R rows (mq_body), the same split for every token count, so the
+// weights are read once per pass and each unit is unpacked to int8 in
+// registers once and applied to all T tokens. gpu/cuda/quant_layout_test.go
+// is a Go model of the unpacking and of qx's order, checked against the
+// CPU's DequantRow without a GPU.
 
 // Activation scratch (gpu/cuda: dweight.xq) for rows of K: xq int8 (T,
 // K/16 slots of 16); xm float2 (T, K/16 slots) {dx of the group's 32-block,
 // dx * sum of its 16 q}; ssp float (T, K/32) sums of squares of the raw x
-// per 32-block (the fused RMSNorm's). The 16-element groups are stored in the order the
-// weight type's units read them (qx_slot), so that lane u loads its 32
-// int8 and 2 float2 contiguously and a warp's loads are coalesced.
+// per 32-block (the fused RMSNorm's). The 16-element groups are stored in
+// the order the weight type's units read them (qx_slot), so that the lane
+// of unit u loads its 32 int8 and 2 float2 contiguously and a warp's loads
+// are coalesced.
 
 // Unaligned blocks (Q4_0, Q8_0, Q6_K are 18, 34, 210 bytes: 2-aligned)
 // are read through aligned 16-byte loads: win<N> loads the N*16 bytes from
@@ -77,15 +80,29 @@ __device__ __forceinline__ float ld_f16(const uint8_t* p) {
 // i2f converts |v| < 2^22 exactly with an add instead of a conversion
 // (16 per clock per SM on sm_80/90, against 64+ integer adds).
 __device__ __forceinline__ float i2f(int v) { return __int_as_float(v + 0x4B400000) - 12582912.f; }
+// dp4a_us: c + the dot of a's 4 unsigned bytes with b's 4 signed ones.
+__device__ __forceinline__ int dp4a_us(unsigned a, int b, int c) {
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+// i2f_biased is i2f of v - 0x4B400000 (v carries the bias already).
+__device__ __forceinline__ float i2f_biased(int v) { return __int_as_float(v) - 12582912.f; }
 __device__ __forceinline__ unsigned byte_at(unsigned w, int i) { return (w >> (8 * i)) & 0xffu; }
 
 // QU is one work unit of one row: int8 quants (values < 64, so signed dp4a
-// reads them right) of its two groups and their a, b.
+// reads them right) of its two groups and their a, b. With HI16 (Q4_K,
+// Q4_0: the second group is the high nibbles) the second group's bytes are
+// 16 q (v & 0xf0, one operation instead of a shift and a mask), dotted as
+// unsigned, and its a is a/16: exact, so the sums are those of q.
 struct QU {
   int q[2][4];
   float a[2], b[2];
 };
 __device__ __forceinline__ void set_q(QU& o, int j, uint4 v) { o.q[j][0] = v.x; o.q[j][1] = v.y; o.q[j][2] = v.z; o.q[j][3] = v.w; }
+__device__ __forceinline__ uint4 hi16(uint4 v) {
+  return make_uint4(v.x & 0xf0f0f0f0u, v.y & 0xf0f0f0f0u, v.z & 0xf0f0f0f0u, v.w & 0xf0f0f0f0u);
+}
 __device__ __forceinline__ uint4 nib(uint4 v, int hi) {
   const int s = 4 * hi;
   return make_uint4((v.x >> s) & 0x0f0f0f0fu, (v.y >> s) & 0x0f0f0f0fu, (v.z >> s) & 0x0f0f0f0fu, (v.w >> s) & 0x0f0f0f0fu);
@@ -108,28 +125,40 @@ __device__ __forceinline__ void scale_min_k4(int j, unsigned s0, unsigned s1, un
   }
 }
 
+// scale_min_pair: the scales and mins of sub-blocks 2p and 2p+1 (a Q4_K
+// or Q5_K unit's two), scale_min_k4's cases for both at once on the two
+// bytes they share in each word (branch-free but for a select on p < 2).
+__device__ __forceinline__ void scale_min_pair(int p, unsigned s0, unsigned s1, unsigned s2, float& sc0, float& sc1, float& m0,
+                                               float& m1) {
+  const int sh = 16 * (p & 1);
+  const unsigned a = s0 >> sh, b = s1 >> sh, c = s2 >> sh;
+  const unsigned sc = p < 2 ? a & 0x3f3fu : (c & 0x0f0fu) | ((a >> 2) & 0x3030u);
+  const unsigned m = p < 2 ? b & 0x3f3fu : ((c >> 4) & 0x0f0fu) | ((b >> 2) & 0x3030u);
+  sc0 = float(sc & 0xffu); sc1 = float((sc >> 8) & 0xffu);
+  m0 = float(m & 0xffu); m1 = float((m >> 8) & 0xffu);
+}
+
 // Each type: BS elements in BB bytes per block; unit(rp, u, o) unpacks
 // unit u of the row at rp; PERM is the order qx stores the activation's
 // groups in for it (qx_slot: unit u's halves are slots 2u and 2u+1);
 // deq32(rp, c, o) writes elements [32c, 32c+32) as float (embedding rows).
 // MIN: b is used.
 struct QQ4K {
-  enum { BS = 256, BB = 144, MIN = 1, PERM = 1 };
+  enum { BS = 256, BB = 144, MIN = 1, PERM = 1, HI16 = 1 };
   // Block: f16 d, f16 dmin, 12 bytes scales, 128 bytes qs; unit c (of 8)
   // is qs bytes [16c, 16c+16): low nibbles = sub-block 2(c/2), elements
   // 16(c%2).., high nibbles = sub-block 2(c/2)+1.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)(u >> 3) * BB;
-    const int c = u & 7, j0 = 2 * (c >> 1);
+    const int c = u & 7;
     const uint4 h = ld_stream(bp), q = ld_stream(bp + 16 + 16 * c);
     const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h.x));
     float sc0, m0, sc1, m1;
-    scale_min_k4(j0, h.y, h.z, h.w, sc0, m0);
-    scale_min_k4(j0 + 1, h.y, h.z, h.w, sc1, m1);
+    scale_min_pair(c >> 1, h.y, h.z, h.w, sc0, sc1, m0, m1);
     o.a[0] = dm.x * sc0; o.b[0] = dm.y * m0;
-    o.a[1] = dm.x * sc1; o.b[1] = dm.y * m1;
+    o.a[1] = dm.x * sc1 * 0.0625f; o.b[1] = dm.y * m1;
     set_q(o, 0, nib(q, 0));
-    set_q(o, 1, nib(q, 1));
+    set_q(o, 1, hi16(q));
   }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)(c >> 3) * BB;
@@ -144,17 +173,17 @@ struct QQ4K {
 };
 
 struct QQ5K {
-  enum { BS = 256, BB = 176, MIN = 1, PERM = 1 };
+  enum { BS = 256, BB = 176, MIN = 1, PERM = 1, HI16 = 0 };
   // Block: d, dmin, 12 bytes scales, qh[32] (bit j of byte l: fifth bit of
   // element l of sub-block j), qs[128] as Q4_K's.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)(u >> 3) * BB;
-    const int c = u & 7, j0 = 2 * (c >> 1);
+    const int c = u & 7;
+    const int j0 = 2 * (c >> 1);
     const uint4 h = ld_stream(bp), qh = ld_stream(bp + 16 + 16 * (c & 1)), q = ld_stream(bp + 48 + 16 * c);
     const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h.x));
     float sc0, m0, sc1, m1;
-    scale_min_k4(j0, h.y, h.z, h.w, sc0, m0);
-    scale_min_k4(j0 + 1, h.y, h.z, h.w, sc1, m1);
+    scale_min_pair(c >> 1, h.y, h.z, h.w, sc0, sc1, m0, m1);
     o.a[0] = dm.x * sc0; o.b[0] = dm.y * m0;
     o.a[1] = dm.x * sc1; o.b[1] = dm.y * m1;
     set_q(o, 0, or_hi(nib(q, 0), qh, j0, 0x01010101u));
@@ -176,7 +205,7 @@ struct QQ5K {
 };
 
 struct QQ6K {
-  enum { BS = 256, BB = 210, MIN = 1, PERM = 2 };
+  enum { BS = 256, BB = 210, MIN = 1, PERM = 2, HI16 = 0 };
   // Block: ql[128], qh[64], int8 scales[16], f16 d. Element n*128 + 32k +
   // l (n < 2, k < 4, l < 32) is ql[64n + l + 32(k%2)] nibble k/2, qh[32n +
   // l] bits 2k.., scale 8n + 2k + l/16. Unit c = 4n + 2kk + h (of 8): ql
@@ -205,7 +234,7 @@ struct QQ6K {
 };
 
 struct QQ40 {
-  enum { BS = 32, BB = 18, MIN = 1, PERM = 0 };
+  enum { BS = 32, BB = 18, MIN = 1, PERM = 0, HI16 = 1 };
   // Block: f16 d, qs[16]: element i = low nibble of qs[i], i+16 its high
   // nibble; weight d*(q-8). Unit = block.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
@@ -217,10 +246,11 @@ struct QQ40 {
     const uint4 q = make_uint4(__funnelshift_r(o4[0], o4[1], 16), __funnelshift_r(o4[1], o4[2], 16),
                                __funnelshift_r(o4[2], o4[3], 16), __funnelshift_r(o4[3], o4[4], 16));
     const float d = __half2float(__ushort_as_half((unsigned short)(o4[0] & 0xffffu)));
-    o.a[0] = o.a[1] = d;
+    o.a[0] = d;
+    o.a[1] = d * 0.0625f;
     o.b[0] = o.b[1] = 8.f * d;
     set_q(o, 0, nib(q, 0));
-    set_q(o, 1, nib(q, 1));
+    set_q(o, 1, hi16(q));
   }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)c * BB;
@@ -233,7 +263,7 @@ struct QQ40 {
 };
 
 struct QQ80 {
-  enum { BS = 32, BB = 34, MIN = 0, PERM = 0 };
+  enum { BS = 32, BB = 34, MIN = 0, PERM = 0, HI16 = 0 };
   // Block: f16 d, int8 qs[32]; weight d*q. Unit = block.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)u * BB;
@@ -327,25 +357,40 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
 // matrices x 4 rows of accumulators would spill). The split of a row over
 // the threads does not depend on it.
 #define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
-// The unit loop is not unrolled: at 1 token the kernels need 56-148
-// registers, so 3-7 blocks (384-896 threads, each with R rows' 16-32 bytes
-// in flight) share an SM, which covers the latency of HBM; unrolled by 2
-// (ptxas sm_90) nvcc issued the second unit's loads after the first's
-// arithmetic anyway and mq_q4k_1 went from 65 to 80 registers.
+// The unit loop is not unrolled: unrolled by 2 (ptxas sm_90) nvcc issued
+// the second unit's loads after the first's arithmetic anyway, for 15
+// more registers.
 
 // mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
 // NORM), x given quantized by qx (xq, xm; with NORM, ssp: rmsnorm(x).w =
 // rsqrt(sum(x*x)/K + eps) * ((x*g).w), qx having applied g).
+// The block's MV_WARPS warps form MV_WARPS/ks groups of ks warps; a group
+// owns R rows and its ks warps split their units (lane l of warp s takes
+// units 32s + l, 32(s + ks) + l, ...); every lane keeps R rows' sums for
+// all tokens. ks (1, 2 or 4) is chosen per matrix shape by gpu/cuda
+// (mqSplit), never per T, so every T sums a row in the same order: lane
+// order within a unit stride, xor-tree over the lanes, then the ks warps in
+// order. Several units per lane (ks 1 on the wide matrices) amortize the
+// per-thread address setup and reduction that a unit per thread (K = 4096
+// over 128 threads) paid for every 32 weights.
 template <class QT, int NT, bool GLU, bool NORM>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
-                                        const void* w2, int N, int K, int T, int mode, float eps) {
+                                        const void* w2, int N, int K, int T, int mode, float eps, int ks) {
   constexpr int R = MQ_ROWS(NT);
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long row0 = (long)blockIdx.x * R;
+  const int grp = warp / ks, sl = warp - grp * ks;
+  const int row0 = (blockIdx.x * (MV_WARPS / ks) + grp) * R;
   const long rb = (long)(K / QT::BS) * QT::BB;
   const int units = K / 32, G = K / 16;
+  const uint8_t* rp[NW][R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const long row = min(row0 + r, N - 1);
+    rp[0][r] = static_cast<const uint8_t*>(w) + row * rb;
+    if (GLU) rp[NW - 1][r] = static_cast<const uint8_t*>(w2) + row * rb;
+  }
   float acc[NW][R][NT];
 #pragma unroll
   for (int m = 0; m < NW; m++)
@@ -354,96 +399,112 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
       for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
   pdl_wait();
-  for (int u = threadIdx.x; u < units; u += MV_WARPS * 32) {
+  for (int u = sl * 32 + lane; u < units; u += ks * 32) {
     QU wu[NW][R];
 #pragma unroll
-    for (int r = 0; r < R; r++) {
-      const long row = row0 + r < N ? row0 + r : N - 1;
-      QT::unit(static_cast<const uint8_t*>(w) + row * rb, u, wu[0][r]);
-      if (GLU) QT::unit(static_cast<const uint8_t*>(w2) + row * rb, u, wu[NW - 1][r]);
-    }
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < R; r++) QT::unit(rp[m][r], u, wu[m][r]);
 #pragma unroll
     for (int t = 0; t < NT; t++) {
       if (t < T) {  // the unit's two groups: slots 2u, 2u+1 (qx_slot)
         const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + 2 * u;
         const int4 x0 = __ldg(xr), x1 = __ldg(xr + 1);
         const float4 mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G) + u);
-        const float2 m0 = make_float2(mm.x, mm.y), m1 = make_float2(mm.z, mm.w);
 #pragma unroll
         for (int m = 0; m < NW; m++)
 #pragma unroll
           for (int r = 0; r < R; r++) {
             const QU& q = wu[m][r];
-            int d0 = __dp4a(q.q[0][0], x0.x, 0);
+            // The dots start from i2f's bias (0x4B400000): i2f_biased
+            // then needs only the float subtraction.
+            int d0 = __dp4a(q.q[0][0], x0.x, 0x4B400000);
             d0 = __dp4a(q.q[0][1], x0.y, d0);
             d0 = __dp4a(q.q[0][2], x0.z, d0);
             d0 = __dp4a(q.q[0][3], x0.w, d0);
-            int d1 = __dp4a(q.q[1][0], x1.x, 0);
-            d1 = __dp4a(q.q[1][1], x1.y, d1);
-            d1 = __dp4a(q.q[1][2], x1.z, d1);
-            d1 = __dp4a(q.q[1][3], x1.w, d1);
+            int d1;
+            if (QT::HI16) {
+              d1 = dp4a_us(q.q[1][0], x1.x, 0x4B400000);
+              d1 = dp4a_us(q.q[1][1], x1.y, d1);
+              d1 = dp4a_us(q.q[1][2], x1.z, d1);
+              d1 = dp4a_us(q.q[1][3], x1.w, d1);
+            } else {
+              d1 = __dp4a(q.q[1][0], x1.x, 0x4B400000);
+              d1 = __dp4a(q.q[1][1], x1.y, d1);
+              d1 = __dp4a(q.q[1][2], x1.z, d1);
+              d1 = __dp4a(q.q[1][3], x1.w, d1);
+            }
             float a = acc[m][r][t];
-            a = fmaf(i2f(d0), __fmul_rn(q.a[0], m0.x), a);
-            if (QT::MIN) a = fmaf(-q.b[0], m0.y, a);
-            a = fmaf(i2f(d1), __fmul_rn(q.a[1], m1.x), a);
-            if (QT::MIN) a = fmaf(-q.b[1], m1.y, a);
+            a = fmaf(i2f_biased(d0), __fmul_rn(q.a[0], mm.x), a);
+            if (QT::MIN) a = fmaf(-q.b[0], mm.y, a);
+            a = fmaf(i2f_biased(d1), __fmul_rn(q.a[1], mm.z), a);
+            if (QT::MIN) a = fmaf(-q.b[1], mm.w, a);
             acc[m][r][t] = a;
           }
       }
     }
   }
   pdl_trigger();
-  __shared__ float red[MV_WARPS][NW][R][NT];
-  __shared__ float red_ss[MV_WARPS][NT];
-  if (NORM) {  // sum(x*x) of each token from qx's per-32-block sums, in a fixed order
+  // Each warp: xor-trees over its lanes (every lane gets the same sums).
 #pragma unroll
-    for (int t = 0; t < NT; t++) {
-      float v = 0.f;
-      if (t < T)
-        for (int i = threadIdx.x; i < units; i += MV_WARPS * 32) v += __ldg(ssp + (long)t * units + i);
+  for (int m = 0; m < NW; m++)
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0) red_ss[warp][t] = v;
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
+  float ss[NT];  // NORM: sum(x*x) of each token, from qx's per-32-block sums, in a fixed order
+#pragma unroll
+  for (int t = 0; t < NT; t++) {
+    ss[t] = 0.f;
+    if (NORM && t < T) {
+      for (int i = lane; i < units; i += 32) ss[t] += __ldg(ssp + (long)t * units + i);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
     }
   }
+  __shared__ float red[MV_WARPS][NW][R][NT];
+  if (ks > 1) {  // the group's ks warps, in order
+    if (lane == 0)
 #pragma unroll
-  for (int t = 0; t < NT; t++)
+      for (int m = 0; m < NW; m++)
 #pragma unroll
-    for (int m = 0; m < NW; m++)
+        for (int r = 0; r < R; r++)
 #pragma unroll
-      for (int r = 0; r < R; r++) {
-        float v = acc[m][r][t];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-        if (lane == 0) red[warp][m][r][t] = v;
-      }
-  __syncthreads();
-  for (int i = threadIdx.x; i < R * NT; i += blockDim.x) {
-    const int r = i / NT, t = i % NT;
-    const long row = row0 + r;
-    if (t >= T || row >= N) continue;
-    finish_out<NW, MV_WARPS, NORM, GLU>(
-        out + (long)t * ldo + row, mode, [&](int q, int m) { return red[q][m][r][t]; },
-        [&](int q) { return red_ss[q][t]; }, K, eps);
+          for (int t = 0; t < NT; t++) red[warp][m][r][t] = acc[m][r][t];
+    __syncthreads();
   }
+  if (sl != 0) return;
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
+      finish_out<NW, MV_WARPS, NORM, GLU>(
+          out + (long)t * ldo + row0 + r, mode,
+          [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
+          [&](int q) { return q == 0 ? ss[t] : 0.f; }, K, eps);
+    }
 }
 
 // mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
 // g, ssp its sums of squares); mqg_*: silu(rmsnorm(x, g).gate) * (... .up).
 #define MQ_INST(NAME, QT, NT)                                                                                   \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode) {   \
-    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f);                                \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
+      int ks) {                                                                                                 \
+    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks);                            \
   }                                                                                                             \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
-      int T, float eps) {                                                                                       \
-    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps);                                   \
+      int T, float eps, int ks) {                                                                               \
+    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks);                               \
   }                                                                                                             \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
-      int N, int K, int T, float eps) {                                                                         \
-    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps);                                   \
+      int N, int K, int T, float eps, int ks) {                                                                 \
+    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks);                               \
   }
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)

@@ -224,7 +224,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
 	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm"}
 	fmt.Fprintf(w, "\nquantized products vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact: x as qx quantized it, tol %.0e; raw: float x, tol %.0e)\n", N, K, tolQuantExact, tolQuantRaw)
-	fmt.Fprintf(w, "%-6s %-9s %12s %12s %12s %12s %s\n", "type", "mode", "exact rel", "raw rel", "raw max abs", "T=k = T=1", "")
+	fmt.Fprintf(w, "%-6s %-9s %2s %12s %12s %12s %12s %s\n", "type", "mode", "ks", "exact rel", "raw rel", "raw max abs", "T=k = T=1", "")
 	var errs []error
 	for _, dt := range quantTypes {
 		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
@@ -268,75 +268,82 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 				}
 				return h.down(out, T*N)
 			}
-			label := fmt.Sprintf("%-6v %-9s", dt, modeNames[mode])
-			fail := func(e error) { errs = append(errs, fmt.Errorf("%v %s: %w", dt, modeNames[mode], e)) }
-			one := make([][]float32, TT) // T=1 on each row
-			for t := range one {
-				if one[t], err = run(t, 1); err != nil {
-					return err
-				}
-			}
-			bitwise, worstRaw, worstAbs := "ok", 0.0, 0.0
-			var got16 []float32
-			for T := 1; T <= TT; T++ {
-				got, err := run(0, T)
-				if err != nil {
-					return err
-				}
-				for t := 0; t < T; t++ {
-					for n := 0; n < N; n++ {
-						if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) && bitwise == "ok" {
-							bitwise = fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
-						}
+			fail := func(ks int, e error) { errs = append(errs, fmt.Errorf("%v %s ks=%d: %w", dt, modeNames[mode], ks, e)) }
+			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K) // rows are independent: T's reference is its prefix
+			var refQ []float64                                      // with x as qx quantized it (the same for every run)
+			var qxBad int
+			for _, ks := range []int{4, 2, 1} { // every K split mqSplit may pick
+				tgt.mqks = ks
+				one := make([][]float32, TT) // T=1 on each row
+				for t := range one {
+					if one[t], err = run(t, 1); err != nil {
+						return err
 					}
 				}
-				rel, abs, e := errStats(got, quantRef(mode, W, W2, x, nil, g, base, T, N, K))
-				if e != nil {
-					fail(fmt.Errorf("T=%d: %w", T, e))
-					continue
+				bitwise, worstRaw, worstAbs := "ok", 0.0, 0.0
+				var got16 []float32
+				for T := 1; T <= TT; T++ {
+					got, err := run(0, T)
+					if err != nil {
+						return err
+					}
+					for t := 0; t < T; t++ {
+						for n := 0; n < N; n++ {
+							if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) && bitwise == "ok" {
+								bitwise = fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
+							}
+						}
+					}
+					rel, abs, e := errStats(got, ref[:T*N])
+					if e != nil {
+						fail(ks, fmt.Errorf("T=%d: %w", T, e))
+						continue
+					}
+					worstRaw, worstAbs = math.Max(worstRaw, rel), math.Max(worstAbs, abs)
+					got16 = got
 				}
-				worstRaw, worstAbs = math.Max(worstRaw, rel), math.Max(worstAbs, abs)
-				got16 = got
-			}
-			// The scratch holds x (all 16 rows) as the T=16 run's qx wrote it.
-			q, mm, e := h.downQX(Wd.xq, TT, K)
-			if e != nil {
-				return e
-			}
-			var gq []float32
-			if mode >= 2 {
-				gq = g
-			}
-			wantQ, wantM := qxEmulate(x, gq, TT, K, qxPerm(dt))
-			qxBad := 0
-			for i := range wantQ {
-				if q[i] != wantQ[i] {
-					qxBad++
+				if refQ == nil { // the scratch holds x (all 16 rows) as the T=16 run's qx wrote it
+					q, mm, e := h.downQX(Wd.xq, TT, K)
+					if e != nil {
+						return e
+					}
+					var gq []float32
+					if mode >= 2 {
+						gq = g
+					}
+					wantQ, wantM := qxEmulate(x, gq, TT, K, qxPerm(dt))
+					for i := range wantQ {
+						if q[i] != wantQ[i] {
+							qxBad++
+						}
+					}
+					for i := range wantM {
+						if math.Float32bits(mm[i]) != math.Float32bits(wantM[i]) {
+							qxBad++
+						}
+					}
+					refQ = quantRef(mode, W, W2, x, qxValues(q, mm, TT, K, qxPerm(dt)), g, base, TT, N, K)
 				}
-			}
-			for i := range wantM {
-				if math.Float32bits(mm[i]) != math.Float32bits(wantM[i]) {
-					qxBad++
+				exact := math.NaN()
+				if got16 != nil {
+					var e error
+					if exact, _, e = errStats(got16, refQ); e != nil {
+						fail(ks, e)
+					}
 				}
-			}
-			xq := qxValues(q, mm, TT, K, qxPerm(dt))
-			exact := math.NaN()
-			if got16 != nil {
-				if exact, _, e = errStats(got16, quantRef(mode, W, W2, x, xq, g, base, TT, N, K)); e != nil {
-					fail(e)
+				st := "ok"
+				if !(exact <= tolQuantExact) || !(worstRaw <= tolQuantRaw) || bitwise != "ok" || qxBad > 0 {
+					st = "FAIL"
+					fail(ks, fmt.Errorf("exact rel %.2e (tol %.0e), raw rel %.2e (tol %.0e), bitwise %s, qx values off its emulation: %d",
+						exact, tolQuantExact, worstRaw, tolQuantRaw, bitwise, qxBad))
 				}
+				short := bitwise
+				if len(short) > 12 {
+					short = "FAIL"
+				}
+				fmt.Fprintf(w, "%-6v %-9s %2d %12.2e %12.2e %12.2e %12s %s (qx exact: %d off)\n", dt, modeNames[mode], ks, exact, worstRaw, worstAbs, short, st, qxBad)
 			}
-			st := "ok"
-			if !(exact <= tolQuantExact) || !(worstRaw <= tolQuantRaw) || bitwise != "ok" || qxBad > 0 {
-				st = "FAIL"
-				fail(fmt.Errorf("exact rel %.2e (tol %.0e), raw rel %.2e (tol %.0e), bitwise %s, qx values off its emulation: %d",
-					exact, tolQuantExact, worstRaw, tolQuantRaw, bitwise, qxBad))
-			}
-			short := bitwise
-			if len(short) > 12 {
-				short = "FAIL"
-			}
-			fmt.Fprintf(w, "%s %12.2e %12.2e %12.2e %12s %s (qx exact: %d off)\n", label, exact, worstRaw, worstAbs, short, st, qxBad)
+			tgt.mqks = 0
 		}
 		if err := checkEmbedQuant(d, h, dt, wq, N, K, w); err != nil {
 			errs = append(errs, err)
@@ -384,7 +391,7 @@ func checkEmbedQuant(d *Device, h *devHelper, dt tensor.DType, data []byte, N, K
 	if bad > 0 {
 		st = "FAIL"
 	}
-	fmt.Fprintf(w, "%-6v %-9s %12s %12s %12s %12s %s (%d of %d values differ)\n", dt, "embed", "", "", "", "= cpu", st, bad, len(toks)*K)
+	fmt.Fprintf(w, "%-6v %-9s %2s %12s %12s %12s %12s %s (%d of %d values differ)\n", dt, "embed", "", "", "", "", "= cpu", st, bad, len(toks)*K)
 	if bad > 0 {
 		return fmt.Errorf("embed_%s: %d values differ from the CPU's dequantization", suf, bad)
 	}
@@ -443,7 +450,7 @@ func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 	if !(exact <= tolQuantExact) || !(raw <= tolQuantRaw) {
 		st = "FAIL"
 	}
-	fmt.Fprintf(w, "%-16s %12.2e %12.2e %12.2e %12s %s\n", "Q4_K+Q4_K+Q6_K", exact, raw, abs, "(T=5)", st)
+	fmt.Fprintf(w, "%-19s %12.2e %12.2e %12.2e %12s %s\n", "Q4_K+Q4_K+Q6_K", exact, raw, abs, "(T=5)", st)
 	if st != "ok" {
 		return fmt.Errorf("cuda check: mixed Q4_K/Q6_K stack: exact rel %.2e, raw rel %.2e", exact, raw)
 	}

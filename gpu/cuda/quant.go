@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"gorgonia.org/cu"
-
-	"rigscope/engine/tensor"
 )
 
 // Products with quantized weights (kernels/quant.cu): the activation x
@@ -25,30 +23,19 @@ func mqRows(T int) int {
 	return 2
 }
 
-// qxPerm is the order qx stores a type's activation groups in (PERM in
-// quant.cu): 0 plain (Q8_0, Q4_0), 1 (Q4_K, Q5_K), 2 (Q6_K).
-func qxPerm(dt tensor.DType) int {
-	switch dt {
-	case tensor.Q4_K, tensor.Q5_K:
-		return 1
-	case tensor.Q6_K:
-		return 2
+// mqSplit is mqSplit for this device, or the K split cuda-check forces.
+func (t *launcher) mqSplit(rows int) int {
+	if t.mqks != 0 {
+		return t.mqks
 	}
-	return 0
+	return mqSplit(rows, t.dev.SMs)
 }
 
-// qxSlot is qx_slot in quant.cu: the slot of 16-element group g of a row
-// in activation order perm.
-func qxSlot(perm, g int) int {
-	base, l := g&^15, g&15
-	switch perm {
-	case 1:
-		return base + l&12 + 2*(l&1) + (l>>1)&1
-	case 2:
-		n, k, h := l>>3, (l>>1)&3, l&1
-		return base + 8*n + 4*(k&1) + 2*h + k>>1
-	}
-	return g
+// mqGrid is the grid of an mq* product of rows rows at T tokens split ks
+// ways: blocks of 4/ks row groups of mqRows(T) rows.
+func mqGrid(rows, T, ks int) [3]int {
+	per := mqRows(T) * (mvThreads / 32 / ks)
+	return [3]int{(rows + per - 1) / per, 1, 1}
 }
 
 // qxPtrs are the parts of the activation scratch at xq for rows of K
@@ -97,13 +84,14 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 			perm = qxPerm(p.dt)
 		}
 		o := out + cu.DevicePtr(4*row)
-		grid, block := [3]int{(p.rows + mqRows(T) - 1) / mqRows(T), 1, 1}, [3]int{mvThreads, 1, 1}
+		ks := t.mqSplit(p.rows)
+		grid, block := mqGrid(p.rows, T, ks), [3]int{mvThreads, 1, 1}
 		if norm != 0 {
 			err = t.kernel(cat, p.bytes(), fmt.Sprintf("mqn_%s_%d", suf, bucket(T)), grid, block,
-				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), f32(t.eps))
+				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), f32(t.eps), i32(ks))
 		} else {
 			err = t.kernel(cat, p.bytes(), fmt.Sprintf("mq_%s_%d", suf, bucket(T)), grid, block,
-				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode))
+				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode), i32(ks))
 		}
 		if err != nil {
 			return err
@@ -130,7 +118,8 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	if err != nil {
 		return err
 	}
+	ks := t.mqSplit(g.rows)
 	return t.kernel("gate_up", g.bytes()+u.bytes(), fmt.Sprintf("mqg_%s_%d", suf, bucket(T)),
-		[3]int{(g.rows + mqRows(T) - 1) / mqRows(T), 1, 1}, [3]int{mvThreads, 1, 1},
-		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps))
+		mqGrid(g.rows, T, ks), [3]int{mvThreads, 1, 1},
+		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps), i32(ks))
 }

@@ -80,11 +80,6 @@ func quantized(dt tensor.DType) bool {
 	return false
 }
 
-// quantPad is the zero bytes after a quantized matrix: the kernels read
-// the unaligned types (Q4_0, Q8_0, Q6_K) through aligned 16-byte windows
-// that may end up to 15 bytes past the last block (win in quant.cu).
-const quantPad = 32
-
 // qxBytes is the activation scratch of rows of cols values quantized by
 // qx (quant.cu): int8 (MaxTokens, cols), float2 (MaxTokens, cols/16), float
 // sums of squares (MaxTokens, cols/32).
