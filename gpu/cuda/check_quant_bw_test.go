@@ -86,7 +86,8 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	rng := rand.New(rand.NewPCG(8, 23))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	Ts := []int{1, 5, 16}
-	us := map[string]float64{} // type/shape/T -> us per call
+	us := map[string]float64{} // type/shape/T[/ksK] -> us per call
+	var sweeps []string        // the same at every K split, T 1 and 5
 	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; qx included)\n", readGBps)
 	fmt.Fprintf(w, "%-6s %-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "type", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
 	run := func(dt tensor.DType, sh q8bShape, mats []dweight, label string) error {
@@ -120,6 +121,20 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				return fmt.Errorf("%v %s T=%d: %w", dt, sh.name, T, err)
 			}
 			us[fmt.Sprintf("%s/%s/%d", label, sh.name, T)] = t
+			if T <= 5 { // the K split sweep (mqSplit's choice is the line above)
+				sweep := fmt.Sprintf("%-6s %-22s T=%-2d policy ks=%d:", label, sh.name, T, tgt.mqSplit(sh.N))
+				for _, ks := range []int{1, 2, 4} {
+					tgt.mqks = ks
+					tk, err := timed(max(20, 2*len(mats)), op)
+					tgt.mqks = 0
+					if err != nil {
+						return fmt.Errorf("%v %s T=%d ks=%d: %w", dt, sh.name, T, ks, err)
+					}
+					us[fmt.Sprintf("%s/%s/%d/ks%d", label, sh.name, T, ks)] = tk
+					sweep += fmt.Sprintf("  ks=%d %8.1f us", ks, tk)
+				}
+				sweeps = append(sweeps, sweep)
+			}
 			if T == 1 {
 				t1 = t
 				gbps := float64(per) / (t * 1e3)
@@ -192,6 +207,10 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
+	fmt.Fprintf(w, "\nK split sweep (ks warps share a row group's units: quant_layout.go mqSplit picks per shape; times as above)\n")
+	for _, l := range sweeps {
+		fmt.Fprintln(w, l)
+	}
 	// qx alone, for its share.
 	for _, K := range []int{4096, 14336} {
 		h := newDevHelper(s)
@@ -221,16 +240,31 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		}
 	}
 	// The products' part of an 8B step, per file type.
-	step := func(T int, typeOf func(part string, l int) string) float64 {
+	// at is a product's time at T: with mqSplit's K split, or (best) with
+	// the split fastest at T=1.
+	at := func(typ, shape string, T int, best bool) float64 {
+		if !best {
+			return us[fmt.Sprintf("%s/%s/%d", typ, shape, T)]
+		}
+		bk := 1
+		for _, ks := range []int{2, 4} {
+			if us[fmt.Sprintf("%s/%s/1/ks%d", typ, shape, ks)] < us[fmt.Sprintf("%s/%s/1/ks%d", typ, shape, bk)] {
+				bk = ks
+			}
+		}
+		return us[fmt.Sprintf("%s/%s/%d/ks%d", typ, shape, T, bk)]
+	}
+	step := func(T int, typeOf func(part string, l int) string, best bool) float64 {
 		var sum float64
 		for l := 0; l < 32; l++ {
 			for _, sh := range q8bShapes[:4] {
-				sum += us[fmt.Sprintf("%s/%s/%d", typeOf(sh.name, l), sh.name, T)]
+				sum += at(typeOf(sh.name, l), sh.name, T, best)
 			}
 		}
-		return sum + us[fmt.Sprintf("%s/%s/%d", typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T)]
+		return sum + at(typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T, best)
 	}
-	fmt.Fprintf(w, "\nllama-8b decode step, quantized products only (sum of the timed kernels, one launch after another, no graph)\n%-8s %12s %14s %12s %12s\n", "file", "T=1 us", "tok/s bound", "T=5 us", "verify/decode")
+	fmt.Fprintf(w, "\nllama-8b decode step, quantized products only (sum of the timed kernels, one launch after another, no graph; best: each shape at its fastest K split at T=1)\n%-8s %12s %14s %12s %12s %12s %12s\n",
+		"file", "T=1 us", "tok/s bound", "T=5 us", "verify/dec", "best T=1", "best T=5")
 	files := []struct {
 		name   string
 		typeOf func(part string, l int) string
@@ -259,8 +293,9 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		{"Q5_K", func(string, int) string { return "Q5_K" }},
 	}
 	for _, f := range files {
-		a, b := step(1, f.typeOf), step(5, f.typeOf)
-		fmt.Fprintf(w, "%-8s %12.0f %14.0f %12.0f %12.2f\n", f.name, a, 1e6/a, b, b/a)
+		a, b := step(1, f.typeOf, false), step(5, f.typeOf, false)
+		ba, bb := step(1, f.typeOf, true), step(5, f.typeOf, true)
+		fmt.Fprintf(w, "%-8s %12.0f %14.0f %12.0f %12.2f %12.0f %12.0f\n", f.name, a, 1e6/a, b, b/a, ba, bb)
 	}
 	return errors.Join(errs...)
 }
