@@ -303,17 +303,46 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 // checkQuantModels decodes the quantized gocoder files found in models
 // greedily on the GPU against the reference and the CPU engine
 // (checkModel), and checks that verifying the greedy tokens in one pass
-// gives back the same tokens as decoding them one at a time.
+// gives back the same tokens as decoding them one at a time. The Q4_K_M
+// and Q4_0 files, when models lacks them, are written from its Q8_0 file
+// first (rigscope write-gguf's encoder, into a temporary directory).
 func checkQuantModels(ctx context.Context, d *Device, models string, w io.Writer) error {
 	ref, err := readRef(models)
 	if err != nil {
 		return err
+	}
+	tmp, err := os.MkdirTemp("", "rigscope-quant-check")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	q8 := filepath.Join(models, "gocoder-14m.Q8_0.gguf")
+	made := map[string]string{}
+	for _, m := range []struct {
+		file string
+		ft   quant.FileType
+	}{{"gocoder-14m.Q4_K_M.gguf", quant.Q4KM}, {"gocoder-14m.Q4_0.gguf", quant.Q4_0}} {
+		if _, err := os.Stat(filepath.Join(models, m.file)); err == nil {
+			continue
+		}
+		if _, err := os.Stat(q8); err != nil {
+			continue
+		}
+		path := filepath.Join(tmp, m.file)
+		if _, err := quant.WriteFile(q8, m.ft, path, true); err != nil {
+			return fmt.Errorf("write %s from %s: %w", m.file, q8, err)
+		}
+		made[m.file] = path
+		fmt.Fprintf(w, "wrote %s from gocoder-14m.Q8_0.gguf (write-gguf --type %s)\n", m.file, m.ft)
 	}
 	fmt.Fprintf(w, "\n%-28s %8s %10s %14s %14s\n", "model", "prompts", "greedy=ref", "greedy=cpu", "max rel logit")
 	var errs []error
 	var found []string
 	for _, f := range []string{"gocoder-14m.Q8_0.gguf", "gocoder-14m.Q4_0.gguf", "gocoder-14m.Q4_K_M.gguf", "gocoder-14m.Q6_K.gguf"} {
 		path := filepath.Join(models, f)
+		if p, ok := made[f]; ok {
+			path = p
+		}
 		if _, err := os.Stat(path); err != nil {
 			fmt.Fprintf(w, "%-28s skipped: %v\n", f, err)
 			continue
