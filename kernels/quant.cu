@@ -222,8 +222,15 @@ struct QQ6K {
     const int8_t* sc = reinterpret_cast<const int8_t*>(bp + 192 + 8 * n + 2 * kk + h);
     o.a[0] = d * float(__ldg(sc)); o.b[0] = 32.f * o.a[0];
     o.a[1] = d * float(__ldg(sc + 4)); o.b[1] = 32.f * o.a[1];
-    set_q(o, 0, or_hi(nib(ql, 0), qh, 2 * kk, 0x03030303u));
-    set_q(o, 1, or_hi(nib(ql, 1), qh, 2 * kk + 4, 0x03030303u));
+    // The high bits of quarter k are bits 2k, 2k+1 of each qh byte: to
+    // bits 4, 5 by a left shift of 4 - 2kk (k = kk) or a right shift of
+    // 2kk (k = kk + 2), one shift and a mask each (no bit crosses into
+    // another byte's bits 4, 5).
+    const unsigned s0 = 4 - 2 * kk, s1 = 2 * kk;
+    set_q(o, 0, make_uint4((ql.x & 0x0f0f0f0fu) | ((qh.x << s0) & 0x30303030u), (ql.y & 0x0f0f0f0fu) | ((qh.y << s0) & 0x30303030u),
+                           (ql.z & 0x0f0f0f0fu) | ((qh.z << s0) & 0x30303030u), (ql.w & 0x0f0f0f0fu) | ((qh.w << s0) & 0x30303030u)));
+    set_q(o, 1, make_uint4(((ql.x >> 4) & 0x0f0f0f0fu) | ((qh.x >> s1) & 0x30303030u), ((ql.y >> 4) & 0x0f0f0f0fu) | ((qh.y >> s1) & 0x30303030u),
+                           ((ql.z >> 4) & 0x0f0f0f0fu) | ((qh.z >> s1) & 0x30303030u), ((ql.w >> 4) & 0x0f0f0f0fu) | ((qh.w >> s1) & 0x30303030u)));
   }
   static __device__ void deq32(const uint8_t* rp, int c, float* o) {
     const uint8_t* bp = rp + (long)(c >> 3) * BB;

@@ -152,7 +152,11 @@ func decodeUnit(t *testing.T, dt tensor.DType, m qmem, rp, u int) qunit {
 		sc := m.buf[bp+192+8*n+2*kk+h-m.base:]
 		o.a = [2]float32{d * float32(int8(sc[0])), d * float32(int8(sc[4]))}
 		o.b = [2]float32{32 * o.a[0], 32 * o.a[1]}
-		o.q[0], o.q[1] = qorHi(qnib(ql, 0), qh, 2*kk, 0x03030303), qorHi(qnib(ql, 1), qh, 2*kk+4, 0x03030303)
+		s0, s1 := 4-2*kk, 2*kk
+		for i := range ql {
+			o.q[0][i] = ql[i]&0x0f0f0f0f | (qh[i]<<s0)&0x30303030
+			o.q[1][i] = (ql[i]>>4)&0x0f0f0f0f | (qh[i]>>s1)&0x30303030
+		}
 	case tensor.Q4_0:
 		bp := rp + u*18
 		o4 := qextract(m.win(bp, 2), bp&15, 5)
