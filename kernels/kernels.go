@@ -1,6 +1,6 @@
 // Package kernels holds the CUDA kernels of rigscope's GPU path as PTX
-// text, compiled from kernels.cu (which includes tc.cu, attention.cu and
-// allreduce.cu) and embedded in the binary. gpu/cuda loads
+// text, compiled from kernels.cu (which includes tc.cu, quant.cu, attention.cu
+// and allreduce.cu) and embedded in the binary. gpu/cuda loads
 // the PTX that matches the device (sm_90 on Hopper, sm_80 otherwise) with
 // cu.LoadData; the driver compiles it for the actual chip at load.
 //
