@@ -1,9 +1,9 @@
 // rigscope CUDA kernels: the Llama forward pass for batch 1 decode and for
 // verifying up to 16 tokens, plus allreduce kernels over peer pointers.
-// Activations are float32; weights are bf16, f16, f32 or Q8_0 (repacked on
-// upload into an int8 matrix plus one f16 scale per 32 elements); every dot
-// product accumulates in float32 (tensor-core products: tc.cu; attention:
-// attention.cu; allreduce: allreduce.cu). Compiled to PTX by `go generate` (see
+// Activations are float32; weights are bf16, f16, f32, or ggml's Q4_K,
+// Q5_K, Q6_K, Q4_0 and Q8_0 blocks as stored (quant.cu); every dot
+// product accumulates in float32 (tensor-core products: tc.cu; quantized
+// weights: quant.cu; attention: attention.cu; allreduce: allreduce.cu). Compiled to PTX by `go generate` (see
 // README.md) and loaded with cu.LoadData.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -72,19 +72,6 @@ struct WF32 {
     o[0] = __uint_as_float(v.x); o[1] = __uint_as_float(v.y); o[2] = __uint_as_float(v.z); o[3] = __uint_as_float(v.w);
   }
 };
-// Q8_0 repacked: qs (N, K) int8, scales (N, K/32) f16; chunk c covers
-// elements [16c, 16c+16), scale index row*K/32 + c/2.
-struct WQ8 {
-  enum { E = 16 };
-  static __device__ __forceinline__ void load(const void* w, const void* s, long row, int K, int c, float* o) {
-    uint4 v = ld_stream(reinterpret_cast<const int4*>(static_cast<const int8_t*>(w) + row * K) + c);
-    float d = __half2float(static_cast<const __half*>(s)[row * (K / 32) + c / 2]);
-    const int8_t* q = reinterpret_cast<const int8_t*>(&v);
-#pragma unroll
-    for (int i = 0; i < 16; i++) o[i] = d * float(q[i]);
-  }
-};
-
 // finish_out stores (mode 1: adds) one output of a matrix product from
 // its W per-warp partial sums part(q, m) (m < NW: the matrix, or GLU's gate
 // and up) and, with NORM, the per-warp sums of squares ss(q) of x: summed
@@ -271,9 +258,9 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
 MV_ALL(bf16, WBF16)
 MV_ALL(f16, WF16)
 MV_ALL(f32, WF32)
-MV_ALL(q8, WQ8)
 
 #include "tc.cu"
+#include "quant.cu"
 
 // ---------------------------------------------------------- small ops
 // Embedding lookup: x[t] = emb[tokens[t]] dequantized. grid T.
@@ -292,7 +279,13 @@ __device__ void embed_body(float* x, const void* w, const void* ws, const int* t
 extern "C" __global__ void embed_bf16(float* x, const void* w, const void* ws, const int* tok, int dim) { embed_body<WBF16>(x, w, ws, tok, dim); }
 extern "C" __global__ void embed_f16(float* x, const void* w, const void* ws, const int* tok, int dim) { embed_body<WF16>(x, w, ws, tok, dim); }
 extern "C" __global__ void embed_f32(float* x, const void* w, const void* ws, const int* tok, int dim) { embed_body<WF32>(x, w, ws, tok, dim); }
-extern "C" __global__ void embed_q8(float* x, const void* w, const void* ws, const int* tok, int dim) { embed_body<WQ8>(x, w, ws, tok, dim); }
+#define EMBED_Q(NAME, QT) \
+  extern "C" __global__ void embed_##NAME(float* x, const void* w, const void* ws, const int* tok, int dim) { embed_body<WQ<QT>>(x, w, ws, tok, dim); }
+EMBED_Q(q4k, QQ4K)
+EMBED_Q(q5k, QQ5K)
+EMBED_Q(q6k, QQ6K)
+EMBED_Q(q40, QQ40)
+EMBED_Q(q80, QQ80)
 
 // Step parameters written by the host before each (graph) launch.
 struct Step {
@@ -369,7 +362,11 @@ __device__ void eagle_in_body(float* cat, float* h, const void* w, const void* w
 EAGLE_IN(bf16, WBF16)
 EAGLE_IN(f16, WF16)
 EAGLE_IN(f32, WF32)
-EAGLE_IN(q8, WQ8)
+EAGLE_IN(q4k, WQ<QQ4K>)
+EAGLE_IN(q5k, WQ<QQ5K>)
+EAGLE_IN(q6k, WQ<QQ6K>)
+EAGLE_IN(q40, WQ<QQ40>)
+EAGLE_IN(q80, WQ<QQ80>)
 
 
 // ------------------------------------------------------ argmax / sample

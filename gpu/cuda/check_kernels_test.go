@@ -145,7 +145,7 @@ func checkKernels(d *Device, w io.Writer) error {
 		dt    tensor.DType
 		N     int
 		tiled bool
-	}{{tensor.BF16, 72, false}, {tensor.F16, 72, false}, {tensor.F32, 72, false}, {tensor.Q8_0, 72, false}, {tensor.BF16, 80, true}} {
+	}{{tensor.BF16, 72, false}, {tensor.F16, 72, false}, {tensor.F32, 72, false}, {tensor.BF16, 80, true}} { // quantized types: checkQuant
 		dt, N := mc.dt, mc.N
 		for _, T := range []int{1, 3, 5, 8, 9, 16} {
 			K := 1056

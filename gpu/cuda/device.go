@@ -108,7 +108,10 @@ func Open(ordinal int) (*Device, error) {
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: make context current: %w", ordinal, err)
 	}
-	name, ptx := kernels.For(d.Major, d.Minor)
+	name, ptx, err := kernels.For(d.Major, d.Minor)
+	if err != nil {
+		return nil, err
+	}
 	if path := tunedPTX(); path != "" { // a rebuilt variant, for comparisons (bench/cuda/variants.sh)
 		b, err := os.ReadFile(path)
 		if err != nil {

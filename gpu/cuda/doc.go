@@ -1,7 +1,9 @@
 // Package cuda runs the Llama forward pass on an NVIDIA GPU through the
 // CUDA driver API (gorgonia.org/cu plus a few cgo calls for stream capture,
-// graphs and pinned host memory): weights uploaded once (bf16, f16, f32 or
-// Q8_0; bf16 layer matrices tiled for the tensor cores), a position-indexed
+// graphs and pinned host memory): weights uploaded once (bf16, f16, f32, or
+// Q4_K, Q5_K, Q6_K, Q4_0, Q8_0 blocks as the GGUF file stores them, read by
+// dp4a kernels against an int8-quantized activation; bf16 layer matrices
+// tiled for the tensor cores), a position-indexed
 // float32 KV cache, every decode and verify step captured as a CUDA graph
 // (kernels chained by programmatic dependent launch on sm_90) and replayed,
 // argmax or sampling on the device. A Target may split the model over

@@ -140,6 +140,9 @@ func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]i
 // the tensor cores already (store_xf in kernels.cu): a tiled product
 // without norm then reads it instead of x (tcf*).
 func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
+	if quantized(w.dt) {
+		return t.qmatvec(cat, out, ldo, x, w, T, mode, norm)
+	}
 	suf, err := kernelSuffix(w.dt)
 	if err != nil {
 		return err
@@ -178,6 +181,9 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 	}
 	if u.dt != g.dt || u.tiled != g.tiled {
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
+	}
+	if quantized(g.dt) {
+		return t.qglu(out, x, g, u, T, norm)
 	}
 	if g.tiled {
 		nw := t.tcWarps("gate_up", g.rows, true)

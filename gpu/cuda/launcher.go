@@ -13,6 +13,7 @@ type launcher struct {
 	dev    *Device
 	tune   Tuning    // the process's measurement knobs (CurrentTuning), read once
 	warps  int       // tensor-core block size, when set (cuda-check); else tcWarps picks
+	mqks   int       // quantized products' K split, when set (cuda-check); else mqSplit picks
 	stream cu.Stream // the step's stream: graphs are captured and replayed here
 	ls     cu.Stream // where kernels launch: stream, or a rank's during its phase (onRanks)
 	pdl    bool      // launch with programmatic dependent launch (sm_90)

@@ -142,7 +142,9 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 	need := stateBytes(cfg, ctxLen, d.SMs, len(ws))
 	dims := make([]shardDims, len(ws))
 	for r, w := range ws {
-		w.WidenKQuants() // the kernels here read Q8_0, not k-quants (issue 23)
+		if err := checkTypes(w); err != nil { // quantized weights stay as stored (quant.cu)
+			return nil, err
+		}
 		need += modelBytes(w)
 		dims[r] = weightDims(w)
 	}

@@ -13,15 +13,22 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// dweight is a weight matrix (rows, cols) in device memory. Q8_0 is
-// repacked: w = int8 (rows, cols), s = f16 scales (rows, cols/32); other
-// types are dense row-major in their file dtype and s is 0, except tiled
-// bf16 matrices, stored in the tensor-core fragment order of tileBF16.
+// dweight is a weight matrix (rows, cols) in device memory. The
+// quantized types (quantized: Q4_K, Q5_K, Q6_K, Q4_0, Q8_0) are uploaded
+// as the file stores them, ggml blocks row after row (kernels/quant.cu reads
+// them), and xq points at the model's activation scratch (qxBytes); a stack
+// of quantized matrices of different types (a Q4_K_M file's Q4_K Wq, Wk
+// and Q6_K Wv) is kept as parts, each its own matrix, that share one
+// quantized activation. Other types are dense row-major in their file
+// dtype and s is 0, except tiled bf16 matrices, stored in the tensor-core
+// fragment order of tileBF16.
 type dweight struct {
 	dt         tensor.DType
 	w, s       cu.DevicePtr
 	rows, cols int
 	tiled      bool
+	xq         cu.DevicePtr // quantized: the activation scratch, at least qxBytes(cols)
+	parts      []dweight    // quantized stacks of mixed types: the runs of one type, in row order
 }
 
 // useTensorCores says whether bf16 layer matrices and the output
@@ -38,6 +45,9 @@ func tileable(dt tensor.DType, rows, cols int) bool {
 	return dt == tensor.BF16 && rows%16 == 0 && cols%16 == 0 && useTensorCores()
 }
 
+// gpuTypes lists the weight types the GPU kernels read, for messages.
+const gpuTypes = "BF16, F16, F32, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K"
+
 // kernelSuffix names the kernel variant for the weight's dtype.
 func kernelSuffix(dt tensor.DType) (string, error) {
 	switch dt {
@@ -48,21 +58,47 @@ func kernelSuffix(dt tensor.DType) (string, error) {
 	case tensor.F32:
 		return "f32", nil
 	case tensor.Q8_0:
-		return "q8", nil
+		return "q80", nil
+	case tensor.Q4_0:
+		return "q40", nil
+	case tensor.Q4_K:
+		return "q4k", nil
+	case tensor.Q5_K:
+		return "q5k", nil
+	case tensor.Q6_K:
+		return "q6k", nil
 	}
-	return "", fmt.Errorf("cuda: weights of type %v are not supported on the GPU (bf16, f16, f32, Q8_0 are)", dt)
+	return "", fmt.Errorf("cuda: weights of type %v are not supported on the GPU (%s are)", dt, gpuTypes)
 }
+
+// quantized says whether dt is read by the quantized kernels (quant.cu).
+func quantized(dt tensor.DType) bool {
+	switch dt {
+	case tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		return true
+	}
+	return false
+}
+
+// qxBytes is the activation scratch of rows of cols values quantized by
+// qx (quant.cu): int8 (MaxTokens, cols), float2 (MaxTokens, cols/16), float
+// sums of squares (MaxTokens, cols/32).
+func qxBytes(cols int) int64 { return int64(MaxTokens) * int64(cols) * 13 / 8 } // 1 + 8/16 + 4/32 bytes per value
 
 // bytes is the device memory the weight reads per pass.
 func (w dweight) bytes() int64 {
-	n := int64(w.rows) * int64(w.cols)
-	switch w.dt {
-	case tensor.F32:
-		return 4 * n
-	case tensor.Q8_0:
-		return n + n/32*2
+	if len(w.parts) > 0 {
+		var n int64
+		for _, p := range w.parts {
+			n += p.bytes()
+		}
+		return n
 	}
-	return 2 * n
+	rb, err := w.dt.Bytes(w.cols)
+	if err != nil { // not a whole number of blocks: refused at upload
+		return 0
+	}
+	return int64(w.rows) * int64(rb)
 }
 
 // dlayer is one decoder block on the device.
@@ -82,6 +118,22 @@ type dmodel struct {
 	outNorm cu.DevicePtr // f32 (dim)
 	out     dweight      // (vocab, dim)
 	allocs  []cu.DevicePtr
+	xq      cu.DevicePtr // activation scratch of the quantized products (qxBytes(xqCols))
+	xqCols  int
+}
+
+// scratch is the model's activation scratch for quantized products of
+// cols columns, allocated (larger) when the one it has is too small.
+// Every product of a rank runs on its stream in order, so they share it.
+func (m *dmodel) scratch(cols int) (cu.DevicePtr, error) {
+	if m.xqCols < cols {
+		p, err := m.alloc(qxBytes(cols))
+		if err != nil {
+			return 0, err
+		}
+		m.xq, m.xqCols = p, cols
+	}
+	return m.xq, nil
 }
 
 func (m *dmodel) alloc(n int64) (cu.DevicePtr, error) {
@@ -125,7 +177,7 @@ func denseRows(t *tensor.Tensor) []byte {
 }
 
 // uploadMatrix stacks the tensors' rows (same dtype and cols) into one
-// device matrix, repacking Q8_0.
+// device matrix (quantized types as stored).
 func (m *dmodel) uploadMatrix(ts ...*tensor.Tensor) (dweight, error) {
 	return m.uploadStacked(false, ts...)
 }
@@ -139,49 +191,56 @@ func (m *dmodel) uploadLayerMatrix(ts ...*tensor.Tensor) (dweight, error) {
 
 func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error) {
 	dt, cols := ts[0].DType, ts[0].Cols()
-	if _, err := kernelSuffix(dt); err != nil {
-		return dweight{}, fmt.Errorf("%w (tensor %q)", err, ts[0].Name)
-	}
 	rows := 0
+	mixed := false
 	for _, t := range ts {
-		if t.DType != dt || t.Cols() != cols {
+		if _, err := kernelSuffix(t.DType); err != nil {
+			return dweight{}, fmt.Errorf("%w (tensor %q)", err, t.Name)
+		}
+		if t.Cols() != cols || t.DType != dt && !(quantized(t.DType) && quantized(dt)) {
 			return dweight{}, fmt.Errorf("cuda: cannot stack %q (%v, %d cols) with %q (%v, %d cols)", t.Name, t.DType, t.Cols(), ts[0].Name, dt, cols)
 		}
+		if _, err := t.DType.Bytes(cols); err != nil {
+			return dweight{}, fmt.Errorf("cuda: tensor %q: rows of %d: %w", t.Name, cols, err)
+		}
+		mixed = mixed || t.DType != dt
 		rows += t.Rows()
 	}
 	if cols%32 != 0 {
 		return dweight{}, fmt.Errorf("cuda: tensor %q has %d columns; the GPU kernels need a multiple of 32", ts[0].Name, cols)
 	}
-	w := dweight{dt: dt, rows: rows, cols: cols}
-	var err error
-	if dt != tensor.Q8_0 {
-		var all []byte
-		for _, t := range ts {
-			all = append(all, denseRows(t)...)
-		}
-		if tile && tileable(dt, rows, cols) {
-			all, w.tiled = tileBF16(all, rows, cols), true
-		}
-		w.w, err = m.upload(all)
-		return w, err
-	}
-	qs := make([]byte, rows*cols)
-	sc := make([]byte, rows*cols/32*2)
-	r := 0
-	for _, t := range ts {
-		for tr := 0; tr < t.Rows(); tr, r = tr+1, r+1 {
-			row := t.Row(tr)
-			for b := 0; b < cols/32; b++ {
-				blk := row[b*34 : b*34+34]
-				copy(sc[(r*cols/32+b)*2:], blk[:2])
-				copy(qs[r*cols+b*32:], blk[2:34])
+	if mixed { // runs of one type, each its own matrix
+		w := dweight{dt: dt, rows: rows, cols: cols}
+		for i := 0; i < len(ts); {
+			j := i + 1
+			for j < len(ts) && ts[j].DType == ts[i].DType {
+				j++
 			}
+			p, err := m.uploadStacked(false, ts[i:j]...)
+			if err != nil {
+				return w, err
+			}
+			w.parts = append(w.parts, p)
+			w.xq = p.xq
+			i = j
 		}
+		return w, nil
 	}
-	if w.w, err = m.upload(qs); err != nil {
-		return w, err
+	w := dweight{dt: dt, rows: rows, cols: cols}
+	var all []byte
+	for _, t := range ts {
+		all = append(all, denseRows(t)...)
 	}
-	w.s, err = m.upload(sc)
+	var err error
+	if quantized(dt) { // as stored; the products quantize x into the scratch
+		if w.xq, err = m.scratch(cols); err != nil {
+			return w, err
+		}
+		all = append(all, make([]byte, quantPad)...)
+	} else if tile && tileable(dt, rows, cols) {
+		all, w.tiled = tileBF16(all, rows, cols), true
+	}
+	w.w, err = m.upload(all)
 	return w, err
 }
 
@@ -193,17 +252,51 @@ func (m *dmodel) uploadVec(v []float32) (cu.DevicePtr, error) {
 	return m.upload(b)
 }
 
-// modelBytes estimates the device memory of w's weights once uploaded.
-func modelBytes(w *model.Weights) int64 {
-	var n int64
-	add := func(t *tensor.Tensor) { n += dweight{dt: t.DType, rows: t.Rows(), cols: t.Cols()}.bytes() }
-	add(w.TokEmbd)
-	add(w.Output)
+// matrices lists w's weight matrices.
+func matrices(w *model.Weights) []*tensor.Tensor {
+	ts := []*tensor.Tensor{w.TokEmbd, w.Output}
 	for i := range w.Layers {
 		L := &w.Layers[i]
-		for _, t := range []*tensor.Tensor{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
-			add(t)
+		ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down)
+	}
+	return ts
+}
+
+// quantCols is the widest row among w's quantized matrices (0: none): the
+// size of the model's activation scratch.
+func quantCols(w *model.Weights) int {
+	n := 0
+	for _, t := range matrices(w) {
+		if quantized(t.DType) {
+			n = max(n, t.Cols())
 		}
+	}
+	return n
+}
+
+// checkTypes refuses, by tensor and type, weights the GPU kernels do not
+// read, and quantized rows that are not a whole number of blocks.
+func checkTypes(w *model.Weights) error {
+	for _, t := range matrices(w) {
+		if _, err := kernelSuffix(t.DType); err != nil {
+			return fmt.Errorf("%w (tensor %q)", err, t.Name)
+		}
+		if _, err := t.DType.Bytes(t.Cols()); err != nil {
+			return fmt.Errorf("cuda: tensor %q: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// modelBytes estimates the device memory of w's weights once uploaded
+// (quantized ones as stored, plus their activation scratch).
+func modelBytes(w *model.Weights) int64 {
+	var n int64
+	for _, t := range matrices(w) {
+		n += dweight{dt: t.DType, rows: t.Rows(), cols: t.Cols()}.bytes()
+	}
+	if c := quantCols(w); c > 0 {
+		n += qxBytes(c)
 	}
 	return n
 }
@@ -213,6 +306,11 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 	m := &dmodel{cfg: w.Cfg}
 	var err error
 	fail := func(e error) (*dmodel, error) { m.free(); return nil, e }
+	if c := quantCols(w); c > 0 { // one scratch for every quantized product
+		if _, err := m.scratch(c); err != nil {
+			return fail(err)
+		}
+	}
 	if m.emb, err = m.uploadMatrix(w.TokEmbd); err != nil {
 		return fail(err)
 	}

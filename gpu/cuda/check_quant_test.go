@@ -1,0 +1,568 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
+	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
+)
+
+// quantTypes are the weight types the quantized kernels read.
+var quantTypes = []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0}
+
+// checkQuant is -checks quant: every quantized kernel against float64 on
+// random blocks (checkQuantKernels), their bandwidth on llama-8b's shapes
+// (checkQuantBandwidth) and greedy decoding of the quantized gocoder files
+// (checkQuantModels). It runs every part and reports every failure.
+func checkQuant(ctx context.Context, d *Device, models string, w io.Writer) error {
+	var errs []error
+	if err := checkQuantKernels(d, w); err != nil {
+		errs = append(errs, fmt.Errorf("cuda-check: quant kernels: %w", err))
+	}
+	if err := checkQuantBandwidth(d, w); err != nil {
+		errs = append(errs, fmt.Errorf("cuda-check: quant bandwidth: %w", err))
+	}
+	if err := checkQuantModels(ctx, d, models, w); err != nil {
+		errs = append(errs, fmt.Errorf("cuda-check: quant models: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// randBlocks is rows of cols values of dt as random ggml blocks: random
+// quant, scale and min bytes; the f16 block scales random in a range that
+// keeps the weights near 1/sqrt(4096) in size (so GLU's silu sees O(1)).
+func randBlocks(rng *rand.Rand, dt tensor.DType, rows, cols int) []byte {
+	rb, _ := dt.Bytes(cols)
+	b := make([]byte, rows*rb+8)
+	for i := 0; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
+	}
+	b = b[:rows*rb]
+	f16 := func(off int, v float64) { binary.LittleEndian.PutUint16(b[off:], tensor.F32ToF16(float32(v))) }
+	sign := func() float64 { return float64(1 - 2*rng.IntN(2)) }
+	bb := dt.BlockBytes()
+	for o := 0; o < len(b); o += bb {
+		u := 0.5 + rng.Float64()
+		switch dt {
+		case tensor.Q4_K, tensor.Q5_K:
+			f16(o, u*4e-5)
+			f16(o+2, (0.5+rng.Float64())*2e-4)
+		case tensor.Q6_K:
+			f16(o+208, sign()*u*1e-5)
+		case tensor.Q4_0:
+			f16(o, sign()*u*3e-3)
+		case tensor.Q8_0:
+			f16(o, sign()*u*2e-4)
+		}
+	}
+	return b
+}
+
+// dequant is the (rows, cols) matrix data of dt as float64, by the CPU's
+// DequantRow (bit-exact ggml).
+func dequant(dt tensor.DType, data []byte, rows, cols int) []float64 {
+	t := &tensor.Tensor{Name: "ref", DType: dt, Shape: []int{rows, cols}, Data: data}
+	out := make([]float64, rows*cols)
+	row := make([]float32, cols)
+	for r := 0; r < rows; r++ {
+		cpu.DequantRow(row, t, r)
+		for k, v := range row {
+			out[r*cols+k] = float64(v)
+		}
+	}
+	return out
+}
+
+// qxEmulate is what qx must write for x (T, K) [times g] in activation
+// order perm: int8 q and the float2 per 16 (d, d*sum), as float32
+// arithmetic gives them.
+func qxEmulate(x, g []float32, T, K, perm int) ([]int8, []float32) {
+	q := make([]int8, T*K)
+	m := make([]float32, T*K/16*2)
+	for t := 0; t < T; t++ {
+		for b := 0; b < K/32; b++ {
+			var v [32]float32
+			var amax float32
+			for i := range v {
+				v[i] = x[t*K+32*b+i]
+				if g != nil {
+					v[i] *= g[32*b+i]
+				}
+				amax = max(amax, float32(math.Abs(float64(v[i]))))
+			}
+			d := amax / 127
+			var sum [2]int
+			for i := range v {
+				qi := 0
+				if d != 0 {
+					qi = int(math.Round(float64(v[i] / d)))
+				}
+				q[t*K+16*qxSlot(perm, 2*b+i/16)+i%16] = int8(qi)
+				sum[i/16] += qi
+			}
+			for h := 0; h < 2; h++ {
+				gi := t*K/16 + qxSlot(perm, 2*b+h)
+				m[2*gi], m[2*gi+1] = d, d*float32(sum[h])
+			}
+		}
+	}
+	return q, m
+}
+
+// quantRef is the float64 product out (T, N) of the dequantized W (N, K)
+// [and W2: GLU] with x (T, K) for the modes of checkKernels (0 store, 1
+// add base, 2 GLU of rmsnorm(x, g), 3 rmsnorm(x, g)); xq, when set, is x
+// as qx quantized it (x*g for modes 2, 3), which then replaces x (x still
+// gives the norm's sums of squares).
+func quantRef(mode int, W, W2 []float64, x []float32, xq []float64, g, base []float32, T, N, K int) []float64 {
+	ref := make([]float64, T*N)
+	xr := make([]float64, K)
+	for t := 0; t < T; t++ {
+		var ss float64
+		for k := range xr {
+			v := float64(x[t*K+k])
+			ss += v * v
+			xr[k] = v
+			if mode >= 2 {
+				xr[k] *= float64(g[k])
+			}
+			if xq != nil {
+				xr[k] = xq[t*K+k]
+			}
+		}
+		inv := 1.0
+		if mode >= 2 {
+			inv = 1 / math.Sqrt(ss/float64(K)+1e-5)
+		}
+		for n := 0; n < N; n++ {
+			var a, b float64
+			for k := 0; k < K; k++ {
+				a += W[n*K+k] * xr[k]
+			}
+			a *= inv
+			switch mode {
+			case 0, 3:
+				ref[t*N+n] = a
+			case 1:
+				ref[t*N+n] = a + float64(base[t*N+n])
+			case 2:
+				for k := 0; k < K; k++ {
+					b += W2[n*K+k] * xr[k]
+				}
+				ref[t*N+n] = a / (1 + math.Exp(-a)) * b * inv
+			}
+		}
+	}
+	return ref
+}
+
+// errStats: ||got-ref||/||ref|| and max |got-ref|; an error on NaN/Inf
+// (an output the kernel did not write stays NaN).
+func errStats(got []float32, ref []float64) (rel, maxAbs float64, err error) {
+	var num, den float64
+	for i := range ref {
+		g := float64(got[i])
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return 0, 0, fmt.Errorf("element %d is %v (unwritten or overflow)", i, g)
+		}
+		num += (g - ref[i]) * (g - ref[i])
+		den += ref[i] * ref[i]
+		maxAbs = math.Max(maxAbs, math.Abs(g-ref[i]))
+	}
+	return math.Sqrt(num / math.Max(den, 1e-300)), maxAbs, nil
+}
+
+// Tolerances. Against x as qx quantized it (refQ), the kernel differs from
+// float64 only by float32 rounding (exact integer dots, then about 2K/16
+// float32 fmas per output): 1e-5 relative, as the float kernels (whose
+// own figure is ~1e-7; the quantized ones run ~1e-6). Against the raw x
+// (ref64), the int8 activation dominates: each element is off by at most
+// dx/2 = amax/254 of its 32-block, about 0.6% rms relative for Gaussian x
+// (amax ~ 2.5 sigma: 2.5/254/sqrt(3)), and the output error is that
+// relative size in a random sum: expected ~0.6%, refused above 2%. With
+// the check's seeds a perfect kernel (x quantized as qx does, float64
+// after) is off the raw reference by 3.1e-3 to 1.34e-2 (worst: Q6_K's GLU
+// at T=1, 70 outputs), computed on the CPU; the inputs are the same on the
+// device, so the margin is not luck of the draw.
+const (
+	tolQuantExact = 1e-5
+	tolQuantRaw   = 2e-2
+)
+
+// checkQuantKernels runs each type's products through the Target's
+// dispatch (matvec, glu: qx then mq/mqn/mqg) on random blocks, output
+// poisoned with NaN before every launch, for T = 1..16 and the four modes,
+// and compares with float64; every row of a T-token run must be bitwise
+// the T=1 run of that row. Also: qx's quantization against its float32
+// emulation (exact), a mixed Q4_K/Q6_K stack (parts), and embedding rows
+// against the CPU's DequantRow (bitwise).
+func checkQuantKernels(d *Device, w io.Writer) error {
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	h := newDevHelper(s)
+	defer h.free()
+	rng := rand.New(rand.NewPCG(23, 7))
+	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	const N, K, TT = 70, 4352, MaxTokens // 70 rows: a partial last block; K = 17 super-blocks, 136 units: a partial second pass
+	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
+	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm"}
+	fmt.Fprintf(w, "\nquantized products vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact: x as qx quantized it, tol %.0e; raw: float x, tol %.0e)\n", N, K, tolQuantExact, tolQuantRaw)
+	fmt.Fprintf(w, "%-6s %-9s %2s %12s %12s %12s %12s %s\n", "type", "mode", "ks", "exact rel", "raw rel", "raw max abs", "T=k = T=1", "")
+	var errs []error
+	for _, dt := range quantTypes {
+		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
+		W, W2 := dequant(dt, wq, N, K), dequant(dt, w2q, N, K)
+		m := &dmodel{}
+		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
+		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
+		h.allocs = append(h.allocs, m.allocs...)
+		if err := errors.Join(e1, e2); err != nil {
+			return err
+		}
+		for mode := 0; mode < 4; mode++ {
+			var norm cu.DevicePtr
+			if mode >= 2 {
+				norm = gd
+			}
+			mvMode := 0 // store; mode 1 adds to base
+			if mode == 1 {
+				mvMode = 1
+			}
+			// run is one product of x rows [t0, t0+T), base rows the same.
+			run := func(t0, T int) ([]float32, error) {
+				var out cu.DevicePtr
+				if mode == 1 {
+					out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
+				} else {
+					out = h.poison(T * N)
+				}
+				if h.err != nil {
+					return nil, h.err
+				}
+				xin := xd + cu.DevicePtr(4*t0*K)
+				var e error
+				if mode == 2 {
+					e = tgt.glu(out, 0, xin, Wd, W2d, T, norm)
+				} else {
+					e = tgt.matvec("check", out, N, xin, 0, Wd, T, mvMode, norm)
+				}
+				if e != nil {
+					return nil, e
+				}
+				return h.down(out, T*N)
+			}
+			fail := func(ks int, e error) { errs = append(errs, fmt.Errorf("%v %s ks=%d: %w", dt, modeNames[mode], ks, e)) }
+			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K) // rows are independent: T's reference is its prefix
+			var refQ []float64                                      // with x as qx quantized it (the same for every run)
+			var qxBad int
+			for _, ks := range []int{4, 2, 1} { // every K split mqSplit may pick
+				tgt.mqks = ks
+				one := make([][]float32, TT) // T=1 on each row
+				for t := range one {
+					if one[t], err = run(t, 1); err != nil {
+						return err
+					}
+				}
+				bitwise, worstRaw, worstAbs := "ok", 0.0, 0.0
+				var got16 []float32
+				for T := 1; T <= TT; T++ {
+					got, err := run(0, T)
+					if err != nil {
+						return err
+					}
+					for t := 0; t < T; t++ {
+						for n := 0; n < N; n++ {
+							if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) && bitwise == "ok" {
+								bitwise = fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
+							}
+						}
+					}
+					rel, abs, e := errStats(got, ref[:T*N])
+					if e != nil {
+						fail(ks, fmt.Errorf("T=%d: %w", T, e))
+						continue
+					}
+					worstRaw, worstAbs = math.Max(worstRaw, rel), math.Max(worstAbs, abs)
+					got16 = got
+				}
+				if refQ == nil { // the scratch holds x (all 16 rows) as the T=16 run's qx wrote it
+					q, mm, e := h.downQX(Wd.xq, TT, K)
+					if e != nil {
+						return e
+					}
+					var gq []float32
+					if mode >= 2 {
+						gq = g
+					}
+					wantQ, wantM := qxEmulate(x, gq, TT, K, qxPerm(dt))
+					for i := range wantQ {
+						if q[i] != wantQ[i] {
+							qxBad++
+						}
+					}
+					for i := range wantM {
+						if math.Float32bits(mm[i]) != math.Float32bits(wantM[i]) {
+							qxBad++
+						}
+					}
+					refQ = quantRef(mode, W, W2, x, qxValues(q, mm, TT, K, qxPerm(dt)), g, base, TT, N, K)
+				}
+				exact := math.NaN()
+				if got16 != nil {
+					var e error
+					if exact, _, e = errStats(got16, refQ); e != nil {
+						fail(ks, e)
+					}
+				}
+				st := "ok"
+				if !(exact <= tolQuantExact) || !(worstRaw <= tolQuantRaw) || bitwise != "ok" || qxBad > 0 {
+					st = "FAIL"
+					fail(ks, fmt.Errorf("exact rel %.2e (tol %.0e), raw rel %.2e (tol %.0e), bitwise %s, qx values off its emulation: %d",
+						exact, tolQuantExact, worstRaw, tolQuantRaw, bitwise, qxBad))
+				}
+				short := bitwise
+				if len(short) > 12 {
+					short = "FAIL"
+				}
+				fmt.Fprintf(w, "%-6v %-9s %2d %12.2e %12.2e %12.2e %12s %s (qx exact: %d off)\n", dt, modeNames[mode], ks, exact, worstRaw, worstAbs, short, st, qxBad)
+			}
+			tgt.mqks = 0
+		}
+		if err := checkEmbedQuant(d, h, dt, wq, N, K, w); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := checkQuantParts(tgt, h, rng, w); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkEmbedQuant: embed_<type> rows equal the CPU's DequantRow bitwise.
+func checkEmbedQuant(d *Device, h *devHelper, dt tensor.DType, data []byte, N, K int, w io.Writer) error {
+	suf, _ := kernelSuffix(dt)
+	fn, err := d.fn("embed_" + suf)
+	if err != nil {
+		return err
+	}
+	toks := []int32{3, 0, int32(N - 1), 41}
+	tb := make([]byte, 4*len(toks))
+	for i, t := range toks {
+		binary.LittleEndian.PutUint32(tb[4*i:], uint32(t))
+	}
+	wd, td, out := h.up(data), h.up(tb), h.poison(len(toks)*K)
+	if h.err != nil {
+		return h.err
+	}
+	if err := launch(fn, [3]int{len(toks), 1, 1}, [3]int{128, 1, 1}, 0, h.s, ptr(out), ptr(wd), ptr(0), ptr(td), i32(K)); err != nil {
+		return err
+	}
+	got, err := h.down(out, len(toks)*K)
+	if err != nil {
+		return err
+	}
+	ref := dequant(dt, data, N, K)
+	bad := 0
+	for i, t := range toks {
+		for k := 0; k < K; k++ {
+			if math.Float32bits(got[i*K+k]) != math.Float32bits(float32(ref[int(t)*K+k])) {
+				bad++
+			}
+		}
+	}
+	st := "ok"
+	if bad > 0 {
+		st = "FAIL"
+	}
+	fmt.Fprintf(w, "%-6v %-9s %2s %12s %12s %12s %12s %s (%d of %d values differ)\n", dt, "embed", "", "", "", "", "= cpu", st, bad, len(toks)*K)
+	if bad > 0 {
+		return fmt.Errorf("embed_%s: %d values differ from the CPU's dequantization", suf, bad)
+	}
+	return nil
+}
+
+// checkQuantParts: a qkv stack of mixed types (Q4_K, Q4_K, Q6_K, as a
+// Q4_K_M file's layers with a Q6_K attn_v) with the fused norm, T = 5,
+// against float64 of x as quantized and of the raw x.
+func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) error {
+	const K, T = 1024, 5
+	rows := []int{40, 24, 24}
+	dts := []tensor.DType{tensor.Q4_K, tensor.Q4_K, tensor.Q6_K}
+	var ts []*tensor.Tensor
+	var W []float64
+	N := 0
+	for i, r := range rows {
+		data := randBlocks(rng, dts[i], r, K)
+		ts = append(ts, &tensor.Tensor{Name: fmt.Sprintf("part%d", i), DType: dts[i], Shape: []int{r, K}, Data: data})
+		W = append(W, dequant(dts[i], data, r, K)...)
+		N += r
+	}
+	m := &dmodel{}
+	wd, err := m.uploadLayerMatrix(ts...)
+	h.allocs = append(h.allocs, m.allocs...)
+	if err != nil {
+		return err
+	}
+	if len(wd.parts) != 2 {
+		return fmt.Errorf("cuda check: mixed stack uploaded as %d parts, want 2", len(wd.parts))
+	}
+	x, g := randn32(rng, T*K, 0, 1), randn32(rng, K, 1, 0.2)
+	out := h.poison(T * N)
+	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
+	if h.err != nil {
+		return h.err
+	}
+	if err := tgt.matvec("check", out, N, xd, 0, wd, T, 0, gd); err != nil {
+		return err
+	}
+	got, err := h.down(out, T*N)
+	if err != nil {
+		return err
+	}
+	q, mm, err := h.downQX(wd.xq, T, K)
+	if err != nil {
+		return err
+	}
+	xq := qxValues(q, mm, T, K, qxPerm(tensor.Q6_K)) // the last part's qx
+	exact, _, e1 := errStats(got, quantRef(3, W, nil, x, xq, g, nil, T, N, K))
+	raw, abs, e2 := errStats(got, quantRef(3, W, nil, x, nil, g, nil, T, N, K))
+	if err := errors.Join(e1, e2); err != nil {
+		return fmt.Errorf("cuda check: mixed stack: %w", err)
+	}
+	st := "ok"
+	if !(exact <= tolQuantExact) || !(raw <= tolQuantRaw) {
+		st = "FAIL"
+	}
+	fmt.Fprintf(w, "%-19s %12.2e %12.2e %12.2e %12s %s\n", "Q4_K+Q4_K+Q6_K", exact, raw, abs, "(T=5)", st)
+	if st != "ok" {
+		return fmt.Errorf("cuda check: mixed Q4_K/Q6_K stack: exact rel %.2e, raw rel %.2e", exact, raw)
+	}
+	return nil
+}
+
+// devHelper holds the check's device buffers on one stream; the first
+// error sticks in err.
+type devHelper struct {
+	s      cu.Stream
+	allocs []cu.DevicePtr
+	err    error
+}
+
+func newDevHelper(s cu.Stream) *devHelper { return &devHelper{s: s} }
+
+func (h *devHelper) free() {
+	for _, p := range h.allocs {
+		cu.MemFree(p)
+	}
+	h.allocs = nil
+}
+
+func (h *devHelper) alloc(n int64) cu.DevicePtr {
+	if h.err != nil {
+		return 0
+	}
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		h.err = fmt.Errorf("cuda check: cuMemAlloc(%d): %w", n, err)
+		return 0
+	}
+	h.allocs = append(h.allocs, p)
+	return p
+}
+
+func (h *devHelper) up(b []byte) cu.DevicePtr {
+	p := h.alloc(int64(len(b)))
+	if h.err == nil {
+		if err := cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
+			h.err = fmt.Errorf("cuda check: upload: %w", err)
+		}
+	}
+	return p
+}
+
+// poison is n float32 NaNs on the device.
+func (h *devHelper) poison(n int) cu.DevicePtr {
+	b := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(b[4*i:], 0x7fc00000)
+	}
+	return h.up(b)
+}
+
+// down synchronizes the stream and copies n float32s back.
+func (h *devHelper) down(p cu.DevicePtr, n int) ([]float32, error) {
+	out := make([]float32, n)
+	if err := h.s.Synchronize(); err != nil {
+		return nil, fmt.Errorf("cuda check: %w", err)
+	}
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n)); err != nil {
+		return nil, fmt.Errorf("cuda check: download: %w", err)
+	}
+	return out, nil
+}
+
+// downQX copies back the first T rows of the quantized activation in the
+// scratch at xq (rows of K): int8 q (T, K) and float2 (T, K/16) as
+// float32 pairs.
+func (h *devHelper) downQX(xq cu.DevicePtr, T, K int) ([]int8, []float32, error) {
+	qp, mp, _ := qxPtrs(xq, K)
+	if err := h.s.Synchronize(); err != nil {
+		return nil, nil, fmt.Errorf("cuda check: %w", err)
+	}
+	q := make([]int8, T*K)
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&q[0]), qp, int64(T*K)); err != nil {
+		return nil, nil, fmt.Errorf("cuda check: download: %w", err)
+	}
+	m, err := h.down(mp, T*K/16*2)
+	return q, m, err
+}
+
+// qxValues is the activation (T, K) qx stored as q and (d, d*sum) in
+// order perm: element k of row t is d*q of its group's slot.
+func qxValues(q []int8, m []float32, T, K, perm int) []float64 {
+	out := make([]float64, T*K)
+	for t := 0; t < T; t++ {
+		for k := 0; k < K; k++ {
+			sl := t*K/16 + qxSlot(perm, k/16)
+			out[t*K+k] = float64(m[2*sl]) * float64(q[16*sl+k%16])
+		}
+	}
+	return out
+}
+
+func randn32(rng *rand.Rand, n int, mean, sd float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(mean + sd*rng.NormFloat64())
+	}
+	return v
+}
+
+func f32bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}

@@ -1,0 +1,279 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
+)
+
+// A Go model of kernels/quant.cu's weight decoding (unit, win/extract,
+// scale_min_pair, hi16, the dp4a dots) and of qx's group order (qxSlot),
+// checked against the CPU's DequantRow on random blocks at addresses of
+// every alignment, without a GPU. It mirrors the CUDA code line for line:
+// change both together. (On the device, cuda-check -checks quant compares
+// the kernels themselves with float64.)
+
+// qmem is device memory as the model sees it: buf at address base.
+type qmem struct {
+	buf  []byte
+	base int
+}
+
+func (m qmem) word(addr int) uint32 { return binary.LittleEndian.Uint32(m.buf[addr-m.base:]) }
+
+// win is win<n>: the n*16 bytes from p rounded down to 16.
+func (m qmem) win(p, n int) []uint32 {
+	a := p &^ 15
+	w := make([]uint32, 4*n)
+	for i := range w {
+		w[i] = m.word(a + 4*i)
+	}
+	return w
+}
+
+// ld16 is ld_stream: 16 bytes from a 16-aligned address.
+func (m qmem) ld16(t *testing.T, p int) [4]uint32 {
+	if p%16 != 0 {
+		t.Fatalf("ld_stream of %#x: not 16-aligned", p)
+	}
+	return [4]uint32{m.word(p), m.word(p + 4), m.word(p + 8), m.word(p + 12)}
+}
+
+func (m qmem) ld16u(p int) [4]uint32 {
+	o := qextract(m.win(p, 2), p&15, 4)
+	return [4]uint32{o[0], o[1], o[2], o[3]}
+}
+
+func funnelR(lo, hi uint32, s int) uint32 { return uint32((uint64(hi)<<32 | uint64(lo)) >> s) }
+
+// qextract is extract<NW, M>.
+func qextract(w []uint32, off, M int) []uint32 {
+	n := len(w)
+	at := func(v []uint32, j int) uint32 {
+		if j < n {
+			return v[j]
+		}
+		return 0
+	}
+	ws, bs := off>>2, (off&3)*8
+	a, b := make([]uint32, n), make([]uint32, n)
+	for j := range a {
+		a[j] = w[j]
+		if ws&1 != 0 {
+			a[j] = at(w, j+1)
+		}
+	}
+	for j := range b {
+		b[j] = a[j]
+		if ws&2 != 0 {
+			b[j] = at(a, j+2)
+		}
+	}
+	o := make([]uint32, M)
+	for i := range o {
+		o[i] = funnelR(b[i], at(b, i+1), bs)
+	}
+	return o
+}
+
+func qscaleMinPair(p int, s0, s1, s2 uint32) (sc0, sc1, m0, m1 float32) {
+	sh := 16 * (p & 1)
+	a, b, c := s0>>sh, s1>>sh, s2>>sh
+	sc, m := a&0x3f3f, b&0x3f3f
+	if p >= 2 {
+		sc = (c & 0x0f0f) | ((a >> 2) & 0x3030)
+		m = ((c >> 4) & 0x0f0f) | ((b >> 2) & 0x3030)
+	}
+	return float32(sc & 0xff), float32((sc >> 8) & 0xff), float32(m & 0xff), float32((m >> 8) & 0xff)
+}
+
+func qnib(v [4]uint32, hi int) (o [4]uint32) {
+	for i := range v {
+		o[i] = (v[i] >> (4 * hi)) & 0x0f0f0f0f
+	}
+	return o
+}
+
+func qhi16(v [4]uint32) (o [4]uint32) {
+	for i := range v {
+		o[i] = v[i] & 0xf0f0f0f0
+	}
+	return o
+}
+
+func qorHi(q, h [4]uint32, sh int, mask uint32) [4]uint32 {
+	for i := range q {
+		q[i] |= ((h[i] >> sh) & mask) << 4
+	}
+	return q
+}
+
+// qunit is QU: the two groups' quant bytes, a, b, and whether the second
+// group is dotted unsigned (HI16).
+type qunit struct {
+	q    [2][4]uint32
+	a, b [2]float32
+	us1  bool
+}
+
+func f16At(v uint32) float32 { return tensor.F16ToF32(uint16(v)) }
+
+// decodeUnit is QT::unit for dt: unit u of the row at address rp.
+func decodeUnit(t *testing.T, dt tensor.DType, m qmem, rp, u int) qunit {
+	var o qunit
+	switch dt {
+	case tensor.Q4_K, tensor.Q5_K:
+		bp := rp + (u>>3)*dt.BlockBytes()
+		c := u & 7
+		h := m.ld16(t, bp)
+		d, dmin := f16At(h[0]&0xffff), f16At(h[0]>>16)
+		sc0, sc1, m0, m1 := qscaleMinPair(c>>1, h[1], h[2], h[3])
+		o.a = [2]float32{d * sc0, d * sc1}
+		o.b = [2]float32{dmin * m0, dmin * m1}
+		if dt == tensor.Q4_K {
+			q := m.ld16(t, bp+16+16*c)
+			o.q[0], o.q[1], o.us1 = qnib(q, 0), qhi16(q), true
+			o.a[1] = d * sc1 * 0.0625
+		} else {
+			j0 := 2 * (c >> 1)
+			qh, q := m.ld16(t, bp+16+16*(c&1)), m.ld16(t, bp+48+16*c)
+			o.q[0], o.q[1] = qorHi(qnib(q, 0), qh, j0, 0x01010101), qorHi(qnib(q, 1), qh, j0+1, 0x01010101)
+		}
+	case tensor.Q6_K:
+		bp := rp + (u>>3)*210
+		c := u & 7
+		n, kk, h := c>>2, (c>>1)&1, c&1
+		ql, qh := m.ld16u(bp+16*c), m.ld16u(bp+128+32*n+16*h)
+		d := f16At(uint32(binary.LittleEndian.Uint16(m.buf[bp+208-m.base:])))
+		sc := m.buf[bp+192+8*n+2*kk+h-m.base:]
+		o.a = [2]float32{d * float32(int8(sc[0])), d * float32(int8(sc[4]))}
+		o.b = [2]float32{32 * o.a[0], 32 * o.a[1]}
+		s0, s1 := 4-2*kk, 2*kk
+		for i := range ql {
+			o.q[0][i] = ql[i]&0x0f0f0f0f | (qh[i]<<s0)&0x30303030
+			o.q[1][i] = (ql[i]>>4)&0x0f0f0f0f | (qh[i]>>s1)&0x30303030
+		}
+	case tensor.Q4_0:
+		bp := rp + u*18
+		o4 := qextract(m.win(bp, 2), bp&15, 5)
+		q := [4]uint32{funnelR(o4[0], o4[1], 16), funnelR(o4[1], o4[2], 16), funnelR(o4[2], o4[3], 16), funnelR(o4[3], o4[4], 16)}
+		d := f16At(o4[0] & 0xffff)
+		o.a, o.b = [2]float32{d, d * 0.0625}, [2]float32{8 * d, 8 * d}
+		o.q[0], o.q[1], o.us1 = qnib(q, 0), qhi16(q), true
+	case tensor.Q8_0:
+		bp := rp + u*34
+		q := qextract(m.win(bp, 3), bp&15, 9)
+		for i := 0; i < 4; i++ {
+			o.q[0][i], o.q[1][i] = funnelR(q[i], q[i+1], 16), funnelR(q[i+4], q[i+5], 16)
+		}
+		d := f16At(q[0] & 0xffff)
+		o.a = [2]float32{d, d}
+	}
+	return o
+}
+
+func qdp4a(a, b uint32, unsigned bool) int {
+	s := 0
+	for i := 0; i < 4; i++ {
+		wa := int(int8(a >> (8 * i)))
+		if unsigned {
+			wa = int(uint8(a >> (8 * i)))
+		}
+		s += wa * int(int8(b>>(8*i)))
+	}
+	return s
+}
+
+// TestQuantLayoutModel: for every type, rows of random blocks (the last
+// ones at addresses of every alignment mod 16), the model's unit dots
+// against an activation stored in qxSlot order equal the dequantized rows'
+// dots to float64 rounding.
+func TestQuantLayoutModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, K := range []int{1024, 4352} {
+		for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+			const rows = 9
+			rb, _ := dt.Bytes(K)
+			data := make([]byte, rows*rb+quantPad)
+			for i := range data {
+				data[i] = byte(rng.Uint32())
+			}
+			for o := 0; o < rows*rb; o += dt.BlockBytes() { // finite scales
+				put := func(off int) {
+					binary.LittleEndian.PutUint16(data[o+off:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
+				}
+				switch dt {
+				case tensor.Q6_K:
+					put(208)
+				case tensor.Q4_K, tensor.Q5_K:
+					put(0)
+					put(2)
+				default:
+					put(0)
+				}
+			}
+			m := qmem{buf: data, base: 1 << 20}
+			tt := &tensor.Tensor{DType: dt, Shape: []int{rows, K}, Data: data[:rows*rb]}
+			W := make([]float32, K)
+			xq := make([]int8, K)
+			for i := range xq {
+				xq[i] = int8(rng.IntN(255) - 127)
+			}
+			dx := make([]float64, K/16)
+			for i := range dx {
+				dx[i] = 0.5 + rng.Float64()
+			}
+			perm := qxPerm(dt)
+			sq, sm := make([]int8, K), make([][2]float64, K/16)
+			seen := map[int]bool{}
+			for g := 0; g < K/16; g++ {
+				sl := qxSlot(perm, g)
+				if seen[sl] || sl>>4 != g>>4 {
+					t.Fatalf("%v: qxSlot(%d, %d) = %d: not a permutation within the super-block", dt, perm, g, sl)
+				}
+				seen[sl] = true
+				copy(sq[16*sl:16*sl+16], xq[16*g:16*g+16])
+				sum := 0
+				for _, v := range xq[16*g : 16*g+16] {
+					sum += int(v)
+				}
+				sm[sl] = [2]float64{dx[g], dx[g] * float64(sum)}
+			}
+			for r := 0; r < rows; r++ {
+				cpu.DequantRow(W, tt, r)
+				var ref float64
+				for k := 0; k < K; k++ {
+					ref += float64(W[k]) * dx[k/16] * float64(xq[k])
+				}
+				var got float64
+				for u := 0; u < K/32; u++ {
+					o := decodeUnit(t, dt, m, m.base+r*rb, u)
+					for j := 0; j < 2; j++ {
+						sl, dot := 2*u+j, 0
+						for i := 0; i < 4; i++ {
+							xw := binary.LittleEndian.Uint32([]byte{byte(sq[16*sl+4*i]), byte(sq[16*sl+4*i+1]), byte(sq[16*sl+4*i+2]), byte(sq[16*sl+4*i+3])})
+							dot += qdp4a(o.q[j][i], xw, j == 1 && o.us1)
+						}
+						got += sm[sl][0]*float64(o.a[j])*float64(dot) - float64(o.b[j])*sm[sl][1]
+					}
+				}
+				if math.Abs(got-ref) > 1e-6*math.Abs(ref) {
+					t.Errorf("%v K=%d row %d: model %g, dequantized %g", dt, K, r, got, ref)
+				}
+			}
+		}
+	}
+}
+
+// TestMQSplit: llama-8b's shapes on an H200 (132 SMs).
+func TestMQSplit(t *testing.T) {
+	for _, c := range []struct{ rows, want int }{{14336, 1}, {128256, 1}, {6144, 2}, {4096, 4}, {512, 4}} {
+		if got := mqSplit(c.rows, 132); got != c.want {
+			t.Errorf("mqSplit(%d, 132) = %d, want %d", c.rows, got, c.want)
+		}
+	}
+}
