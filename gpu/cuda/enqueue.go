@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"gorgonia.org/cu"
@@ -221,7 +220,6 @@ func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 // the final norm) into the shared logits, and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	c, m0 := t.cfg, t.ranks[0].m
-	hd := c.HeadDim
 	tp := len(t.ranks) > 1
 	suf, err := kernelSuffix(m0.emb.dt)
 	if err != nil {
@@ -239,7 +237,6 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	if c.RopeLayout == model.RopeInterleaved {
 		inter = 1
 	}
-	scale := float32(1 / math.Sqrt(float64(hd)))
 	residual := func(R *rankState) (cu.DevicePtr, int) { // where wo and down write
 		if tp {
 			return R.part, 0
@@ -261,11 +258,13 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			rc := c
 			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
 			name, grid := attnLaunch(rc, t.S, T, t.tune.AttnRows)
+			a := &t.attn[l]
+			name = attnKernel(name, L, a)
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.tune.AttnMin),
-				ptr(attXF)); err != nil {
+				ptr(t.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
+				ptr(attXF), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window)); err != nil {
 				return err
 			}
 			out, mode := residual(R)

@@ -1,0 +1,168 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
+	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
+)
+
+// The architectures' extensions of the Llama block that the GPU runs
+// (arch_refuse.go lists them), all inside the attention kernel
+// (kernels/attention.cu), with no launch of their own:
+//   - RoPE scaling of every kind the CPU implements: the cos/sin tables
+//     are the CPU's own (model.LayerAttentions, cpu.RopeTable), uploaded;
+//     YaRN's attention factor is in the layer's score scale, as on the CPU.
+//   - Q/K/V biases (Qwen2): added as attention loads q, k and v from the
+//     qkv product (the bias has the qkv row's layout), so the products'
+//     kernels stay as they are.
+//   - Per-head q/k RMSNorm (Qwen3): 1/rms of each query and key row of a
+//     block first, then applied as the rows are rotated.
+//   - Sliding windows (Mistral): a key more than window-1 positions before
+//     the query is masked, and the splits cover only the cached slots some
+//     query of the step can see; the cache stays full-length.
+
+// dattn is one layer's attention geometry on the device (LayerAttention).
+type dattn struct {
+	cs, sn cu.DevicePtr // (maxPos, hd/2) float32 RoPE tables, shared by layers with the same table
+	window int          // > 0: sliding window
+	scale  float32      // q·k factor
+}
+
+// archWeights are what a rank's model holds beyond the Llama block's
+// matrices and norms: the RoPE divisors (per model, as model.Weights has
+// them) for the tables.
+type archWeights struct {
+	ropeDiv, localRopeDiv []float32 // (hd/2) or nil
+}
+
+// uploadArch copies layer L's biases and q/k head norms into D (each 0
+// when the model has none).
+func (m *dmodel) uploadArch(L *model.Layer, D *dlayer) error {
+	var err error
+	if L.Bq != nil {
+		b := append(append(append(make([]float32, 0, len(L.Bq)+2*len(L.Bk)), L.Bq...), L.Bk...), L.Bv...)
+		if D.bias, err = m.uploadVec(b); err != nil {
+			return fmt.Errorf("cuda: q/k/v biases: %w", err)
+		}
+	}
+	if L.QNorm != nil {
+		if D.qkNorm, err = m.uploadVec(append(append([]float32(nil), L.QNorm...), L.KNorm...)); err != nil {
+			return fmt.Errorf("cuda: q/k head norms: %w", err)
+		}
+	}
+	return nil
+}
+
+// syntheticArch gives a synthetic shard the biases and q/k norms its
+// config asks for (from vec: n random floats) and the divisors its RoPE
+// scaling computes; a scaling read from a file's tensor has none to
+// compute, and is refused.
+func (m *dmodel) syntheticArch(cfg model.Config, sh shardDims, vec func(n int) (cu.DevicePtr, error)) error {
+	hd := cfg.HeadDim
+	if cfg.RopeScaling.Type == model.RopeScaleFreqs {
+		return fmt.Errorf("cuda: a synthetic model cannot have %s RoPE scaling (it comes from a file's tensor)", cfg.RopeScaling.Type)
+	}
+	m.arch = archWeights{
+		ropeDiv:      cfg.RopeScaling.Divisors(cfg.RopeTheta, hd),
+		localRopeDiv: cfg.Gemma.LocalRopeScaling.Divisors(cfg.Gemma.LocalRopeTheta, hd),
+	}
+	for i := range m.layers {
+		D := &m.layers[i]
+		var err error
+		if cfg.QKVBias {
+			if D.bias, err = vec((sh.hq + 2*sh.hk) * hd); err != nil {
+				return err
+			}
+		}
+		if cfg.QKNorm {
+			if D.qkNorm, err = vec(2 * hd); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// uploadAttention makes every layer's dattn for positions [0, maxPos):
+// the CPU's tables for the model m (rank 0's: every rank has the same),
+// one device copy per distinct table, allocated with alloc.
+func uploadAttention(m *dmodel, maxPos int, alloc func(int64) cu.DevicePtr) ([]dattn, error) {
+	w := &model.Weights{Cfg: m.cfg, RopeDivisors: m.arch.ropeDiv, LocalRopeDivisors: m.arch.localRopeDiv}
+	geo := model.LayerAttentions(w, maxPos-64)
+	up := map[*cpu.RopeTable]dattn{}
+	out := make([]dattn, len(geo))
+	for l, g := range geo {
+		d, ok := up[g.Rope]
+		if !ok {
+			half := m.cfg.HeadDim / 2
+			d.cs, d.sn = alloc(4*int64(maxPos*half)), alloc(4*int64(maxPos*half))
+			if d.cs == 0 || d.sn == 0 {
+				return nil, fmt.Errorf("cuda: RoPE tables of layer %d: allocation failed", l)
+			}
+			c, s := g.Rope.Tables(maxPos)
+			if len(c) != maxPos*half {
+				return nil, fmt.Errorf("cuda: RoPE table of layer %d covers %d positions, want %d", l, len(c)/half, maxPos)
+			}
+			if err := uploadTables(d.cs, d.sn, c, s); err != nil {
+				return nil, err
+			}
+			up[g.Rope] = d
+		}
+		d.window, d.scale = g.Window, g.Scale
+		out[l] = d
+	}
+	return out, nil
+}
+
+// uploadRope writes plain RoPE's cos and sin (the CPU's cpu.RopeTable)
+// for positions [0, maxPos) to the device buffers cs and sn ((maxPos,
+// hd/2) float32 each).
+func uploadRope(cs, sn cu.DevicePtr, hd, maxPos int, theta float32) error {
+	c, s := cpu.NewRopeTable(hd, maxPos, theta).Tables(maxPos)
+	return uploadTables(cs, sn, c, s)
+}
+
+func uploadTables(cs, sn cu.DevicePtr, c, s []float32) error {
+	if err := cu.MemcpyHtoD(cs, unsafe.Pointer(&c[0]), int64(4*len(c))); err != nil {
+		return fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	if err := cu.MemcpyHtoD(sn, unsafe.Pointer(&s[0]), int64(4*len(s))); err != nil {
+		return fmt.Errorf("cuda: upload rope table: %w", err)
+	}
+	return nil
+}
+
+// colsMultiple is what a matrix's columns must be a multiple of for the
+// kernels that read it: Q8_0's 32-weight blocks, the tensor cores' 16-wide
+// k tiles, else the elements one lane loads (16 bytes: WBF16::E etc. in
+// kernels.cu). A TP shard's FFN columns need not be a multiple of 32 (the
+// arch fixtures' 352 split in two is 176).
+func colsMultiple(dt tensor.DType, tiled bool) int {
+	switch {
+	case dt == tensor.Q8_0:
+		return 32
+	case tiled:
+		return 16
+	case dt == tensor.F32:
+		return 4
+	}
+	return 8
+}
+
+// attnKernel is the attention kernel attnLaunch named (attn_HD_RPW) for
+// layer L with geometry a: its attnx_ twin when the layer has biases,
+// head norms or a window, which attn_ ignores (attention.cu).
+func attnKernel(name string, L *dlayer, a *dattn) string {
+	if L.bias == 0 && L.qkNorm == 0 && a.window == 0 {
+		return name
+	}
+	return "attnx" + strings.TrimPrefix(name, "attn")
+}
