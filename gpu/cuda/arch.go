@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unsafe"
 
@@ -58,6 +59,14 @@ func (m *dmodel) uploadArch(L *model.Layer, D *dlayer) error {
 			return fmt.Errorf("cuda: q/k head norms: %w", err)
 		}
 	}
+	if L.PostAttnNorm != nil {
+		if D.postAttn, err = m.uploadVec(L.PostAttnNorm); err != nil {
+			return fmt.Errorf("cuda: post-attention norm: %w", err)
+		}
+		if D.postFFN, err = m.uploadVec(L.PostFFNNorm); err != nil {
+			return fmt.Errorf("cuda: post-MLP norm: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -84,6 +93,14 @@ func (m *dmodel) syntheticArch(cfg model.Config, sh shardDims, vec func(n int) (
 		}
 		if cfg.QKNorm {
 			if D.qkNorm, err = vec(2 * hd); err != nil {
+				return err
+			}
+		}
+		if cfg.Gemma.On {
+			if D.postAttn, err = vec(cfg.Dim); err != nil {
+				return err
+			}
+			if D.postFFN, err = vec(cfg.Dim); err != nil {
 				return err
 			}
 		}
@@ -165,4 +182,30 @@ func attnKernel(name string, L *dlayer, a *dattn) string {
 		return name
 	}
 	return "attnx" + strings.TrimPrefix(name, "attn")
+}
+
+// scaleEmbedding multiplies rank R's embedded tokens by sqrt(dim), as a
+// float32 (Gemma 3, as the CPU's scaleEmbedding); a no-op otherwise.
+func (t *Target) scaleEmbedding(R *rankState, T int) error {
+	if !t.cfg.Gemma.On {
+		return nil
+	}
+	n := T * t.cfg.Dim
+	s := float32(math.Sqrt(float64(t.cfg.Dim)))
+	return t.kernel("embed_scale", 0, "scale_inplace", [3]int{(n + 255) / 256, 1, 1}, [3]int{256, 1, 1}, ptr(R.x), f32(s), i64(n))
+}
+
+// postNorm adds rmsnorm(R.part) * w to rank R's residual stream x (Gemma
+// 3's post-attention and post-MLP norms: the product wrote its output to
+// R.part); a no-op for w 0. One rank only (gpuMissing refuses Gemma 3 at
+// TP > 1, where R.part holds a partial sum).
+func (t *Target) postNorm(R *rankState, w cu.DevicePtr, T int) error {
+	if w == 0 {
+		return nil
+	}
+	if len(t.ranks) > 1 {
+		return fmt.Errorf("cuda: post-norms at TP %d are not implemented", len(t.ranks))
+	}
+	return t.kernel("post_norm", 0, "add_rmsnorm", [3]int{T, 1, 1}, [3]int{256, 1, 1},
+		ptr(R.x), ptr(R.part), ptr(w), i32(t.cfg.Dim), f32(t.eps))
 }

@@ -11,21 +11,33 @@ import (
 )
 
 // gpuMissing names each extension cfg uses that the GPU does not
-// implement: the config's Extensions less the ones arch.go runs (RoPE
-// scaling of every kind, q/k/v biases, q/k head norms, sliding windows).
-// Gemma 3's block, mixtures of experts and latent attention stay refused.
-func gpuMissing(cfg model.Config) []string {
+// implement at tp ranks: the config's Extensions less the ones arch.go
+// runs (RoPE scaling of every kind, q/k/v biases, q/k head norms, sliding
+// windows, Gemma 3's block at TP 1). Mixtures of experts, latent
+// attention, Gemma 3's final logit soft-capping and Gemma 3 at TP > 1
+// stay refused.
+func gpuMissing(cfg model.Config, tp int) []string {
 	c := cfg
 	c.RopeScaling = model.RopeScaling{}
 	c.QKVBias, c.QKNorm, c.SlidingWindow = false, false, 0
-	return c.Extensions()
+	var miss []string
+	if g := cfg.Gemma; g.On {
+		c.Gemma = model.Gemma3{}
+		if g.FinalSoftcap > 0 {
+			miss = append(miss, fmt.Sprintf("Gemma 3's final logit soft-capping %g", g.FinalSoftcap))
+		}
+		if tp > 1 {
+			miss = append(miss, fmt.Sprintf("Gemma 3's post-attention and post-MLP norms at TP %d (the allreduce adds into the residual stream; TP 1 runs)", tp))
+		}
+	}
+	return append(c.Extensions(), miss...)
 }
 
 // checkImplemented refuses, by name, a model whose config uses an
-// extension of the Llama block that the kernels here do not implement,
-// rather than running it wrong.
-func checkImplemented(cfg model.Config) error {
-	if ext := gpuMissing(cfg); len(ext) > 0 {
+// extension of the Llama block that the kernels here do not implement at
+// tp ranks, rather than running it wrong.
+func checkImplemented(cfg model.Config, tp int) error {
+	if ext := gpuMissing(cfg, tp); len(ext) > 0 {
 		return fmt.Errorf("cuda: the GPU path does not implement %s, which this %s model uses; run it with --device cpu", strings.Join(ext, ", "), cfg.Arch)
 	}
 	return nil

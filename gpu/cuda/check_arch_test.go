@@ -37,7 +37,10 @@ type archRef struct {
 
 // gpuArchFixtures are the fixtures of the architectures the GPU runs, each
 // with the folder holding its reference.json; gpuArchRefused those it
-// refuses by name (the check makes sure it still does).
+// refuses by name (the check makes sure it still does). The Gemma 3 GGUF
+// is left out: as written it does not say which layer is global, and reads
+// as llama.cpp reads it (the CPU's golden test writes the layer types into
+// a copy).
 var (
 	gpuArchFixtures = []struct{ file, ref string }{
 		{"tiny-llama31-hf", "tiny-llama31-hf"},
@@ -47,8 +50,9 @@ var (
 		{"tiny-qwen3-hf", "tiny-qwen3-hf"},
 		{"tiny-qwen3.F16.gguf", "tiny-qwen3-hf"},
 		{"tiny-mistral-hf", "tiny-mistral-hf"},
+		{"tiny-gemma3-hf", "tiny-gemma3-hf"}, // TP 1; refused at TP 2
 	}
-	gpuArchRefused = []string{"tiny-gemma3-hf", "tiny-gemma3.F16.gguf", "tiny-mixtral-hf", "tiny-mixtral.F16.gguf", "tiny-qwen3moe-hf", "tiny-deepseekv3-hf"}
+	gpuArchRefused = []string{"tiny-mixtral-hf", "tiny-mixtral.F16.gguf", "tiny-qwen3moe-hf", "tiny-deepseekv3-hf"}
 )
 
 // Tolerances of the arch check: first-step logits against transformers'
@@ -131,7 +135,12 @@ func archRefusal(d *Device, path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("load on the CPU: %w", err)
 	}
-	t, err := Load(d, w, 256)
+	return refusedByName(LoadTP(d, []*model.Weights{w}, 256))
+}
+
+// refusedByName is the message of LoadTP's refusal; an error when it
+// loaded or failed otherwise.
+func refusedByName(t *Target, err error) (string, error) {
 	if err == nil {
 		t.Close()
 		return "", fmt.Errorf("loaded on the GPU, which does not implement it")
@@ -181,6 +190,14 @@ func checkArchFixture(ctx context.Context, d *Device, path, refPath string, stdo
 			if cpuRes, err = archCPU(ctx, ws[0], ctxLen, &ref); err != nil {
 				return fails, fmt.Errorf("cpu: %w", err)
 			}
+		}
+		if len(gpuMissing(ws[0].Cfg, tp)) > 0 {
+			msg, err := refusedByName(LoadTP(d, ws, ctxLen))
+			if err != nil {
+				return fails, fmt.Errorf("tp %d: %w", tp, err)
+			}
+			fmt.Fprintf(stdout, "%-22s %2d refused: %s\n", name, tp, msg)
+			continue
 		}
 		gt, err := LoadTP(d, ws, ctxLen)
 		if err != nil {

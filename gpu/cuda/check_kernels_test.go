@@ -47,7 +47,7 @@ func checkKernels(d *Device, w io.Writer) error {
 		}
 		return nil
 	}
-	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm"}
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
 	report := func(name string, got []float32, ref []float64, tol float64) error {
 		var num, den float64
 		for i := range ref {
@@ -180,7 +180,7 @@ func checkKernels(d *Device, w io.Writer) error {
 			}
 			g := randn(K)
 			gd := up(f32b(g))
-			for mode := 0; mode < 4; mode++ {
+			for mode := 0; mode < 5; mode++ {
 				var xfIn, xfOut cu.DevicePtr // x split for tcf; the GLU's output split
 				run := func() ([]float32, error) {
 					var out cu.DevicePtr
@@ -200,6 +200,10 @@ func checkKernels(d *Device, w io.Writer) error {
 						e = tgt.glu(out, xfOut, xd, W, W2, T, gd)
 					case 3:
 						e = tgt.matvec("check", out, N, xd, 0, W, T, 0, gd)
+					case 4:
+						tgt.gelu = true
+						e = tgt.glu(out, xfOut, xd, W, W2, T, gd)
+						tgt.gelu = false
 					}
 					if e != nil {
 						return nil, e
@@ -247,7 +251,7 @@ func checkKernels(d *Device, w io.Writer) error {
 						one = got
 					}
 					for _, tiles := range []int{2, 4} {
-						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps("check", N, mode == 2), tcTiles(T), tiles)
+						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn", "tcgeglu"}[mode], tgt.tcWarps("check", N, mode == 2 || mode == 4), tcTiles(T), tiles)
 						if !mc.tiled || !d.has(name) {
 							continue
 						}
@@ -296,6 +300,8 @@ func checkKernels(d *Device, w io.Writer) error {
 							ref[t*N+n] = a + float64(base[t*N+n])
 						case 2:
 							ref[t*N+n] = a / (1 + math.Exp(-a)) * b
+						case 4:
+							ref[t*N+n] = 0.5 * a * (1 + math.Tanh(0.7978845608028654*(a+0.044715*a*a*a))) * b
 						}
 					}
 				}

@@ -178,13 +178,17 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 	if u.dt != g.dt || u.tiled != g.tiled {
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
 	}
+	act := "glu"
+	if t.gelu {
+		act = "geglu"
+	}
 	if g.tiled {
 		nw := t.tcWarps("gate_up", g.rows, true)
-		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
+		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tc%s%d_%d", act, nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
 			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo))
 	}
-	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
+	name := fmt.Sprintf("%s_%s_%d", act, suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
 		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps))
 }
@@ -232,6 +236,9 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			ptr(R.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
 			return err
 		}
+		if err := t.scaleEmbedding(R, T); err != nil { // Gemma 3 (arch.go)
+			return err
+		}
 	}
 	inter := 0
 	if c.RopeLayout == model.RopeInterleaved {
@@ -268,7 +275,13 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 				return err
 			}
 			out, mode := residual(R)
-			return t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0)
+			if L.postAttn != 0 { // Gemma 3: x += norm(o) after the product (arch.go)
+				out, mode = R.part, 0
+			}
+			if err := t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0); err != nil {
+				return err
+			}
+			return t.postNorm(R, L.postAttn, T)
 		})
 		if err != nil {
 			return err
@@ -288,7 +301,13 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 				return err
 			}
 			out, mode := residual(R)
-			return t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0)
+			if L.postFFN != 0 {
+				out, mode = R.part, 0
+			}
+			if err := t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0); err != nil {
+				return err
+			}
+			return t.postNorm(R, L.postFFN, T)
 		})
 		if err != nil {
 			return err

@@ -89,7 +89,7 @@ type Target struct {
 // tp ranks placed by gpus (placeRanks); the ranks' allreduce is chosen per
 // run with SetAllReduce.
 func NewTarget(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, error) {
-	if err := checkImplemented(src.Config()); err != nil {
+	if err := checkImplemented(src.Config(), max(1, tp)); err != nil {
 		return nil, err
 	}
 	n, err := Count()
@@ -173,7 +173,7 @@ func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 5
 // local sizes) on d; on error the caller frees ms.
 func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, error) {
 	c := ms[0].cfg
-	t := &Target{launcher: launcher{dev: d, eps: c.NormEps}, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
+	t := &Target{launcher: launcher{dev: d, eps: c.NormEps, gelu: c.Gemma.On}, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	var err error
 	if t.tune, err = CurrentTuning(); err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		R.attXF, R.hXF = alloc(xfBytes(R.dims.hq*hd)), alloc(xfBytes(R.dims.ffn))
 		R.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
 		R.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
-		if len(ms) > 1 {
+		if len(ms) > 1 || c.Gemma.On { // TP > 1: partial sums; Gemma 3: outputs for the post-norms (arch.go)
 			R.part = alloc(T * 4 * int64(c.Dim))
 		}
 		t.ranks = append(t.ranks, R)

@@ -73,6 +73,7 @@ type dlayer struct {
 	gate, up          dweight      // (ffn, dim)
 	down              dweight      // (dim, ffn)
 	bias, qkNorm      cu.DevicePtr // f32 (hq*hd+2*hk*hd) q|k|v biases, (2*hd) q|k head norms; 0 without (arch.go)
+	postAttn, postFFN cu.DevicePtr // f32 (dim) Gemma 3's post-attention and post-MLP norms; 0 without
 }
 
 // dmodel is the whole model on one device.
