@@ -108,6 +108,7 @@ func checkArch(ctx context.Context, d *Device, dir string, stdout io.Writer) err
 	for _, name := range gpuArchRefused {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stdout, "%-22s skipped: not in %s\n", name, dir)
 			continue
 		}
 		msg, err := archRefusal(d, path)
