@@ -12,13 +12,18 @@ extern "C" __global__ void scale_inplace(float* x, float s, long n) {
 
 // Gemma 3's post-attention and post-MLP norms with the residual add:
 // x[t] += rmsnorm(o[t]) * w for the T rows of dim (the CPU's RMSNorm,
-// o * (1/rms) * w, then the add). grid T, block 256.
-extern "C" __global__ void add_rmsnorm(float* x, const float* o, const float* w, int dim, float eps) {
+// o * (1/rms) * w, then the add); with clear, o is zeroed as it is read
+// (at TP > 1 o is where the allreduce adds the ranks' partial sums).
+// grid T, block 256.
+extern "C" __global__ void add_rmsnorm(float* x, float* o, const float* w, int dim, float eps, int clear) {
   pdl_wait();
   const long r = (long)blockIdx.x * dim;
   float ss = 0.f;
   for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = fmaf(o[r + i], o[r + i], ss);
   const float inv = 1.f / sqrtf(block_sum2(ss, 0.f).x / dim + eps);
   pdl_trigger();
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) x[r + i] += o[r + i] * inv * w[i];
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+    x[r + i] += o[r + i] * inv * w[i];
+    if (clear) o[r + i] = 0.f;
+  }
 }

@@ -197,15 +197,62 @@ func (t *Target) scaleEmbedding(R *rankState, T int) error {
 
 // postNorm adds rmsnorm(R.part) * w to rank R's residual stream x (Gemma
 // 3's post-attention and post-MLP norms: the product wrote its output to
-// R.part); a no-op for w 0. One rank only (gpuMissing refuses Gemma 3 at
-// TP > 1, where R.part holds a partial sum).
+// R.part); a no-op for w 0, and at TP > 1, where R.part holds a partial
+// sum (joinRanks norms the whole sum).
 func (t *Target) postNorm(R *rankState, w cu.DevicePtr, T int) error {
-	if w == 0 {
+	if w == 0 || len(t.ranks) > 1 {
 		return nil
 	}
-	if len(t.ranks) > 1 {
-		return fmt.Errorf("cuda: post-norms at TP %d are not implemented", len(t.ranks))
-	}
 	return t.kernel("post_norm", 0, "add_rmsnorm", [3]int{T, 1, 1}, [3]int{256, 1, 1},
-		ptr(R.x), ptr(R.part), ptr(w), i32(t.cfg.Dim), f32(t.eps))
+		ptr(R.x), ptr(R.part), ptr(w), i32(t.cfg.Dim), f32(t.eps), i32(0))
+}
+
+// joinRanks is allreduce call call of a TP > 1 step (x += the ranks'
+// partial sums R.part). With a post-norm w (Gemma 3: the same on every
+// rank) the norm is of the whole sum: the allreduce adds the sums into
+// each rank's zeroed t.postSum[r] instead of x (R.x is pointed there while
+// the allreduce's kernels are enqueued: every backend adds into R.x), and
+// add_rmsnorm then adds its norm to x and zeroes postSum again.
+func (t *Target) joinRanks(T, call int, w cu.DevicePtr) error {
+	if w == 0 {
+		return t.allReduceAdd(T, call)
+	}
+	if len(t.postSum) != len(t.ranks) {
+		return fmt.Errorf("cuda: post-norm sums for %d ranks, have %d", len(t.ranks), len(t.postSum))
+	}
+	swap := func() {
+		for r, R := range t.ranks {
+			R.x, t.postSum[r] = t.postSum[r], R.x
+		}
+	}
+	swap()
+	err := t.allReduceAdd(T, call)
+	swap()
+	if err != nil {
+		return err
+	}
+	return t.onRanks(func(R *rankState) error {
+		return t.kernel("post_norm", 0, "add_rmsnorm", [3]int{T, 1, 1}, [3]int{256, 1, 1},
+			ptr(R.x), ptr(t.postSum[R.r]), ptr(w), i32(t.cfg.Dim), f32(t.eps), i32(1))
+	})
+}
+
+// allocPostSums gives every rank of a TP > 1 Gemma 3 target its zeroed
+// (MaxTokens, dim) sum buffer for joinRanks.
+func (t *Target) allocPostSums(alloc func(int64) cu.DevicePtr) error {
+	if len(t.ranks) < 2 || !t.cfg.Gemma.On {
+		return nil
+	}
+	n := int64(MaxTokens * t.cfg.Dim)
+	for r := range t.ranks {
+		p := alloc(4 * n)
+		if p == 0 {
+			return fmt.Errorf("cuda: post-norm sum of rank %d: allocation failed", r)
+		}
+		if err := cu.MemsetD32(p, 0, n); err != nil {
+			return fmt.Errorf("cuda: post-norm sum of rank %d: %w", r, err)
+		}
+		t.postSum = append(t.postSum, p)
+	}
+	return nil
 }

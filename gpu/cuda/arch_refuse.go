@@ -13,9 +13,8 @@ import (
 // gpuMissing names each extension cfg uses that the GPU does not
 // implement at tp ranks: the config's Extensions less the ones arch.go
 // runs (RoPE scaling of every kind, q/k/v biases, q/k head norms, sliding
-// windows, Gemma 3's block at TP 1). Mixtures of experts, latent
-// attention, Gemma 3's final logit soft-capping and Gemma 3 at TP > 1
-// stay refused.
+// windows, Gemma 3's block). Mixtures of experts, latent attention and
+// Gemma 3's final logit soft-capping stay refused.
 func gpuMissing(cfg model.Config, tp int) []string {
 	c := cfg
 	c.RopeScaling = model.RopeScaling{}
@@ -25,9 +24,6 @@ func gpuMissing(cfg model.Config, tp int) []string {
 		c.Gemma = model.Gemma3{}
 		if g.FinalSoftcap > 0 {
 			miss = append(miss, fmt.Sprintf("Gemma 3's final logit soft-capping %g", g.FinalSoftcap))
-		}
-		if tp > 1 {
-			miss = append(miss, fmt.Sprintf("Gemma 3's post-attention and post-MLP norms at TP %d (the allreduce adds into the residual stream; TP 1 runs)", tp))
 		}
 	}
 	return append(c.Extensions(), miss...)

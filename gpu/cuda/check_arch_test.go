@@ -50,7 +50,7 @@ var (
 		{"tiny-qwen3-hf", "tiny-qwen3-hf"},
 		{"tiny-qwen3.F16.gguf", "tiny-qwen3-hf"},
 		{"tiny-mistral-hf", "tiny-mistral-hf"},
-		{"tiny-gemma3-hf", "tiny-gemma3-hf"}, // TP 1; refused at TP 2
+		{"tiny-gemma3-hf", "tiny-gemma3-hf"},
 	}
 	gpuArchRefused = []string{"tiny-mixtral-hf", "tiny-mixtral.F16.gguf", "tiny-qwen3moe-hf", "tiny-deepseekv3-hf"}
 )

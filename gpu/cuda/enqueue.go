@@ -287,7 +287,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			return err
 		}
 		if tp {
-			if err := t.allReduceAdd(T, 2*l); err != nil {
+			if err := t.joinRanks(T, 2*l, t.ranks[0].m.layers[l].postAttn); err != nil { // arch.go
 				return err
 			}
 		}
@@ -313,7 +313,7 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			return err
 		}
 		if tp {
-			if err := t.allReduceAdd(T, 2*l+1); err != nil {
+			if err := t.joinRanks(T, 2*l+1, t.ranks[0].m.layers[l].postFFN); err != nil {
 				return err
 			}
 		}

@@ -68,7 +68,8 @@ type Target struct {
 	amPart, amCnt cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
 	path          cu.DevicePtr // (MaxTokens) int32
 	bufs          []cu.DevicePtr
-	attn          []dattn // per layer: RoPE tables (maxPos, hd/2), sliding window, score scale (arch.go)
+	attn          []dattn        // per layer: RoPE tables (maxPos, hd/2), sliding window, score scale (arch.go)
+	postSum       []cu.DevicePtr // Gemma 3 at TP > 1: per rank (MaxTokens, dim), zero between steps (joinRanks)
 
 	hstep   pinned    // stepParams
 	hids    pinned    // (MaxTokens) int32
@@ -256,7 +257,10 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		t.Close()
 		return nil, err
 	}
-	if t.attn, err = uploadAttention(ms[0], t.maxPos, alloc); err != nil {
+	if t.attn, err = uploadAttention(ms[0], t.maxPos, alloc); err == nil {
+		err = t.allocPostSums(alloc)
+	}
+	if err != nil {
 		t.Close()
 		return nil, err
 	}
