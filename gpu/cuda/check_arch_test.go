@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"rigscope/engine/loader"
+	"rigscope/engine/loader/gguf"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
+	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
 	tp0 "rigscope/engine/tp"
 )
@@ -38,9 +40,9 @@ type archRef struct {
 // gpuArchFixtures are the fixtures of the architectures the GPU runs, each
 // with the folder holding its reference.json; gpuArchRefused those it
 // refuses by name (the check makes sure it still does). The Gemma 3 GGUF
-// is left out: as written it does not say which layer is global, and reads
-// as llama.cpp reads it (the CPU's golden test writes the layer types into
-// a copy).
+// as written does not say which layer is global (it reads as llama.cpp
+// reads it, every 6th); NAME+layer_types is a copy with the HF folder's
+// layer types written in, as the CPU's golden test makes (withLayerTypes).
 var (
 	gpuArchFixtures = []struct{ file, ref string }{
 		{"tiny-llama31-hf", "tiny-llama31-hf"},
@@ -51,6 +53,7 @@ var (
 		{"tiny-qwen3.F16.gguf", "tiny-qwen3-hf"},
 		{"tiny-mistral-hf", "tiny-mistral-hf"},
 		{"tiny-gemma3-hf", "tiny-gemma3-hf"},
+		{"tiny-gemma3.F16.gguf" + layerTypesSuffix, "tiny-gemma3-hf"},
 	}
 	gpuArchRefused = []string{"tiny-mixtral-hf", "tiny-mixtral.F16.gguf", "tiny-qwen3moe-hf", "tiny-deepseekv3-hf"}
 )
@@ -87,14 +90,26 @@ func checkArch(ctx context.Context, d *Device, dir string, stdout io.Writer) err
 	fmt.Fprintf(stdout, "%-22s %2s %7s %8s %8s %7s %8s %7s %8s %9s %8s %9s %8s %8s  %s\n",
 		"fixture", "tp", "=ref", "ref abs", "ref rel", "=cpu", "cpu rel", "=tp1", "tp1 rel", "verify=", "ver rel", "tree=", "tree rel", "keep rel", "prefix = ref per prompt")
 	var failed []string
+	tmp, err := os.MkdirTemp("", "rigscope-arch-check")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	for _, f := range gpuArchFixtures {
-		path := filepath.Join(dir, f.file)
+		file, derive := strings.CutSuffix(f.file, layerTypesSuffix)
+		path := filepath.Join(dir, file)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintf(stdout, "%-22s skipped: not in %s\n", f.file, dir)
 			continue
 		}
+		if derive {
+			if path, err = withLayerTypes(path, filepath.Join(dir, f.ref, "config.json"), tmp); err != nil {
+				failed = append(failed, fmt.Sprintf("%s: %v", f.file, err))
+				continue
+			}
+		}
 		t0 := time.Now()
-		fails, err := checkArchFixture(ctx, d, path, filepath.Join(dir, f.ref, "reference.json"), stdout)
+		fails, err := checkArchFixture(ctx, d, path, f.file, filepath.Join(dir, f.ref, "reference.json"), stdout)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", f.file, err))
 			fmt.Fprintf(stdout, "%-22s ERROR: %v\n", f.file, err)
@@ -158,7 +173,7 @@ type cpuResult struct {
 	logits []float32
 }
 
-func checkArchFixture(ctx context.Context, d *Device, path, refPath string, stdout io.Writer) (fails []string, err error) {
+func checkArchFixture(ctx context.Context, d *Device, path, name, refPath string, stdout io.Writer) (fails []string, err error) {
 	raw, err := os.ReadFile(refPath)
 	if err != nil {
 		return nil, err
@@ -179,7 +194,6 @@ func checkArchFixture(ctx context.Context, d *Device, path, refPath string, stdo
 	var cpuRes []cpuResult
 	var tp1 [][]int32
 	var tp1Logits [][]float32
-	name := filepath.Base(path)
 	for _, tp := range []int{1, 2} {
 		ws := make([]*model.Weights, tp)
 		for r := range ws {
@@ -403,4 +417,55 @@ func archVerify(ctx context.Context, gt spec.Target, prompt, toks []int32, row *
 	}
 	row.keepRel = math.Max(row.keepRel, relDiff(l, dec[5]))
 	return nil
+}
+
+// layerTypesSuffix marks a gpuArchFixtures GGUF to be read with its HF
+// folder's layer types (withLayerTypes).
+const layerTypesSuffix = "+layer_types"
+
+// withLayerTypes writes into tmp a copy of the gemma3 GGUF path that states
+// gemma3.attention.sliding_window_pattern (true = local) from the HF
+// config's layer_types, and returns the copy's path.
+func withLayerTypes(path, config, tmp string) (string, error) {
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		return "", err
+	}
+	var hf struct {
+		LayerTypes []string `json:"layer_types"`
+	}
+	if err := json.Unmarshal(raw, &hf); err != nil {
+		return "", fmt.Errorf("%s: %w", config, err)
+	}
+	if len(hf.LayerTypes) == 0 {
+		return "", fmt.Errorf("%s: no layer_types", config)
+	}
+	pattern := make([]bool, len(hf.LayerTypes))
+	for i, lt := range hf.LayerTypes {
+		pattern[i] = lt == "sliding_attention"
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	kv := append(append([]gguf.KV{}, f.KV...), gguf.KV{Key: "gemma3.attention.sliding_window_pattern", Value: pattern})
+	var ts []*tensor.Tensor
+	for _, ti := range f.Tensors {
+		t, err := f.Tensor(ti.Name)
+		if err != nil {
+			return "", err
+		}
+		ts = append(ts, t)
+	}
+	out := filepath.Join(tmp, filepath.Base(path))
+	w, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	if err := gguf.Write(w, kv, ts); err != nil {
+		w.Close()
+		return "", fmt.Errorf("write %s: %w", out, err)
+	}
+	return out, w.Close()
 }
