@@ -96,9 +96,11 @@ __device__ __forceinline__ float gelu_tanh(float x) {
   return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
 
-// GELU: the GLU's activation is gelu_tanh rather than silu (geglu kernels).
-template <int NW, int W, bool NORM, bool GLU, typename Part, typename SS, bool GELU = false>
-__device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss, int K, float eps) {
+// act 1: the GLU's activation is gelu_tanh rather than silu (a uniform
+// branch per output, so the GLU kernels take it as an argument instead of
+// doubling their variants).
+template <int NW, int W, bool NORM, bool GLU, typename Part, typename SS>
+__device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss, int K, float eps, int act = 0) {
   float inv = 1.f;
   if (NORM) {
     float q = 0.f;
@@ -115,7 +117,7 @@ __device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss
     sv[m] *= inv;
   }
   float v = sv[0];
-  if (GLU) v = GELU ? gelu_tanh(sv[0]) * sv[NW - 1] : sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
+  if (GLU) v = act ? gelu_tanh(sv[0]) * sv[NW - 1] : sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
   if (mode == 1) *o += v; else *o = v;
   return v;
 }
@@ -162,10 +164,11 @@ extern "C" __global__ void xsplit(__nv_bfloat16* xf, const float* x, int T, int 
 // NORM: x is first RMS-normalized with weight g, fused: the block computes
 // sum(x*x) of each token while it reads x for the product, and
 // rmsnorm(x).w = rsqrt(mean(x*x) + eps) * ((x*g).w).
-template <class WT, int NT, bool GLU, bool NORM, bool GELU = false>
+template <class WT, int NT, bool GLU, bool NORM>
 __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const void* w, const void* ws, const void* w2, const void* ws2,
-                                        int N, int K, int T, int mode, const float* __restrict__ g, float eps) {
+                                        int N, int K, int T, int mode, const float* __restrict__ g, float eps,
+                                        int act = 0) {
   constexpr int E = WT::E;
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -251,15 +254,15 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
     int r = i / NT, t = i % NT;
     long row = row0 + r;
     if (t >= T || row >= N) continue;
-    auto part = [&](int q, int m) { return red[q][m][r][t]; };
-    auto ssq = [&](int q) { return red_ss[q][t]; };
-    finish_out<NW, MV_WARPS, NORM, GLU, decltype(part), decltype(ssq), GELU>(out + (long)t * ldo + row, mode, part, ssq, K, eps);
+    finish_out<NW, MV_WARPS, NORM, GLU>(
+        out + (long)t * ldo + row, mode, [&](int q, int m) { return red[q][m][r][t]; },
+        [&](int q) { return red_ss[q][t]; }, K, eps, act);
   }
 }
 
 // mv_*: plain product (mode store/add); mvn_*: product of rmsnorm(x, g);
-// glu_*: silu(rmsnorm(x, g).gate) * (rmsnorm(x, g).up); geglu_*: the same
-// with gelu_tanh (Gemma 3).
+// glu_*: silu(rmsnorm(x, g).gate) * (rmsnorm(x, g).up), or with act 1
+// gelu_tanh (Gemma 3).
 #define MV_INST(NAME, WT, NT)                                                                          \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mv_##NAME##_##NT(                         \
       float* out, int ldo, const float* x, const void* w, const void* ws, int N, int K, int T, int mode) { \
@@ -272,13 +275,8 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
   }                                                                                                    \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) glu_##NAME##_##NT(                        \
       float* out, int ldo, const float* x, const void* w, const void* ws, const void* w2,              \
-      const void* ws2, int N, int K, int T, const float* g, float eps) {                               \
-    mv_body<WT, NT, true, true>(out, ldo, x, w, ws, w2, ws2, N, K, T, 0, g, eps);                      \
-  }                                                                                                    \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) geglu_##NAME##_##NT(                      \
-      float* out, int ldo, const float* x, const void* w, const void* ws, const void* w2,              \
-      const void* ws2, int N, int K, int T, const float* g, float eps) {                               \
-    mv_body<WT, NT, true, true, true>(out, ldo, x, w, ws, w2, ws2, N, K, T, 0, g, eps);                \
+      const void* ws2, int N, int K, int T, const float* g, float eps, int act) {                      \
+    mv_body<WT, NT, true, true>(out, ldo, x, w, ws, w2, ws2, N, K, T, 0, g, eps, act);                 \
   }
 #define MV_ALL(NAME, WT) MV_INST(NAME, WT, 1) MV_INST(NAME, WT, 2) MV_INST(NAME, WT, 4) MV_INST(NAME, WT, 8) MV_INST(NAME, WT, 16)
 MV_ALL(bf16, WBF16)

@@ -140,7 +140,7 @@ func checkKernels(d *Device, w io.Writer) error {
 
 	// Matrix products through the Target's dispatch: every dtype on the
 	// CUDA cores (72 rows), bf16 tiled on the tensor cores (80 rows), token
-	// buckets, store/add/GLU+norm/norm.
+	// buckets, store/add/GLU+norm/norm/GELU-tanh GLU+norm (Gemma 3).
 	tgt := &Target{launcher: launcher{dev: d, stream: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	for _, mc := range []struct {
 		dt    tensor.DType
@@ -251,7 +251,7 @@ func checkKernels(d *Device, w io.Writer) error {
 						one = got
 					}
 					for _, tiles := range []int{2, 4} {
-						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn", "tcgeglu"}[mode], tgt.tcWarps("check", N, mode == 2 || mode == 4), tcTiles(T), tiles)
+						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn", "tcglu"}[mode], tgt.tcWarps("check", N, mode == 2 || mode == 4), tcTiles(T), tiles)
 						if !mc.tiled || !d.has(name) {
 							continue
 						}

@@ -178,19 +178,19 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 	if u.dt != g.dt || u.tiled != g.tiled {
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
 	}
-	act := "glu"
+	act := 0 // the kernels' last argument: 1 = GELU-tanh (Gemma 3), 0 = SiLU
 	if t.gelu {
-		act = "geglu"
+		act = 1
 	}
 	if g.tiled {
 		nw := t.tcWarps("gate_up", g.rows, true)
-		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tc%s%d_%d", act, nw, tcTiles(T)), g.rows, T)
+		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
-			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo))
+			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo), i32(act))
 	}
-	name := fmt.Sprintf("%s_%s_%d", act, suf, bucket(T))
+	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
-		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps))
+		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), i32(act))
 }
 
 // attnMinRows is the fewest query rows one attention block serves (4 warps
