@@ -105,6 +105,7 @@ func checkArch(ctx context.Context, d *Device, dir string, stdout io.Writer) err
 		if derive {
 			if path, err = withLayerTypes(path, filepath.Join(dir, f.ref, "config.json"), tmp); err != nil {
 				failed = append(failed, fmt.Sprintf("%s: %v", f.file, err))
+				fmt.Fprintf(stdout, "%-22s ERROR: %v\n", f.file, err)
 				continue
 			}
 		}
@@ -117,6 +118,7 @@ func checkArch(ctx context.Context, d *Device, dir string, stdout io.Writer) err
 		}
 		for _, m := range fails {
 			failed = append(failed, f.file+": "+m)
+			fmt.Fprintf(stdout, "%-22s FAIL: %s\n", f.file, m)
 		}
 		fmt.Fprintf(os.Stderr, "arch %s: %v\n", f.file, time.Since(t0).Round(time.Millisecond))
 	}
