@@ -23,6 +23,15 @@
 // S > 1 each block writes partials (pm, pl: (hk, G*MAXT, S); pacc: (...,
 // HD)) and the last block of (h, rg) to finish, counted in cnt (reset to 0
 // after use), merges them.
+//
+// The architectures' extensions (gpu/cuda/arch.go), each off when its
+// argument is 0: bias (ldq-wide, the qkv row's layout) is added to q, k
+// and v as they are loaded (Qwen2); qkn (2*HD: q's weight, then k's)
+// RMSNorms each query and key head after the bias and before RoPE, with
+// eps (Qwen3); window > 0 masks every key more than window-1 positions
+// before its query (Mistral), and the splits then cover only the cached
+// slots from the first one any query of the step sees (the cache slot of
+// position p is p).
 #define ATT_WARPS 4
 template <int HD>
 struct Vec {  // the EPL = HD/32 (at least 1) elements of a row a lane owns
@@ -61,22 +70,48 @@ __device__ __forceinline__ void att_store(float* out, __nv_bfloat16* xf, int wid
   }
 }
 
-template <int HD, int RPW>
+// head_inv_rms is 1/sqrt(mean((x+bias)²) + eps) over one head's HD
+// elements (bias may be null), summed by the warp; every lane gets it.
+template <int HD>
+__device__ __forceinline__ float head_inv_rms(const float* x, const float* bias, float eps, int lane) {
+  float ss = 0.f;
+#pragma unroll
+  for (int e = lane; e < HD; e += 32) {
+    const float v = x[e] + (bias ? bias[e] : 0.f);
+    ss = fmaf(v, v, ss);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  return 1.f / sqrtf(ss / HD + eps);
+}
+
+template <int HD, int RPW, bool EXT>
 __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
                                           const float* qkv, int ldq, float* Kc, float* Vc, const Step* st,
                                           const float* __restrict__ cs, const float* __restrict__ sn,
                                           int hq, int hk, float scale, int interleaved, int minper,
-                                          __nv_bfloat16* xf) {
+                                          __nv_bfloat16* xf, const float* __restrict__ bias,
+                                          const float* __restrict__ qkn, float eps, int window) {
   constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
   __shared__ __align__(16) float qs[RB][HD];
+  __shared__ float qinv[RB], kinv[MAXT];  // qkn: 1/rms of each query row, of each new key row
   __shared__ int last;
   const int h = blockIdx.x, s = blockIdx.y, S = gridDim.y, rg = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int T = st->T, base = st->base, G = hq / hk, R = G * T;
   const int r0 = rg * RB, rn = min(RB, R - r0);
   const int width = hk * HD;
-  const int per = max(minper, ((base + S - 1) / S + 31) / 32 * 32);
-  const int active = (base + per - 1) / per;  // splits with cached slots
+  // Cached slots [c0, base) are split: with a window, c0 is the first one
+  // the step's earliest query sees.
+  int c0 = 0;
+  if (EXT && window > 0) {
+    int pmin = st->pos[0];
+    for (int t = 1; t < T; t++) pmin = min(pmin, st->pos[t]);
+    c0 = min(base, max(0, pmin - window + 1));
+  }
+  const int nb = base - c0;
+  const int per = max(minper, ((nb + S - 1) / S + 31) / 32 * 32);
+  const int active = (nb + per - 1) / per;  // splits with cached slots
 
   // Chunks of 32 slots: n0 over the cached range [lo0, hi0), then (last
   // split) one over the new slots [base, base+T). Each chunk of K and V is
@@ -84,7 +119,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   // registers, one chunk ahead: the first before the prologue when it is
   // cached, the next while this one's V products run.
   constexpr int NL = 32 * HD / 4 / (ATT_WARPS * 32);  // float4 per thread per chunk
-  const int lo0 = min(base, s * per), hi0 = min(base, (s + 1) * per);
+  const int lo0 = c0 + min(nb, s * per), hi0 = c0 + min(nb, (s + 1) * per);
   const int n0 = (hi0 - lo0 + 31) / 32, nc = n0 + (s == S - 1 && T > 0 ? 1 : 0);
   float4 kr[NL], vr[NL];
   auto load_chunk = [&](int c) {
@@ -115,18 +150,39 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   // on the step's critical path.
   constexpr int NT = ATT_WARPS * 32, RQ = (RB * HALF + NT - 1) / NT, KB = 4;
 #ifndef ATT_NOPRO
+  if (EXT && qkn) {  // 1/rms of (row + bias): warp w sums rows w, w+4, ... (the CPU's RMSNorm: v * inv * w)
+    for (int rl = warp; rl < rn; rl += ATT_WARPS) {
+      const int r = r0 + rl, off = (h * G + r % G) * HD;
+      const float inv = head_inv_rms<HD>(qkv + (long)(r / G) * ldq + off, bias ? bias + off : nullptr, eps, lane);
+      if (lane == 0) qinv[rl] = inv;
+    }
+    if (s == S - 1)
+      for (int t = warp; t < T; t += ATT_WARPS) {
+        const int off = hq * HD + h * HD;
+        const float inv = head_inv_rms<HD>(qkv + (long)t * ldq + off, bias ? bias + off : nullptr, eps, lane);
+        if (lane == 0) kinv[t] = inv;
+      }
+    __syncthreads();
+  }
   {
-    float xa[RQ], xb[RQ], c[RQ], sv[RQ];
+    float xa[RQ], xb[RQ], c[RQ], sv[RQ], ba[RQ], bb[RQ], wa[RQ], wb[RQ];
 #pragma unroll
     for (int q = 0; q < RQ; q++) {
       const int i = threadIdx.x + q * NT, rl = i / HALF, j = i % HALF, r = r0 + rl, t = r / G;
       if (i < rn * HALF) {
-        const float* x = qkv + (long)t * ldq + (h * G + r % G) * HD;
+        const int off = (h * G + r % G) * HD, a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+        const float* x = qkv + (long)t * ldq + off;
         const int p = st->pos[t];
         c[q] = cs[(long)p * HALF + j];
         sv[q] = sn[(long)p * HALF + j];
-        xa[q] = x[interleaved ? 2 * j : j];
-        xb[q] = x[interleaved ? 2 * j + 1 : j + HALF];
+        xa[q] = x[a];
+        xb[q] = x[b];
+        if (EXT) {
+          ba[q] = bias ? bias[off + a] : 0.f;
+          bb[q] = bias ? bias[off + b] : 0.f;
+          wa[q] = qkn ? qkn[a] : 1.f;
+          wb[q] = qkn ? qkn[b] : 1.f;
+        }
       }
     }
 #pragma unroll
@@ -134,20 +190,24 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
       const int i = threadIdx.x + q * NT, rl = i / HALF, j = i % HALF;
       if (i < rn * HALF) {
         const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
-        qs[rl][a] = xa[q] * c[q] - xb[q] * sv[q];
-        qs[rl][b] = xa[q] * sv[q] + xb[q] * c[q];
+        float va = xa[q], vb = xb[q];
+        if (EXT && bias) va += ba[q], vb += bb[q];
+        if (EXT && qkn) va = va * qinv[rl] * wa[q], vb = vb * qinv[rl] * wb[q];
+        qs[rl][a] = va * c[q] - vb * sv[q];
+        qs[rl][b] = va * sv[q] + vb * c[q];
       }
     }
   }
   if (s == S - 1) {
     for (int i0 = 0; i0 < T * HALF; i0 += KB * NT) {
-      float ka[KB], kb[KB], va[KB], vb[KB], c[KB], sv[KB];
+      float ka[KB], kb[KB], va[KB], vb[KB], c[KB], sv[KB], bk[KB][4], wk[KB][2];
 #pragma unroll
       for (int q = 0; q < KB; q++) {
         const int i = i0 + threadIdx.x + q * NT, t = i / HALF, j = i % HALF;
         if (i < T * HALF) {
-          const float* k = qkv + (long)t * ldq + hq * HD + h * HD;
-          const float* v = k + hk * HD;
+          const int koff = hq * HD + h * HD, voff = koff + hk * HD;
+          const float* k = qkv + (long)t * ldq + koff;
+          const float* v = qkv + (long)t * ldq + voff;
           const int p = st->pos[t], a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
           c[q] = cs[(long)p * HALF + j];
           sv[q] = sn[(long)p * HALF + j];
@@ -155,6 +215,14 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
           kb[q] = k[b];
           va[q] = v[a];
           vb[q] = v[b];
+          if (EXT) {
+            bk[q][0] = bias ? bias[koff + a] : 0.f;
+            bk[q][1] = bias ? bias[koff + b] : 0.f;
+            bk[q][2] = bias ? bias[voff + a] : 0.f;
+            bk[q][3] = bias ? bias[voff + b] : 0.f;
+            wk[q][0] = qkn ? qkn[HD + a] : 1.f;
+            wk[q][1] = qkn ? qkn[HD + b] : 1.f;
+          }
         }
       }
 #pragma unroll
@@ -162,6 +230,8 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
         const int i = i0 + threadIdx.x + q * NT, t = i / HALF, j = i % HALF;
         if (i < T * HALF) {
           const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+          if (EXT && bias) ka[q] += bk[q][0], kb[q] += bk[q][1], va[q] += bk[q][2], vb[q] += bk[q][3];
+          if (EXT && qkn) ka[q] = ka[q] * kinv[t] * wk[q][0], kb[q] = kb[q] * kinv[t] * wk[q][1];
           float* kc = Kc + (long)(base + t) * width + h * HD;
           float* vc = Vc + (long)(base + t) * width + h * HD;
           kc[a] = ka[q] * c[q] - kb[q] * sv[q];
@@ -219,6 +289,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
         if (rl >= rn) break;  // warp-uniform
         const int t = (r0 + rl) / G;
         bool vis = j < hi && (j < base || ((st->mask[t] >> (j - base)) & 1u));
+        if (EXT && window > 0 && vis) vis = st->pos[t] - (j < base ? j : st->pos[j - base]) < window;
         float v = vis ? sc[i] * scale : -INFINITY;
         float mx = v;
 #pragma unroll
@@ -347,15 +418,19 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
 }
 
-#define ATT_INST(HD, RPW)                                                                                    \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) attn_##HD##_##RPW(                            \
+// attn_HD_RPW: the Llama block; attnx_HD_RPW: with the extensions (bias,
+// qkn, window: the same arguments, which attn_ ignores), so that plain
+// models keep the kernel they had (the extensions' loads cost registers:
+// attn_64_1 96 -> 118, attn_256_2 spilled).
+#define ATT_INST(NAME, HD, RPW, EXT)                                                                         \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW(                          \
       float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, float* Kc,    \
       float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,  \
-      int minper, __nv_bfloat16* xf) {                                                                       \
-    attn_body<HD, RPW>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, minper,  \
-                       xf);                                                                                  \
+      int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window) {           \
+    attn_body<HD, RPW, EXT>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,     \
+                            minper, xf, bias, qkn, eps, window);                                             \
   }
-#define ATT_ALL(HD) ATT_INST(HD, 1) ATT_INST(HD, 2)
+#define ATT_ALL(HD) ATT_INST(attn, HD, 1, false) ATT_INST(attn, HD, 2, false) ATT_INST(attnx, HD, 1, true) ATT_INST(attnx, HD, 2, true)
 ATT_ALL(16)
 ATT_ALL(32)
 ATT_ALL(64)

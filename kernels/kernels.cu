@@ -77,8 +77,17 @@ struct WF32 {
 // and up) and, with NORM, the per-warp sums of squares ss(q) of x: summed
 // over the warps in order, times rmsnorm's 1/rms, then silu(gate) * up for
 // GLU. Shared by mv_body and tc_body (tc.cu), so both round the same way.
+// gelu_tanh is PyTorch's tanh approximation (gelu_pytorch_tanh, Gemma 3's
+// MLP): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+// act 1: the GLU's activation is gelu_tanh rather than silu (a uniform
+// branch per output, so the GLU kernels take it as an argument instead of
+// doubling their variants).
 template <int NW, int W, bool NORM, bool GLU, typename Part, typename SS>
-__device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss, int K, float eps) {
+__device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss, int K, float eps, int act = 0) {
   float inv = 1.f;
   if (NORM) {
     float q = 0.f;
@@ -95,7 +104,7 @@ __device__ __forceinline__ float finish_out(float* o, int mode, Part part, SS ss
     sv[m] *= inv;
   }
   float v = sv[0];
-  if (GLU) v = sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
+  if (GLU) v = act ? gelu_tanh(sv[0]) * sv[NW - 1] : sv[0] / (1.f + expf(-sv[0])) * sv[NW - 1];
   if (mode == 1) *o += v; else *o = v;
   return v;
 }
@@ -145,7 +154,8 @@ extern "C" __global__ void xsplit(__nv_bfloat16* xf, const float* x, int T, int 
 template <class WT, int NT, bool GLU, bool NORM>
 __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const void* w, const void* ws, const void* w2, const void* ws2,
-                                        int N, int K, int T, int mode, const float* __restrict__ g, float eps) {
+                                        int N, int K, int T, int mode, const float* __restrict__ g, float eps,
+                                        int act = 0) {
   constexpr int E = WT::E;
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -233,12 +243,13 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
     if (t >= T || row >= N) continue;
     finish_out<NW, MV_WARPS, NORM, GLU>(
         out + (long)t * ldo + row, mode, [&](int q, int m) { return red[q][m][r][t]; },
-        [&](int q) { return red_ss[q][t]; }, K, eps);
+        [&](int q) { return red_ss[q][t]; }, K, eps, act);
   }
 }
 
 // mv_*: plain product (mode store/add); mvn_*: product of rmsnorm(x, g);
-// glu_*: silu(rmsnorm(x, g).gate) * (rmsnorm(x, g).up).
+// glu_*: silu(rmsnorm(x, g).gate) * (rmsnorm(x, g).up), or with act 1
+// gelu_tanh (Gemma 3).
 #define MV_INST(NAME, WT, NT)                                                                          \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mv_##NAME##_##NT(                         \
       float* out, int ldo, const float* x, const void* w, const void* ws, int N, int K, int T, int mode) { \
@@ -251,8 +262,8 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
   }                                                                                                    \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) glu_##NAME##_##NT(                        \
       float* out, int ldo, const float* x, const void* w, const void* ws, const void* w2,              \
-      const void* ws2, int N, int K, int T, const float* g, float eps) {                               \
-    mv_body<WT, NT, true, true>(out, ldo, x, w, ws, w2, ws2, N, K, T, 0, g, eps);                      \
+      const void* ws2, int N, int K, int T, const float* g, float eps, int act) {                      \
+    mv_body<WT, NT, true, true>(out, ldo, x, w, ws, w2, ws2, N, K, T, 0, g, eps, act);                 \
   }
 #define MV_ALL(NAME, WT) MV_INST(NAME, WT, 1) MV_INST(NAME, WT, 2) MV_INST(NAME, WT, 4) MV_INST(NAME, WT, 8) MV_INST(NAME, WT, 16)
 MV_ALL(bf16, WBF16)
@@ -502,5 +513,6 @@ extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) out[i] += a[i];
 }
 
+#include "arch.cu"
 #include "gemm.cu"
 #include "flash.cu"

@@ -46,7 +46,7 @@ template <int NTT, bool GLU, bool NORM, int W, int RT, bool XF = false>
 __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const uint4* w, const uint4* w2, int N, int K, int T, int mode,
                                         const float* __restrict__ g, float eps, const uint4* __restrict__ xf = nullptr,
-                                        __nv_bfloat16* xfo = nullptr) {
+                                        __nv_bfloat16* xfo = nullptr, int act = 0) {
   constexpr int NW = GLU ? 2 : 1;
   constexpr int U = GLU ? TC_UG : TC_U;
   constexpr int LU = U >= RT ? U / RT : 1;  // tiles loaded per batch: RT*LU*NW 16-byte loads in flight per lane
@@ -179,14 +179,14 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     if (t >= T || row >= N) continue;
     const float v = finish_out<NW, W, NORM, GLU>(
         out + (long)t * ldo + row, mode, [&](int wq, int m) { return red[wq][m][r][t]; },
-        [&](int wq) { return red_ss[wq][t]; }, K, eps);
+        [&](int wq) { return red_ss[wq][t]; }, K, eps, act);
     if (GLU && xfo) store_xf(xfo, N / 16, t, (int)row, v);
   }
 }
 
 // tcW_N[rR]: plain (mode store/add); tcfW_N[rR]: the same with x split
 // already (xf, store_xf); tcnW_N[rR]: of rmsnorm(x, g);
-// tcgluW_N[rR]: GLU of rmsnorm(x, g). W warps, N n-tiles (1: T <= 8, 2: T
+// tcgluW_N[rR]: GLU of rmsnorm(x, g) (act 1: gelu_tanh). W warps, N n-tiles (1: T <= 8, 2: T
 // <= 16), R row tiles of 16 per block (suffix only when R > 1: each x
 // fragment then feeds R row tiles, so a block reads x once per 16*R rows).
 // grid ceil(rows/(16*R)).
@@ -206,8 +206,8 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #define TCGLU_INST(NTT, W, RT, SUF)                                                                      \
   extern "C" __global__ void __launch_bounds__(W * 32) tcglu##W##_##NTT##SUF(                            \
       float* out, int ldo, const float* x, const uint4* w, const uint4* w2, int N, int K, int T,         \
-      const float* g, float eps, __nv_bfloat16* xfo) {                                                   \
-    tc_body<NTT, true, true, W, RT>(out, ldo, x, w, w2, N, K, T, 0, g, eps, nullptr, xfo);              \
+      const float* g, float eps, __nv_bfloat16* xfo, int act) {                                          \
+    tc_body<NTT, true, true, W, RT>(out, ldo, x, w, w2, N, K, T, 0, g, eps, nullptr, xfo, act);         \
   }
 // GLU stops at 16 warps and, with 2 row tiles, at T <= 8; 4 row tiles only
 // for T <= 8 and 16 warps (the reduction buffer would pass 48 KB).

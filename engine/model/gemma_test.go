@@ -107,3 +107,39 @@ func TestGemmaLayerAttns(t *testing.T) {
 		}
 	}
 }
+
+// LayerAttentions (what gpu/cuda uploads) is the runner's own geometry:
+// the same tables, windows and scales, and Tables gives the rotations
+// Apply uses (a YaRN-scaled global table here).
+func TestLayerAttentionsAreTheRunners(t *testing.T) {
+	c := gemmaCfg()
+	c.RopeScaling = RopeScaling{Type: RopeScaleYaRN, Factor: 4, OrigContext: 16, BetaFast: 32, BetaSlow: 1, AttnFactor: 1.2}
+	w := &Weights{Cfg: c, RopeDivisors: c.RopeScaling.Divisors(c.RopeTheta, c.HeadDim)}
+	attn, _ := newLayerAttns(w, 40)
+	got := LayerAttentions(w, 40)
+	for l := range attn {
+		if got[l].Rope.HeadDim != c.HeadDim || got[l].Window != attn[l].window || got[l].Scale != attn[l].scale {
+			t.Errorf("layer %d: %+v, runner's window %d scale %g", l, got[l], attn[l].window, attn[l].scale)
+		}
+		if (got[l].Rope == got[0].Rope) != (attn[l].rope == attn[0].rope) {
+			t.Errorf("layer %d: shares layer 0's table %v, the runner's %v", l, got[l].Rope == got[0].Rope, attn[l].rope == attn[0].rope)
+		}
+	}
+	g := got[3] // global: YaRN's divisors and its attention factor squared in the scale
+	if want := float32(1 / math.Sqrt(float64(c.Gemma.QueryScale)) * 1.2 * 1.2); math.Abs(float64(g.Scale-want)) > 1e-6 {
+		t.Errorf("global scale %g, want %g", g.Scale, want)
+	}
+	cs, sn := g.Rope.Tables(104)
+	if half := c.HeadDim / 2; len(cs) != 104*half || len(sn) != 104*half {
+		t.Fatalf("tables of %d, %d values, want %d", len(cs), len(sn), 104*half)
+	}
+	half := c.HeadDim / 2
+	for _, p := range []int{0, 1, 17, 103} {
+		v := make([]float32, c.HeadDim)
+		v[0], v[half] = 1, 0 // rotate-half pair 0: (cos, sin)
+		g.Rope.Apply(v, p, false)
+		if v[0] != cs[p*half] || v[half] != sn[p*half] {
+			t.Errorf("position %d: Apply gives (%g, %g), Tables (%g, %g)", p, v[0], v[half], cs[p*half], sn[p*half])
+		}
+	}
+}

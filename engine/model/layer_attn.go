@@ -51,6 +51,31 @@ func newLayerAttns(w *Weights, ctxLen int) (attn []layerAttn, tables []*cpu.Rope
 	return attn, tables
 }
 
+// LayerAttention is one layer's attention geometry exactly as the CPU
+// runner uses it: the RoPE table (shared by the layers with the same
+// RoPE: compare pointers), the sliding window (0: none) and the factor
+// q·k is multiplied by (1/sqrt(head dim or query_pre_attn_scalar), times
+// YaRN's attention factor squared). A device that runs the same model
+// (gpu/cuda) takes it from here, so every scaling the CPU implements is
+// the device's too.
+type LayerAttention struct {
+	Rope   *cpu.RopeTable
+	Window int
+	Scale  float32
+}
+
+// LayerAttentions is each layer's LayerAttention for a cache of ctxLen
+// positions (tables for ctxLen+64). Only w.Cfg, w.RopeDivisors and
+// w.LocalRopeDivisors are read.
+func LayerAttentions(w *Weights, ctxLen int) []LayerAttention {
+	attn, _ := newLayerAttns(w, ctxLen)
+	out := make([]LayerAttention, len(attn))
+	for l, a := range attn {
+		out[l] = LayerAttention{Rope: a.rope, Window: a.window, Scale: a.scale}
+	}
+	return out
+}
+
 // ensureRope computes every table's rotations of positions [0, n), here
 // rather than on the pool's threads.
 func (r *Runner) ensureRope(n int) {

@@ -14,6 +14,7 @@ import (
 
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
 )
 
 // checkKernels runs each kernel on fresh random inputs with its output
@@ -46,7 +47,7 @@ func checkKernels(d *Device, w io.Writer) error {
 		}
 		return nil
 	}
-	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm"}
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
 	report := func(name string, got []float32, ref []float64, tol float64) error {
 		var num, den float64
 		for i := range ref {
@@ -139,7 +140,7 @@ func checkKernels(d *Device, w io.Writer) error {
 
 	// Matrix products through the Target's dispatch: every dtype on the
 	// CUDA cores (72 rows), bf16 tiled on the tensor cores (80 rows), token
-	// buckets, store/add/GLU+norm/norm.
+	// buckets, store/add/GLU+norm/norm/GELU-tanh GLU+norm (Gemma 3).
 	tgt := &Target{launcher: launcher{dev: d, stream: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	for _, mc := range []struct {
 		dt    tensor.DType
@@ -179,7 +180,7 @@ func checkKernels(d *Device, w io.Writer) error {
 			}
 			g := randn(K)
 			gd := up(f32b(g))
-			for mode := 0; mode < 4; mode++ {
+			for mode := 0; mode < 5; mode++ {
 				var xfIn, xfOut cu.DevicePtr // x split for tcf; the GLU's output split
 				run := func() ([]float32, error) {
 					var out cu.DevicePtr
@@ -199,6 +200,10 @@ func checkKernels(d *Device, w io.Writer) error {
 						e = tgt.glu(out, xfOut, xd, W, W2, T, gd)
 					case 3:
 						e = tgt.matvec("check", out, N, xd, 0, W, T, 0, gd)
+					case 4:
+						tgt.gelu = true
+						e = tgt.glu(out, xfOut, xd, W, W2, T, gd)
+						tgt.gelu = false
 					}
 					if e != nil {
 						return nil, e
@@ -246,7 +251,7 @@ func checkKernels(d *Device, w io.Writer) error {
 						one = got
 					}
 					for _, tiles := range []int{2, 4} {
-						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn"}[mode], tgt.tcWarps("check", N, mode == 2), tcTiles(T), tiles)
+						name := fmt.Sprintf("%s%d_%dr%d", []string{"tc", "tc", "tcglu", "tcn", "tcglu"}[mode], tgt.tcWarps("check", N, mode == 2 || mode == 4), tcTiles(T), tiles)
 						if !mc.tiled || !d.has(name) {
 							continue
 						}
@@ -295,6 +300,8 @@ func checkKernels(d *Device, w io.Writer) error {
 							ref[t*N+n] = a + float64(base[t*N+n])
 						case 2:
 							ref[t*N+n] = a / (1 + math.Exp(-a)) * b
+						case 4:
+							ref[t*N+n] = 0.5 * a * (1 + math.Tanh(0.7978845608028654*(a+0.044715*a*a*a))) * b
 						}
 					}
 				}
@@ -306,24 +313,20 @@ func checkKernels(d *Device, w io.Writer) error {
 	}
 
 	// Attention (RoPE, cache store, split softmax, merge) with a tree mask
-	// over a random cache, vs float64; the new slots of the cache too.
-	for _, tc := range []struct {
-		hq, hk, hd, base, T, S int
-		inter                  bool
-	}{{8, 4, 64, 300, 5, 7, false}, {32, 8, 128, 511, 1, 32, false}, {32, 8, 128, 511, 5, 32, true},
-		{4, 2, 32, 40, 16, 3, false}, {16, 2, 64, 1000, 16, 9, false}, {4, 2, 16, 0, 7, 1, true}, {8, 8, 256, 77, 2, 4, false}} {
+	// over a random cache, vs float64 (attnReference); the new slots of the
+	// cache too; the extensions through the attnx_ kernels.
+	for _, tc := range attnCases {
 		// every block shape (rows per block) and split size the enqueue knobs pick
 		for _, v := range []struct{ rows, minper int }{{8, 64}, {8, 32}, {4, 128}} {
 			slots := tc.base + tc.T
 			width := tc.hk * tc.hd
 			ld := (tc.hq + 2*tc.hk) * tc.hd
-			half := tc.hd / 2
 			qkv := randn(tc.T * ld)
 			Kc, Vc := randn(slots*width), randn(slots*width)
 			for i := tc.base * width; i < slots*width; i++ {
 				Kc[i], Vc[i] = float32(math.NaN()), float32(math.NaN()) // the kernel stores these
 			}
-			cs, sn := ropeTable(tc.hd, slots+8, 10000)
+			cs, sn := cpu.NewRopeTable(tc.hd, slots+8, 10000).Tables(slots + 8)
 			st := stepParams{Base: int32(tc.base), T: int32(tc.T)}
 			parent := make([]int, tc.T)
 			for i := range parent {
@@ -338,10 +341,20 @@ func checkKernels(d *Device, w io.Writer) error {
 					st.Pos[i] = st.Pos[parent[i]] + 1
 				}
 			}
+			var bias, qkn []float32
+			var biasd, qknd cu.DevicePtr
+			if tc.bias {
+				bias = randn(ld)
+				biasd = up(f32b(bias))
+			}
+			if tc.qkNorm {
+				qkn = randn(2 * tc.hd)
+				qknd = up(f32b(qkn))
+			}
+			const eps = 1e-6
 			stb := (*[1 << 10]byte)(unsafe.Pointer(&st))[:stepBytes:stepBytes]
 			qd, kd, vd, sd := up(f32b(qkv)), up(f32b(Kc)), up(f32b(Vc)), up(append([]byte(nil), stb...))
 			csd, snd := up(f32b(cs)), up(f32b(sn))
-			G := tc.hq / tc.hk
 			cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
 			rowsAll := tc.hq * MaxTokens * tc.S
 			pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
@@ -352,6 +365,9 @@ func checkKernels(d *Device, w io.Writer) error {
 				return err
 			}
 			name, grid := attnLaunch(cfg, tc.S, tc.T, v.rows)
+			if tc.ext() {
+				name = attnKernel(name, &dlayer{bias: biasd, qkNorm: qknd}, &dattn{window: tc.window})
+			}
 			fn, e := d.fn(name)
 			if e != nil {
 				return e
@@ -363,7 +379,8 @@ func checkKernels(d *Device, w io.Writer) error {
 			scale := float32(1 / math.Sqrt(float64(tc.hd)))
 			for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
 				if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
-					ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf)); e != nil {
+					ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf),
+					ptr(biasd), ptr(qknd), f32(eps), i32(tc.window)); e != nil {
 					return e
 				}
 			}
@@ -378,77 +395,19 @@ func checkKernels(d *Device, w io.Writer) error {
 			if err != nil {
 				return err
 			}
-			rope := func(x []float32, p int) []float64 { // x: one head
-				r := make([]float64, tc.hd)
-				for j := 0; j < half; j++ {
-					a, b := j, j+half
-					if tc.inter {
-						a, b = 2*j, 2*j+1
-					}
-					c, sv := float64(cs[p*half+j]), float64(sn[p*half+j])
-					r[a] = float64(x[a])*c - float64(x[b])*sv
-					r[b] = float64(x[a])*sv + float64(x[b])*c
-				}
-				return r
-			}
-			refK := make([]float64, slots*width)
-			refV := make([]float64, slots*width)
-			for i := 0; i < tc.base*width; i++ {
-				refK[i], refV[i] = float64(Kc[i]), float64(Vc[i])
-			}
-			for t := 0; t < tc.T; t++ {
-				for h := 0; h < tc.hk; h++ {
-					k := rope(qkv[t*ld+(tc.hq+h)*tc.hd:], int(st.Pos[t]))
-					for e := 0; e < tc.hd; e++ {
-						refK[(tc.base+t)*width+h*tc.hd+e] = k[e]
-						refV[(tc.base+t)*width+h*tc.hd+e] = float64(qkv[t*ld+(tc.hq+tc.hk+h)*tc.hd+e])
-					}
-				}
-			}
-			ref := make([]float64, tc.T*tc.hq*tc.hd)
-			for t := 0; t < tc.T; t++ {
-				for h := 0; h < tc.hq; h++ {
-					kvh := h / G
-					q := rope(qkv[t*ld+h*tc.hd:], int(st.Pos[t]))
-					var sc []float64
-					var idx []int
-					for j := 0; j < slots; j++ {
-						if j >= tc.base && st.Mask[t]>>(j-tc.base)&1 == 0 {
-							continue
-						}
-						var dot float64
-						for e := 0; e < tc.hd; e++ {
-							dot += q[e] * refK[j*width+kvh*tc.hd+e]
-						}
-						sc = append(sc, dot/math.Sqrt(float64(tc.hd)))
-						idx = append(idx, j)
-					}
-					mx := math.Inf(-1)
-					for _, v := range sc {
-						mx = math.Max(mx, v)
-					}
-					var sum float64
-					for i := range sc {
-						sc[i] = math.Exp(sc[i] - mx)
-						sum += sc[i]
-					}
-					for e := 0; e < tc.hd; e++ {
-						var a float64
-						for i, j := range idx {
-							a += sc[i] * refV[j*width+kvh*tc.hd+e]
-						}
-						ref[(t*tc.hq+h)*tc.hd+e] = a / sum
-					}
-				}
-			}
-			desc := fmt.Sprintf("hq=%d hk=%d hd=%d base=%d T=%d S=%d rows<=%d per>=%d", tc.hq, tc.hk, tc.hd, tc.base, tc.T, tc.S, v.rows, v.minper)
+			ref, refK, refV := attnReference(tc, qkv, Kc, Vc, cs, sn, &st, bias, qkn, eps, float64(scale))
+			desc := fmt.Sprintf("%v rows<=%d per>=%d", tc, v.rows, v.minper)
 			if e := report("attention "+desc, got, ref, 1e-5); e != nil {
 				return e
 			}
 			if e := report("k cache "+desc, gotK, refK, 1e-6); e != nil {
 				return e
 			}
-			if e := report("v cache "+desc, gotV, refV, 0); e != nil {
+			vtol := 0.0
+			if tc.bias {
+				vtol = 1e-7 // v + bias rounds once in float32
+			}
+			if e := report("v cache "+desc, gotV, refV, vtol); e != nil {
 				return e
 			}
 		}

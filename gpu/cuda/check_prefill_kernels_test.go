@@ -14,6 +14,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
 )
 
 // checkPrefillKernels runs the prefill kernels (gemm.cu) alone on random
@@ -241,7 +242,7 @@ func checkPrefillKernels(d *Device, w io.Writer, fa bool) (err error) {
 		hd, hq, hk, base, T2 := sh.hd, sh.hq, sh.hk, sh.base, sh.T
 		G, width, nqkv, slots, half := hq/hk, hk*hd, (hq+2*hk)*hd, base+T2+8, hd/2
 		maxPos := slots + 64
-		cs, sn := ropeTable(hd, maxPos, 10000)
+		cs, sn := cpu.NewRopeTable(hd, maxPos, 10000).Tables(maxPos)
 		csd, snd := up(f32b(cs)), up(f32b(sn))
 		qkv := randn(T2*nqkv, 1)
 		kc, vc := randn(slots*width, 1), randn(slots*width, 1)

@@ -12,7 +12,13 @@
 // one GPU or sit on peer GPUs, with a P2P self-test before peer access is
 // trusted.
 //
-// Everything except this file needs the `cuda` build tag (cuda.h and
+// Besides Llama it runs the dense architectures' extensions as the CPU
+// engine does (arch.go): RoPE scaling from the CPU's own tables, Qwen2's
+// q/k/v biases, Qwen3's q/k head norms, Mistral's sliding window, Gemma 3;
+// it refuses mixtures of experts and latent attention by name.
+//
+// Everything except this file and the host-only ones (layout.go,
+// arch_refuse.go, placement.go, tuning.go, gpucache.go) needs the `cuda` build tag (cuda.h and
 // libcuda.so to build, an NVIDIA driver to run); builds without the tag
 // contain none of it.
 package cuda

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"gorgonia.org/cu"
@@ -183,17 +182,24 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
 	}
 	if quantized(g.dt) {
+		if t.gelu {
+			return fmt.Errorf("cuda: the quantized GLU kernels compute SiLU, not this model's GELU-tanh; run %v weights of it with --device cpu", g.dt)
+		}
 		return t.qglu(out, x, g, u, T, norm)
+	}
+	act := 0 // the kernels' last argument: 1 = GELU-tanh (Gemma 3), 0 = SiLU
+	if t.gelu {
+		act = 1
 	}
 	if g.tiled {
 		nw := t.tcWarps("gate_up", g.rows, true)
 		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
-			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo))
+			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo), i32(act))
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
-		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps))
+		ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(g.s), ptr(u.w), ptr(u.s), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), i32(act))
 }
 
 // attnMinRows is the fewest query rows one attention block serves (4 warps
@@ -227,7 +233,6 @@ func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 // the final norm) into the shared logits, and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	c, m0 := t.cfg, t.ranks[0].m
-	hd := c.HeadDim
 	tp := len(t.ranks) > 1
 	suf, err := kernelSuffix(m0.emb.dt)
 	if err != nil {
@@ -240,12 +245,14 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			ptr(R.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
 			return err
 		}
+		if err := t.scaleEmbedding(R, T); err != nil { // Gemma 3 (arch.go)
+			return err
+		}
 	}
 	inter := 0
 	if c.RopeLayout == model.RopeInterleaved {
 		inter = 1
 	}
-	scale := float32(1 / math.Sqrt(float64(hd)))
 	residual := func(R *rankState) (cu.DevicePtr, int) { // where wo and down write
 		if tp {
 			return R.part, 0
@@ -267,21 +274,29 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			rc := c
 			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
 			name, grid := attnLaunch(rc, t.S, T, t.tune.AttnRows)
+			a := &t.attn[l]
+			name = attnKernel(name, L, a)
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-				ptr(t.step), ptr(t.ropeCos), ptr(t.ropeSin), i32(R.dims.hq), i32(R.dims.hk), f32(scale), i32(inter), i32(t.tune.AttnMin),
-				ptr(attXF)); err != nil {
+				ptr(t.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
+				ptr(attXF), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window)); err != nil {
 				return err
 			}
 			out, mode := residual(R)
-			return t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0)
+			if L.postAttn != 0 { // Gemma 3: x += norm(o) after the product (arch.go)
+				out, mode = R.part, 0
+			}
+			if err := t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0); err != nil {
+				return err
+			}
+			return t.postNorm(R, L.postAttn, T)
 		})
 		if err != nil {
 			return err
 		}
 		if tp {
-			if err := t.allReduceAdd(T, 2*l); err != nil {
+			if err := t.joinRanks(T, 2*l, t.ranks[0].m.layers[l].postAttn); err != nil { // arch.go
 				return err
 			}
 		}
@@ -295,13 +310,19 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 				return err
 			}
 			out, mode := residual(R)
-			return t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0)
+			if L.postFFN != 0 {
+				out, mode = R.part, 0
+			}
+			if err := t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0); err != nil {
+				return err
+			}
+			return t.postNorm(R, L.postFFN, T)
 		})
 		if err != nil {
 			return err
 		}
 		if tp {
-			if err := t.allReduceAdd(T, 2*l+1); err != nil {
+			if err := t.joinRanks(T, 2*l+1, t.ranks[0].m.layers[l].postFFN); err != nil {
 				return err
 			}
 		}

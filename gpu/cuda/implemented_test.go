@@ -1,5 +1,3 @@
-//go:build cuda
-
 package cuda
 
 import (
@@ -9,31 +7,41 @@ import (
 	"rigscope/engine/model"
 )
 
-// The GPU refuses, by name, every extension of the Llama block it does
-// not implement, and accepts plain Llama.
+// The GPU runs plain Llama and the dense architectures' extensions (RoPE
+// scaling of every kind, q/k/v biases, q/k head norms, sliding windows,
+// Gemma 3) and refuses, by name, the rest: soft-capping, experts, latent
+// attention, naming only what it lacks.
 func TestCheckImplemented(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  model.Config
+		tp   int
 		want string // "" = accepted
+		not  string // must not be named
 	}{
-		{"plain llama", model.Config{Arch: "llama"}, ""},
-		{"llama3 scaling", model.Config{Arch: "llama", RopeScaling: model.RopeScaling{Type: model.RopeScaleLlama3, Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}}, "RoPE scaling llama3 (factor 8"},
-		{"rope_freqs", model.Config{Arch: "llama", RopeScaling: model.RopeScaling{Type: model.RopeScaleFreqs}}, "RoPE scaling rope_freqs tensor"},
-		{"qwen2", model.Config{Arch: "qwen2", QKVBias: true}, "q/k/v projection biases, which this qwen2 model uses"},
-		{"qwen3", model.Config{Arch: "qwen3", QKNorm: true}, "q/k head norms"},
-		{"mistral", model.Config{Arch: "mistral", SlidingWindow: 48}, "sliding-window attention (window 48)"},
-		{"gemma3", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4}}, "Gemma 3 block"},
-		{"yarn", model.Config{Arch: "qwen3", RopeScaling: model.RopeScaling{Type: model.RopeScaleYaRN, Factor: 4, OrigContext: 32768, BetaFast: 32, BetaSlow: 1, AttnFactor: 1.138629}}, "RoPE scaling yarn (factor 4"},
-		{"mixtral", model.Config{Arch: "mixtral", MoE: model.MoE{Experts: 8, PerToken: 2, FFN: 14336, NormTopK: true}}, "mixture of experts (8 experts, top 2, softmax scores)"},
-		{"deepseek3", model.Config{Arch: "deepseek3", MLA: model.MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128}}, "multi-head latent attention (q rank 1536, kv rank 512"},
+		{"plain llama", model.Config{Arch: "llama"}, 1, "", ""},
+		{"llama3 scaling", model.Config{Arch: "llama", RopeScaling: model.RopeScaling{Type: model.RopeScaleLlama3, Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}}, 1, "", ""},
+		{"rope_freqs", model.Config{Arch: "llama", RopeScaling: model.RopeScaling{Type: model.RopeScaleFreqs}}, 1, "", ""},
+		{"linear", model.Config{Arch: "llama", RopeScaling: model.RopeScaling{Type: model.RopeScaleLinear, Factor: 4}}, 1, "", ""},
+		{"yarn", model.Config{Arch: "qwen3", RopeScaling: model.RopeScaling{Type: model.RopeScaleYaRN, Factor: 4, OrigContext: 32768, BetaFast: 32, BetaSlow: 1, AttnFactor: 1.138629}}, 1, "", ""},
+		{"qwen2", model.Config{Arch: "qwen2", QKVBias: true}, 1, "", ""},
+		{"qwen3", model.Config{Arch: "qwen3", QKNorm: true}, 1, "", ""},
+		{"mistral", model.Config{Arch: "mistral", SlidingWindow: 48}, 1, "", ""},
+		{"gemma3", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4}}, 1, "", ""},
+		{"gemma3 tp 2", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4}}, 2, "", ""},
+		{"gemma2-like softcap", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4, FinalSoftcap: 30}}, 1, "final logit soft-capping 30", "Gemma 3 block"},
+		{"mixtral", model.Config{Arch: "mixtral", SlidingWindow: 4096, MoE: model.MoE{Experts: 8, PerToken: 2, FFN: 14336, NormTopK: true}}, 1, "mixture of experts (8 experts, top 2, softmax scores)", "sliding-window"},
+		{"qwen3moe", model.Config{Arch: "qwen3moe", QKNorm: true, MoE: model.MoE{Experts: 128, PerToken: 8, FFN: 768, NormTopK: true}}, 1, "mixture of experts (128 experts, top 8", "q/k head norms"},
+		{"deepseek3", model.Config{Arch: "deepseek3", MLA: model.MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128}}, 1, "multi-head latent attention (q rank 1536, kv rank 512", ""},
 	} {
-		err := checkImplemented(tc.cfg)
+		err := checkImplemented(tc.cfg, tc.tp)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--device cpu")):
 			t.Errorf("%s: error %v; want one naming %q and --device cpu", tc.name, err, tc.want)
+		case tc.not != "" && err != nil && strings.Contains(err.Error(), tc.not):
+			t.Errorf("%s: error %v names %q, which the GPU implements", tc.name, err, tc.not)
 		}
 	}
 }

@@ -19,4 +19,5 @@ type launcher struct {
 	pdl    bool      // launch with programmatic dependent launch (sm_90)
 	prof   *profiler // set while ProfileStep times each kernel
 	eps    float32   // the model's RMSNorm epsilon (fused norms)
+	gelu   bool      // the GLU's activation is GELU-tanh (Gemma 3: the GLU kernels' act argument), not SiLU
 }

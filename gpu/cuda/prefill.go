@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"math"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -64,13 +63,15 @@ func (t *Target) prefillable(b model.Batch) bool {
 		t.prof == nil && t.prefillModel()
 }
 
-// prefillModel says whether the prefill path runs this model: the plain
-// Llama block (no extension: when the decode kernels learn biases, head
-// norms or windows, their prompts keep the 16-token path until
-// gemm.cu learns them too), one rank, bf16 layer weights on the tensor
-// cores, a head dim pf_attn has.
+// prefillModel says whether the prefill path runs this model: the Llama
+// block with at most RoPE scaling (the layers' tables, arch.go; biases,
+// head norms, windows and Gemma 3 keep the 16-token path until gemm.cu
+// learns them), one rank, bf16 layer weights on the tensor cores, a head
+// dim pf_attn has.
 func (t *Target) prefillModel() bool {
-	if len(t.cfg.Extensions()) > 0 {
+	c := t.cfg
+	c.RopeScaling.Type = model.RopeScaleNone
+	if len(c.Extensions()) > 0 {
 		return false
 	}
 	switch t.cfg.HeadDim {
@@ -281,7 +282,6 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 	if c.RopeLayout == model.RopeInterleaved {
 		inter = 1
 	}
-	scale := float32(1 / math.Sqrt(float64(hd)))
 	attnSmem := pfAttnSmem(hd)
 	hq, hk := R.dims.hq, R.dims.hk
 	tiles := func(rows, per int) int { return (rows + per - 1) / per }
@@ -289,7 +289,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 	// attention: q.k and p.v of each query row over the slots it sees
 	attnFlops := 4 * int64(hq) * int64(hd) * (int64(n)*int64(base) + int64(n)*int64(n+1)/2)
 	for l := range c.Layers {
-		L := &m.layers[l]
+		L, a := &m.layers[l], &t.attn[l] // a: the layer's RoPE tables and score scale (arch.go)
 		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
 		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
 		qkv := t.pfGemm(pre, "gemm", L.qkv.rows, n, al != 0)
@@ -297,10 +297,10 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 		glu := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
 		dn := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
 		attn := pfStep{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
-			[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}}
+			[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), f32(a.scale), i32(inter)}}
 		if p.mode == prefillBF16FA && (hd == 64 || hd == 128) {
 			attn = pfStep{"attention", fmt.Sprintf("pf_fa_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 64), hk, 1}, [3]int{128, 1, 1}, 3 * 64 * hd * 2,
-				[]arg{ptr(p.ah), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), f32(scale), i32(inter)}}
+				[]arg{ptr(p.ah), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), f32(a.scale), i32(inter)}}
 		}
 		steps := []pfStep{
 			{"prep", "pf_prep", 0, [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0,
@@ -308,7 +308,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 			{"qkv", qkv.name, flops(n, L.qkv), qkv.grid, qkv.block, qkv.smem,
 				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
 			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
-				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(t.ropeCos), ptr(t.ropeSin), i32(hq), i32(hk), i32(hd), i32(inter)}},
+				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), i32(hd), i32(inter)}},
 			attn,
 			{"wo", wo.name, flops(n, L.wo), wo.grid, wo.block, wo.smem,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.ah), ptr(al), ptr(0), ptr(L.wo.w), i32(L.wo.rows), i32(L.wo.cols), i32(n), i32(1)}},

@@ -136,7 +136,7 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 	}
 	defer unbind()
 	cfg := ws[0].Cfg
-	if err := checkImplemented(cfg); err != nil {
+	if err := checkImplemented(cfg, len(ws)); err != nil {
 		return nil, err
 	}
 	need := stateBytes(cfg, ctxLen, d.SMs, len(ws))
@@ -178,7 +178,7 @@ func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkImplemented(cfg); err != nil {
+	if err := checkImplemented(cfg, tp); err != nil {
 		return nil, err
 	}
 	if err := model.CheckTP(cfg, tp); err != nil {

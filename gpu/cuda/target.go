@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -59,17 +58,18 @@ type Target struct {
 	fork        cu.Event // recorded on stream where the ranks' phases fork
 
 	// device buffers
-	x                cu.DevicePtr // (MaxTokens, dim) float32: rank 0's activations (each rank has its copy)
-	comm             *stepComm    // TP > 1: the ranks' allreduce (stepcomm.go)
-	logits           cu.DevicePtr // (MaxTokens, vocab) float32
-	ids              cu.DevicePtr // (MaxTokens) int32
-	step             cu.DevicePtr // stepParams
-	pm, pl, pacc     cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd]), sliced per rank
-	attnCnt          cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches, sliced per rank
-	amPart, amCnt    cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
-	ropeCos, ropeSin cu.DevicePtr // (maxPos, hd/2)
-	path             cu.DevicePtr // (MaxTokens) int32
-	bufs             []cu.DevicePtr
+	x             cu.DevicePtr // (MaxTokens, dim) float32: rank 0's activations (each rank has its copy)
+	comm          *stepComm    // TP > 1: the ranks' allreduce (stepcomm.go)
+	logits        cu.DevicePtr // (MaxTokens, vocab) float32
+	ids           cu.DevicePtr // (MaxTokens) int32
+	step          cu.DevicePtr // stepParams
+	pm, pl, pacc  cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd]), sliced per rank
+	attnCnt       cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches, sliced per rank
+	amPart, amCnt cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
+	path          cu.DevicePtr // (MaxTokens) int32
+	bufs          []cu.DevicePtr
+	attn          []dattn        // per layer: RoPE tables (maxPos, hd/2), sliding window, score scale (arch.go)
+	postSum       []cu.DevicePtr // Gemma 3 at TP > 1: per rank (MaxTokens, dim), zero between steps (joinRanks)
 
 	hstep   pinned    // stepParams
 	hids    pinned    // (MaxTokens) int32
@@ -91,7 +91,7 @@ type Target struct {
 // tp ranks placed by gpus (placeRanks); the ranks' allreduce is chosen per
 // run with SetAllReduce.
 func NewTarget(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, error) {
-	if err := checkImplemented(src.Config()); err != nil {
+	if err := checkImplemented(src.Config(), max(1, tp)); err != nil {
 		return nil, err
 	}
 	n, err := Count()
@@ -113,17 +113,6 @@ func NewTarget(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, 
 		}
 	}
 	return LoadTP(d, ws, ctxLen)
-}
-
-// checkImplemented refuses, by name, a model whose config uses an
-// extension of the Llama block that the kernels here do not implement
-// (RoPE scaling, q/k/v biases, q/k head norms, sliding-window attention),
-// rather than running it wrong.
-func checkImplemented(cfg model.Config) error {
-	if ext := cfg.Extensions(); len(ext) > 0 {
-		return fmt.Errorf("cuda: the GPU path does not implement %s, which this %s model uses; run it with --device cpu", strings.Join(ext, ", "), cfg.Arch)
-	}
-	return nil
 }
 
 // Load uploads w to d with a cache of ctxLen positions. Device memory is
@@ -159,7 +148,7 @@ func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 5
 // local sizes) on d; on error the caller frees ms.
 func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, error) {
 	c := ms[0].cfg
-	t := &Target{launcher: launcher{dev: d, eps: c.NormEps}, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
+	t := &Target{launcher: launcher{dev: d, eps: c.NormEps, gelu: c.Gemma.On}, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	var err error
 	if t.tune, err = CurrentTuning(); err != nil {
 		return nil, err
@@ -211,7 +200,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		R.attXF, R.hXF = alloc(xfBytes(R.dims.hq*hd)), alloc(xfBytes(R.dims.ffn))
 		R.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
 		R.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
-		if len(ms) > 1 {
+		if len(ms) > 1 || c.Gemma.On { // TP > 1: partial sums; Gemma 3: outputs for the post-norms (arch.go)
 			R.part = alloc(T * 4 * int64(c.Dim))
 		}
 		t.ranks = append(t.ranks, R)
@@ -225,8 +214,6 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 	t.pm = alloc(T * 4 * int64(hq*t.S))
 	t.pl = alloc(T * 4 * int64(hq*t.S))
 	t.pacc = alloc(T * 4 * int64(hq*t.S*hd))
-	t.ropeCos = alloc(4 * int64(t.maxPos*hd/2))
-	t.ropeSin = alloc(4 * int64(t.maxPos*hd/2))
 	t.path = alloc(T * 4)
 	nCnt := int64(c.KVHeads * attnRowGroups(c))
 	if t.attnCnt = alloc(4 * nCnt); err == nil {
@@ -244,7 +231,10 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		t.Close()
 		return nil, err
 	}
-	if err := uploadRope(t.ropeCos, t.ropeSin, hd, t.maxPos, c.RopeTheta); err != nil {
+	if t.attn, err = uploadAttention(ms[0], t.maxPos, alloc); err == nil {
+		err = t.allocPostSums(alloc)
+	}
+	if err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -263,37 +253,6 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		return nil, err
 	}
 	return t, nil
-}
-
-// ropeTable computes cos/sin exactly as engine/tensor/cpu.NewRopeTable.
-func ropeTable(hd, maxPos int, theta float32) (cs, sn []float32) {
-	half := hd / 2
-	cs, sn = make([]float32, maxPos*half), make([]float32, maxPos*half)
-	inv := make([]float32, half)
-	for j := range inv {
-		inv[j] = float32(1 / math.Pow(float64(theta), float64(float32(2*j)/float32(hd))))
-	}
-	for p := 0; p < maxPos; p++ {
-		for j := 0; j < half; j++ {
-			a := float32(p) * inv[j]
-			cs[p*half+j] = float32(math.Cos(float64(a)))
-			sn[p*half+j] = float32(math.Sin(float64(a)))
-		}
-	}
-	return cs, sn
-}
-
-// uploadRope writes ropeTable's cos and sin for positions [0, maxPos) to
-// the device buffers cs and sn ((maxPos, hd/2) float32 each).
-func uploadRope(cs, sn cu.DevicePtr, hd, maxPos int, theta float32) error {
-	c, s := ropeTable(hd, maxPos, theta)
-	if err := cu.MemcpyHtoD(cs, unsafe.Pointer(&c[0]), int64(4*len(c))); err != nil {
-		return fmt.Errorf("cuda: upload rope table: %w", err)
-	}
-	if err := cu.MemcpyHtoD(sn, unsafe.Pointer(&s[0]), int64(4*len(s))); err != nil {
-		return fmt.Errorf("cuda: upload rope table: %w", err)
-	}
-	return nil
 }
 
 // Close frees everything the target holds on the device.

@@ -108,6 +108,8 @@ type dlayer struct {
 	wo                dweight      // (dim, hq*hd)
 	gate, up          dweight      // (ffn, dim)
 	down              dweight      // (dim, ffn)
+	bias, qkNorm      cu.DevicePtr // f32 (hq*hd+2*hk*hd) q|k|v biases, (2*hd) q|k head norms; 0 without (arch.go)
+	postAttn, postFFN cu.DevicePtr // f32 (dim) Gemma 3's post-attention and post-MLP norms; 0 without
 }
 
 // dmodel is the whole model on one device.
@@ -117,6 +119,7 @@ type dmodel struct {
 	layers  []dlayer
 	outNorm cu.DevicePtr // f32 (dim)
 	out     dweight      // (vocab, dim)
+	arch    archWeights  // RoPE divisors (arch.go)
 	allocs  []cu.DevicePtr
 	xq      cu.DevicePtr // activation scratch of the quantized products (qxBytes(xqCols))
 	xqCols  int
@@ -206,8 +209,8 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 		mixed = mixed || t.DType != dt
 		rows += t.Rows()
 	}
-	if cols%32 != 0 {
-		return dweight{}, fmt.Errorf("cuda: tensor %q has %d columns; the GPU kernels need a multiple of 32", ts[0].Name, cols)
+	if need := colsMultiple(dt, tile && tileable(dt, rows, cols)); cols%need != 0 {
+		return dweight{}, fmt.Errorf("cuda: tensor %q (%v) has %d columns; the GPU kernels need a multiple of %d", ts[0].Name, dt, cols, need)
 	}
 	if mixed { // runs of one type, each its own matrix
 		w := dweight{dt: dt, rows: rows, cols: cols}
@@ -320,10 +323,14 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 	if m.outNorm, err = m.uploadVec(w.OutNorm); err != nil {
 		return fail(err)
 	}
+	m.arch = archWeights{ropeDiv: w.RopeDivisors, localRopeDiv: w.LocalRopeDivisors}
 	m.layers = make([]dlayer, len(w.Layers))
 	for i := range w.Layers {
 		L, D := &w.Layers[i], &m.layers[i]
 		if D.attnNorm, err = m.uploadVec(L.AttnNorm); err != nil {
+			return fail(err)
+		}
+		if err = m.uploadArch(L, D); err != nil {
 			return fail(err)
 		}
 		if D.ffnNorm, err = m.uploadVec(L.FFNNorm); err != nil {
@@ -412,6 +419,9 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dm
 				return fail(err)
 			}
 		}
+	}
+	if err := m.syntheticArch(cfg, sh, vec); err != nil {
+		return fail(err)
 	}
 	if err := s.Synchronize(); err != nil {
 		return fail(fmt.Errorf("cuda: synthetic weights: %w", err))

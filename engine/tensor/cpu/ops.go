@@ -110,6 +110,16 @@ func (rt *RopeTable) Apply(v []float32, pos int, interleaved bool) {
 	}
 }
 
+// Tables returns cos and sin of positions [0, n) ((n, HeadDim/2) each,
+// views of the table; n is clamped to MaxPos), computing them first: for
+// a device that uploads the CPU's own rotations (gpu/cuda).
+func (rt *RopeTable) Tables(n int) (cos, sin []float32) {
+	n = min(n, rt.MaxPos())
+	rt.Ensure(n)
+	half := rt.HeadDim / 2
+	return rt.cos[:n*half], rt.sin[:n*half]
+}
+
 // MaxPos is the number of positions the table covers.
 func (rt *RopeTable) MaxPos() int { return len(rt.cos) / (rt.HeadDim / 2) }
 

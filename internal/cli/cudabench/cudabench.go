@@ -60,7 +60,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fmt.Fprintf(stdout, "# cuda-bench on %s; read bandwidth %.0f GB/s (16-byte streaming loads, the bound below); device-to-device copy %.0f GB/s (read+write)\n", d, bw, cbw)
-	info, err := cuda.KernelInfo(d, []string{"tc16_1", "tcn16_1", "tcglu16_1", "tcglu16_1r2", "tcn16_1r2", "tcn16_1r4", "attn_128_1", "attn_128_2", "tcf16_1"}, []int{512, 512, 512, 512, 512, 512, 128, 128, 512})
+	info, err := cuda.KernelInfo(d, []string{"tc16_1", "tcn16_1", "tcglu16_1", "tcglu16_1r2", "tcn16_1r2", "tcn16_1r4", "attn_128_1", "attn_128_2", "tcf16_1", "attnx_128_1", "attnx_128_2"}, []int{512, 512, 512, 512, 512, 512, 128, 128, 512, 128, 128})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,165 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+)
+
+// attnCase is one attention kernel check (check_kernels_test.go): its
+// shape, split count, RoPE layout and the architectures' extensions
+// (attnx_ kernels: q/k/v biases, q/k head norms, a sliding window).
+type attnCase struct {
+	hq, hk, hd, base, T, S int
+	inter                  bool
+	bias, qkNorm           bool
+	window                 int
+}
+
+func (c attnCase) ext() bool { return c.bias || c.qkNorm || c.window > 0 }
+
+func (c attnCase) String() string {
+	s := fmt.Sprintf("hq=%d hk=%d hd=%d base=%d T=%d S=%d", c.hq, c.hk, c.hd, c.base, c.T, c.S)
+	if c.bias {
+		s += " bias"
+	}
+	if c.qkNorm {
+		s += " qknorm"
+	}
+	if c.window > 0 {
+		s += fmt.Sprintf(" window=%d", c.window)
+	}
+	return s
+}
+
+// attnCases: every head dim, decode and verify, split counts from 1 to 32;
+// then the extensions, alone and together, with windows shorter than the
+// batch, than the cache, and longer than both.
+var attnCases = []attnCase{
+	{hq: 8, hk: 4, hd: 64, base: 300, T: 5, S: 7},
+	{hq: 32, hk: 8, hd: 128, base: 511, T: 1, S: 32},
+	{hq: 32, hk: 8, hd: 128, base: 511, T: 5, S: 32, inter: true},
+	{hq: 4, hk: 2, hd: 32, base: 40, T: 16, S: 3},
+	{hq: 16, hk: 2, hd: 64, base: 1000, T: 16, S: 9},
+	{hq: 4, hk: 2, hd: 16, base: 0, T: 7, S: 1, inter: true},
+	{hq: 8, hk: 8, hd: 256, base: 77, T: 2, S: 4},
+	{hq: 8, hk: 4, hd: 64, base: 300, T: 5, S: 7, bias: true},
+	{hq: 32, hk: 8, hd: 128, base: 511, T: 5, S: 32, qkNorm: true},
+	{hq: 4, hk: 2, hd: 32, base: 200, T: 16, S: 5, bias: true, qkNorm: true, window: 48},
+	{hq: 8, hk: 4, hd: 64, base: 300, T: 5, S: 7, window: 100},
+	{hq: 4, hk: 2, hd: 32, base: 40, T: 16, S: 3, inter: true, window: 8},
+	{hq: 16, hk: 2, hd: 64, base: 1000, T: 1, S: 9, window: 64},
+	{hq: 8, hk: 8, hd: 256, base: 77, T: 2, S: 4, bias: true, qkNorm: true, window: 4096},
+	{hq: 4, hk: 2, hd: 16, base: 0, T: 7, S: 1, bias: true, qkNorm: true, window: 3},
+}
+
+// attnReference is what the attention kernel computes, in float64: out
+// (T, hq*hd) and the cache (slots, hk*hd) with the T new slots written.
+// bias (ld) and qkn (2*hd: q's, then k's weight) may be nil.
+func attnReference(tc attnCase, qkv, Kc, Vc, cs, sn []float32, st *stepParams, bias, qkn []float32, eps, scale float64) (out, refK, refV []float64) {
+	hd, half := tc.hd, tc.hd/2
+	slots := tc.base + tc.T
+	width := tc.hk * hd
+	ld := (tc.hq + 2*tc.hk) * hd
+	G := tc.hq / tc.hk
+	// head is one head of token t at column off of the qkv row: plus its
+	// bias, RMSNormed with w, rotated when rot.
+	head := func(t, off int, w []float32, rot bool) []float64 {
+		x := make([]float64, hd)
+		for e := range x {
+			x[e] = float64(qkv[t*ld+off+e])
+			if bias != nil {
+				x[e] += float64(bias[off+e])
+			}
+		}
+		if w != nil {
+			var ss float64
+			for _, v := range x {
+				ss += v * v
+			}
+			inv := 1 / math.Sqrt(ss/float64(hd)+eps)
+			for e := range x {
+				x[e] *= inv * float64(w[e])
+			}
+		}
+		if !rot {
+			return x
+		}
+		p := int(st.Pos[t])
+		r := make([]float64, hd)
+		for j := 0; j < half; j++ {
+			a, b := j, j+half
+			if tc.inter {
+				a, b = 2*j, 2*j+1
+			}
+			c, sv := float64(cs[p*half+j]), float64(sn[p*half+j])
+			r[a] = x[a]*c - x[b]*sv
+			r[b] = x[a]*sv + x[b]*c
+		}
+		return r
+	}
+	var qw, kw []float32
+	if qkn != nil {
+		qw, kw = qkn[:hd], qkn[hd:]
+	}
+	refK = make([]float64, slots*width)
+	refV = make([]float64, slots*width)
+	for i := 0; i < tc.base*width; i++ {
+		refK[i], refV[i] = float64(Kc[i]), float64(Vc[i])
+	}
+	for t := 0; t < tc.T; t++ {
+		for h := 0; h < tc.hk; h++ {
+			k := head(t, (tc.hq+h)*hd, kw, true)
+			v := head(t, (tc.hq+tc.hk+h)*hd, nil, false)
+			copy(refK[(tc.base+t)*width+h*hd:], k)
+			copy(refV[(tc.base+t)*width+h*hd:], v)
+		}
+	}
+	pos := func(j int) int { // the position of cache slot j
+		if j < tc.base {
+			return j
+		}
+		return int(st.Pos[j-tc.base])
+	}
+	out = make([]float64, tc.T*tc.hq*hd)
+	for t := 0; t < tc.T; t++ {
+		for h := 0; h < tc.hq; h++ {
+			kvh := h / G
+			q := head(t, h*hd, qw, true)
+			var sc []float64
+			var idx []int
+			for j := 0; j < slots; j++ {
+				if j >= tc.base && st.Mask[t]>>(j-tc.base)&1 == 0 {
+					continue
+				}
+				if tc.window > 0 && int(st.Pos[t])-pos(j) >= tc.window {
+					continue
+				}
+				var dot float64
+				for e := 0; e < hd; e++ {
+					dot += q[e] * refK[j*width+kvh*hd+e]
+				}
+				sc = append(sc, dot*scale)
+				idx = append(idx, j)
+			}
+			mx := math.Inf(-1)
+			for _, v := range sc {
+				mx = math.Max(mx, v)
+			}
+			var sum float64
+			for i := range sc {
+				sc[i] = math.Exp(sc[i] - mx)
+				sum += sc[i]
+			}
+			for e := 0; e < hd; e++ {
+				var a float64
+				for i, j := range idx {
+					a += sc[i] * refV[j*width+kvh*hd+e]
+				}
+				out[(t*tc.hq+h)*hd+e] = a / sum
+			}
+		}
+	}
+	return out, refK, refV
+}
