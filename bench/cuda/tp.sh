@@ -16,41 +16,65 @@
 #   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
 #   carry/m3: gocoder-14m-hf, gocoder-14m-eagle3, reference-public.json (cp -al from ../shared/models)
 # Run there:  sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/cuda-check.test.xz", "carry/m3"])
-# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100).
+# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100); PARTS (default
+# "check bench generate serve allreduce bad plan") picks the parts to run.
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
 xz -dc carry/rigscope-cuda.xz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
 xz -dc carry/cuda-check.test.xz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
 M=carry/m3
 export RIGSCOPE_CACHE_DIR=/tmp/rigscope-cache
+P=" ${PARTS:-check bench generate serve allreduce bad} "
+has() { case "$P" in *" $1 "*) return 0;; esac; return 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$O/gpu.txt" 2>&1
-(cd gpu/cuda && timeout 300 /tmp/cuda-check.test -test.run TestCUDACheck -test.v -models ../../$M -checks "${CHECKS:-tp}") > "$O/check.txt" 2>&1
-echo "check rc $?" >> "$O/check.txt"
-timeout 300 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --steps "${STEPS:-100}" > "$O/cudabench.txt" 2>&1
-echo "cuda-bench rc $?" >> "$O/cudabench.txt"
-for b in oneshot twoshot host auto; do
-	timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json --log-dir "$O/runs" > "$O/gen-$b.json" 2> "$O/gen-$b.err"
-done
+if has check; then
+	(cd gpu/cuda && timeout 300 /tmp/cuda-check.test -test.run TestCUDACheck -test.v -models ../../$M -checks "${CHECKS:-tp}") > "$O/check.txt" 2>&1
+	echo "check rc $?" >> "$O/check.txt"
+fi
+if has bench; then
+	timeout 300 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --steps "${STEPS:-100}" > "$O/cudabench.txt" 2>&1
+	echo "cuda-bench rc $?" >> "$O/cudabench.txt"
+fi
+if has generate; then
+	for b in oneshot twoshot host auto; do
+		timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json --log-dir "$O/runs" > "$O/gen-$b.json" 2> "$O/gen-$b.err"
+	done
+fi
 # The Prometheus endpoint after a TP 2 request through serve (the run's
 # allreduce histograms and byte counters).
-$B serve --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce twoshot --addr 127.0.0.1:18080 > "$O/serve.log" 2>&1 &
-SP=$!
-for i in $(seq 1 60); do curl -s 127.0.0.1:18080/metrics > /dev/null 2>&1 && break; sleep 0.5; done
-curl -s 127.0.0.1:18080/v1/completions -H 'Content-Type: application/json' -d '{"prompt":"func main() {","max_tokens":64}' > "$O/serve-completion.json" 2>&1
-curl -s 127.0.0.1:18080/metrics > "$O/metrics.txt" 2>&1
-kill $SP 2>/dev/null
-timeout 120 $B allreduce-bench --device cuda --ranks 2,4,8 --sizes 1K:64M > "$O/allreduce.txt" 2>&1
-for bad in "--tp 2 --allreduce nccl" "--tp 2 --allreduce ring" "--tp 2 --gpus 0,0" "--tp 2 --gpus 7" "--tp 2 --gpus 0,1" "--tp 2 --gpus 0,1,2" "--tp 3"; do
-	echo "## generate $bad" >> "$O/bad.txt"
-	timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf $bad --prompt "x" --max-tokens 4 >> "$O/bad.txt" 2>&1
-	echo "rc $?" >> "$O/bad.txt"
-done
-echo "# check"; tail -40 "$O/check.txt"
-echo "# cuda-bench"; grep -E "^(shape|llama|#)" "$O/cudabench.txt" | tail -20
-echo "# generate tp 2"
-for b in oneshot twoshot host auto; do
-	python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'tok/s', round(s['decode_tokens_per_s'],1), 'ar ms', round(s.get('allreduce_ms',0),2), 'share', round(s.get('allreduce_share',0),3), 'p50', s.get('allreduce_p50_us'), 'p99', s.get('allreduce_p99_us'), 'bytes', s.get('bytes_moved'), s.get('allreduce_by_size'))" "$O/gen-$b.json" $b || tail -3 "$O/gen-$b.err"
-done
-echo "# bad input"; cat "$O/bad.txt"
-echo "# prometheus"; grep -E "allreduce|rank_bytes" "$O/metrics.txt" | grep -v "^#" | head -20
-echo "# allreduce-bench"; grep -E "^#|auto" "$O/allreduce.txt" | head -30
+if has serve; then
+	$B serve --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce twoshot --addr 127.0.0.1:18080 > "$O/serve.log" 2>&1 &
+	SP=$!
+	for i in $(seq 1 60); do curl -s 127.0.0.1:18080/metrics > /dev/null 2>&1 && break; sleep 0.5; done
+	curl -s 127.0.0.1:18080/v1/completions -H 'Content-Type: application/json' -d '{"prompt":"func main() {","max_tokens":64}' > "$O/serve-completion.json" 2>&1
+	curl -s 127.0.0.1:18080/metrics > "$O/metrics.txt" 2>&1
+	kill $SP 2>/dev/null
+fi
+if has allreduce; then
+	timeout 120 $B allreduce-bench --device cuda --ranks 2,4,8 --sizes 1K:64M > "$O/allreduce.txt" 2>&1
+fi
+if has bad; then
+	for bad in "--tp 2 --allreduce nccl" "--tp 2 --allreduce ring" "--tp 2 --gpus 0,0" "--tp 2 --gpus 7" "--tp 2 --gpus 0,1" "--tp 2 --gpus 0,1,2" "--tp 3"; do
+		echo "## generate $bad" >> "$O/bad.txt"
+		timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf $bad --prompt "x" --max-tokens 4 >> "$O/bad.txt" 2>&1
+		echo "rc $?" >> "$O/bad.txt"
+	done
+fi
+if has plan; then
+	# The planner on GPU ranks (issue 27): predicted against measured, alternately.
+	timeout ${T_PLAN:-240} $B plan --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --drafter none --calibrate --check > "$O/plan.txt" 2>&1
+	echo "plan rc $?" >> "$O/plan.txt"
+fi
+[ -f "$O/check.txt" ] && { echo "# check"; tail -40 "$O/check.txt"; }
+[ -f "$O/plan.txt" ] && { echo "# plan"; tail -40 "$O/plan.txt"; }
+[ -f "$O/cudabench.txt" ] && { echo "# cuda-bench"; grep -E "^(shape|llama|#)" "$O/cudabench.txt" | tail -20; }
+if has generate; then
+	echo "# generate tp 2"
+	for b in oneshot twoshot host auto; do
+		python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'tok/s', round(s['decode_tokens_per_s'],1), 'ar ms', round(s.get('allreduce_ms',0),2), 'share', round(s.get('allreduce_share',0),3), 'p50', s.get('allreduce_p50_us'), 'p99', s.get('allreduce_p99_us'), 'bytes', s.get('bytes_moved'), s.get('allreduce_by_size'))" "$O/gen-$b.json" $b || tail -3 "$O/gen-$b.err"
+	done
+fi
+[ -f "$O/bad.txt" ] && { echo "# bad input"; cat "$O/bad.txt"; }
+[ -f "$O/metrics.txt" ] && { echo "# prometheus"; grep -E "allreduce|rank_bytes" "$O/metrics.txt" | grep -v "^#" | head -20; }
+[ -f "$O/allreduce.txt" ] && { echo "# allreduce-bench"; grep -E "^#|auto" "$O/allreduce.txt" | head -30; }
+true
