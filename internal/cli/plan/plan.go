@@ -22,6 +22,7 @@ import (
 	"rigscope/engine/planner"
 	"rigscope/engine/tp"
 	"rigscope/internal/cli"
+	"rigscope/internal/safefile"
 )
 
 // CPUBackends are the allreduce backends CPU ranks offer, auto aside.
@@ -30,6 +31,7 @@ var CPUBackends = []string{"ring", "tree", "oneshot", "twoshot", "compressed", "
 // options are the parsed flags.
 type options struct {
 	model, draft, tokenizer, device, cacheDir, runs string
+	allreduceTable                                  string
 	ctx, tree, reps                                 int
 	tp, k                                           []int
 	backends, drafters                              []string
@@ -94,6 +96,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.device, "device", "cpu", "where the target runs")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "calibration cache folder (default $RIGSCOPE_CACHE_DIR, else the user cache folder)")
 	fs.StringVar(&o.runs, "runs", "", "run logs to read acceptance from (default: the panel's run log folder)")
+	fs.StringVar(&o.allreduceTable, "allreduce-table", "", "add an allreduce table measured on this device (rigscope allreduce-bench [--device cuda] --json > FILE) to the measurements: a backend whose forward was not timed is predicted by swapping a timed forward's allreduce calls for its own")
 	fs.IntVar(&o.ctx, "ctx", 0, "KV cache positions (0 = the model's, at most 4096)")
 	fs.IntVar(&o.tree, "tree", 0, "tree branching per depth (0 = chain)")
 	fs.IntVar(&o.reps, "reps", 7, "with --calibrate: repetitions per timed cell")
@@ -184,9 +187,37 @@ func open(ctx context.Context, o options, stderr io.Writer) (*session, error) {
 		eng.Close()
 		return nil, err
 	}
+	if o.allreduceTable != "" {
+		if err := importTable(ps, o.allreduceTable, stderr); err != nil {
+			eng.Close()
+			return nil, err
+		}
+	}
 	grid := planner.Grid{Device: o.device, TP: o.tp, Backends: o.backends, Drafters: o.drafters, DraftPath: o.draft, K: o.k, Tree: o.tree}
 	return &session{eng: eng, plan: ps, grid: grid}, nil
 }
+
+// importTable reads allreduce-bench's JSON from path into the planner.
+func importTable(ps *planner.Session, path string, stderr io.Writer) error {
+	data, err := safefile.ReadFile(path, "allreduce table", allreduceTableLimit)
+	if err != nil {
+		return fmt.Errorf("plan: --allreduce-table: %w", err)
+	}
+	bt, err := planner.ReadAllReduceBench(data)
+	if err != nil {
+		return fmt.Errorf("plan: --allreduce-table %s: %w", path, err)
+	}
+	for _, s := range bt.Skipped {
+		fmt.Fprintf(stderr, "plan: --allreduce-table %s: left out %s\n", path, s)
+	}
+	if err := ps.ImportAllReduce(bt); err != nil {
+		return fmt.Errorf("plan: --allreduce-table %s: %w", path, err)
+	}
+	return nil
+}
+
+// allreduceTableLimit bounds an allreduce-bench JSON file.
+const allreduceTableLimit = 64 << 20
 
 // predict predicts the grid, measuring what is missing first when asked.
 func (s *session) predict(ctx context.Context, measure bool, reps int, stderr io.Writer) ([]planner.Prediction, error) {
