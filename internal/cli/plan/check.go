@@ -97,6 +97,11 @@ type CheckReport struct {
 	// and k (geometric means of the best rounds and of the predictions).
 	ByTP         []OrderPair `json:"order_pairs_per_tp"`
 	ByTPAgreeing int         `json:"order_per_tp_agreeing"`
+	// Paired compares the backends of each TP size, drafter and k round
+	// by round (see pairedOrder); ByTPSize is the closing table.
+	Paired         []OrderPair `json:"order_pairs_paired"`
+	PairedAgreeing int         `json:"order_paired_agreeing"`
+	ByTPSize       []TPSummary `json:"per_tp"`
 	LoadBefore   string      `json:"loadavg_before"`
 	LoadAfter    string      `json:"loadavg_after"`
 	Elapsed      float64     `json:"elapsed_s"`
@@ -107,10 +112,10 @@ type CheckReport struct {
 // TP 1, logged, read back as the planner reads any run log (the
 // acceptance model); (2) each of --rounds rounds, the planner measures
 // afresh and predicts the grid, then every configuration is run over the
-// prompts, the grid forwards in odd rounds and backwards in even ones
-// (each (TP, backend)'s plain run first in round 1, so speculative runs
-// have a session baseline); (3) the table, the median error and the
-// backend ordering.
+// prompts in blocks, the backends of one TP size, drafter and k back to
+// back (runOrder; each (TP, backend)'s plain run first in round 1, so
+// speculative runs have a session baseline); (3) the table, the median
+// error and the backend ordering, best rounds and paired.
 func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
 	loadBefore := loadavg()
@@ -204,9 +209,7 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if rows == nil {
 			rows = make([]CheckRow, len(preds))
 		}
-		order := make([]int, len(rows))
 		for i, p := range preds {
-			order[i] = i
 			row := &rows[i]
 			row.Config = p.Config
 			switch {
@@ -219,9 +222,7 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				row.Rounds = append(row.Rounds, p.TokS)
 			}
 		}
-		if round%2 == 1 {
-			slices.Reverse(order)
-		}
+		order := runOrder(rows, round)
 		for _, i := range order {
 			if rows[i].Missing != "" {
 				continue
@@ -276,6 +277,8 @@ func (r *CheckReport) summarize(margin float64) {
 	}
 	r.MedianError = median(errs)
 	r.orderByTP(margin)
+	r.pairedOrder(margin)
+	defer func() { r.ByTPSize = r.perTP() }()
 	for _, g := range names {
 		idx := groups[g]
 		for a := range idx {
@@ -409,7 +412,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "backend ordering per TP size, drafter and k: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
+	fmt.Fprintf(w, "backend ordering per TP size, drafter and k, best rounds: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
 		r.Agreeing, len(r.Pairs), sep, sepAgree)
 	shown := 0
 	for _, p := range r.Pairs {
@@ -429,6 +432,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
 		}
 	}
+	r.writeOrder(w)
 }
 
 // maxShownPairs bounds the disagreeing pairs the table lists.
