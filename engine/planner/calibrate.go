@@ -85,8 +85,10 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, auto map[int]*
 	}
 	forwards := map[int]map[string]bool{} // TP size -> backends to time
 	drafts := map[drKey]bool{}
+	device := "cpu"
 	for _, p := range preds {
 		cfg := p.Config
+		device = cfg.Device
 		if p.OK() || p.Unfit != "" {
 			continue
 		}
@@ -118,7 +120,11 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, auto map[int]*
 	for _, tpSize := range sortedKeys(forwards, func(a, b int) bool { return a < b }) {
 		backends := sortedKeys(forwards[tpSize], func(a, b string) bool { return a < b })
 		say("compute: forward of %v tokens at TP %d (%s)", sizes, tpSize, strings.Join(backendWords(backends), ", "))
-		pts, err := timeForwards(ctx, t, tpSize, backends, sizes, opt.Reps)
+		perPass := repsPerPass
+		if device != "cpu" {
+			perPass = opt.Reps // a device target is rebuilt (weights uploaded) when its backend changes
+		}
+		pts, err := timeForwards(ctx, t, tpSize, backends, sizes, opt.Reps, perPass)
 		if err != nil {
 			return err
 		}
@@ -171,12 +177,18 @@ func backendWords(backends []string) []string {
 	return out
 }
 
+// repsPerPass is how many repetitions of one backend timeForwards takes
+// before the next backend's: a burst of load from elsewhere on the
+// machine (a second or so) then disturbs a few samples of several
+// backends rather than most of one backend's. Each pass pays a warm-up.
+const repsPerPass = 2
+
 // timeForwards times the forward at TP tpSize with each backend at each
-// batch size, reps samples each. With several backends, each is timed in
-// turn for half its repetitions, then again in the reverse order for the
-// rest, so load from elsewhere on the machine falls on every backend
-// alike. The points lack their Model.
-func timeForwards(ctx context.Context, t Timer, tpSize int, backends []string, sizes []int, reps int) ([]ComputePoint, error) {
+// batch size, reps samples each. With several backends, they take turns,
+// perPass repetitions at a time (repsPerPass on CPU ranks), the order reversed every pass, so
+// load from elsewhere on the machine falls on every backend alike. The
+// points lack their Model.
+func timeForwards(ctx context.Context, t Timer, tpSize int, backends []string, sizes []int, reps, perPass int) ([]ComputePoint, error) {
 	type acc struct {
 		device string
 		calls  int
@@ -186,7 +198,10 @@ func timeForwards(ctx context.Context, t Timer, tpSize int, backends []string, s
 	got := map[string]map[int]*acc{}
 	passes := []int{reps}
 	if len(backends) > 1 && reps >= 2 {
-		passes = []int{(reps + 1) / 2, reps / 2}
+		passes = nil
+		for left := reps; left > 0; left -= perPass {
+			passes = append(passes, min(left, perPass))
+		}
 	}
 	for pass, n := range passes {
 		order := slices.Clone(backends)
