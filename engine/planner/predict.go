@@ -151,7 +151,7 @@ func perSecond(tokens, stepUs Range) Range { return tokens.Div(stepUs).Scale(1e6
 // ranks than cores, every barrier of a call waits for ranks descheduled
 // by the others' compute, so ring (2(n-1) barriers a call) and tree pay
 // several times their back-to-back latency while oneshot (one barrier)
-// does not (see bench/results/planner-xeon-s2.md). The allreduce part is
+// does not (see bench/results/planner-amd-epyc-s2.md). The allreduce part is
 // then rank 0's time inside the calls as timed (waits for slower ranks
 // included), or, where the device does not count it, the table's.
 //

@@ -28,6 +28,7 @@ type checkOptions struct {
 	prompts, promptLen  int
 	prompt              string
 	logDir              string // the acceptance runs' logs (a temporary folder)
+	jsonOut             string
 	keepCache           bool
 	maxErr, orderMargin float64
 }
@@ -35,6 +36,7 @@ type checkOptions struct {
 func (c *checkOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "check", false, "measure every configuration of the grid (runs alternated over --rounds) and print the prediction beside the measurement: median error and backend ordering")
 	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
+	fs.StringVar(&c.jsonOut, "json-out", "", "with --check: also write the report as JSON to this file (every round's prediction and measurement)")
 	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: round 1 predicts from the cached measurements instead of measuring afresh")
 	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
 	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
@@ -238,6 +240,15 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring afresh then running the grid; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
 			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
 	rep.summarize(o.check.orderMargin)
+	if o.check.jsonOut != "" {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("plan --check: %w", err)
+		}
+		if err := os.WriteFile(o.check.jsonOut, data, 0o644); err != nil {
+			return fmt.Errorf("plan --check: --json-out: %w", err)
+		}
+	}
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -360,6 +371,10 @@ func (r *CheckReport) orderByTP(margin float64) {
 		}
 	}
 }
+
+// Write prints the report: the table, the median error against maxErr,
+// and the backend ordering (a report read back from --json-out, too).
+func (r *CheckReport) Write(w io.Writer, maxErr float64) { r.write(w, maxErr) }
 
 func (r *CheckReport) write(w io.Writer, maxErr float64) {
 	fmt.Fprintf(w, "# plan --check: %s\n# load average before: %s; after: %s; %.0f s\n", r.Setup, r.LoadBefore, r.LoadAfter, r.Elapsed)
