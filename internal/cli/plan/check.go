@@ -104,10 +104,10 @@ type CheckReport struct {
 	Paired         []OrderPair `json:"order_pairs_paired"`
 	PairedAgreeing int         `json:"order_paired_agreeing"`
 	ByTPSize       []TPSummary `json:"per_tp"`
-	LoadBefore   string      `json:"loadavg_before"`
-	LoadAfter    string      `json:"loadavg_after"`
-	Elapsed      float64     `json:"elapsed_s"`
-	Setup        string      `json:"setup"`
+	LoadBefore     string      `json:"loadavg_before"`
+	LoadAfter      string      `json:"loadavg_after"`
+	Elapsed        float64     `json:"elapsed_s"`
+	Setup          string      `json:"setup"`
 }
 
 // runCheck: (1) earlier runs: each drafter and k once over the prompts at
