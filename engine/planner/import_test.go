@@ -1,9 +1,11 @@
 package planner
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"rigscope/engine"
 	"rigscope/engine/tp"
 )
 
@@ -98,5 +100,46 @@ func TestGPUPrediction(t *testing.T) {
 	m := Missing{Kind: "allreduce", Device: "cuda", TP: 8, Backend: "nccl", Bytes: 57344}
 	if !strings.Contains(m.String(), "allreduce-bench --device cuda --ranks 8 --backend nccl --sizes 57344 --json") {
 		t.Errorf("missing GPU cell: %s", m)
+	}
+}
+
+// TestImportIntoSession: a device's table goes into the cache with its
+// auto tables, and a later session on that device reads both back; a
+// table of another device is refused by name.
+func TestImportIntoSession(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, "synthetic:tiny", engine.Options{CtxLen: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dir := t.TempDir()
+	bt, err := ReadAllReduceBench([]byte(gpuBenchJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, err := NewSession(e, "cpu", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cpu.ImportAllReduce(bt); err == nil || !strings.Contains(err.Error(), "the allreduce table is of cuda ranks and the planner is predicting cpu") {
+		t.Errorf("cuda table into a cpu session: %v", err)
+	}
+	s, err := NewSession(e, "cuda", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ImportAllReduce(bt); err != nil {
+		t.Fatal(err)
+	}
+	again, err := NewSession(e, "cuda", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(again.cache.AllReduce.Points); n != 4 || again.in.Auto[2] == nil || again.in.Auto[2].Pick(1024) != "oneshot" {
+		t.Errorf("read back %d points, auto %+v", n, again.in.Auto[2])
+	}
+	if m, _ := again.Notes(); !strings.HasPrefix(m, "from ") {
+		t.Errorf("note %q", m)
 	}
 }

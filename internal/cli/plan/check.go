@@ -112,9 +112,9 @@ type CheckReport struct {
 
 // runCheck: (1) earlier runs: each drafter and k once over the prompts at
 // TP 1, logged, read back as the planner reads any run log (the
-// acceptance model); (2) each of --rounds rounds, the planner measures
-// afresh and predicts the grid, then every configuration is run over the
-// prompts in blocks, the backends of one TP size, drafter and k back to
+// acceptance model); (2) each of --rounds rounds, TP size by TP size, the
+// planner measures afresh and predicts, then that TP size's
+// configurations run over the prompts in blocks, the backends of one TP size, drafter and k back to
 // back (runOrder; each (TP, backend)'s plain run first in round 1, so
 // speculative runs have a session baseline); (3) the table, the median
 // error and the backend ordering, best rounds and paired.
@@ -193,51 +193,67 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err := s.plan.ReadRuns(o.runs); err != nil {
 		return err
 	}
-	// (2) and (3): each round measures what the planner needs afresh and
-	// predicts, then runs every configuration, the grid forwards then
-	// backwards. A configuration's prediction is its best round's (the
-	// least disturbed measurements), its measurement its best run: both
-	// sides see the same stretch of the machine's load.
-	var rows []CheckRow
+	// (2) and (3): each round, TP size by TP size (ascending, then
+	// descending the next round), the planner measures what it needs
+	// afresh and predicts that TP size's configurations, which then run at
+	// once, so a prediction and its runs see the same stretch of the
+	// machine's load. A configuration's prediction is its best round's
+	// (the least disturbed measurements), its measurement its best run.
+	configs := s.grid.Configs()
+	rows := make([]CheckRow, len(configs))
+	index := map[planner.Config]int{}
+	for i, c := range configs {
+		rows[i].Config = c
+		index[c] = i
+	}
 	for round := range o.check.rounds {
 		if round > 0 || !o.check.keepCache {
 			s.plan.Forget()
 		}
-		fmt.Fprintf(stderr, "plan --check: round %d of %d: measuring, then running the grid\n", round+1, o.check.rounds)
-		preds, err := s.predict(ctx, true, o.reps, stderr)
-		if err != nil {
-			return err
-		}
-		if rows == nil {
-			rows = make([]CheckRow, len(preds))
-		}
-		for i, p := range preds {
-			row := &rows[i]
-			row.Config = p.Config
-			switch {
-			case p.Unfit != "":
-				row.Missing = p.Unfit
-			case !p.OK():
-				row.Missing = p.Missing[0].String()
-			default:
-				row.Missing = ""
-				row.Rounds = append(row.Rounds, p.TokS)
-			}
+		fmt.Fprintf(stderr, "plan --check: round %d of %d: each TP size measured, then run\n", round+1, o.check.rounds)
+		tps := slices.Clone(s.grid.TP)
+		if round%2 == 1 {
+			slices.Reverse(tps)
 		}
 		order := runOrder(rows, round)
-		for _, i := range order {
-			if rows[i].Missing != "" {
-				continue
-			}
-			v, err := run(rows[i].Config)
+		for _, n := range tps {
+			sub := s.grid
+			sub.TP = []int{n}
+			preds, err := s.plan.Measure(ctx, sub, planner.Calibration{Reps: o.reps,
+				Progress: func(what string) { fmt.Fprintln(stderr, "plan: measuring", what) }})
 			if err != nil {
 				return err
 			}
-			rows[i].Measured = append(rows[i].Measured, v)
+			for _, p := range preds {
+				i, ok := index[p.Config]
+				if !ok {
+					return fmt.Errorf("plan --check: %s predicted outside the grid", p.Config)
+				}
+				row := &rows[i]
+				switch {
+				case p.Unfit != "":
+					row.Missing = p.Unfit
+				case !p.OK():
+					row.Missing = p.Missing[0].String()
+				default:
+					row.Missing = ""
+					row.Rounds = append(row.Rounds, p.TokS)
+				}
+			}
+			for _, i := range order {
+				if rows[i].Config.TP != n || rows[i].Missing != "" {
+					continue
+				}
+				v, err := run(rows[i].Config)
+				if err != nil {
+					return err
+				}
+				rows[i].Measured = append(rows[i].Measured, v)
+			}
 		}
 	}
 	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
-		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring afresh then running the grid; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
+		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring each TP size afresh and running its configurations at once; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
 			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
 	rep.summarize(o.check.orderMargin)
 	if o.check.jsonOut != "" {
