@@ -178,21 +178,25 @@ func backendWords(backends []string) []string {
 }
 
 // repsPerPass is how many repetitions of one backend timeForwards takes
-// before the next backend's: a burst of load from elsewhere on the
-// machine (a second or so) then disturbs a few samples of several
-// backends rather than most of one backend's. Each pass pays a warm-up.
-const repsPerPass = 2
+// before the next backend's on CPU ranks: one, so every pass over the
+// backends is short (a few seconds) and a stretch of load from elsewhere
+// on the machine falls on all of a pass's backends alike. Each pass pays
+// a warm-up.
+const repsPerPass = 1
 
 // timeForwards times the forward at TP tpSize with each backend at each
 // batch size, reps samples each. With several backends, they take turns,
-// perPass repetitions at a time (repsPerPass on CPU ranks), the order reversed every pass, so
-// load from elsewhere on the machine falls on every backend alike. The
-// points lack their Model.
+// perPass repetitions at a time (repsPerPass on CPU ranks), the order
+// reversed every pass; then each sample is scaled by how much slower its
+// pass ran than the passes' median (passLevels), so load from elsewhere
+// on the machine that slowed a whole pass does not count against the
+// backends timed in it, while a backend's own cost does. The points lack
+// their Model.
 func timeForwards(ctx context.Context, t Timer, tpSize int, backends []string, sizes []int, reps, perPass int) ([]ComputePoint, error) {
 	type acc struct {
 		device string
 		calls  int
-		walls  []time.Duration
+		walls  [][]float64 // per pass, microseconds
 		ar     []time.Duration
 	}
 	got := map[string]map[int]*acc{}
@@ -222,27 +226,81 @@ func timeForwards(ctx context.Context, t Timer, tpSize int, backends []string, s
 			for _, ft := range fts {
 				a := got[b][ft.Tokens]
 				if a == nil {
-					a = &acc{device: ft.Device}
+					a = &acc{device: ft.Device, walls: make([][]float64, len(passes))}
 					got[b][ft.Tokens] = a
 				}
 				a.calls = ft.Calls
-				a.walls = append(a.walls, ft.Walls...)
+				a.walls[pass] = append(a.walls[pass], micros(ft.Walls)...)
 				a.ar = append(a.ar, ft.AllReduce...)
 			}
 		}
 	}
 	var out []ComputePoint
-	for _, b := range backends {
-		for _, n := range sizes {
+	for _, n := range sizes {
+		cells := make([][][]float64, len(backends)) // backend, pass, samples
+		for i, b := range backends {
 			a := got[b][n]
-			if a == nil || len(a.walls) == 0 {
+			if a == nil {
 				return nil, fmt.Errorf("planner: timing the forward at TP %d: no timing of %d tokens came back", tpSize, n)
 			}
+			cells[i] = a.walls
+		}
+		levels := passLevels(cells)
+		for _, b := range backends {
+			a := got[b][n]
+			var walls []float64
+			for p, xs := range a.walls {
+				for _, x := range xs {
+					walls = append(walls, x/levels[p])
+				}
+			}
+			if len(walls) == 0 {
+				return nil, fmt.Errorf("planner: timing the forward at TP %d with %s: no timing of %d tokens came back", tpSize, backendWords([]string{b})[0], n)
+			}
 			out = append(out, ComputePoint{Device: a.device, TP: tpSize, Backend: b, Tokens: n,
-				WallUs: SpreadOf(micros(a.walls)), AllReduceUs: SpreadOf(micros(a.ar)), Calls: a.calls})
+				WallUs: SpreadOf(walls), AllReduceUs: SpreadOf(micros(a.ar)), Calls: a.calls})
 		}
 	}
+	slices.SortStableFunc(out, func(x, y ComputePoint) int { return strings.Compare(x.Backend, y.Backend) })
 	return out, nil
+}
+
+// passLevels is, per pass, how much slower than usual the machine ran it:
+// the median over backends of (the backend's median in the pass / its
+// median over all passes). 1 for every pass when there is one backend
+// (nothing to tell a backend's cost from the load with) or one pass.
+func passLevels(cells [][][]float64) []float64 {
+	nPass := 0
+	for _, c := range cells {
+		nPass = max(nPass, len(c))
+	}
+	levels := make([]float64, nPass)
+	for p := range levels {
+		levels[p] = 1
+	}
+	if len(cells) < 2 || nPass < 2 {
+		return levels
+	}
+	overall := make([]float64, len(cells))
+	for i, c := range cells {
+		var all []float64
+		for _, xs := range c {
+			all = append(all, xs...)
+		}
+		overall[i] = SpreadOf(all).V
+	}
+	for p := range levels {
+		var ratios []float64
+		for i, c := range cells {
+			if p < len(c) && len(c[p]) > 0 && overall[i] > 0 {
+				ratios = append(ratios, SpreadOf(c[p]).V/overall[i])
+			}
+		}
+		if r := SpreadOf(ratios).V; r > 0 {
+			levels[p] = r
+		}
+	}
+	return levels
 }
 
 func sortedKeys[K comparable, V any](m map[K]V, less func(a, b K) bool) []K {

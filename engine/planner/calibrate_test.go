@@ -63,3 +63,25 @@ func TestTimeForwardsInterleaves(t *testing.T) {
 		}
 	}
 }
+
+// TestPassLevels: a pass that ran every backend slower (load from
+// elsewhere) is scaled back; a backend slower in every pass (its own
+// cost) stays slower; one backend disturbed in one pass moves the level
+// little.
+func TestPassLevels(t *testing.T) {
+	cells := [][][]float64{ // backend, pass, samples
+		{{100}, {200}, {100}, {100}}, // pass 1 twice as slow for everyone
+		{{150}, {300}, {150}, {150}}, // 1.5x the first backend throughout
+		{{100}, {200}, {400}, {100}}, // and disturbed alone in pass 2
+	}
+	levels := passLevels(cells)
+	for p, want := range []float64{1, 2, 1, 1} {
+		if !near(levels[p], want, 1e-9) {
+			t.Errorf("levels %v, want [1 2 1 1]", levels)
+			break
+		}
+	}
+	if l := passLevels(cells[:1]); l[1] != 1 {
+		t.Errorf("one backend: levels %v, want all 1", l)
+	}
+}
