@@ -103,11 +103,14 @@ type CheckReport struct {
 	// by round (see pairedOrder); ByTPSize is the closing table.
 	Paired         []OrderPair `json:"order_pairs_paired"`
 	PairedAgreeing int         `json:"order_paired_agreeing"`
-	ByTPSize       []TPSummary `json:"per_tp"`
-	LoadBefore     string      `json:"loadavg_before"`
-	LoadAfter      string      `json:"loadavg_after"`
-	Elapsed        float64     `json:"elapsed_s"`
-	Setup          string      `json:"setup"`
+	// PairedByTP pools each TP size's drafters and k (and rounds).
+	PairedByTP         []OrderPair `json:"order_pairs_paired_per_tp"`
+	PairedByTPAgreeing int         `json:"order_paired_per_tp_agreeing"`
+	ByTPSize           []TPSummary `json:"per_tp"`
+	LoadBefore         string      `json:"loadavg_before"`
+	LoadAfter          string      `json:"loadavg_after"`
+	Elapsed            float64     `json:"elapsed_s"`
+	Setup              string      `json:"setup"`
 }
 
 // runCheck: (1) earlier runs: each drafter and k once over the prompts at
@@ -274,9 +277,14 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// Summarize is summarize for a report read back from --json-out (with
+// another margin, say).
+func (r *CheckReport) Summarize(margin float64) { r.summarize(margin) }
+
 // summarize fills each row's mean and error, the median error and the
 // backend order pairs.
 func (r *CheckReport) summarize(margin float64) {
+	r.Pairs, r.Agreeing, r.ByTP, r.ByTPAgreeing = nil, 0, nil, 0
 	var errs []float64
 	groups := map[string][]int{}
 	var names []string

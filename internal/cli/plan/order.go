@@ -72,11 +72,23 @@ func (r *CheckReport) pairedOrder(margin float64) {
 		blocks[k] = append(blocks[k], i)
 	}
 	r.Paired, r.PairedAgreeing = nil, 0
+	type tpPair struct {
+		tp   int
+		x, y string
+	}
+	pooled := map[tpPair][2][]float64{} // measured, predicted per-round ratios of x over y
+	var pooledKeys []tpPair
 	for _, k := range names {
 		idx := blocks[k]
 		for a := range idx {
 			for b := a + 1; b < len(idx); b++ {
 				x, y := r.Rows[idx[a]], r.Rows[idx[b]]
+				pk := tpPair{x.Config.TP, x.Config.Backend, y.Config.Backend}
+				ms, ps := roundRatios(x, y)
+				if _, ok := pooled[pk]; !ok {
+					pooledKeys = append(pooledKeys, pk)
+				}
+				pooled[pk] = [2][]float64{append(pooled[pk][0], ms...), append(pooled[pk][1], ps...)}
 				m, p, sep := pairedRatios(x, y)
 				if m < 1 {
 					x, y, m, p = y, x, 1/m, 1/p
@@ -93,29 +105,55 @@ func (r *CheckReport) pairedOrder(margin float64) {
 			}
 		}
 	}
+	r.PairedByTP, r.PairedByTPAgreeing = nil, 0
+	for _, pk := range pooledKeys {
+		ms, ps := pooled[pk][0], pooled[pk][1]
+		if len(ms) == 0 || len(ps) == 0 {
+			continue
+		}
+		m, p := median(ms), median(ps)
+		fast, slow := pk.x, pk.y
+		if m < 1 {
+			m, p, fast, slow = 1/m, 1/p, pk.y, pk.x
+		}
+		if m <= 1+margin {
+			continue
+		}
+		pair := OrderPair{Group: fmt.Sprintf("TP %d", pk.tp), Faster: fast, Slower: slow, MeasuredRatio: m, PredictedRatio: p, PredictedSameSide: p > 1}
+		if pair.PredictedSameSide {
+			r.PairedByTPAgreeing++
+		}
+		r.PairedByTP = append(r.PairedByTP, pair)
+	}
+}
+
+// roundRatios are x's tok/s over y's, round by round: measured, and
+// predicted by that round's measurements.
+func roundRatios(x, y CheckRow) (measured, predicted []float64) {
+	for i := range min(len(x.Measured), len(y.Measured)) {
+		if x.Measured[i] > 0 && y.Measured[i] > 0 {
+			measured = append(measured, x.Measured[i]/y.Measured[i])
+		}
+	}
+	for i := range min(len(x.Rounds), len(y.Rounds)) {
+		if x.Rounds[i].V > 0 && y.Rounds[i].V > 0 {
+			predicted = append(predicted, x.Rounds[i].V/y.Rounds[i].V)
+		}
+	}
+	return measured, predicted
 }
 
 // pairedRatios is the median over rounds of x's measured tok/s over y's
 // in the same round, the same of their predictions, and whether every
 // round's measured ratio lay on the same side of 1.
 func pairedRatios(x, y CheckRow) (measured, predicted float64, separated bool) {
-	var ms, ps []float64
+	ms, ps := roundRatios(x, y)
 	above, below := 0, 0
-	for i := range min(len(x.Measured), len(y.Measured)) {
-		if x.Measured[i] <= 0 || y.Measured[i] <= 0 {
-			continue
-		}
-		q := x.Measured[i] / y.Measured[i]
-		ms = append(ms, q)
+	for _, q := range ms {
 		if q > 1 {
 			above++
 		} else if q < 1 {
 			below++
-		}
-	}
-	for i := range min(len(x.Rounds), len(y.Rounds)) {
-		if x.Rounds[i].V > 0 && y.Rounds[i].V > 0 {
-			ps = append(ps, x.Rounds[i].V/y.Rounds[i].V)
 		}
 	}
 	if len(ms) == 0 || len(ps) == 0 {
@@ -134,6 +172,9 @@ type TPSummary struct {
 	// order; Best the same by best rounds.
 	Paired         int `json:"paired_pairs"`
 	PairedAgreeing int `json:"paired_agreeing"`
+	// Pooled: the same over all the TP size's drafters and k at once.
+	Pooled         int `json:"pooled_pairs"`
+	PooledAgreeing int `json:"pooled_agreeing"`
 	Best           int `json:"best_round_pairs"`
 	BestAgreeing   int `json:"best_round_agreeing"`
 }
@@ -164,6 +205,13 @@ func (r *CheckReport) perTP() []TPSummary {
 		s.Paired++
 		if p.PredictedSameSide {
 			s.PairedAgreeing++
+		}
+	}
+	for _, p := range r.PairedByTP {
+		s := get(tpOf(p.Group))
+		s.Pooled++
+		if p.PredictedSameSide {
+			s.PooledAgreeing++
 		}
 	}
 	for _, p := range r.Pairs {
@@ -200,18 +248,24 @@ func (r *CheckReport) writeOrder(w io.Writer) {
 			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
 		}
 	}
-	fmt.Fprintln(w, "\nper TP size:")
+	fmt.Fprintf(w, "backend ordering per TP size, paired (every round and drafter and k of the TP size pooled; median of the ratios): %d of %d pairs differing by more than the margin predicted in the measured order\n",
+		r.PairedByTPAgreeing, len(r.PairedByTP))
+	for _, p := range r.PairedByTP {
+		fmt.Fprintf(w, "  %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
+	}
+	fmt.Fprintln(w, "\nper TP size (ordering: pairs of backends differing by more than the margin, predicted in the measured order):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TP\tconfigurations\tmedian |error|\tpaired ordering agrees\tbest-round ordering agrees\t")
+	fmt.Fprintln(tw, "TP\tconfigurations\tmedian |error|\tpaired, per TP size\tpaired, per drafter and k\tbest rounds, per drafter and k\t")
 	for _, s := range r.ByTPSize {
-		fmt.Fprintf(tw, "%d\t%d\t%.1f%%\t%s\t%s\t\n", s.TP, s.Configs, 100*s.MedianError, fraction(s.PairedAgreeing, s.Paired), fraction(s.BestAgreeing, s.Best))
+		fmt.Fprintf(tw, "%d\t%d\t%.1f%%\t%s\t%s\t%s\t\n", s.TP, s.Configs, 100*s.MedianError, fraction(s.PooledAgreeing, s.Pooled),
+			fraction(s.PairedAgreeing, s.Paired), fraction(s.BestAgreeing, s.Best))
 	}
 	tw.Flush()
 }
 
 func fraction(a, n int) string {
 	if n == 0 {
-		return "no pair over the margin"
+		return "none over the margin"
 	}
 	return fmt.Sprintf("%d of %d", a, n)
 }

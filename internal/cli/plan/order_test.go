@@ -82,10 +82,14 @@ func TestPairedOrder(t *testing.T) {
 	var b bytes.Buffer
 	r.write(&b, 0.15)
 	s := b.String()
-	for _, want := range []string{"backend ordering, paired", "disagrees: TP 2, plain: twoshot measured", "per TP size:", "median |error|"} {
+	for _, want := range []string{"backend ordering, paired", "disagrees: TP 2, plain: twoshot measured", "per TP size (ordering", "median |error|", "backend ordering per TP size, paired"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
+	}
+	// Pooled over the TP size (one block here): the same pairs.
+	if len(r.PairedByTP) != len(r.Paired) || r.PairedByTPAgreeing != r.PairedAgreeing || r.ByTPSize[0].Pooled != len(r.Paired) {
+		t.Errorf("pooled pairs %+v, want the block's %+v", r.PairedByTP, r.Paired)
 	}
 	if len(r.ByTPSize) != 1 || r.ByTPSize[0].TP != 2 || r.ByTPSize[0].Configs != 4 || r.ByTPSize[0].Paired != len(r.Paired) || r.ByTPSize[0].PairedAgreeing != r.PairedAgreeing {
 		t.Errorf("per TP: %+v (paired %d, agreeing %d)", r.ByTPSize, len(r.Paired), r.PairedAgreeing)
