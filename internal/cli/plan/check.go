@@ -69,10 +69,14 @@ type CheckRow struct {
 	// Best is the fastest round (load from other work only slows a run;
 	// the prediction likewise is the round whose measurements were least
 	// disturbed); Median the median round.
-	Best    float64 `json:"measured_tokens_per_s_best"`
-	Median  float64 `json:"measured_tokens_per_s_median"`
-	Error   float64 `json:"error"` // (predicted - measured) / measured
-	Missing string  `json:"missing,omitempty"`
+	Best   float64 `json:"measured_tokens_per_s_best"`
+	Median float64 `json:"measured_tokens_per_s_median"`
+	Error  float64 `json:"error"` // (predicted - measured) / measured
+	// RoundError is the median over rounds of each round's prediction
+	// against the same round's run (both taken within seconds, under the
+	// same load).
+	RoundError float64 `json:"round_error"`
+	Missing    string  `json:"missing,omitempty"`
 }
 
 // OrderPair is two backends at one TP size, drafter and k whose measured
@@ -91,10 +95,12 @@ type OrderPair struct {
 
 // CheckReport is `plan --check --json`.
 type CheckReport struct {
-	Rows        []CheckRow  `json:"rows"`
-	MedianError float64     `json:"median_abs_error"`
-	Pairs       []OrderPair `json:"order_pairs"`
-	Agreeing    int         `json:"order_agreeing"`
+	Rows        []CheckRow `json:"rows"`
+	MedianError float64    `json:"median_abs_error"`
+	// MedianRoundError is the median of the rows' |RoundError|.
+	MedianRoundError float64     `json:"median_abs_round_error"`
+	Pairs            []OrderPair `json:"order_pairs"`
+	Agreeing         int         `json:"order_agreeing"`
 	// ByTP compares the backends at each TP size over all its drafters
 	// and k (geometric means of the best rounds and of the predictions).
 	ByTP         []OrderPair `json:"order_pairs_per_tp"`
@@ -285,7 +291,7 @@ func (r *CheckReport) Summarize(margin float64) { r.summarize(margin) }
 // backend order pairs.
 func (r *CheckReport) summarize(margin float64) {
 	r.Pairs, r.Agreeing, r.ByTP, r.ByTPAgreeing = nil, 0, nil, 0
-	var errs []float64
+	var errs, roundErrs []float64
 	groups := map[string][]int{}
 	var names []string
 	for i := range r.Rows {
@@ -300,6 +306,14 @@ func (r *CheckReport) summarize(margin float64) {
 		}
 		row.Best, row.Median = slices.Max(row.Measured), median(row.Measured)
 		row.Error = (row.Predicted.V - row.Best) / row.Best
+		var re []float64
+		for i := range min(len(row.Rounds), len(row.Measured)) {
+			if row.Measured[i] > 0 && row.Rounds[i].V > 0 {
+				re = append(re, (row.Rounds[i].V-row.Measured[i])/row.Measured[i])
+			}
+		}
+		row.RoundError = median(re)
+		roundErrs = append(roundErrs, math.Abs(row.RoundError))
 		errs = append(errs, math.Abs(row.Error))
 		if row.Config.TP > 1 {
 			c := row.Config
@@ -311,6 +325,7 @@ func (r *CheckReport) summarize(margin float64) {
 		}
 	}
 	r.MedianError = median(errs)
+	r.MedianRoundError = median(roundErrs)
 	r.orderByTP(margin)
 	r.pairedOrder(margin)
 	defer func() { r.ByTPSize = r.perTP() }()
@@ -442,6 +457,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 		verdict = "NOT met"
 	}
 	fmt.Fprintf(w, "\nmedian absolute error: %.1f%% over %d configurations (target <= %.0f%%: %s); %d within %.0f%%\n", 100*r.MedianError, n, 100*maxErr, verdict, within, 100*maxErr)
+	fmt.Fprintf(w, "median absolute error round by round (each round's prediction against the same round's run, median over rounds): %.1f%%\n", 100*r.MedianRoundError)
 	sep, sepAgree := 0, 0
 	for _, p := range r.Pairs {
 		if p.Separated {

@@ -167,6 +167,8 @@ type TPSummary struct {
 	TP          int     `json:"tp"`
 	Configs     int     `json:"configurations"`
 	MedianError float64 `json:"median_abs_error"`
+	// MedianRoundError: the same round by round (CheckRow.RoundError).
+	MedianRoundError float64 `json:"median_abs_round_error"`
 	// Paired: pairs of backends (same drafter and k) whose paired measured
 	// ratio is beyond the margin, and how many were predicted in that
 	// order; Best the same by best rounds.
@@ -182,7 +184,7 @@ type TPSummary struct {
 // perTP is the per-TP-size table: median error and backend ordering.
 func (r *CheckReport) perTP() []TPSummary {
 	byTP := map[int]*TPSummary{}
-	errs := map[int][]float64{}
+	errs, roundErrs := map[int][]float64{}, map[int][]float64{}
 	get := func(n int) *TPSummary {
 		if byTP[n] == nil {
 			byTP[n] = &TPSummary{TP: n}
@@ -193,6 +195,7 @@ func (r *CheckReport) perTP() []TPSummary {
 		if row.Best > 0 {
 			get(row.Config.TP).Configs++
 			errs[row.Config.TP] = append(errs[row.Config.TP], math.Abs(row.Error))
+			roundErrs[row.Config.TP] = append(roundErrs[row.Config.TP], math.Abs(row.RoundError))
 		}
 	}
 	tpOf := func(group string) int {
@@ -223,7 +226,7 @@ func (r *CheckReport) perTP() []TPSummary {
 	}
 	var out []TPSummary
 	for n, s := range byTP {
-		s.MedianError = median(errs[n])
+		s.MedianError, s.MedianRoundError = median(errs[n]), median(roundErrs[n])
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].TP < out[j].TP })
@@ -255,9 +258,9 @@ func (r *CheckReport) writeOrder(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nper TP size (ordering: pairs of backends differing by more than the margin, predicted in the measured order):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TP\tconfigurations\tmedian |error|\tpaired, per TP size\tpaired, per drafter and k\tbest rounds, per drafter and k\t")
+	fmt.Fprintln(tw, "TP\tconfigurations\tmedian |error|, best rounds\tround by round\tpaired, per TP size\tpaired, per drafter and k\tbest rounds, per drafter and k\t")
 	for _, s := range r.ByTPSize {
-		fmt.Fprintf(tw, "%d\t%d\t%.1f%%\t%s\t%s\t%s\t\n", s.TP, s.Configs, 100*s.MedianError, fraction(s.PooledAgreeing, s.Pooled),
+		fmt.Fprintf(tw, "%d\t%d\t%.1f%%\t%.1f%%\t%s\t%s\t%s\t\n", s.TP, s.Configs, 100*s.MedianError, 100*s.MedianRoundError, fraction(s.PooledAgreeing, s.Pooled),
 			fraction(s.PairedAgreeing, s.Paired), fraction(s.BestAgreeing, s.Best))
 	}
 	tw.Flush()

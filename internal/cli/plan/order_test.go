@@ -64,6 +64,11 @@ func TestPairedOrder(t *testing.T) {
 		row("twoshot", 90, 95, 80, 120, 100, 110),  // 1.2-1.5x ring in 4 rounds, predicted slower
 	}}
 	r.summarize(0.20)
+	// ring predicted 100 each round, measured 100 60 80 90 70: round
+	// errors 0, 67%, 25%, 11%, 43%, median 25%; against the best run 0.
+	if re := r.Rows[0].RoundError; re < 0.25-1e-9 || re > 0.25+1e-9 || r.Rows[0].Error != 0 {
+		t.Errorf("ring: round error %v, error %v; want 0.25 and 0", re, r.Rows[0].Error)
+	}
 	got := map[string]OrderPair{}
 	for _, p := range r.Paired {
 		got[p.Faster+">"+p.Slower] = p
