@@ -4,9 +4,12 @@
 # model} x k = 2, 4 on the gocoder pair, the planner's predicted tok/s
 # (calibrated afresh just before) beside the measured tok/s of the same
 # configuration, runs alternated over ROUNDS passes, forwards and
-# backwards; the median absolute error and the backend ordering.
+# backwards, each TP size measured just before its runs; the median
+# absolute error and the backend ordering (best rounds, and paired round
+# by round), per TP size. bench/results/planner-amd-epyc-s2.md.
 #
-#   bench/planner.sh                 # the full grid
+#   bench/planner.sh                 # the full grid (7 rounds, 32 tokens)
+#   bench/planner.sh --json-out r.json   # and every round's figures as JSON
 #   ROUNDS=3 MAX_TOKENS=16 bench/planner.sh --tp 1,2   # shorter
 #
 # Extra arguments go to `rigscope plan --check`. The load average is
@@ -16,8 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=${MODELS:-../shared/models}
-rounds=${ROUNDS:-5}
-max_tokens=${MAX_TOKENS:-24}
+rounds=${ROUNDS:-7}
+max_tokens=${MAX_TOKENS:-32}
 prompts=${PROMPTS:-1}
 echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs; uptime: $(uptime)"
 go build -tags headless -o bin/rigscope-headless .

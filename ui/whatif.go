@@ -106,7 +106,7 @@ func (v *WhatIfView) Measure() {
 	}
 	v.busy = true
 	v.measure.Disable()
-	v.status.SetText("Measuring this machine (allreduce table, forward and draft times)…")
+	v.status.SetText("Measuring this machine (the forward per TP size and backend, draft times)…")
 	p, g := v.planner, v.grid
 	go func() {
 		preds, err := p.Measure(context.Background(), g, planner.Calibration{Progress: func(what string) {

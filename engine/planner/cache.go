@@ -17,7 +17,7 @@ import (
 
 // cacheFormat changes when what the cache holds or how it is measured
 // changes, so an older build's cache is redone.
-const cacheFormat = "planner-calibration/1"
+const cacheFormat = "planner-calibration/2"
 
 // cacheLimit bounds the cache file (a full grid's is tens of KB).
 const cacheLimit = 8 << 20
@@ -34,6 +34,9 @@ type Cache struct {
 	AllReduce AllReduceTable `json:"allreduce"`
 	Compute   ComputeTable   `json:"compute"`
 	Draft     DraftTable     `json:"draft"`
+	// Auto is a device's auto tables, imported with its allreduce table
+	// (CPU ranks' come from engine/tp's own calibration cache).
+	Auto []DeviceAuto `json:"auto,omitempty"`
 
 	// Path is the file; Note says where the tables came from (read, or
 	// why they are being measured again).
@@ -132,6 +135,8 @@ func (c *Cache) validate() error {
 			return fmt.Errorf("allreduce point %d: %d ranks, a group has 2 to %d", i, p.Ranks, tp.MaxRanks)
 		case p.Backend == "auto" || p.Device == "cpu" && tp.CheckBackend(p.Backend) != nil:
 			return fmt.Errorf("allreduce point %d names backend %q, which is not a measured CPU backend", i, p.Backend)
+		case p.Device != "cpu" && !slices.Contains(GPUBackends, p.Backend):
+			return fmt.Errorf("allreduce point %d names backend %q, which is not a GPU backend", i, p.Backend)
 		case p.Bytes <= 0 || p.Bytes > 1<<40:
 			return fmt.Errorf("allreduce point %d: message of %d bytes", i, p.Bytes)
 		case !p.Us.valid():
@@ -150,6 +155,14 @@ func (c *Cache) validate() error {
 			return fmt.Errorf("compute point %d: batch of %d tokens", i, p.Tokens)
 		case !p.WallUs.valid() || !p.AllReduceUs.valid() || p.Calls < 0:
 			return fmt.Errorf("compute point %d: times %+v / %+v us are not measurements", i, p.WallUs, p.AllReduceUs)
+		}
+	}
+	for i, a := range c.Auto {
+		if a.Device == "" || a.Table == nil {
+			return fmt.Errorf("auto table %d names no device or has no table", i)
+		}
+		if err := checkAuto(a.Table, a.Table.Ranks); err != nil {
+			return fmt.Errorf("auto table %d: %w", i, err)
 		}
 	}
 	for i, p := range c.Draft.Points {
@@ -171,6 +184,7 @@ func (c *Cache) clone() *Cache {
 	d.AllReduce.Points = slices.Clone(c.AllReduce.Points)
 	d.Compute.Points = slices.Clone(c.Compute.Points)
 	d.Draft.Points = slices.Clone(c.Draft.Points)
+	d.Auto = slices.Clone(c.Auto)
 	return &d
 }
 
@@ -183,7 +197,7 @@ func (c *Cache) putAllReduce(p AllReducePoint) {
 
 func (c *Cache) putCompute(p ComputePoint) {
 	c.Compute.Points = put(c.Compute.Points, p, func(q ComputePoint) bool {
-		return q.Model == p.Model && q.Device == p.Device && q.TP == p.TP && q.Tokens == p.Tokens
+		return q.Model == p.Model && q.Device == p.Device && q.TP == p.TP && q.Backend == p.Backend && q.Tokens == p.Tokens
 	})
 }
 
@@ -191,6 +205,11 @@ func (c *Cache) putDraft(p DraftPoint) {
 	c.Draft.Points = put(c.Draft.Points, p, func(q DraftPoint) bool {
 		return q.Drafter == p.Drafter && q.Device == p.Device && q.K == p.K && q.Tree == p.Tree
 	})
+}
+
+// putAuto adds or replaces a device's auto table for its group size.
+func (c *Cache) putAuto(a DeviceAuto) {
+	c.Auto = put(c.Auto, a, func(q DeviceAuto) bool { return q.Device == a.Device && q.Table.Ranks == a.Table.Ranks })
 }
 
 // put replaces the first point same matches with p, or appends p.

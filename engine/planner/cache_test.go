@@ -183,7 +183,7 @@ func TestMeasureSynthetic(t *testing.T) {
 	if len(MissingOf(preds)) == 0 {
 		t.Fatal("an empty cache predicted everything")
 	}
-	if err := Measure(ctx, c, e, shape, preds, Calibration{Reps: 2}); err != nil {
+	if err := Measure(ctx, c, e, shape, nil, preds, Calibration{Reps: 2}); err != nil {
 		t.Fatal(err)
 	}
 	preds = Plan(in, grid.Configs())
@@ -195,7 +195,13 @@ func TestMeasureSynthetic(t *testing.T) {
 			t.Errorf("%s: acceptance %q, want the default (no runs logged)", p.Config, p.Acceptance.Source)
 		}
 	}
-	// The forward's allreduce calls are the shape's.
+	// Every backend's forward was timed, and its allreduce calls are the
+	// shape's.
+	for _, b := range []string{"ring", "compressed"} {
+		if _, m := c.Compute.Lookup(shape.Key, "cpu", 2, b, 3); m != nil {
+			t.Errorf("no timed forward with %s: %s", b, m)
+		}
+	}
 	for _, cp := range c.Compute.Points {
 		if cp.TP > 1 && cp.Calls != shape.AllReduces() {
 			t.Errorf("TP %d forward of %d tokens made %d allreduce calls, the shape says %d", cp.TP, cp.Tokens, cp.Calls, shape.AllReduces())

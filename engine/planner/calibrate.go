@@ -3,7 +3,9 @@ package planner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"rigscope/engine"
@@ -17,8 +19,9 @@ type Timer interface {
 	TimeDraft(ctx context.Context, dc engine.DrafterConfig, contextLen, reps int) ([]time.Duration, error)
 }
 
-// RefBackend is the backend compute is timed with at TP > 1; other
-// backends' forwards swap its allreduce calls for theirs.
+// RefBackend is the backend a forward timed with is preferred as the
+// stand-in for a backend whose forward was not timed (its allreduce calls
+// swapped for the other's per the allreduce table).
 const RefBackend = "oneshot"
 
 // Calibration says how hard to measure.
@@ -48,12 +51,15 @@ func TokenSizes(maxTokens int) []int {
 }
 
 // Measure runs what the predictions' Missing lists name through t (the
-// forward and the drafters on the engine's device, the allreduce table on
-// CPU ranks), adds it to c and saves c. Allreduce cells are measured for
-// every size the compute table is (so interpolation has neighbours);
-// compute cells per TP size with RefBackend. A device's own allreduce
-// table is not measured here: its absence is refused by name.
-func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Prediction, opt Calibration) error {
+// forward and the drafters on the engine's device), adds it to c and
+// saves c. The forward is timed per TP size and backend, at every batch
+// size up to the largest verify (TokenSizes), the backends of one TP size
+// interleaved so a burst of load elsewhere on the machine falls on all of
+// them alike (timeForwards). auto is timed as the backends its table
+// (auto[tp]) picks. Allreduce tables are not measured here: the timed
+// forward holds the calls as a run makes them; a device's table
+// (allreduce-bench) only stands in for a forward that was not timed.
+func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, auto map[int]*tp.AutoTable, preds []Prediction, opt Calibration) error {
 	if opt.Reps <= 0 {
 		opt.Reps = 7
 	}
@@ -66,46 +72,42 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 		}
 	}
 	maxTokens := 1
-	type arKey struct {
-		device  string
-		ranks   int
-		backend string
+	for _, p := range preds {
+		if p.Config.Speculative() {
+			maxTokens = max(maxTokens, p.Config.VerifyTokens())
+		}
 	}
+	sizes := TokenSizes(maxTokens)
 	type drKey struct {
 		drafter, path string
 		k, tree       int
 		device        string
 	}
-	computeTP := map[int]bool{}
-	arCells := map[arKey]bool{}
+	forwards := map[int]map[string]bool{} // TP size -> backends to time
 	drafts := map[drKey]bool{}
+	device := "cpu"
 	for _, p := range preds {
 		cfg := p.Config
-		if cfg.Speculative() {
-			maxTokens = max(maxTokens, cfg.VerifyTokens())
-		}
+		device = cfg.Device
 		if p.OK() || p.Unfit != "" {
 			continue
+		}
+		backends, err := timedBackends(cfg, auto, shape, sizes)
+		if err != nil {
+			return err
 		}
 		// What is missing past the first gap is not listed: look again.
 		need := []int{1}
 		if cfg.Speculative() {
 			need = append(need, cfg.VerifyTokens())
 		}
-		for _, n := range need {
-			if _, _, m := c.Compute.Lookup(shape.Key, cfg.Device, cfg.TP, n); m != nil {
-				computeTP[cfg.TP] = true
-			}
-			if cfg.TP == 1 {
-				continue
-			}
-			backends := []string{cfg.Backend, RefBackend}
-			if cfg.Backend == "auto" {
-				backends = []string{"ring", "tree", "oneshot", "twoshot"}
-			}
-			for _, b := range backends {
-				if _, m := c.AllReduce.Lookup(cfg.Device, cfg.TP, b, shape.MessageBytes(n)); m != nil {
-					arCells[arKey{cfg.Device, cfg.TP, b}] = true
+		for _, b := range backends {
+			for _, n := range need {
+				if _, m := c.Compute.Lookup(shape.Key, cfg.Device, cfg.TP, b, n); m != nil {
+					if forwards[cfg.TP] == nil {
+						forwards[cfg.TP] = map[string]bool{}
+					}
+					forwards[cfg.TP][b] = true
 				}
 			}
 		}
@@ -115,38 +117,20 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 			}
 		}
 	}
-	sizes := TokenSizes(maxTokens)
-	for tpSize := range computeTP {
-		if tpSize > 1 {
-			arCells[arKey{"cpu", tpSize, RefBackend}] = true
+	for _, tpSize := range sortedKeys(forwards, func(a, b int) bool { return a < b }) {
+		backends := sortedKeys(forwards[tpSize], func(a, b string) bool { return a < b })
+		say("compute: forward of %v tokens at TP %d (%s)", sizes, tpSize, strings.Join(backendWords(backends), ", "))
+		perPass := repsPerPass
+		if device != "cpu" {
+			perPass = opt.Reps // a device target is rebuilt (weights uploaded) when its backend changes
 		}
-	}
-	for _, k := range sortedKeys(arCells, func(a, b arKey) bool { return a.ranks < b.ranks || a.ranks == b.ranks && a.backend < b.backend }) {
-		if k.device != "cpu" {
-			return fmt.Errorf("planner: no allreduce table of %s on %d %s ranks: the planner measures CPU ranks' allreduce only; allreduce-bench --device %s measures the device's backends", k.backend, k.ranks, k.device, k.device)
-		}
-		say("allreduce: %s on %d ranks", k.backend, k.ranks)
-		for _, n := range sizes {
-			us, err := TimeAllReduce(ctx, k.backend, k.ranks, shape.MessageBytes(n), opt.Reps)
-			if err != nil {
-				return err
-			}
-			c.putAllReduce(AllReducePoint{Device: k.device, Ranks: k.ranks, Backend: k.backend, Bytes: shape.MessageBytes(n), Us: us})
-		}
-	}
-	for _, tpSize := range sortedKeys(computeTP, func(a, b int) bool { return a < b }) {
-		backend := ""
-		if tpSize > 1 {
-			backend = RefBackend
-		}
-		say("compute: forward of %v tokens at TP %d", sizes, tpSize)
-		fts, err := t.TimeForward(ctx, tpSize, backend, sizes, opt.Reps)
+		pts, err := timeForwards(ctx, t, tpSize, backends, sizes, opt.Reps, perPass)
 		if err != nil {
-			return fmt.Errorf("planner: timing the forward at TP %d: %w", tpSize, err)
+			return err
 		}
-		for _, ft := range fts {
-			c.putCompute(ComputePoint{Model: shape.Key, Device: ft.Device, TP: ft.TP, Backend: ft.Backend, Tokens: ft.Tokens,
-				WallUs: SpreadOf(micros(ft.Walls)), AllReduceUs: SpreadOf(micros(ft.AllReduce)), Calls: ft.Calls})
+		for _, p := range pts {
+			p.Model = shape.Key
+			c.putCompute(p)
 		}
 	}
 	for _, k := range sortedKeys(drafts, func(a, b drKey) bool { return a.drafter < b.drafter || a.drafter == b.drafter && a.k < b.k }) {
@@ -161,44 +145,165 @@ func Measure(ctx context.Context, c *Cache, t Timer, shape Shape, preds []Predic
 	return c.Save()
 }
 
-// TimeAllReduce measures one allreduce call of bytes on ranks CPU ranks
-// with backend: reps runs of as many calls as fit in about 20 ms (2 to
-// 30, so values stay finite), each run's mean per call one sample,
-// summarized by SpreadOf.
-func TimeAllReduce(ctx context.Context, backend string, ranks int, bytes int64, reps int) (Range, error) {
-	g, err := tp.NewGroup(backend, ranks, tp.GroupOptions{})
-	if err != nil {
-		return Range{}, fmt.Errorf("planner: %w", err)
+// timedBackends is what a configuration's forward is timed with: nothing
+// at TP 1, the backends auto's table picks over sizes, else its backend.
+func timedBackends(cfg Config, auto map[int]*tp.AutoTable, shape Shape, sizes []int) ([]string, error) {
+	switch {
+	case cfg.TP == 1:
+		return []string{""}, nil
+	case cfg.Backend != "auto":
+		return []string{cfg.Backend}, nil
 	}
-	elems := int(max(bytes/4, 1))
-	fresh := tp.RandomInputs(ranks, elems, 1)
-	bufs := tp.RandomInputs(ranks, elems, 1)
-	reset := func() {
-		for r := range bufs {
-			copy(bufs[r], fresh[r])
+	t := auto[cfg.TP]
+	if t == nil || len(t.Rules) == 0 {
+		return nil, fmt.Errorf("planner: %s", Missing{Kind: "allreduce", Device: cfg.Device, TP: cfg.TP, Backend: "auto"})
+	}
+	var out []string
+	for _, n := range sizes {
+		if b := t.Pick(shape.MessageBytes(n)); !slices.Contains(out, b) {
+			out = append(out, b)
 		}
 	}
-	once, err := tp.Measure(ctx, g, bufs, 1)
-	if err != nil {
-		return Range{}, fmt.Errorf("planner: %s allreduce of %d bytes on %d ranks: %w", backend, bytes, ranks, err)
-	}
-	iters := 2
-	if once > 0 {
-		iters = int(min(30, max(2, int64(20*time.Millisecond/once))))
-	}
-	samples := make([]float64, 0, reps)
-	for range reps {
-		reset()
-		d, err := tp.Measure(ctx, g, bufs, iters)
-		if err != nil {
-			return Range{}, fmt.Errorf("planner: %s allreduce of %d bytes on %d ranks: %w", backend, bytes, ranks, err)
-		}
-		samples = append(samples, float64(d.Nanoseconds())/1e3)
-	}
-	return SpreadOf(samples), nil
+	return out, nil
 }
 
-func sortedKeys[K comparable](m map[K]bool, less func(a, b K) bool) []K {
+func backendWords(backends []string) []string {
+	out := slices.Clone(backends)
+	for i, b := range out {
+		if b == "" {
+			out[i] = "no allreduce"
+		}
+	}
+	return out
+}
+
+// repsPerPass is how many repetitions of one backend timeForwards takes
+// before the next backend's on CPU ranks: one, so every pass over the
+// backends is short (a few seconds) and a stretch of load from elsewhere
+// on the machine falls on all of a pass's backends alike. Each pass pays
+// a warm-up.
+const repsPerPass = 1
+
+// timeForwards times the forward at TP tpSize with each backend at each
+// batch size, reps samples each. With several backends, they take turns,
+// perPass repetitions at a time (repsPerPass on CPU ranks), the order
+// reversed every pass; then each sample is scaled by how much slower its
+// pass ran than the passes' median (passLevels), so load from elsewhere
+// on the machine that slowed a whole pass does not count against the
+// backends timed in it, while a backend's own cost does. The points lack
+// their Model.
+func timeForwards(ctx context.Context, t Timer, tpSize int, backends []string, sizes []int, reps, perPass int) ([]ComputePoint, error) {
+	type acc struct {
+		device string
+		calls  int
+		walls  [][]float64 // per pass, microseconds
+		ar     []time.Duration
+	}
+	got := map[string]map[int]*acc{}
+	passes := []int{reps}
+	if len(backends) > 1 && reps >= 2 {
+		passes = nil
+		for left := reps; left > 0; left -= perPass {
+			passes = append(passes, min(left, perPass))
+		}
+	}
+	for pass, n := range passes {
+		order := slices.Clone(backends)
+		if pass%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, b := range order {
+			fts, err := t.TimeForward(ctx, tpSize, b, sizes, n)
+			if err != nil {
+				if b == "" {
+					return nil, fmt.Errorf("planner: timing the forward at TP %d: %w", tpSize, err)
+				}
+				return nil, fmt.Errorf("planner: timing the forward at TP %d with %s: %w", tpSize, b, err)
+			}
+			if got[b] == nil {
+				got[b] = map[int]*acc{}
+			}
+			for _, ft := range fts {
+				a := got[b][ft.Tokens]
+				if a == nil {
+					a = &acc{device: ft.Device, walls: make([][]float64, len(passes))}
+					got[b][ft.Tokens] = a
+				}
+				a.calls = ft.Calls
+				a.walls[pass] = append(a.walls[pass], micros(ft.Walls)...)
+				a.ar = append(a.ar, ft.AllReduce...)
+			}
+		}
+	}
+	var out []ComputePoint
+	for _, n := range sizes {
+		cells := make([][][]float64, len(backends)) // backend, pass, samples
+		for i, b := range backends {
+			a := got[b][n]
+			if a == nil {
+				return nil, fmt.Errorf("planner: timing the forward at TP %d: no timing of %d tokens came back", tpSize, n)
+			}
+			cells[i] = a.walls
+		}
+		levels := passLevels(cells)
+		for _, b := range backends {
+			a := got[b][n]
+			var walls []float64
+			for p, xs := range a.walls {
+				for _, x := range xs {
+					walls = append(walls, x/levels[p])
+				}
+			}
+			if len(walls) == 0 {
+				return nil, fmt.Errorf("planner: timing the forward at TP %d with %s: no timing of %d tokens came back", tpSize, backendWords([]string{b})[0], n)
+			}
+			out = append(out, ComputePoint{Device: a.device, TP: tpSize, Backend: b, Tokens: n,
+				WallUs: SpreadOf(walls), AllReduceUs: SpreadOf(micros(a.ar)), Calls: a.calls})
+		}
+	}
+	slices.SortStableFunc(out, func(x, y ComputePoint) int { return strings.Compare(x.Backend, y.Backend) })
+	return out, nil
+}
+
+// passLevels is, per pass, how much slower than usual the machine ran it:
+// the median over backends of (the backend's median in the pass / its
+// median over all passes). 1 for every pass when there is one backend
+// (nothing to tell a backend's cost from the load with) or one pass.
+func passLevels(cells [][][]float64) []float64 {
+	nPass := 0
+	for _, c := range cells {
+		nPass = max(nPass, len(c))
+	}
+	levels := make([]float64, nPass)
+	for p := range levels {
+		levels[p] = 1
+	}
+	if len(cells) < 2 || nPass < 2 {
+		return levels
+	}
+	overall := make([]float64, len(cells))
+	for i, c := range cells {
+		var all []float64
+		for _, xs := range c {
+			all = append(all, xs...)
+		}
+		overall[i] = SpreadOf(all).V
+	}
+	for p := range levels {
+		var ratios []float64
+		for i, c := range cells {
+			if p < len(c) && len(c[p]) > 0 && overall[i] > 0 {
+				ratios = append(ratios, SpreadOf(c[p]).V/overall[i])
+			}
+		}
+		if r := SpreadOf(ratios).V; r > 0 {
+			levels[p] = r
+		}
+	}
+	return levels
+}
+
+func sortedKeys[K comparable, V any](m map[K]V, less func(a, b K) bool) []K {
 	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -2,14 +2,16 @@
 // each TP size, allreduce backend, drafter, draft length k and chain/tree
 // shape would give on this machine, from this machine's own measurements:
 //
+//   - the compute table: the target's forward pass per TP size, allreduce
+//     backend and batch size, timed through the engine's own step path
+//     (ComputeTable), so each backend's calls cost what they cost among
+//     the ranks' compute;
 //   - the allreduce table: time per call per backend, group size and
 //     message size (AllReduceTable; a message is tokens x hidden x the
 //     wire dtype's bytes, and a forward makes AllReducesPerLayer calls per
-//     layer);
-//   - the compute table: the target's forward pass per TP size and batch
-//     size, timed through the engine's own step path with one reference
-//     backend (ComputeTable); another backend's forward is that time with
-//     the reference's allreduce calls replaced by the other's;
+//     layer), imported from allreduce-bench (a GPU's, a published rig's):
+//     where a backend's forward was not timed, a forward timed with
+//     another backend stands in with its calls swapped for this one's;
 //   - the draft table: a drafter's proposal time per k (DraftTable);
 //   - the acceptance model per drafter and k: tokens per step, how often
 //     the drafter proposes and how much, from the steps of earlier runs

@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 
+	"slices"
+
 	"rigscope/engine/stepstats"
 	"rigscope/engine/tp"
 )
@@ -27,7 +29,7 @@ type Inputs struct {
 type Prediction struct {
 	Config Config `json:"config"`
 	// DecodeStepMs is a plain step: the forward of one token;
-	// DecodeAllReduceMs its allreduce calls per the table.
+	// DecodeAllReduceMs its allreduce calls (see Basis).
 	DecodeStepMs      Range `json:"decode_step_ms"`
 	DecodeAllReduceMs Range `json:"decode_allreduce_ms"`
 	// VerifyStepMs is the verify of a full proposal (k+1 tokens for a
@@ -49,7 +51,10 @@ type Prediction struct {
 	// Verdict is stepstats's state for the predicted figures (pays,
 	// does_not_pay, cannot_pay_at_k, too_close_to_call, no_drafter); ""
 	// when a measurement is missing or the model does not fit.
-	Verdict    string      `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// Basis says what the forwards rest on: timed with this backend, or
+	// timed with another and its allreduce calls swapped per the table.
+	Basis      string      `json:"basis,omitempty"`
 	Acceptance *Acceptance `json:"acceptance,omitempty"`
 	Missing    []Missing   `json:"missing,omitempty"`
 	Unfit      string      `json:"unfit,omitempty"`
@@ -75,7 +80,8 @@ func Predict(in Inputs, c Config) Prediction {
 		p.Unfit = fmt.Sprintf("k=%d tree=%d: give k in 1..16 and tree 0 (chain) or more", c.K, c.Tree)
 		return p
 	}
-	plain, plainAR, miss := forward(in, c, 1)
+	plain, plainAR, basis, miss := forward(in, c, 1)
+	p.Basis = basis
 	p.Missing = append(p.Missing, miss...)
 	p.DecodeStepMs, p.DecodeAllReduceMs = plain.Scale(1e-3), plainAR.Scale(1e-3)
 	if !c.Speculative() {
@@ -91,7 +97,7 @@ func Predict(in Inputs, c Config) Prediction {
 	}
 	acc := in.Accept.For(c.DrafterKey(), c.Drafter, c.K, c.Tree)
 	p.Acceptance = &acc
-	verify, ar, miss := forward(in, c, c.VerifyTokens())
+	verify, ar, _, miss := forward(in, c, c.VerifyTokens())
 	p.Missing = append(p.Missing, miss...)
 	p.VerifyStepMs, p.VerifyAllReduceMs = verify.Scale(1e-3), ar.Scale(1e-3)
 	draft, dmiss := in.Draft.Lookup(c.DrafterKey(), c.Device, c.K, c.Tree)
@@ -109,7 +115,7 @@ func Predict(in Inputs, c Config) Prediction {
 		if share == 0 {
 			continue
 		}
-		f, _, miss := forward(in, c, 1+n)
+		f, _, _, miss := forward(in, c, 1+n)
 		p.Missing = append(p.Missing, miss...)
 		fwd = fwd.Add(f.Scale(share))
 	}
@@ -137,53 +143,90 @@ func Predict(in Inputs, c Config) Prediction {
 func perSecond(tokens, stepUs Range) Range { return tokens.Div(stepUs).Scale(1e6) }
 
 // forward predicts the target's forward of tokens rows in microseconds,
-// and the allreduce part of it: the timed forward at this TP size (made
-// with a reference backend), with the reference's allreduce calls swapped
-// for this backend's from the table. What stays of the timed forward (the
-// compute, and the ranks' waits for each other) is this TP size's and
-// does not depend on the backend.
-func forward(in Inputs, c Config, tokens int) (fwd, ar Range, missing []Missing) {
-	wall, ref, miss := in.Compute.Lookup(in.Shape.Key, c.Device, c.TP, tokens)
-	if miss != nil {
-		return Range{}, Range{}, []Missing{*miss}
-	}
+// the allreduce part of it, and what the figure rests on.
+//
+// The forward timed at this TP size with this backend comes first: its
+// allreduce calls ran among the ranks' compute as a run's do. On CPU
+// ranks that differs from an allreduce timed call after call: with more
+// ranks than cores, every barrier of a call waits for ranks descheduled
+// by the others' compute, so ring (2(n-1) barriers a call) and tree pay
+// several times their back-to-back latency while oneshot (one barrier)
+// does not (see bench/results/planner-amd-epyc-s2.md). The allreduce part is
+// then rank 0's time inside the calls as timed (waits for slower ranks
+// included), or, where the device does not count it, the table's.
+//
+// Without that timing, a forward timed with another backend at this TP
+// size stands in, its allreduce calls swapped for this backend's per the
+// allreduce table (a device's table from allreduce-bench, a published
+// rig's): what stays of the timed forward (the compute, the ranks' waits)
+// is this TP size's.
+func forward(in Inputs, c Config, tokens int) (fwd, ar Range, basis string, missing []Missing) {
 	if c.TP == 1 {
-		return wall, Range{}, nil
+		pt, miss := in.Compute.Lookup(in.Shape.Key, c.Device, 1, "", tokens)
+		if miss != nil {
+			return Range{}, Range{}, "", []Missing{*miss}
+		}
+		return pt.WallUs, Range{}, "forward timed at TP 1", nil
 	}
 	bytes := in.Shape.MessageBytes(tokens)
 	n := float64(in.Shape.AllReduces())
-	arB, missB := allReduce(in, c.Device, c.TP, c.Backend, bytes)
-	arRef, missRef := allReduce(in, c.Device, c.TP, ref, bytes)
-	for _, m := range []*Missing{missB, missRef} {
-		if m != nil {
-			missing = append(missing, *m)
-		}
-	}
-	if len(missing) > 0 {
-		return Range{}, Range{}, missing
-	}
-	ar = arB.Scale(n)
-	if c.Backend == ref {
-		return wall, ar, nil
-	}
-	rest := wall.V - n*arRef.V // the timed forward without its allreduce calls
-	rest = max(rest, 0.05*wall.V)
-	fwd = Range{rest + ar.V, max(0, wall.Lo-n*arRef.V) + ar.Lo, wall.Hi - n*arRef.V + ar.Hi}
-	fwd.Lo = min(max(fwd.Lo, 0), fwd.V)
-	fwd.Hi = max(fwd.Hi, fwd.V)
-	return fwd, ar, nil
-}
-
-// allReduce is one call's time, auto resolved through its table.
-func allReduce(in Inputs, device string, ranks int, backend string, bytes int64) (Range, *Missing) {
+	backend := c.Backend
 	if backend == "auto" {
-		t := in.Auto[ranks]
+		t := in.Auto[c.TP]
 		if t == nil || len(t.Rules) == 0 {
-			return Range{}, &Missing{Kind: "allreduce", Device: device, TP: ranks, Backend: "auto", Bytes: bytes}
+			return Range{}, Range{}, "", []Missing{{Kind: "allreduce", Device: c.Device, TP: c.TP, Backend: "auto", Bytes: bytes}}
 		}
 		backend = t.Pick(bytes)
 	}
-	return in.AllReduce.Lookup(device, ranks, backend, bytes)
+	arB, missB := in.AllReduce.Lookup(c.Device, c.TP, backend, bytes)
+	pt, miss := in.Compute.Lookup(in.Shape.Key, c.Device, c.TP, backend, tokens)
+	if miss == nil {
+		basis = "forward timed with " + backend
+		switch {
+		case pt.Calls > 0 && pt.AllReduceUs.V > 0:
+			ar = pt.AllReduceUs
+			basis += ", allreduce as rank 0 spent in its calls"
+		case missB == nil:
+			ar = arB.Scale(n)
+			basis += ", allreduce per the table"
+		}
+		return pt.WallUs, ar, basis, nil
+	}
+	if missB == nil {
+		for _, ref := range referenceBackends(in, c) {
+			refPt, m := in.Compute.Lookup(in.Shape.Key, c.Device, c.TP, ref, tokens)
+			arRef, mRef := in.AllReduce.Lookup(c.Device, c.TP, ref, bytes)
+			if m != nil || mRef != nil {
+				continue
+			}
+			wall := refPt.WallUs
+			ar = arB.Scale(n)
+			rest := max(wall.V-n*arRef.V, 0.05*wall.V) // the timed forward without its allreduce calls
+			fwd = Range{rest + ar.V, max(0, wall.Lo-n*arRef.V) + ar.Lo, wall.Hi - n*arRef.V + ar.Hi}
+			fwd.Lo = min(max(fwd.Lo, 0), fwd.V)
+			fwd.Hi = max(fwd.Hi, fwd.V)
+			return fwd, ar, fmt.Sprintf("forward timed with %s, its allreduce calls swapped for %s's per the table", ref, backend), nil
+		}
+	}
+	return Range{}, Range{}, "", []Missing{*miss}
+}
+
+// referenceBackends are the backends timed at c's TP size that a swap may
+// start from, RefBackend first.
+func referenceBackends(in Inputs, c Config) []string {
+	refs := in.Compute.Backends(in.Shape.Key, c.Device, c.TP)
+	slices.SortStableFunc(refs, func(a, b string) int {
+		switch {
+		case a == b:
+			return 0
+		case a == RefBackend:
+			return -1
+		case b == RefBackend:
+			return 1
+		}
+		return 0
+	})
+	return refs
 }
 
 // VerdictWords is a predicted verdict in a few words, for tables.

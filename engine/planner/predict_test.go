@@ -91,7 +91,7 @@ func TestPublishedRigAllReduceShare(t *testing.T) {
 	if bytes != 4*7168*2 {
 		t.Fatalf("MessageBytes(4) = %d, want 4 x 7168 x 2", bytes)
 	}
-	_, ar, miss := forward(in, Config{Device: "cuda", TP: 8, Backend: "nccl"}, 4)
+	_, ar, _, miss := forward(in, Config{Device: "cuda", TP: 8, Backend: "nccl"}, 4)
 	if miss != nil {
 		t.Fatal(miss)
 	}
@@ -123,35 +123,49 @@ func cpuInputs() Inputs {
 		Draft: &DraftTable{Points: []DraftPoint{{Drafter: "ngram", Device: "cpu", K: 4, Us: Range{20, 15, 30}}}}, Accept: &Book{}}
 }
 
-// TestBackendSwap: another backend's forward is the timed one with the
-// reference's allreduce calls swapped for its own.
+// TestBackendSwap: a backend whose forward was not timed gets the timed
+// one's with the reference's allreduce calls swapped for its own; one
+// that was timed gets its own timing, whatever the table says.
 func TestBackendSwap(t *testing.T) {
 	in := cpuInputs()
 	n := float64(in.Shape.AllReduces())
 	for _, tc := range []struct {
 		backend string
 		want    float64
+		basis   string
 	}{
-		{"oneshot", 600},
-		{"ring", 600 + n*(60-10)},
-		{"twoshot", 600 + n*(15-10)},
+		{"oneshot", 600, "forward timed with oneshot"},
+		{"ring", 600 + n*(60-10), "forward timed with oneshot, its allreduce calls swapped for ring's per the table"},
+		{"twoshot", 600 + n*(15-10), "swapped for twoshot's"},
 	} {
-		got, _, miss := forward(in, Config{Device: "cpu", TP: 2, Backend: tc.backend}, 1)
-		if miss != nil || !near(got.V, tc.want, 1e-9) || !got.valid() {
-			t.Errorf("forward(TP 2 %s, 1 token) = %+v (missing %v), want %v", tc.backend, got, miss, tc.want)
+		got, _, basis, miss := forward(in, Config{Device: "cpu", TP: 2, Backend: tc.backend}, 1)
+		if miss != nil || !near(got.V, tc.want, 1e-9) || !got.valid() || !strings.Contains(basis, tc.basis) {
+			t.Errorf("forward(TP 2 %s, 1 token) = %+v (%q, missing %v), want %v (%q)", tc.backend, got, basis, miss, tc.want, tc.basis)
 		}
 	}
 	// Between timed batch sizes (3 and 5), linear.
-	got, _, _ := forward(in, Config{Device: "cpu", TP: 1}, 4)
+	got, _, _, _ := forward(in, Config{Device: "cpu", TP: 1}, 4)
 	if !near(got.V, 1800, 1e-9) {
 		t.Errorf("forward(TP 1, 4 tokens) = %v, want 1800 (between 1600 and 2000)", got.V)
 	}
 	// auto resolves through its table.
 	in.Auto = map[int]*tp.AutoTable{2: {Ranks: 2, Rules: []tp.AutoRule{{MaxBytes: 1 << 30, Backend: "ring"}}}}
-	a, _, _ := forward(in, Config{Device: "cpu", TP: 2, Backend: "auto"}, 1)
-	r, _, _ := forward(in, Config{Device: "cpu", TP: 2, Backend: "ring"}, 1)
+	a, _, _, _ := forward(in, Config{Device: "cpu", TP: 2, Backend: "auto"}, 1)
+	r, _, _, _ := forward(in, Config{Device: "cpu", TP: 2, Backend: "ring"}, 1)
 	if a != r {
 		t.Errorf("auto (ring per its table) = %+v, ring = %+v", a, r)
+	}
+	// Ring's own forward timed: in a forward its calls wait for ranks
+	// busy with compute, which the table's back-to-back calls do not
+	// show; the timing wins, with rank 0's time in the calls as its share.
+	for _, m := range []int{1, 2, 3, 5} {
+		w := 900 + 100*float64(m)
+		in.Compute.Points = append(in.Compute.Points, ComputePoint{Model: in.Shape.Key, Device: "cpu", TP: 2, Backend: "ring", Tokens: m,
+			WallUs: Range{w, w * 0.9, w * 1.1}, AllReduceUs: Exact(300), Calls: in.Shape.AllReduces()})
+	}
+	got, ar, basis, miss := forward(in, Config{Device: "cpu", TP: 2, Backend: "ring"}, 4)
+	if miss != nil || !near(got.V, 1300, 1e-9) || ar.V != 300 || !strings.Contains(basis, "forward timed with ring, allreduce as rank 0 spent") {
+		t.Errorf("timed ring forward(4 tokens) = %+v, allreduce %+v (%q, missing %v), want 1300 (between 1200 and 1400) and 300", got, ar, basis, miss)
 	}
 }
 
@@ -161,8 +175,8 @@ func TestMissingAndUnfit(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Device: "cpu", TP: 4, Backend: "ring"}, "no timed forward of a 1-token batch at TP 4 on cpu"},
-		{Config{Device: "cpu", TP: 2, Backend: "compressed"}, "no allreduce measurement of compressed on 2 cpu ranks at 2048 bytes"},
+		{Config{Device: "cpu", TP: 4, Backend: "ring"}, "no timed forward of a 1-token batch at TP 4 with ring on cpu"},
+		{Config{Device: "cpu", TP: 2, Backend: "compressed"}, "no timed forward of a 1-token batch at TP 2 with compressed on cpu"},
 		{Config{Device: "cpu", TP: 2, Backend: "auto"}, "no auto table for 2 ranks"},
 		{Config{Device: "cpu", TP: 1, Drafter: "model", DrafterPath: "d.gguf", K: 4}, "no draft time of model:d.gguf at k=4 (chain) on cpu"},
 		{Config{Device: "cpu", TP: 1, Drafter: "ngram", K: 8}, "no timed forward of a 9-token batch at TP 1 on cpu"},

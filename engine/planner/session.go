@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -53,7 +54,41 @@ func NewSession(eng *engine.Engine, device, cacheDir string, warn func(string)) 
 	s := &Session{eng: eng, timer: eng, device: device, cacheDir: cacheDir, warn: warn, cache: cache, book: &Book{}}
 	s.in = Inputs{Shape: ShapeOf(info.Path, info.DType, info.Config, wire), Accept: s.book, Fits: eng.CheckFit,
 		AllReduce: &cache.AllReduce, Compute: &cache.Compute, Draft: &cache.Draft, Auto: map[int]*tp.AutoTable{}}
+	s.useDeviceAuto()
 	return s, nil
+}
+
+// useDeviceAuto takes a device's imported auto tables (CPU ranks' come
+// from engine/tp's calibration, loadAuto).
+func (s *Session) useDeviceAuto() {
+	if s.device == "cpu" {
+		return
+	}
+	for _, a := range s.cache.Auto {
+		if a.Device == s.device {
+			s.in.Auto[a.Table.Ranks] = a.Table
+		}
+	}
+}
+
+// ImportAllReduce adds an allreduce table measured by allreduce-bench on
+// this session's device (ReadAllReduceBench) to the measurements, and
+// saves them: a device's backends are timed there, not by the planner.
+func (s *Session) ImportAllReduce(bt *BenchTable) error {
+	if bt.Device != s.device {
+		return fmt.Errorf("planner: the allreduce table is of %s ranks and the planner is predicting %s (give the table of this device: rigscope allreduce-bench --device %s --json)", bt.Device, s.device, s.device)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range bt.Points {
+		s.cache.putAllReduce(p)
+	}
+	for _, a := range bt.Auto {
+		s.cache.putAuto(a)
+	}
+	s.useDeviceAuto()
+	s.cache.Note += fmt.Sprintf("; %d allreduce cell(s) of %s ranks imported", len(bt.Points), bt.Device)
+	return s.cache.Save()
 }
 
 // Shape is the model's shape as the planner sees it.
@@ -149,9 +184,9 @@ func (s *Session) Measure(ctx context.Context, g Grid, opt Calibration) ([]Predi
 		return preds, nil
 	}
 	work := s.cache.clone()
-	shape := s.in.Shape
+	shape, auto := s.in.Shape, maps.Clone(s.in.Auto)
 	s.mu.Unlock()
-	if err := Measure(ctx, work, s.timer, shape, preds, opt); err != nil {
+	if err := Measure(ctx, work, s.timer, shape, auto, preds, opt); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -161,11 +196,12 @@ func (s *Session) Measure(ctx context.Context, g Grid, opt Calibration) ([]Predi
 	return Plan(s.in, g.Configs()), nil
 }
 
-// Forget drops the measurements at hand (not the file), so the next
-// Measure takes every one afresh: the check does so each round, so its
-// measurements see the machine's load as the runs beside them do.
+// Forget drops the measurements Measure takes (not the file, nor an
+// imported allreduce table), so the next Measure takes every one afresh:
+// the check does so each round, so its measurements see the machine's
+// load as the runs beside them do.
 func (s *Session) Forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cache.AllReduce, s.cache.Compute, s.cache.Draft = AllReduceTable{}, ComputeTable{}, DraftTable{}
+	s.cache.Compute, s.cache.Draft = ComputeTable{}, DraftTable{}
 }

@@ -129,7 +129,8 @@ func (t *AllReduceTable) Lookup(device string, ranks int, backend string, bytes 
 // ComputePoint is the target's forward pass of Tokens rows at TP size TP
 // on Device, timed with allreduce backend Backend ("" at TP 1): WallUs the
 // forward's wall time, AllReduceUs rank 0's time inside its Calls
-// allreduce calls.
+// allreduce calls (its waits for slower ranks included; 0 where the
+// device does not count them).
 type ComputePoint struct {
 	Model       string `json:"model"` // Shape.Key of the model timed
 	Device      string `json:"device"`
@@ -146,37 +147,59 @@ type ComputeTable struct {
 	Points []ComputePoint `json:"points"`
 }
 
-// Lookup is the forward of tokens rows for model at TP tp on device: the
-// timed point, or linear interpolation between the two timed batch sizes
-// around tokens (a forward's time is close to linear in its rows at these
-// sizes). It returns the point's reference backend too.
-func (t *ComputeTable) Lookup(model, device string, tp, tokens int) (wall Range, backend string, miss *Missing) {
+// Lookup is the forward of tokens rows for model at TP tp on device timed
+// with backend ("" at TP 1): the timed point, or linear interpolation
+// between the two timed batch sizes around tokens (a forward's time is
+// close to linear in its rows at these sizes). A size outside the timed
+// ones, or a backend never timed at this TP size, is a Missing
+// measurement.
+func (t *ComputeTable) Lookup(model, device string, tp int, backend string, tokens int) (ComputePoint, *Missing) {
 	var pts []ComputePoint
 	if t != nil {
 		for _, p := range t.Points {
-			if p.Model == model && p.Device == device && p.TP == tp {
+			if p.Model == model && p.Device == device && p.TP == tp && (tp == 1 || p.Backend == backend) {
 				pts = append(pts, p)
 			}
 		}
 	}
-	miss = &Missing{Kind: "compute", Device: device, TP: tp, Tokens: tokens}
+	miss := &Missing{Kind: "compute", Device: device, TP: tp, Tokens: tokens}
+	if tp > 1 {
+		miss.Backend = backend
+	}
 	if len(pts) == 0 {
-		return Range{}, "", miss
+		return ComputePoint{}, miss
 	}
 	sort.Slice(pts, func(i, j int) bool { return pts[i].Tokens < pts[j].Tokens })
 	i := sort.Search(len(pts), func(i int) bool { return pts[i].Tokens >= tokens })
 	switch {
 	case i < len(pts) && pts[i].Tokens == tokens:
-		return pts[i].WallUs, pts[i].Backend, nil
+		return pts[i], nil
 	case i == 0 || i == len(pts):
-		return Range{}, "", miss
+		return ComputePoint{}, miss
 	}
 	a, b := pts[i-1], pts[i]
-	if a.Backend != b.Backend {
-		return Range{}, "", miss
-	}
 	f := float64(tokens-a.Tokens) / float64(b.Tokens-a.Tokens)
-	return Mix(1-f, a.WallUs, b.WallUs), a.Backend, nil
+	out := a
+	out.Tokens = tokens
+	out.WallUs, out.AllReduceUs = Mix(1-f, a.WallUs, b.WallUs), Mix(1-f, a.AllReduceUs, b.AllReduceUs)
+	if a.Calls != b.Calls {
+		out.Calls = 0 // no one count of calls to report
+	}
+	return out, nil
+}
+
+// Backends lists the backends timed at TP tp for model on device, sorted.
+func (t *ComputeTable) Backends(model, device string, tp int) []string {
+	var out []string
+	if t != nil {
+		for _, p := range t.Points {
+			if p.Model == model && p.Device == device && p.TP == tp && !slices.Contains(out, p.Backend) {
+				out = append(out, p.Backend)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // DraftPoint is a drafter's proposal of K tokens (tree branching Tree)
@@ -224,10 +247,25 @@ func (m Missing) String() string {
 	switch m.Kind {
 	case "allreduce":
 		if m.Backend == "auto" {
-			return fmt.Sprintf("no auto table for %d ranks on %s (what --allreduce auto picks by message size)", m.TP, m.Device)
+			msg := fmt.Sprintf("no auto table for %d ranks on %s (what --allreduce auto picks by message size)", m.TP, m.Device)
+			if m.Device != "cpu" {
+				msg += fmt.Sprintf("; rigscope allreduce-bench --device %s --ranks %d --json calibrates one, given to plan --allreduce-table", m.Device, m.TP)
+			}
+			return msg
 		}
-		return fmt.Sprintf("no allreduce measurement of %s on %d %s ranks at %d bytes", m.Backend, m.TP, m.Device, m.Bytes)
+		msg := fmt.Sprintf("no allreduce measurement of %s on %d %s ranks at %d bytes", m.Backend, m.TP, m.Device, m.Bytes)
+		if m.Device != "cpu" {
+			msg += fmt.Sprintf(" (measure it: rigscope allreduce-bench --device %s --ranks %d --backend %s --sizes %d --json > FILE, then plan --allreduce-table FILE)", m.Device, m.TP, m.Backend, m.Bytes)
+		}
+		return msg
 	case "compute":
+		if m.TP > 1 && m.Backend != "" {
+			msg := fmt.Sprintf("no timed forward of a %d-token batch at TP %d with %s on %s", m.Tokens, m.TP, m.Backend, m.Device)
+			if m.Device != "cpu" {
+				msg += fmt.Sprintf(" (nor an allreduce table of %s and of a backend whose forward was timed, to swap its calls: rigscope allreduce-bench --device %s --ranks %d --json, given to plan --allreduce-table)", m.Backend, m.Device, m.TP)
+			}
+			return msg
+		}
 		return fmt.Sprintf("no timed forward of a %d-token batch at TP %d on %s", m.Tokens, m.TP, m.Device)
 	case "draft":
 		shape := "chain"

@@ -28,6 +28,7 @@ type checkOptions struct {
 	prompts, promptLen  int
 	prompt              string
 	logDir              string // the acceptance runs' logs (a temporary folder)
+	jsonOut             string
 	keepCache           bool
 	maxErr, orderMargin float64
 }
@@ -35,6 +36,7 @@ type checkOptions struct {
 func (c *checkOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "check", false, "measure every configuration of the grid (runs alternated over --rounds) and print the prediction beside the measurement: median error and backend ordering")
 	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
+	fs.StringVar(&c.jsonOut, "json-out", "", "with --check: also write the report as JSON to this file (every round's prediction and measurement)")
 	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: round 1 predicts from the cached measurements instead of measuring afresh")
 	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
 	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
@@ -67,10 +69,14 @@ type CheckRow struct {
 	// Best is the fastest round (load from other work only slows a run;
 	// the prediction likewise is the round whose measurements were least
 	// disturbed); Median the median round.
-	Best    float64 `json:"measured_tokens_per_s_best"`
-	Median  float64 `json:"measured_tokens_per_s_median"`
-	Error   float64 `json:"error"` // (predicted - measured) / measured
-	Missing string  `json:"missing,omitempty"`
+	Best   float64 `json:"measured_tokens_per_s_best"`
+	Median float64 `json:"measured_tokens_per_s_median"`
+	Error  float64 `json:"error"` // (predicted - measured) / measured
+	// RoundError is the median over rounds of each round's prediction
+	// against the same round's run (both taken within seconds, under the
+	// same load).
+	RoundError float64 `json:"round_error"`
+	Missing    string  `json:"missing,omitempty"`
 }
 
 // OrderPair is two backends at one TP size, drafter and k whose measured
@@ -89,28 +95,38 @@ type OrderPair struct {
 
 // CheckReport is `plan --check --json`.
 type CheckReport struct {
-	Rows        []CheckRow  `json:"rows"`
-	MedianError float64     `json:"median_abs_error"`
-	Pairs       []OrderPair `json:"order_pairs"`
-	Agreeing    int         `json:"order_agreeing"`
+	Rows        []CheckRow `json:"rows"`
+	MedianError float64    `json:"median_abs_error"`
+	// MedianRoundError is the median of the rows' |RoundError|.
+	MedianRoundError float64     `json:"median_abs_round_error"`
+	Pairs            []OrderPair `json:"order_pairs"`
+	Agreeing         int         `json:"order_agreeing"`
 	// ByTP compares the backends at each TP size over all its drafters
 	// and k (geometric means of the best rounds and of the predictions).
 	ByTP         []OrderPair `json:"order_pairs_per_tp"`
 	ByTPAgreeing int         `json:"order_per_tp_agreeing"`
-	LoadBefore   string      `json:"loadavg_before"`
-	LoadAfter    string      `json:"loadavg_after"`
-	Elapsed      float64     `json:"elapsed_s"`
-	Setup        string      `json:"setup"`
+	// Paired compares the backends of each TP size, drafter and k round
+	// by round (see pairedOrder); ByTPSize is the closing table.
+	Paired         []OrderPair `json:"order_pairs_paired"`
+	PairedAgreeing int         `json:"order_paired_agreeing"`
+	// PairedByTP pools each TP size's drafters and k (and rounds).
+	PairedByTP         []OrderPair `json:"order_pairs_paired_per_tp"`
+	PairedByTPAgreeing int         `json:"order_paired_per_tp_agreeing"`
+	ByTPSize           []TPSummary `json:"per_tp"`
+	LoadBefore         string      `json:"loadavg_before"`
+	LoadAfter          string      `json:"loadavg_after"`
+	Elapsed            float64     `json:"elapsed_s"`
+	Setup              string      `json:"setup"`
 }
 
 // runCheck: (1) earlier runs: each drafter and k once over the prompts at
 // TP 1, logged, read back as the planner reads any run log (the
-// acceptance model); (2) each of --rounds rounds, the planner measures
-// afresh and predicts the grid, then every configuration is run over the
-// prompts, the grid forwards in odd rounds and backwards in even ones
-// (each (TP, backend)'s plain run first in round 1, so speculative runs
-// have a session baseline); (3) the table, the median error and the
-// backend ordering.
+// acceptance model); (2) each of --rounds rounds, TP size by TP size, the
+// planner measures afresh and predicts, then that TP size's
+// configurations run over the prompts in blocks, the backends of one TP size, drafter and k back to
+// back (runOrder; each (TP, backend)'s plain run first in round 1, so
+// speculative runs have a session baseline); (3) the table, the median
+// error and the backend ordering, best rounds and paired.
 func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
 	loadBefore := loadavg()
@@ -186,57 +202,78 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err := s.plan.ReadRuns(o.runs); err != nil {
 		return err
 	}
-	// (2) and (3): each round measures what the planner needs afresh and
-	// predicts, then runs every configuration, the grid forwards then
-	// backwards. A configuration's prediction is its best round's (the
-	// least disturbed measurements), its measurement its best run: both
-	// sides see the same stretch of the machine's load.
-	var rows []CheckRow
+	// (2) and (3): each round, TP size by TP size (ascending, then
+	// descending the next round), the planner measures what it needs
+	// afresh and predicts that TP size's configurations, which then run at
+	// once, so a prediction and its runs see the same stretch of the
+	// machine's load. A configuration's prediction is its best round's
+	// (the least disturbed measurements), its measurement its best run.
+	configs := s.grid.Configs()
+	rows := make([]CheckRow, len(configs))
+	index := map[planner.Config]int{}
+	for i, c := range configs {
+		rows[i].Config = c
+		index[c] = i
+	}
 	for round := range o.check.rounds {
 		if round > 0 || !o.check.keepCache {
 			s.plan.Forget()
 		}
-		fmt.Fprintf(stderr, "plan --check: round %d of %d: measuring, then running the grid\n", round+1, o.check.rounds)
-		preds, err := s.predict(ctx, true, o.reps, stderr)
-		if err != nil {
-			return err
-		}
-		if rows == nil {
-			rows = make([]CheckRow, len(preds))
-		}
-		order := make([]int, len(rows))
-		for i, p := range preds {
-			order[i] = i
-			row := &rows[i]
-			row.Config = p.Config
-			switch {
-			case p.Unfit != "":
-				row.Missing = p.Unfit
-			case !p.OK():
-				row.Missing = p.Missing[0].String()
-			default:
-				row.Missing = ""
-				row.Rounds = append(row.Rounds, p.TokS)
-			}
-		}
+		fmt.Fprintf(stderr, "plan --check: round %d of %d: each TP size measured, then run\n", round+1, o.check.rounds)
+		tps := slices.Clone(s.grid.TP)
 		if round%2 == 1 {
-			slices.Reverse(order)
+			slices.Reverse(tps)
 		}
-		for _, i := range order {
-			if rows[i].Missing != "" {
-				continue
-			}
-			v, err := run(rows[i].Config)
+		order := runOrder(rows, round)
+		for _, n := range tps {
+			sub := s.grid
+			sub.TP = []int{n}
+			preds, err := s.plan.Measure(ctx, sub, planner.Calibration{Reps: o.reps,
+				Progress: func(what string) { fmt.Fprintln(stderr, "plan: measuring", what) }})
 			if err != nil {
 				return err
 			}
-			rows[i].Measured = append(rows[i].Measured, v)
+			for _, p := range preds {
+				i, ok := index[p.Config]
+				if !ok {
+					return fmt.Errorf("plan --check: %s predicted outside the grid", p.Config)
+				}
+				row := &rows[i]
+				switch {
+				case p.Unfit != "":
+					row.Missing = p.Unfit
+				case !p.OK():
+					row.Missing = p.Missing[0].String()
+				default:
+					row.Missing = ""
+					row.Rounds = append(row.Rounds, p.TokS)
+				}
+			}
+			for _, i := range order {
+				if rows[i].Config.TP != n || rows[i].Missing != "" {
+					continue
+				}
+				v, err := run(rows[i].Config)
+				if err != nil {
+					return err
+				}
+				rows[i].Measured = append(rows[i].Measured, v)
+			}
 		}
 	}
 	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
-		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring afresh then running the grid; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
+		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring each TP size afresh and running its configurations at once; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
 			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
 	rep.summarize(o.check.orderMargin)
+	if o.check.jsonOut != "" {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("plan --check: %w", err)
+		}
+		if err := os.WriteFile(o.check.jsonOut, data, 0o644); err != nil {
+			return fmt.Errorf("plan --check: --json-out: %w", err)
+		}
+	}
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -246,10 +283,15 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// Summarize is summarize for a report read back from --json-out (with
+// another margin, say).
+func (r *CheckReport) Summarize(margin float64) { r.summarize(margin) }
+
 // summarize fills each row's mean and error, the median error and the
 // backend order pairs.
 func (r *CheckReport) summarize(margin float64) {
-	var errs []float64
+	r.Pairs, r.Agreeing, r.ByTP, r.ByTPAgreeing = nil, 0, nil, 0
+	var errs, roundErrs []float64
 	groups := map[string][]int{}
 	var names []string
 	for i := range r.Rows {
@@ -264,6 +306,14 @@ func (r *CheckReport) summarize(margin float64) {
 		}
 		row.Best, row.Median = slices.Max(row.Measured), median(row.Measured)
 		row.Error = (row.Predicted.V - row.Best) / row.Best
+		var re []float64
+		for i := range min(len(row.Rounds), len(row.Measured)) {
+			if row.Measured[i] > 0 && row.Rounds[i].V > 0 {
+				re = append(re, (row.Rounds[i].V-row.Measured[i])/row.Measured[i])
+			}
+		}
+		row.RoundError = median(re)
+		roundErrs = append(roundErrs, math.Abs(row.RoundError))
 		errs = append(errs, math.Abs(row.Error))
 		if row.Config.TP > 1 {
 			c := row.Config
@@ -275,7 +325,10 @@ func (r *CheckReport) summarize(margin float64) {
 		}
 	}
 	r.MedianError = median(errs)
+	r.MedianRoundError = median(roundErrs)
 	r.orderByTP(margin)
+	r.pairedOrder(margin)
+	defer func() { r.ByTPSize = r.perTP() }()
 	for _, g := range names {
 		idx := groups[g]
 		for a := range idx {
@@ -358,6 +411,10 @@ func (r *CheckReport) orderByTP(margin float64) {
 	}
 }
 
+// Write prints the report: the table, the median error against maxErr,
+// and the backend ordering (a report read back from --json-out, too).
+func (r *CheckReport) Write(w io.Writer, maxErr float64) { r.write(w, maxErr) }
+
 func (r *CheckReport) write(w io.Writer, maxErr float64) {
 	fmt.Fprintf(w, "# plan --check: %s\n# load average before: %s; after: %s; %.0f s\n", r.Setup, r.LoadBefore, r.LoadAfter, r.Elapsed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -400,6 +457,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 		verdict = "NOT met"
 	}
 	fmt.Fprintf(w, "\nmedian absolute error: %.1f%% over %d configurations (target <= %.0f%%: %s); %d within %.0f%%\n", 100*r.MedianError, n, 100*maxErr, verdict, within, 100*maxErr)
+	fmt.Fprintf(w, "median absolute error round by round (each round's prediction against the same round's run, median over rounds): %.1f%%\n", 100*r.MedianRoundError)
 	sep, sepAgree := 0, 0
 	for _, p := range r.Pairs {
 		if p.Separated {
@@ -409,7 +467,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "backend ordering per TP size, drafter and k: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
+	fmt.Fprintf(w, "backend ordering per TP size, drafter and k, best rounds: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
 		r.Agreeing, len(r.Pairs), sep, sepAgree)
 	shown := 0
 	for _, p := range r.Pairs {
@@ -429,6 +487,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 			fmt.Fprintf(w, "  disagrees: %s: %s measured %.2fx %s, predicted %.2fx\n", p.Group, p.Faster, p.MeasuredRatio, p.Slower, p.PredictedRatio)
 		}
 	}
+	r.writeOrder(w)
 }
 
 // maxShownPairs bounds the disagreeing pairs the table lists.

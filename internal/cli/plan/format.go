@@ -61,7 +61,7 @@ func WriteTable(w io.Writer, preds []planner.Prediction) {
 	for i, s := range sources {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, s)
 	}
-	fmt.Fprintln(w, "verify: a full proposal's forward (k+1 tokens); allreduce: its calls per the table (one decode step at TP>1 without a drafter); tok/s: from the median of each timing's repetitions; range: their 10th-90th percentiles and the acceptance's ~95% interval, combined at the ends that widen it.")
+	fmt.Fprintln(w, "verify: a full proposal's forward (k+1 tokens); allreduce: its calls (one decode step at TP>1 without a drafter): rank 0's time inside them in the forward timed with that backend (its waits for slower ranks included), or the allreduce table's per-call time where the forward was timed with another backend and its calls swapped; tok/s: from the median of each timing's repetitions; range: their 10th-90th percentiles and the acceptance's ~95% interval, combined at the ends that widen it.")
 }
 
 // index returns s's position in list, appending it when new.

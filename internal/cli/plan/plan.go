@@ -22,6 +22,7 @@ import (
 	"rigscope/engine/planner"
 	"rigscope/engine/tp"
 	"rigscope/internal/cli"
+	"rigscope/internal/safefile"
 )
 
 // CPUBackends are the allreduce backends CPU ranks offer, auto aside.
@@ -30,6 +31,7 @@ var CPUBackends = []string{"ring", "tree", "oneshot", "twoshot", "compressed", "
 // options are the parsed flags.
 type options struct {
 	model, draft, tokenizer, device, cacheDir, runs string
+	allreduceTable                                  string
 	ctx, tree, reps                                 int
 	tp, k                                           []int
 	backends, drafters                              []string
@@ -94,6 +96,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.device, "device", "cpu", "where the target runs")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "calibration cache folder (default $RIGSCOPE_CACHE_DIR, else the user cache folder)")
 	fs.StringVar(&o.runs, "runs", "", "run logs to read acceptance from (default: the panel's run log folder)")
+	fs.StringVar(&o.allreduceTable, "allreduce-table", "", "add an allreduce table measured on this device (rigscope allreduce-bench [--device cuda] --json > FILE) to the measurements: a backend whose forward was not timed is predicted by swapping a timed forward's allreduce calls for its own")
 	fs.IntVar(&o.ctx, "ctx", 0, "KV cache positions (0 = the model's, at most 4096 on the CPU; on a GPU the longest that fits)")
 	fs.IntVar(&o.tree, "tree", 0, "tree branching per depth (0 = chain)")
 	fs.IntVar(&o.reps, "reps", 7, "with --calibrate: repetitions per timed cell")
@@ -123,12 +126,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.reps < 2 || o.reps > 100 {
 		return o, fmt.Errorf("plan: --reps %d outside 2..100", o.reps)
 	}
-	for _, b := range strings.Split(*backends, ",") {
-		b = strings.TrimSpace(b)
-		if err := tp.CheckBackend(b); err != nil {
-			return o, fmt.Errorf("plan: --allreduce: %w", err)
-		}
-		o.backends = append(o.backends, b)
+	if err := o.parseBackends(*backends, fs); err != nil {
+		return o, err
 	}
 	if *drafters == "" {
 		*drafters = "none,ngram"
@@ -184,9 +183,37 @@ func open(ctx context.Context, o options, stderr io.Writer) (*session, error) {
 		eng.Close()
 		return nil, err
 	}
+	if o.allreduceTable != "" {
+		if err := importTable(ps, o.allreduceTable, stderr); err != nil {
+			eng.Close()
+			return nil, err
+		}
+	}
 	grid := planner.Grid{Device: o.device, TP: o.tp, Backends: o.backends, Drafters: o.drafters, DraftPath: o.draft, K: o.k, Tree: o.tree}
 	return &session{eng: eng, plan: ps, grid: grid}, nil
 }
+
+// importTable reads allreduce-bench's JSON from path into the planner.
+func importTable(ps *planner.Session, path string, stderr io.Writer) error {
+	data, err := safefile.ReadFile(path, "allreduce table", allreduceTableLimit)
+	if err != nil {
+		return fmt.Errorf("plan: --allreduce-table: %w", err)
+	}
+	bt, err := planner.ReadAllReduceBench(data)
+	if err != nil {
+		return fmt.Errorf("plan: --allreduce-table %s: %w", path, err)
+	}
+	for _, s := range bt.Skipped {
+		fmt.Fprintf(stderr, "plan: --allreduce-table %s: left out %s\n", path, s)
+	}
+	if err := ps.ImportAllReduce(bt); err != nil {
+		return fmt.Errorf("plan: --allreduce-table %s: %w", path, err)
+	}
+	return nil
+}
+
+// allreduceTableLimit bounds an allreduce-bench JSON file.
+const allreduceTableLimit = 64 << 20
 
 // predict predicts the grid, measuring what is missing first when asked.
 func (s *session) predict(ctx context.Context, measure bool, reps int, stderr io.Writer) ([]planner.Prediction, error) {
@@ -195,4 +222,46 @@ func (s *session) predict(ctx context.Context, measure bool, reps int, stderr io
 	}
 	return s.plan.Measure(ctx, s.grid, planner.Calibration{Reps: reps,
 		Progress: func(what string) { fmt.Fprintln(stderr, "plan: measuring", what) }})
+}
+
+// parseBackends reads --allreduce against the device's backends (the CPU's
+// by default; a GPU's ranks have their own, and without the flag get them
+// all).
+func (o *options) parseBackends(list string, fs *flag.FlagSet) error {
+	if o.device == "" || o.device == "cpu" {
+		for _, b := range strings.Split(list, ",") {
+			b = strings.TrimSpace(b)
+			if err := tp.CheckBackend(b); err != nil {
+				return fmt.Errorf("plan: --allreduce: %w", err)
+			}
+			o.backends = append(o.backends, b)
+		}
+		return nil
+	}
+	have := map[string]string{} // name -> why it cannot run ("" if it can)
+	var all []string
+	for _, b := range engine.AllReduceBackends(o.device) {
+		have[b.Name] = b.Reason
+		if b.Available {
+			all = append(all, b.Name)
+		}
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "allreduce" })
+	if !set {
+		o.backends = all
+		return nil
+	}
+	for _, b := range strings.Split(list, ",") {
+		b = strings.TrimSpace(b)
+		why, ok := have[b]
+		switch {
+		case !ok:
+			return fmt.Errorf("plan: --allreduce %q: not a backend of --device %s (have %s)", b, o.device, strings.Join(all, ", "))
+		case why != "":
+			return fmt.Errorf("plan: --allreduce %q on --device %s: %s", b, o.device, why)
+		}
+		o.backends = append(o.backends, b)
+	}
+	return nil
 }

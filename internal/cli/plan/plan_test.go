@@ -4,11 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"rigscope/engine/planner"
 )
+
+// tableFile writes an allreduce table file for --allreduce-table.
+func tableFile(t *testing.T, data string) string {
+	path := filepath.Join(t.TempDir(), "table.json")
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 func TestBadFlags(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,6 +36,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--model", "synthetic:tiny", "--tree", "9"}, "--tree"},
 		{[]string{"--model", "synthetic:tiny", "--check", "--rounds", "0"}, "--rounds"},
 		{[]string{"--model", "synthetic:tiny", "stray"}, "unexpected argument"},
+		{[]string{"--model", "synthetic:tiny", "--allreduce-table", "/nonexistent/t.json"}, "--allreduce-table: allreduce table /nonexistent/t.json: no such file"},
+		{[]string{"--model", "synthetic:tiny", "--allreduce-table", tableFile(t, "[]")}, "no usable rows"},
+		{[]string{"--model", "synthetic:tiny", "--allreduce-table", tableFile(t, `{"rows": [{"backend": "nccl", "ranks": 2, "bytes": 1024, "time_us": 20}]}`)},
+			"the allreduce table is of cuda ranks and the planner is predicting cpu"},
 	} {
 		var out, errb bytes.Buffer
 		err := Run(context.Background(), tc.args, &out, &errb)
