@@ -62,7 +62,7 @@ if has bad; then
 fi
 if has plan; then
 	# The planner on GPU ranks (issue 27): predicted against measured, alternately.
-	timeout ${T_PLAN:-240} $B plan --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --drafter none --calibrate --check > "$O/plan.txt" 2>&1
+	timeout ${T_PLAN:-240} $B plan --check --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --drafter none --rounds 3 --max-tokens 64 --prompt "func main() {" --json-out "$O/plan.json" > "$O/plan.txt" 2>&1
 	echo "plan rc $?" >> "$O/plan.txt"
 fi
 [ -f "$O/check.txt" ] && { echo "# check"; tail -40 "$O/check.txt"; }
