@@ -62,7 +62,7 @@ if has bad; then
 fi
 if has plan; then
 	# The planner on GPU ranks (issue 27): predicted against measured, alternately.
-	timeout ${T_PLAN:-240} $B plan --check --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --drafter none --rounds 3 --max-tokens 64 --prompt "func main() {" --json-out "$O/plan.json" > "$O/plan.txt" 2>&1
+	timeout ${T_PLAN:-240} $B plan --check --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --allreduce oneshot,twoshot,host --drafter none --rounds 3 --max-tokens 64 --prompt "func main() {" --json-out "$O/plan.json" > "$O/plan.txt" 2>&1
 	echo "plan rc $?" >> "$O/plan.txt"
 fi
 [ -f "$O/check.txt" ] && { echo "# check"; tail -40 "$O/check.txt"; }
@@ -77,4 +77,6 @@ fi
 [ -f "$O/bad.txt" ] && { echo "# bad input"; cat "$O/bad.txt"; }
 [ -f "$O/metrics.txt" ] && { echo "# prometheus"; grep -E "allreduce|rank_bytes" "$O/metrics.txt" | grep -v "^#" | head -20; }
 [ -f "$O/allreduce.txt" ] && { echo "# allreduce-bench"; grep -E "^#|auto" "$O/allreduce.txt" | head -30; }
+# Few files come back from a device call: everything goes back as one archive.
+(cd "$O" && tar czf /tmp/tp-out.tgz . && find . -mindepth 1 -delete && mv /tmp/tp-out.tgz .)
 true
