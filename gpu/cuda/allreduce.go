@@ -389,9 +389,11 @@ func (g *Group) barrier() error {
 	return nil
 }
 
-func (g *Group) grid(r, n int) [3]int {
-	return [3]int{min(max(1, (n+255)/256), 4*g.devs[r].SMs), 1, 1}
-}
+func (g *Group) grid(r, n int) [3]int { return arGrid(g.devs[r].SMs, n) }
+
+// arGrid is the grid of an allreduce kernel over n elements (256 threads a
+// block, at most 4 blocks per SM): Group's calls and a step's (stepcomm.go).
+func arGrid(sms, n int) [3]int { return [3]int{min(max(1, (n+255)/256), 4*sms), 1, 1} }
 
 // spinNs is how long every rank's GPU spins before a timed call: longer
 // than the host takes to enqueue one (a few launches and context switches).

@@ -132,7 +132,7 @@ func (t *Target) allReduceAdd(T, call int) error {
 	c, R := t.comm, len(t.ranks)
 	n := T * t.cfg.Dim
 	b := c.pick(n)
-	grid := func(m int) [3]int { return [3]int{min(4*t.dev.SMs, max(1, (m+255)/256)), 1, 1} }
+	grid := func(m int) [3]int { return arGrid(t.dev.SMs, m) }
 	block := [3]int{256, 1, 1}
 	bytes := int64(4 * n * R)
 	switch b {

@@ -262,9 +262,7 @@ func (t *Target) Close() error {
 		return err
 	}
 	defer unbind()
-	for _, g := range t.graphs {
-		g.destroy()
-	}
+	t.dropGraphs()
 	t.graphs = nil
 	for _, p := range t.bufs {
 		cu.MemFree(p)
