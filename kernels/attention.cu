@@ -70,6 +70,38 @@ __device__ __forceinline__ void att_store(float* out, __nv_bfloat16* xf, int wid
   }
 }
 
+// att_quant is qx (quant.cu qx32) of the attention output for wo's
+// quantized product, from the registers instead of a qx launch: lane
+// holds elements [k, k+EPL) of row t of the (T, K) output, a 32-block
+// spans 32/EPL lanes (HD a multiple of 32: gpu/cuda asks only then), a
+// 16-group 16/EPL. The int8 and the (dx, dx*sum) pairs are qx's bits (max
+// and integer sums do not depend on their order); the sums of squares are
+// not written (wo has no norm). The whole warp calls it.
+template <int EPL>
+__device__ __forceinline__ void att_quant(int8_t* qo, int K, int t, int k, const float* v, int lane) {
+  constexpr int LB = 32 / EPL, LG = 16 / EPL;  // lanes per 32-block, per 16-group
+  int8_t* xq;
+  float2* xm;
+  float* ssp;
+  qx_parts(qo, K, xq, xm, ssp);
+  float amax = 0.f;
+#pragma unroll
+  for (int e = 0; e < EPL; e++) amax = fmaxf(amax, fabsf(v[e]));
+#pragma unroll
+  for (int o = LB / 2; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const float d = amax / 127.f;
+  int sum = 0;
+#pragma unroll
+  for (int e = 0; e < EPL; e++) {
+    const int q = d == 0.f ? 0 : (int)roundf(v[e] / d);
+    xq[(long)t * K + k + e] = (int8_t)q;
+    sum += q;
+  }
+#pragma unroll
+  for (int o = LG / 2; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if (lane % LG == 0) xm[(long)t * (K / 16) + k / 16] = make_float2(d, d * float(sum));
+}
+
 // head_inv_rms is 1/sqrt(mean((x+bias)²) + eps) over one head's HD
 // elements (bias may be null), summed by the warp; every lane gets it.
 template <int HD>
@@ -91,7 +123,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
                                           const float* __restrict__ cs, const float* __restrict__ sn,
                                           int hq, int hk, float scale, int interleaved, int minper,
                                           __nv_bfloat16* xf, const float* __restrict__ bias,
-                                          const float* __restrict__ qkn, float eps, int window) {
+                                          const float* __restrict__ qkn, float eps, int window, int8_t* qo) {
   constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
   __shared__ __align__(16) float qs[RB][HD];
   __shared__ float qinv[RB], kinv[MAXT];  // qkn: 1/rms of each query row, of each new key row
@@ -339,6 +371,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 #pragma unroll
         for (int e = 0; e < EPL; e++) v[e] = acc[i].v[e] / lrun[i];
         att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
+        if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
       }
     }
     return;
@@ -413,22 +446,25 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 #pragma unroll
       for (int e = 0; e < EPL; e++) v[e] = num[i][e] / den[i];
       att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
+      if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
     }
   }
   if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
 }
 
 // attn_HD_RPW: the Llama block; attnx_HD_RPW: with the extensions (bias,
-// qkn, window: the same arguments, which attn_ ignores), so that plain
+// qkn, window: the same arguments, which attn_ ignores; qo, when set: the
+// output also quantized for wo's quantized product, att_quant), so that plain
 // models keep the kernel they had (the extensions' loads cost registers:
 // attn_64_1 96 -> 118, attn_256_2 spilled).
 #define ATT_INST(NAME, HD, RPW, EXT)                                                                         \
   extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW(                          \
       float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, float* Kc,    \
       float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,  \
-      int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window) {           \
+      int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window,            \
+      int8_t* qo) {                                                                                          \
     attn_body<HD, RPW, EXT>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,     \
-                            minper, xf, bias, qkn, eps, window);                                             \
+                            minper, xf, bias, qkn, eps, window, qo);                                         \
   }
 #define ATT_ALL(HD) ATT_INST(attn, HD, 1, false) ATT_INST(attn, HD, 2, false) ATT_INST(attnx, HD, 1, true) ATT_INST(attnx, HD, 2, true)
 ATT_ALL(16)

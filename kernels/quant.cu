@@ -23,16 +23,14 @@
 // of R rows (mq_body), the same split for every token count, so the
 // weights are read once per pass and each unit is unpacked to int8 in
 // registers once and applied to all T tokens. gpu/cuda/quant_layout_test.go
-// is a Go model of the unpacking and of qx's order, checked against the
+// is a Go model of the unpacking and of the units' groups (unitGroups), checked against the
 // CPU's DequantRow without a GPU.
 
 // Activation scratch (gpu/cuda: dweight.xq) for rows of K: xq int8 (T,
 // K/16 slots of 16); xm float2 (T, K/16 slots) {dx of the group's 32-block,
 // dx * sum of its 16 q}; ssp float (T, K/32) sums of squares of the raw x
 // per 32-block (the fused RMSNorm's). The 16-element groups are stored in
-// the order the weight type's units read them (qx_slot), so that the lane
-// of unit u loads its 32 int8 and 2 float2 contiguously and a warp's loads
-// are coalesced.
+// plain order (slot g: elements [16g, 16g+16)) for every type.
 
 // Unaligned blocks (Q4_0, Q8_0, Q6_K are 18, 34, 210 bytes: 2-aligned)
 // are read through aligned 16-byte loads: win<N> loads the N*16 bytes from
@@ -142,12 +140,13 @@ __device__ __forceinline__ void scale_min_pair(int p, unsigned s0, unsigned s1, 
 }
 
 // Each type: BS elements in BB bytes per block; unit(rp, u, o) unpacks
-// unit u of the row at rp; PERM is the order qx stores the activation's
-// groups in for it (qx_slot: unit u's halves are slots 2u and 2u+1);
+// unit u of the row at rp; grp(u) is the activation slot (16-element
+// group) of its first half, grp(u) + GS that of its second;
 // deq32(rp, c, o) writes elements [32c, 32c+32) as float (embedding rows).
 // MIN: b is used.
 struct QQ4K {
-  enum { BS = 256, BB = 144, MIN = 1, PERM = 1, HI16 = 1 };
+  enum { BS = 256, BB = 144, MIN = 1, GS = 2, HI16 = 1 };
+  static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + 4 * ((u & 7) >> 1) + (u & 1); }
   // Block: f16 d, f16 dmin, 12 bytes scales, 128 bytes qs; unit c (of 8)
   // is qs bytes [16c, 16c+16): low nibbles = sub-block 2(c/2), elements
   // 16(c%2).., high nibbles = sub-block 2(c/2)+1.
@@ -176,7 +175,8 @@ struct QQ4K {
 };
 
 struct QQ5K {
-  enum { BS = 256, BB = 176, MIN = 1, PERM = 1, HI16 = 0 };
+  enum { BS = 256, BB = 176, MIN = 1, GS = 2, HI16 = 0 };
+  static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + 4 * ((u & 7) >> 1) + (u & 1); }
   // Block: d, dmin, 12 bytes scales, qh[32] (bit j of byte l: fifth bit of
   // element l of sub-block j), qs[128] as Q4_K's.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
@@ -208,7 +208,8 @@ struct QQ5K {
 };
 
 struct QQ6K {
-  enum { BS = 256, BB = 210, MIN = 1, PERM = 2, HI16 = 0 };
+  enum { BS = 256, BB = 210, MIN = 1, GS = 4, HI16 = 0 };
+  static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + (u & 7) + 4 * ((u & 7) >> 2); }
   // Block: ql[128], qh[64], int8 scales[16], f16 d. Element n*128 + 32k +
   // l (n < 2, k < 4, l < 32) is ql[64n + l + 32(k%2)] nibble k/2, qh[32n +
   // l] bits 2k.., scale 8n + 2k + l/16. Unit c = 4n + 2kk + h (of 8): ql
@@ -244,7 +245,8 @@ struct QQ6K {
 };
 
 struct QQ40 {
-  enum { BS = 32, BB = 18, MIN = 1, PERM = 0, HI16 = 1 };
+  enum { BS = 32, BB = 18, MIN = 1, GS = 1, HI16 = 1 };
+  static __device__ __forceinline__ int grp(int u) { return 2 * u; }
   // Block: f16 d, qs[16]: element i = low nibble of qs[i], i+16 its high
   // nibble; weight d*(q-8). Unit = block.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
@@ -273,7 +275,8 @@ struct QQ40 {
 };
 
 struct QQ80 {
-  enum { BS = 32, BB = 34, MIN = 0, PERM = 0, HI16 = 0 };
+  enum { BS = 32, BB = 34, MIN = 0, GS = 1, HI16 = 0 };
+  static __device__ __forceinline__ int grp(int u) { return 2 * u; }
   // Block: f16 d, int8 qs[32]; weight d*q. Unit = block.
   static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
     const uint8_t* bp = rp + (long)u * BB;
@@ -307,57 +310,91 @@ struct WQ {
 };
 
 // ------------------------------------------------ activation quantization
-// qx_slot is where group g (elements [16g, 16g+16)) is stored for a
-// weight type of activation order perm (gpu/cuda: qxSlot):
-//   0 (Q8_0, Q4_0: unit u = elements [32u, 32u+32)): slot g;
-//   1 (Q4_K, Q5_K: unit c of a super-block = sub-blocks 2(c/2) and
-//     2(c/2)+1, half c%2): group 4p + 2j + h of a super-block (pair p,
-//     sub-block j of it, half h) goes to slot 4p + 2h + j;
-//   2 (Q6_K: unit c = 4n + 2kk + h = quarters kk and kk+2 of half n, half h
-//     of each): group 8n + 2k + h to slot 8n + 4(k%2) + 2h + k/2.
-__device__ __forceinline__ int qx_slot(int perm, int g) {
-  const int base = g & ~15, l = g & 15;
-  if (perm == 1) return base + (l & 12) + 2 * (l & 1) + ((l >> 1) & 1);
-  if (perm == 2) {
-    const int n = l >> 3, k = (l >> 1) & 3, h = l & 1;
-    return base + 8 * n + 4 * (k & 1) + 2 * h + (k >> 1);
+// The activation is stored in plain order (group g = elements [16g,
+// 16g+16) at slot g) for every weight type: a unit's two groups are slots
+// grp(u) and grp(u) + GS of its type, two 16-byte loads either way, and a
+// warp's 32 consecutive units cover whole super-blocks, so its loads touch
+// the same sectors as a permuted order would. One quantized activation
+// therefore serves every type (a Q4_K_M file's Q4_K and Q6_K parts), and a
+// producer can quantize its output without knowing its consumer's type.
+
+// qx32: the calling warp quantizes 32-block b of row t of an activation
+// of K values (lane l holds element 32b + l, raw, in v; times g[32b + l]
+// when g is set) into xq, xm, ssp (above): dx = amax/127, q = round(v/dx),
+// the sums xor-trees in a fixed order. qx and the products' fused output
+// quantization (mq_quant_out) both call it, so they write the same bits.
+__device__ __forceinline__ void qx32(int8_t* xq, float2* xm, float* ssp, float v, const float* g, int t, int b, int K,
+                                     int lane) {
+  const int k = 32 * b + lane;
+  float s = v * v;
+  if (g) v *= g[k];
+  float amax = fabsf(v);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    s += __shfl_xor_sync(0xffffffffu, s, o);
   }
-  return g;
+  const float d = amax / 127.f;
+  const int q = d == 0.f ? 0 : (int)roundf(v / d);
+  int sum = q;
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);  // within each half of 16
+  const long slot = (long)t * (K / 16) + 2 * b + (lane >> 4);
+  xq[slot * 16 + (lane & 15)] = (int8_t)q;
+  if ((lane & 15) == 0) xm[slot] = make_float2(d, d * float(sum));
+  if (lane == 0) ssp[(long)t * (K / 32) + b] = s;
 }
 
-// qx: x (T, K) [times g elementwise, when g is set] to xq, xm (above) in
-// the order perm; ssp[t][b] = the sum of the raw x[t]^2 over 32-block b
-// (the fused norm's, summed by mq_body). grid (ceil(K/256), T), block 256:
-// a warp per 32-block, a lane per element, so that the step waits for one
-// load and a few shuffles rather than a thread's 32 elements (a block per
-// row took ~2-3 us at K=4096, four times a layer). dx = amax/127, q =
-// round(x/dx); the sums are xor-trees in a fixed order.
-extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ssp, const float* x, const float* g, int K,
-                                                     int perm) {
+// qx_parts: where the activation of rows of K values lies in a scratch
+// buffer at p (gpu/cuda: qxPtrs): int8 (MAXT, K), float2 (MAXT, K/16),
+// float (MAXT, K/32).
+__device__ __forceinline__ void qx_parts(int8_t* p, int K, int8_t*& xq, float2*& xm, float*& ssp) {
+  xq = p;
+  xm = reinterpret_cast<float2*>(p + (long)MAXT * K);
+  ssp = reinterpret_cast<float*>(p + (long)MAXT * K + (long)MAXT * (K / 16) * 8);
+}
+
+// qx: x (T, K) [times g elementwise, when g is set] to xq, xm;
+// ssp[t][b] = the sum of the raw x[t]^2 over 32-block b (the fused norm's,
+// summed by mq_body). grid (ceil(K/256), T), block 256: a warp per
+// 32-block, a lane per element, so that the step waits for one load and a
+// few shuffles rather than a thread's 32 elements (a block per row took
+// ~2-3 us at K=4096, four times a layer). Most products get their x
+// quantized by the kernel that wrote it instead (mq_quant_out; wo's by
+// the attention, att_quant); qx serves the rest (the first layer's qkv, TP
+// and Gemma 3's post-norms).
+extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, float* ssp, const float* x, const float* g, int K) {
   pdl_wait();
   const int t = blockIdx.y, lane = threadIdx.x & 31, b = blockIdx.x * 8 + (threadIdx.x >> 5);
-  if (b < K / 32) {
-    const int k = 32 * b + lane;
-    float v = x[(long)t * K + k];
-    float s = v * v;
-    if (g) v *= g[k];
-    float amax = fabsf(v);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-      s += __shfl_xor_sync(0xffffffffu, s, o);
-    }
-    const float d = amax / 127.f;
-    const int q = d == 0.f ? 0 : (int)roundf(v / d);
-    int sum = q;
-#pragma unroll
-    for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);  // within each half of 16
-    const long slot = (long)t * (K / 16) + qx_slot(perm, 2 * b + (lane >> 4));
-    xq[slot * 16 + (lane & 15)] = (int8_t)q;
-    if ((lane & 15) == 0) xm[slot] = make_float2(d, d * float(sum));
-    if (lane == 0) ssp[(long)t * (K / 32) + b] = s;
-  }
+  if (b < K / 32) qx32(xq, xm, ssp, x[(long)t * K + 32 * b + lane], g, t, b, K, lane);
   pdl_trigger();
+}
+
+// mq_quant_out: a product's fused output quantization (qx of out (T, N)
+// [times g] into the scratch buffer qo), after the block stored its
+// outputs. Blocks own rpb rows (4 to 16, dividing 32); the last block of
+// each 32-row group to finish (counted in cnt[group], reset after)
+// quantizes the group's 32 columns of every token, reading them back from
+// L2. N must be a multiple of 32 (gpu/cuda checks). This replaces a qx
+// launch (~5 us on the step's critical path) by a fence, an atomic and a
+// few shuffles at the end of the producer.
+__device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* qo, const float* g, unsigned* cnt, int N,
+                                             int T, int rpb) {
+  __shared__ int last;
+  __threadfence();  // this thread's outputs, before the block is counted
+  __syncthreads();
+  const int grp = blockIdx.x * rpb / 32;
+  if (threadIdx.x == 0) last = atomicAdd(cnt + grp, 1u) == unsigned(32 / rpb - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (threadIdx.x == 0) cnt[grp] = 0;
+  int8_t* xq;
+  float2* xm;
+  float* ssp;
+  qx_parts(qo, N, xq, xm, ssp);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int t = warp; t < T; t += MV_WARPS) qx32(xq, xm, ssp, __ldcg(out + (long)t * ldo + 32 * grp + lane), g, t, grp, N, lane);
 }
 
 // ------------------------------------------------------- the products
@@ -386,7 +423,8 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
 template <class QT, int NT, bool GLU, bool NORM>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
-                                        const void* w2, int N, int K, int T, int mode, float eps, int ks) {
+                                        const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
+                                        int8_t* qo, const float* qg, unsigned* qcnt) {
   constexpr int R = MQ_ROWS(NT);
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -410,6 +448,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
       for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
   pdl_wait();
   for (int u = sl * 32 + lane; u < units; u += ks * 32) {
+    const int g0 = QT::grp(u);  // the unit's groups: slots g0 and g0 + GS (plain order)
     QU wu[NW][R];
 #pragma unroll
     for (int m = 0; m < NW; m++)
@@ -417,10 +456,16 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
       for (int r = 0; r < R; r++) QT::unit(rp[m][r], u, wu[m][r]);
 #pragma unroll
     for (int t = 0; t < NT; t++) {
-      if (t < T) {  // the unit's two groups: slots 2u, 2u+1 (qx_slot)
-        const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + 2 * u;
-        const int4 x0 = __ldg(xr), x1 = __ldg(xr + 1);
-        const float4 mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G) + u);
+      if (t < T) {
+        const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
+        const int4 x0 = __ldg(xr), x1 = __ldg(xr + QT::GS);
+        float4 mm;
+        if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
+          mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
+        } else {
+          const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
+          mm = make_float4(m0.x, m0.y, m1.x, m1.y);
+        }
 #pragma unroll
         for (int m = 0; m < NW; m++)
 #pragma unroll
@@ -506,36 +551,40 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
           for (int t = 0; t < NT; t++) red[warp][m][r][t] = acc[m][r][t];
     __syncthreads();
   }
-  if (sl != 0) return;
+  if (sl == 0) {
 #pragma unroll
-  for (int r = 0; r < R; r++)
+    for (int r = 0; r < R; r++)
 #pragma unroll
-    for (int t = 0; t < NT; t++) {
-      if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
-      finish_out<NW, MV_WARPS, NORM, GLU>(
-          out + (long)t * ldo + row0 + r, mode,
-          [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
-          [&](int q) { return q == 0 ? ss[t] : 0.f; }, K, eps);
-    }
+      for (int t = 0; t < NT; t++) {
+        if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
+        finish_out<NW, MV_WARPS, NORM, GLU>(
+            out + (long)t * ldo + row0 + r, mode,
+            [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
+            [&](int q) { return q == 0 ? ss[t] : 0.f; }, K, eps, act);
+      }
+  }
+  if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, (MV_WARPS / ks) * R);
 }
 
 // mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
-// g, ssp its sums of squares); mqg_*: silu(rmsnorm(x, g).gate) * (... .up).
+// g, ssp its sums of squares); mqg_*: act(rmsnorm(x, g).gate) * (... .up),
+// act 0 SiLU, 1 GELU-tanh (Gemma 3). mq_* and mqg_* quantize their output
+// into qo when it is set (mq_quant_out: times qg, counted in qcnt).
 #define MQ_INST(NAME, QT, NT)                                                                                   \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
       float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
-      int ks) {                                                                                                 \
-    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks);                            \
+      int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
+    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt);          \
   }                                                                                                             \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
       int T, float eps, int ks) {                                                                               \
-    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks);                               \
+    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, nullptr); \
   }                                                                                                             \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
-      int N, int K, int T, float eps, int ks) {                                                                 \
-    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks);                               \
+      int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
+    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt);          \
   }
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)

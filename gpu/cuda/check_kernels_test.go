@@ -361,6 +361,10 @@ func checkKernels(d *Device, w io.Writer) error {
 			cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
 			out := poison(tc.T * tc.hq * tc.hd)
 			xf := up(make([]byte, xfBytes(tc.hq*tc.hd)))
+			var qo cu.DevicePtr // the output quantized for a quantized wo (att_quant), where heads are whole 32-blocks
+			if tc.hd%32 == 0 {
+				qo = up(make([]byte, qxBytes(tc.hq*tc.hd)))
+			}
 			if err != nil {
 				return err
 			}
@@ -380,7 +384,7 @@ func checkKernels(d *Device, w io.Writer) error {
 			for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
 				if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
 					ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf),
-					ptr(biasd), ptr(qknd), f32(eps), i32(tc.window)); e != nil {
+					ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo)); e != nil {
 					return e
 				}
 			}
@@ -388,6 +392,15 @@ func checkKernels(d *Device, w io.Writer) error {
 			if tc.hq*tc.hd%16 == 0 {
 				label := fmt.Sprintf("attention hd=%d T=%d S=%d split", tc.hd, tc.T, tc.S)
 				if e := sameSplit(label, xf, got, tc.T, tc.hq*tc.hd); e != nil {
+					return e
+				}
+			}
+			if qo != 0 {
+				want, have, e := attnQX(s, qo, got, tc.T, tc.hq*tc.hd)
+				if e != nil {
+					return e
+				}
+				if e := bitwise(fmt.Sprintf("attention hd=%d T=%d S=%d int8 out = qx", tc.hd, tc.T, tc.S), want, have); e != nil {
 					return e
 				}
 			}

@@ -3,17 +3,14 @@
 package cuda
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
+	"strings"
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/quant"
 	"rigscope/engine/tensor"
@@ -35,7 +32,8 @@ var q8bShapes = []q8bShape{
 }
 
 // checkQuantBandwidth times each type's products on llama-8b's shapes for
-// 1, 5 and 16 tokens (qx included: that is what a step pays), as weight
+// 1, 5 and 16 tokens as a step runs them (x quantized by the kernel
+// before, no qx; wo, gate/up and down quantize their outputs), as weight
 // bytes per second against the device's read bandwidth, and sums them into
 // the products' part of an 8B decode step (32 layers and the output; the
 // attention, embedding and argmax are not in it), also for a Q4_K_M file's
@@ -88,7 +86,8 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	Ts := []int{1, 5, 16}
 	us := map[string]float64{} // type/shape/T[/ksK] -> us per call
 	var sweeps []string        // the same at every K split, T 1 and 5
-	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; qx included)\n", readGBps)
+	var fuseCost []string      // the producers with and without their output quantization
+	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; x quantized by the kernel before, as in a step, no qx; wo, gate_up, down quantize their outputs)\n", readGBps)
 	fmt.Fprintf(w, "%-6s %-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "type", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
 	run := func(dt tensor.DType, sh q8bShape, mats []dweight, label string) error {
 		h := newDevHelper(s)
@@ -106,7 +105,23 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		line := fmt.Sprintf("%-6s %-22s %8.1f", label, sh.name, float64(per)/1e6)
 		var t1 float64
 		for _, T := range Ts {
+			// As in a step: x arrives quantized by the kernel before (qin:
+			// the attention for wo, the product before for the rest), and
+			// wo, gate/up and down quantize their outputs for the next one.
+			var norm cu.DevicePtr
+			if sh.kind > 0 {
+				norm = gd
+			}
+			if _, _, _, err := tgt.quantizeX(xd, mats[0], T, norm); err != nil {
+				return err
+			}
+			xr := qready{x: xd, g: norm, T: T, cols: sh.K, buf: mats[0].qs.buf[0]}
+			nofuse := false // set: without the output quantization, for its cost
 			op := func(i int) error {
+				tgt.qin = xr
+				if sh.kind != 1 && !nofuse {
+					tgt.qfuse = &qfuseReq{g: norm}
+				}
 				switch sh.kind {
 				case 0:
 					return tgt.matvec("bw", out, sh.N, xd, 0, mats[i%len(mats)], T, 1, 0)
@@ -116,13 +131,21 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				j := 2 * (i % (len(mats) / 2))
 				return tgt.glu(out, 0, xd, mats[j], mats[j+1], T, gd)
 			}
+			if sh.kind != 1 { // the products that quantize their output must have
+				if err := op(0); err != nil {
+					return err
+				}
+				if tgt.qin.buf == 0 {
+					return fmt.Errorf("%v %s T=%d: the product did not quantize its output", dt, sh.name, T)
+				}
+			}
 			t, err := timed(max(20, 2*len(mats)), op)
 			if err != nil {
 				return fmt.Errorf("%v %s T=%d: %w", dt, sh.name, T, err)
 			}
 			us[fmt.Sprintf("%s/%s/%d", label, sh.name, T)] = t
 			if T <= 5 { // the K split sweep (mqSplit's choice is the line above)
-				sweep := fmt.Sprintf("%-6s %-22s T=%-2d policy ks=%d:", label, sh.name, T, tgt.mqSplit(sh.N))
+				sweep := fmt.Sprintf("%-6s %-22s T=%-2d policy ks=%d:", label, sh.name, T, tgt.mqSplit(sh.N, dt))
 				for _, ks := range []int{1, 2, 4} {
 					tgt.mqks = ks
 					tk, err := timed(max(20, 2*len(mats)), op)
@@ -134,6 +157,15 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 					sweep += fmt.Sprintf("  ks=%d %8.1f us", ks, tk)
 				}
 				sweeps = append(sweeps, sweep)
+			}
+			if sh.kind != 1 { // what the fused output quantization costs
+				nofuse = true
+				tn, err := timed(max(20, 2*len(mats)), op)
+				nofuse = false
+				if err != nil {
+					return err
+				}
+				fuseCost = append(fuseCost, fmt.Sprintf("%-6s %-22s T=%-2d %6.1f us fused, %6.1f us without", label, sh.name, T, t, tn))
 			}
 			if T == 1 {
 				t1 = t
@@ -169,6 +201,9 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	for _, dt := range quantTypes {
 		for _, sh := range q8bShapes {
 			m := &dmodel{}
+			if _, err := m.scratch(max(sh.N, sh.K)); err != nil { // as a model's: its widest product's (gate_up quantizes 14336)
+				return err
+			}
 			data := randBlocks(rng, dt, sh.N, sh.K)
 			mk := func() []*tensor.Tensor {
 				return []*tensor.Tensor{{Name: sh.name, DType: dt, Shape: []int{sh.N, sh.K}, Data: data}}
@@ -207,6 +242,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
+	fmt.Fprintf(w, "\nfused output quantization's cost (mq_quant_out)\n%s\n", strings.Join(fuseCost, "\n"))
 	fmt.Fprintf(w, "\nK split sweep (ks warps share a row group's units: quant_layout.go mqSplit picks per shape; times as above)\n")
 	for _, l := range sweeps {
 		fmt.Fprintln(w, l)
@@ -215,7 +251,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	for _, K := range []int{4096, 14336} {
 		h := newDevHelper(s)
 		m := &dmodel{}
-		xq, err := m.scratch(K)
+		qs, err := m.scratch(K)
 		xd := h.up(f32bytes(randn32(rng, MaxTokens*K, 0, 1)))
 		if err == nil && h.err != nil {
 			err = h.err
@@ -227,10 +263,11 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			}
 			var t float64
 			t, err = timed(50, func(int) error {
-				_, _, _, e := tgt.quantizeX(xd, dweight{dt: tensor.Q8_0, rows: 1, cols: K, xq: xq}, T, 0)
+				_, _, _, e := tgt.quantizeX(xd, dweight{dt: tensor.Q8_0, rows: 1, cols: K, qs: qs}, T, 0)
 				return e
 			})
 			line += fmt.Sprintf("  T=%d %5.1f us", T, t)
+			us[fmt.Sprintf("qx/%d/%d", K, T)] = t
 		}
 		fmt.Fprintln(w, line)
 		m.free()
@@ -261,9 +298,10 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				sum += at(typeOf(sh.name, l), sh.name, T, best)
 			}
 		}
-		return sum + at(typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T, best)
+		// and the one qx left: the first layer's qkv
+		return sum + at(typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T, best) + us[fmt.Sprintf("qx/4096/%d", T)]
 	}
-	fmt.Fprintf(w, "\nllama-8b decode step, quantized products only (sum of the timed kernels, one launch after another, no graph; best: each shape at its fastest K split at T=1)\n%-8s %12s %14s %12s %12s %12s %12s\n",
+	fmt.Fprintf(w, "\nllama-8b decode step, quantized products and the first layer's qx only (sum of the timed kernels, one launch after another, no graph; best: each shape at its fastest K split at T=1)\n%-8s %12s %14s %12s %12s %12s %12s\n",
 		"file", "T=1 us", "tok/s bound", "T=5 us", "verify/dec", "best T=1", "best T=5")
 	files := []struct {
 		name   string
@@ -298,118 +336,4 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		fmt.Fprintf(w, "%-8s %12.0f %14.0f %12.0f %12.2f %12.0f %12.0f\n", f.name, a, 1e6/a, b, b/a, ba, bb)
 	}
 	return errors.Join(errs...)
-}
-
-// checkQuantModels decodes the quantized gocoder files found in models
-// greedily on the GPU against the reference and the CPU engine
-// (checkModel), and checks that verifying the greedy tokens in one pass
-// gives back the same tokens as decoding them one at a time. The Q4_K_M
-// and Q4_0 files, when models lacks them, are written from its Q8_0 file
-// first (rigscope write-gguf's encoder, into a temporary directory).
-func checkQuantModels(ctx context.Context, d *Device, models string, w io.Writer) error {
-	ref, err := readRef(models)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "rigscope-quant-check")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	q8 := filepath.Join(models, "gocoder-14m.Q8_0.gguf")
-	made := map[string]string{}
-	for _, m := range []struct {
-		file string
-		ft   quant.FileType
-	}{{"gocoder-14m.Q4_K_M.gguf", quant.Q4KM}, {"gocoder-14m.Q4_0.gguf", quant.Q4_0}} {
-		if _, err := os.Stat(filepath.Join(models, m.file)); err == nil {
-			continue
-		}
-		if _, err := os.Stat(q8); err != nil {
-			continue
-		}
-		path := filepath.Join(tmp, m.file)
-		if _, err := quant.WriteFile(q8, m.ft, path, true); err != nil {
-			return fmt.Errorf("write %s from %s: %w", m.file, q8, err)
-		}
-		made[m.file] = path
-		fmt.Fprintf(w, "wrote %s from gocoder-14m.Q8_0.gguf (write-gguf --type %s)\n", m.file, m.ft)
-	}
-	fmt.Fprintf(w, "\n%-28s %8s %10s %14s %14s\n", "model", "prompts", "greedy=ref", "greedy=cpu", "max rel logit")
-	var errs []error
-	var found []string
-	for _, f := range []string{"gocoder-14m.Q8_0.gguf", "gocoder-14m.Q4_0.gguf", "gocoder-14m.Q4_K_M.gguf", "gocoder-14m.Q6_K.gguf"} {
-		path := filepath.Join(models, f)
-		if p, ok := made[f]; ok {
-			path = p
-		}
-		if _, err := os.Stat(path); err != nil {
-			fmt.Fprintf(w, "%-28s skipped: %v\n", f, err)
-			continue
-		}
-		found = append(found, path)
-		if err := checkModel(ctx, d, path, false, ref, w); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f, err))
-		}
-	}
-	for _, path := range found {
-		if err := checkVerifyDecode(ctx, d, path, ref, w); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(path), err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// checkVerifyDecode: for every reference prompt, 16 greedy tokens decoded
-// one at a time, then the first 15 fed back in one verify pass (T=15,
-// every row's argmax): row i must give token i+1.
-func checkVerifyDecode(ctx context.Context, d *Device, path string, ref *refPrompts, w io.Writer) error {
-	src, err := loader.Open(path, loader.Options{})
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	wts, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return err
-	}
-	gt, err := Load(d, wts, 1024)
-	if err != nil {
-		return err
-	}
-	defer gt.Close()
-	same, first := 0, ""
-	for pi, p := range ref.Prompts {
-		_, toks, err := gpuGreedy(ctx, gt, p.PromptIDs, 16)
-		if err != nil {
-			return err
-		}
-		if err := gt.Rewind(0); err != nil {
-			return err
-		}
-		if _, err := prefill(ctx, gt, p.PromptIDs); err != nil {
-			return err
-		}
-		ids, err := gt.ForwardIDs(ctx, model.Batch{Tokens: toks[:15], Logits: model.LogitsAll})
-		if err != nil {
-			return err
-		}
-		ok := len(ids) == 15
-		for i := 0; ok && i < 15; i++ {
-			if ids[i] != toks[i+1] {
-				ok = false
-				if first == "" {
-					first = fmt.Sprintf("prompt %d row %d: verify %d, decode %d", pi, i, ids[i], toks[i+1])
-				}
-			}
-		}
-		if ok {
-			same++
-		}
-	}
-	fmt.Fprintf(w, "%-28s verify(15) = decode on %d of %d prompts %s\n", filepath.Base(path), same, len(ref.Prompts), first)
-	if same != len(ref.Prompts) {
-		return fmt.Errorf("verify differs from decode: %s", first)
-	}
-	return nil
 }

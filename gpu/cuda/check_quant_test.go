@@ -85,10 +85,10 @@ func dequant(dt tensor.DType, data []byte, rows, cols int) []float64 {
 	return out
 }
 
-// qxEmulate is what qx must write for x (T, K) [times g] in activation
-// order perm: int8 q and the float2 per 16 (d, d*sum), as float32
-// arithmetic gives them.
-func qxEmulate(x, g []float32, T, K, perm int) ([]int8, []float32) {
+// qxEmulate is what qx must write for x (T, K) [times g] (plain order):
+// int8 q and the float2 per 16 (d, d*sum), as float32 arithmetic gives
+// them.
+func qxEmulate(x, g []float32, T, K int) ([]int8, []float32) {
 	q := make([]int8, T*K)
 	m := make([]float32, T*K/16*2)
 	for t := 0; t < T; t++ {
@@ -109,11 +109,11 @@ func qxEmulate(x, g []float32, T, K, perm int) ([]int8, []float32) {
 				if d != 0 {
 					qi = int(math.Round(float64(v[i] / d)))
 				}
-				q[t*K+16*qxSlot(perm, 2*b+i/16)+i%16] = int8(qi)
+				q[t*K+32*b+i] = int8(qi)
 				sum[i/16] += qi
 			}
 			for h := 0; h < 2; h++ {
-				gi := t*K/16 + qxSlot(perm, 2*b+h)
+				gi := t*K/16 + 2*b + h
 				m[2*gi], m[2*gi+1] = d, d*float32(sum[h])
 			}
 		}
@@ -123,7 +123,8 @@ func qxEmulate(x, g []float32, T, K, perm int) ([]int8, []float32) {
 
 // quantRef is the float64 product out (T, N) of the dequantized W (N, K)
 // [and W2: GLU] with x (T, K) for the modes of checkKernels (0 store, 1
-// add base, 2 GLU of rmsnorm(x, g), 3 rmsnorm(x, g)); xq, when set, is x
+// add base, 2 GLU of rmsnorm(x, g), 3 rmsnorm(x, g), 4 GLU with
+// GELU-tanh); xq, when set, is x
 // as qx quantized it (x*g for modes 2, 3), which then replaces x (x still
 // gives the norm's sums of squares).
 func quantRef(mode int, W, W2 []float64, x []float32, xq []float64, g, base []float32, T, N, K int) []float64 {
@@ -157,11 +158,15 @@ func quantRef(mode int, W, W2 []float64, x []float32, xq []float64, g, base []fl
 				ref[t*N+n] = a
 			case 1:
 				ref[t*N+n] = a + float64(base[t*N+n])
-			case 2:
+			case 2, 4:
 				for k := 0; k < K; k++ {
 					b += W2[n*K+k] * xr[k]
 				}
-				ref[t*N+n] = a / (1 + math.Exp(-a)) * b * inv
+				act := a / (1 + math.Exp(-a))
+				if mode == 4 {
+					act = 0.5 * a * (1 + math.Tanh(0.7978845608028654*(a+0.044715*a*a*a)))
+				}
+				ref[t*N+n] = act * b * inv
 			}
 		}
 	}
@@ -226,7 +231,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 	const N, K, TT = 70, 4352, MaxTokens // 70 rows: a partial last block; K = 17 super-blocks, 136 units: a partial second pass
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
-	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm"}
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
 	fmt.Fprintf(w, "\nquantized products vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact: x as qx quantized it, tol %.0e; raw: float x, tol %.0e)\n", N, K, tolQuantExact, tolQuantRaw)
 	fmt.Fprintf(w, "%-6s %-9s %2s %12s %12s %12s %12s %s\n", "type", "mode", "ks", "exact rel", "raw rel", "raw max abs", "T=k = T=1", "")
 	var errs []error
@@ -240,7 +245,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 		if err := errors.Join(e1, e2); err != nil {
 			return err
 		}
-		for mode := 0; mode < 4; mode++ {
+		for mode := 0; mode < 5; mode++ {
 			var norm cu.DevicePtr
 			if mode >= 2 {
 				norm = gd
@@ -262,8 +267,10 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 				}
 				xin := xd + cu.DevicePtr(4*t0*K)
 				var e error
-				if mode == 2 {
+				if mode == 2 || mode == 4 {
+					tgt.gelu = mode == 4
 					e = tgt.glu(out, 0, xin, Wd, W2d, T, norm)
+					tgt.gelu = false
 				} else {
 					e = tgt.matvec("check", out, N, xin, 0, Wd, T, mvMode, norm)
 				}
@@ -307,7 +314,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 					got16 = got
 				}
 				if refQ == nil { // the scratch holds x (all 16 rows) as the T=16 run's qx wrote it
-					q, mm, e := h.downQX(Wd.xq, TT, K)
+					q, mm, e := h.downQX(Wd.qs.buf[0], TT, K)
 					if e != nil {
 						return e
 					}
@@ -315,7 +322,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 					if mode >= 2 {
 						gq = g
 					}
-					wantQ, wantM := qxEmulate(x, gq, TT, K, qxPerm(dt))
+					wantQ, wantM := qxEmulate(x, gq, TT, K)
 					for i := range wantQ {
 						if q[i] != wantQ[i] {
 							qxBad++
@@ -326,7 +333,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 							qxBad++
 						}
 					}
-					refQ = quantRef(mode, W, W2, x, qxValues(q, mm, TT, K, qxPerm(dt)), g, base, TT, N, K)
+					refQ = quantRef(mode, W, W2, x, qxValues(q, mm, TT, K), g, base, TT, N, K)
 				}
 				exact := math.NaN()
 				if got16 != nil {
@@ -354,6 +361,9 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 		}
 	}
 	if err := checkQuantParts(tgt, h, rng, w); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkQuantFused(tgt, h, rng, w); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -440,11 +450,11 @@ func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 	if err != nil {
 		return err
 	}
-	q, mm, err := h.downQX(wd.xq, T, K)
+	q, mm, err := h.downQX(wd.qs.buf[0], T, K)
 	if err != nil {
 		return err
 	}
-	xq := qxValues(q, mm, T, K, qxPerm(tensor.Q6_K)) // the last part's qx
+	xq := qxValues(q, mm, T, K) // one qx serves both parts
 	exact, _, e1 := errStats(got, quantRef(3, W, nil, x, xq, g, nil, T, N, K))
 	raw, abs, e2 := errStats(got, quantRef(3, W, nil, x, nil, g, nil, T, N, K))
 	if err := errors.Join(e1, e2); err != nil {
@@ -538,14 +548,13 @@ func (h *devHelper) downQX(xq cu.DevicePtr, T, K int) ([]int8, []float32, error)
 	return q, m, err
 }
 
-// qxValues is the activation (T, K) qx stored as q and (d, d*sum) in
-// order perm: element k of row t is d*q of its group's slot.
-func qxValues(q []int8, m []float32, T, K, perm int) []float64 {
+// qxValues is the activation (T, K) qx stored as q and (d, d*sum):
+// element k of row t is d*q.
+func qxValues(q []int8, m []float32, T, K int) []float64 {
 	out := make([]float64, T*K)
 	for t := 0; t < T; t++ {
 		for k := 0; k < K; k++ {
-			sl := t*K/16 + qxSlot(perm, k/16)
-			out[t*K+k] = float64(m[2*sl]) * float64(q[16*sl+k%16])
+			out[t*K+k] = float64(m[2*(t*K/16+k/16)]) * float64(q[t*K+k])
 		}
 	}
 	return out

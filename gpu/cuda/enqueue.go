@@ -142,6 +142,7 @@ func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.Device
 	if quantized(w.dt) {
 		return t.qmatvec(cat, out, ldo, x, w, T, mode, norm)
 	}
+	t.qfuse, t.qin = nil, qready{} // a float product neither quantizes its output nor reads a quantized x
 	suf, err := kernelSuffix(w.dt)
 	if err != nil {
 		return err
@@ -171,7 +172,8 @@ func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.Device
 		ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), i32(mode))
 }
 
-// glu: out (T, ffn) = silu(rmsnorm(x).g^T) * (rmsnorm(x).u^T); on the
+// glu: out (T, ffn) = act(rmsnorm(x).g^T) * (rmsnorm(x).u^T), act SiLU
+// or (t.gelu) GELU-tanh; on the
 // tensor cores, also split into xfo when set (down's xf).
 func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
 	suf, err := kernelSuffix(g.dt)
@@ -182,11 +184,9 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 		return fmt.Errorf("cuda: gate (%v) and up (%v) weights differ in type", g.dt, u.dt)
 	}
 	if quantized(g.dt) {
-		if t.gelu {
-			return fmt.Errorf("cuda: the quantized GLU kernels compute SiLU, not this model's GELU-tanh; run %v weights of it with --device cpu", g.dt)
-		}
 		return t.qglu(out, x, g, u, T, norm)
 	}
+	t.qfuse, t.qin = nil, qready{}
 	act := 0 // the kernels' last argument: 1 = GELU-tanh (Gemma 3), 0 = SiLU
 	if t.gelu {
 		act = 1
@@ -234,6 +234,8 @@ func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	c, m0 := t.cfg, t.ranks[0].m
 	tp := len(t.ranks) > 1
+	t.qfuse, t.qin = nil, qready{}
+	logits := mode
 	suf, err := kernelSuffix(m0.emb.dt)
 	if err != nil {
 		return err
@@ -277,15 +279,22 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			a := &t.attn[l]
 			name = attnKernel(name, L, a)
 			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
+			attQ := attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
 			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
 				ptr(t.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
-				ptr(attXF), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window)); err != nil {
+				ptr(attXF), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ)); err != nil {
 				return err
+			}
+			if attQ != 0 {
+				t.qin = qready{x: R.att, T: T, cols: L.wo.cols, buf: attQ}
 			}
 			out, mode := residual(R)
 			if L.postAttn != 0 { // Gemma 3: x += norm(o) after the product (arch.go)
 				out, mode = R.part, 0
+			}
+			if out == R.x && quantized(L.wo.dt) && quantized(L.gate.dt) { // gate/up reads x as wo leaves it: wo quantizes it
+				t.qfuse = &qfuseReq{g: L.ffnNorm}
 			}
 			if err := t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0); err != nil {
 				return err
@@ -306,12 +315,22 @@ func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 			if t.tune.SplitX && L.gate.tiled && L.down.tiled {
 				hXF = R.hXF
 			}
+			if quantized(L.gate.dt) && quantized(L.down.dt) { // down reads the GLU's output: the GLU quantizes it
+				t.qfuse = &qfuseReq{}
+			}
 			if err := t.glu(R.hbuf, hXF, R.x, L.gate, L.up, T, L.ffnNorm); err != nil {
 				return err
 			}
 			out, mode := residual(R)
 			if L.postFFN != 0 {
 				out, mode = R.part, 0
+			}
+			if out == R.x && quantized(L.down.dt) { // the next layer's qkv (or the output projection) reads x as down leaves it
+				if l+1 < c.Layers && quantized(R.m.layers[l+1].qkv.dt) {
+					t.qfuse = &qfuseReq{g: R.m.layers[l+1].attnNorm}
+				} else if l+1 == c.Layers && logits != model.LogitsNone && quantized(R.m.out.dt) {
+					t.qfuse = &qfuseReq{g: R.m.outNorm}
+				}
 			}
 			if err := t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0); err != nil {
 				return err

@@ -391,7 +391,7 @@ func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int) error {
 	if err := h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
 		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
 		ptr(h.dstep(s)), ptr(h.ropeCos), ptr(h.ropeSin), i32(c.Heads), i32(c.KVHeads), f32(scale), i32(0), i32(h.tune.AttnMin),
-		ptr(0), ptr(0), ptr(0), f32(0), i32(0)); err != nil { // rotate-half RoPE (inter 0), as the head was trained; no biases, head norms or window
+		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0)); err != nil { // rotate-half RoPE (inter 0), as the head was trained; no biases, head norms or window
 		return err
 	}
 	if err := h.matvec("wo", res, c.Dim, h.att, 0, h.wo, T, 1, 0); err != nil { // res += att · woᵀ

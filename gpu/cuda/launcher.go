@@ -20,4 +20,6 @@ type launcher struct {
 	prof   *profiler // set while ProfileStep times each kernel
 	eps    float32   // the model's RMSNorm epsilon (fused norms)
 	gelu   bool      // the GLU's activation is GELU-tanh (Gemma 3: the GLU kernels' act argument), not SiLU
+	qfuse  *qfuseReq // the next quantized product quantizes its output for the one after (quant.go)
+	qin    qready    // what the last quantized product quantized of its output, for the next one
 }

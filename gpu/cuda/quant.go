@@ -6,14 +6,49 @@ import (
 	"fmt"
 
 	"gorgonia.org/cu"
+
+	"rigscope/engine/tensor"
 )
 
 // Products with quantized weights (kernels/quant.cu): the activation x
-// (T, cols) is quantized once per product by qx into the weight's scratch
-// (int8 per element, a float scale per 32 and the sum of each 16; with a
-// fused RMSNorm, x*g and the sums of squares of x), then mq* dots every
-// weight block, as stored, with it in integers (dp4a) and combines the
-// groups in float32.
+// (T, cols) is quantized (int8 per element, a float scale per 32 and the
+// sum of each 16; with a fused RMSNorm, x*g and the sums of squares of x)
+// into the model's scratch, then mq* dots every weight block, as stored,
+// with it in integers (dp4a) and combines the groups in float32.
+//
+// Who quantizes x: where a quantized product's output is the next
+// quantized product's input (down -> the next layer's qkv, wo -> gate/up,
+// gate/up -> down, the last down -> the output projection), enqueue asks
+// the producer to quantize its own output (qfuse: mq_quant_out, the last
+// block of each 32 columns), into the scratch buffer it does not read, and
+// the consumer takes it (qin) instead of launching qx. Everything else
+// (the first layer's qkv, TP's allreduced x, Gemma 3's post-norms) runs
+// qx first; wo's x the attention quantizes as it stores it (att_quant).
+// All write the same bits (qx32).
+
+// qscratch is a model's activation scratch for its quantized products: two
+// buffers of qxBytes(cols) (a product reads one and quantizes its output
+// into the other) and the fused quantization's per-32-column counters
+// (zeroed; the last block of a group resets its counter).
+type qscratch struct {
+	buf  [2]cu.DevicePtr
+	cnt  cu.DevicePtr
+	cols int
+}
+
+// qready is an activation a producer quantized: x (T, cols) [times g] in
+// the scratch buffer buf.
+type qready struct {
+	x, g    cu.DevicePtr
+	T, cols int
+	buf     cu.DevicePtr
+}
+
+// qfuseReq asks the next quantized product to quantize its output for a
+// consumer whose fused RMSNorm weight is g (0: none).
+type qfuseReq struct {
+	g cu.DevicePtr
+}
 
 // mqRows is MQ_ROWS in quant.cu: the rows a block of mq* owns for T tokens.
 func mqRows(T int) int {
@@ -24,11 +59,11 @@ func mqRows(T int) int {
 }
 
 // mqSplit is mqSplit for this device, or the K split cuda-check forces.
-func (t *launcher) mqSplit(rows int) int {
+func (t *launcher) mqSplit(rows int, dt tensor.DType) int {
 	if t.mqks != 0 {
 		return t.mqks
 	}
-	return mqSplit(rows, t.dev.SMs)
+	return mqSplit(rows, t.dev.SMs, dt)
 }
 
 // mqGrid is the grid of an mq* product of rows rows at T tokens split ks
@@ -38,9 +73,9 @@ func mqGrid(rows, T, ks int) [3]int {
 	return [3]int{(rows + per - 1) / per, 1, 1}
 }
 
-// qxPtrs are the parts of the activation scratch at xq for rows of K
-// values: int8 (MaxTokens, K), float2 (MaxTokens, K/16), float sums of
-// squares per 32-block (MaxTokens, K/32).
+// qxPtrs are the parts of the activation scratch buffer at xq for rows of
+// K values (qx_parts in quant.cu): int8 (MaxTokens, K), float2
+// (MaxTokens, K/16), float sums of squares per 32-block (MaxTokens, K/32).
 func qxPtrs(xq cu.DevicePtr, K int) (q, m, ss cu.DevicePtr) {
 	q = xq
 	m = q + cu.DevicePtr(MaxTokens*K)
@@ -48,50 +83,94 @@ func qxPtrs(xq cu.DevicePtr, K int) (q, m, ss cu.DevicePtr) {
 	return q, m, ss
 }
 
-// quantizeX launches qx: x (T, K) [times norm's g] into w's scratch, in
-// the activation order of w's type.
+// qxRows is qxPtrs from row t0 on.
+func qxRows(xq cu.DevicePtr, K, t0 int) (q, m, ss cu.DevicePtr) {
+	q, m, ss = qxPtrs(xq, K)
+	return q + cu.DevicePtr(t0*K), m + cu.DevicePtr(t0*K/16*8), ss + cu.DevicePtr(t0*K/32*4)
+}
+
+// quantizeX launches qx: x (T, K) [times norm's g] into buffer 0 of w's
+// scratch.
 func (t *launcher) quantizeX(x cu.DevicePtr, w dweight, T int, norm cu.DevicePtr) (q, m, ss cu.DevicePtr, err error) {
-	if w.xq == 0 {
+	if w.qs == nil {
 		return 0, 0, 0, fmt.Errorf("cuda: %v matrix (%d, %d) has no activation scratch", w.dt, w.rows, w.cols)
 	}
-	q, m, ss = qxPtrs(w.xq, w.cols)
+	q, m, ss = qxPtrs(w.qs.buf[0], w.cols)
 	err = t.kernel("quantx", 0, "qx", [3]int{(w.cols/32 + 7) / 8, T, 1}, [3]int{256, 1, 1},
-		ptr(q), ptr(m), ptr(ss), ptr(x), ptr(norm), i32(w.cols), i32(qxPerm(w.dt)))
+		ptr(q), ptr(m), ptr(ss), ptr(x), ptr(norm), i32(w.cols))
 	return q, m, ss, err
+}
+
+// quantIn is the quantized x (T, w.cols) [times norm] for w's product:
+// what the previous product left in the scratch (qin) when it is that,
+// else qx's. in is the buffer read.
+func (t *launcher) quantIn(x cu.DevicePtr, w dweight, T int, norm cu.DevicePtr) (q, m, ss, in cu.DevicePtr, err error) {
+	r := t.qin
+	t.qin = qready{}
+	if r.buf != 0 && r.g == norm && r.cols == w.cols && x >= r.x && (x-r.x)%cu.DevicePtr(4*r.cols) == 0 {
+		if t0 := int(x-r.x) / (4 * r.cols); t0+T <= r.T {
+			q, m, ss = qxRows(r.buf, r.cols, t0)
+			return q, m, ss, r.buf, nil
+		}
+	}
+	q, m, ss, err = t.quantizeX(x, w, T, norm)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	return q, m, ss, w.qs.buf[0], nil
+}
+
+// fuseOut takes the pending qfuse request for a product of w writing out
+// (T, ldo) while reading scratch buffer in: the buffer, g and counters the
+// kernel quantizes its output with (all 0 when it does not), and records
+// the result as the next product's qin.
+func (t *launcher) fuseOut(w dweight, out cu.DevicePtr, ldo, T int, in cu.DevicePtr) (qo, g, cnt cu.DevicePtr) {
+	req := t.qfuse
+	t.qfuse = nil
+	if req == nil || w.qs == nil || ldo != w.rows || w.rows%32 != 0 || w.rows > w.qs.cols || T > MaxTokens {
+		return 0, 0, 0
+	}
+	qo = w.qs.buf[0]
+	if in == qo {
+		qo = w.qs.buf[1]
+	}
+	t.qin = qready{x: out, g: req.g, T: T, cols: w.rows, buf: qo}
+	return qo, req.g, w.qs.cnt
 }
 
 // qmatvec is matvec for a quantized w: out (T, ldo) [+]= x (T, cols) .
 // w^T, x rmsnorm(x, norm) when norm is set; the parts of a mixed stack
-// write their columns of out, x quantized again (the same values) only
-// where a part's type reads another order (Q4_K_M's Q6_K attn_v).
+// write their columns of out from the one quantized x.
 func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
 	parts := w.parts
 	if len(parts) == 0 {
 		parts = []dweight{w}
 	}
-	var q, m, ss cu.DevicePtr
-	perm := -1
+	q, m, ss, in, err := t.quantIn(x, w, T, norm)
+	if err != nil {
+		return err
+	}
+	var qo, qg, qcnt cu.DevicePtr
+	if len(w.parts) == 0 && norm == 0 {
+		qo, qg, qcnt = t.fuseOut(w, out, ldo, T, in)
+	}
+	t.qfuse = nil
 	row := 0
 	for _, p := range parts {
 		suf, err := kernelSuffix(p.dt)
 		if err != nil {
 			return err
 		}
-		if qxPerm(p.dt) != perm {
-			if q, m, ss, err = t.quantizeX(x, p, T, norm); err != nil {
-				return err
-			}
-			perm = qxPerm(p.dt)
-		}
 		o := out + cu.DevicePtr(4*row)
-		ks := t.mqSplit(p.rows)
+		ks := t.mqSplit(p.rows, p.dt)
 		grid, block := mqGrid(p.rows, T, ks), [3]int{mvThreads, 1, 1}
 		if norm != 0 {
 			err = t.kernel(cat, p.bytes(), fmt.Sprintf("mqn_%s_%d", suf, bucket(T)), grid, block,
 				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), f32(t.eps), i32(ks))
 		} else {
 			err = t.kernel(cat, p.bytes(), fmt.Sprintf("mq_%s_%d", suf, bucket(T)), grid, block,
-				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode), i32(ks))
+				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode), i32(ks),
+				ptr(qo), ptr(qg), ptr(qcnt))
 		}
 		if err != nil {
 			return err
@@ -102,10 +181,10 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 }
 
 // qglu is glu for quantized gate and up (one type): out (T, rows) =
-// silu(rmsnorm(x).g^T) * (rmsnorm(x).u^T).
+// act(rmsnorm(x).g^T) * (rmsnorm(x).u^T), act SiLU or (t.gelu) GELU-tanh.
 func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr) error {
-	if len(g.parts) > 0 || len(u.parts) > 0 || g.rows != u.rows || g.cols != u.cols {
-		return fmt.Errorf("cuda: gate (%d, %d) and up (%d, %d) must be single matrices of one shape", g.rows, g.cols, u.rows, u.cols)
+	if len(g.parts) > 0 || len(u.parts) > 0 || g.rows != u.rows || g.cols != u.cols || g.dt != u.dt {
+		return fmt.Errorf("cuda: gate (%v %d, %d) and up (%v %d, %d) must be single matrices of one type and shape", g.dt, g.rows, g.cols, u.dt, u.rows, u.cols)
 	}
 	if norm == 0 {
 		return fmt.Errorf("cuda: the quantized GLU needs its RMSNorm weight")
@@ -114,12 +193,30 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	if err != nil {
 		return err
 	}
-	q, m, ss, err := t.quantizeX(x, g, T, norm)
+	q, m, ss, in, err := t.quantIn(x, g, T, norm)
 	if err != nil {
 		return err
 	}
-	ks := t.mqSplit(g.rows)
+	qo, qg, qcnt := t.fuseOut(g, out, g.rows, T, in)
+	act := 0
+	if t.gelu {
+		act = 1
+	}
+	ks := t.mqSplit(g.rows, g.dt)
 	return t.kernel("gate_up", g.bytes()+u.bytes(), fmt.Sprintf("mqg_%s_%d", suf, bucket(T)),
 		mqGrid(g.rows, T, ks), [3]int{mvThreads, 1, 1},
-		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps), i32(ks))
+		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps), i32(ks),
+		i32(act), ptr(qo), ptr(qg), ptr(qcnt))
+}
+
+// attnQuantOut is the scratch buffer the attention quantizes its output
+// (T, hq*hd) into for wo (att_quant in attention.cu), or 0 where wo is not
+// one quantized matrix of those columns or a head is not whole 32-blocks.
+// The qkv product before it is done with the scratch by then (the
+// attention waits for it), so buffer 0 is free.
+func attnQuantOut(wo dweight, hq, hd int) cu.DevicePtr {
+	if !quantized(wo.dt) || len(wo.parts) > 0 || wo.qs == nil || hd%32 != 0 || wo.cols != hq*hd || wo.cols > wo.qs.cols {
+		return 0
+	}
+	return wo.qs.buf[0]
 }

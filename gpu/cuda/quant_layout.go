@@ -12,42 +12,40 @@ import "rigscope/engine/tensor"
 const quantPad = 32
 
 // mqSplit is how many of a block's 4 warps split one row group's units
-// (ks in quant.cu) for a matrix of rows rows: 1 (each warp its own 4 rows,
-// the most units per lane, the least per-thread overhead) where that
-// still makes 16 warps per SM, else 2, else 4 (llama-8b: gate/up and the
-// output projection 1, qkv 2, wo and down 4). It depends on the shape and
-// the device only, never on T, so every T sums a row in the same order.
-func mqSplit(rows, sms int) int {
+// (ks in quant.cu) for a matrix of rows rows of type dt: 1 (each warp its
+// own 4 rows, the most units per lane, the least per-thread overhead)
+// where that still makes 16 warps per SM, else 2, else 4 (llama-8b:
+// gate/up and the output projection 1, qkv 2, wo and down 4), but at most
+// 2 for Q5_K and Q6_K, whose units cost more instructions to unpack (the
+// first H200 sweep: wo 11.3 vs 11.6 us, 12.2 vs 13.2; down 21.7 vs 24.9,
+// 25.0 vs 27.1 at ks 2 vs 4, and at T=5 too). It depends on the shape, the
+// type and the device only, never on T, so every T sums a row in the same
+// order.
+func mqSplit(rows, sms int, dt tensor.DType) int {
 	for _, ks := range []int{1, 2} {
 		if (rows+3)/4*ks >= 16*sms {
 			return ks
 		}
 	}
+	if dt == tensor.Q5_K || dt == tensor.Q6_K {
+		return 2
+	}
 	return 4
 }
 
-// qxPerm is the order qx stores a type's activation groups in (PERM in
-// quant.cu): 0 plain (Q8_0, Q4_0), 1 (Q4_K, Q5_K), 2 (Q6_K).
-func qxPerm(dt tensor.DType) int {
+// unitGroups is grp and GS of quant.cu's type for dt: the activation
+// slots (16-element groups in plain order) of unit u's two halves, g0 and
+// g0 + gs. Q8_0, Q4_0: the unit is a 32-block, groups 2u and 2u+1; Q4_K,
+// Q5_K: unit c of a super-block is half c%2 of sub-blocks 2(c/2) and
+// 2(c/2)+1; Q6_K: unit c = 4n + 2kk + h is half h of quarters kk and kk+2
+// of half n.
+func unitGroups(dt tensor.DType, u int) (g0, gs int) {
+	sb, c := u>>3, u&7
 	switch dt {
 	case tensor.Q4_K, tensor.Q5_K:
-		return 1
+		return 16*sb + 4*(c>>1) + c&1, 2
 	case tensor.Q6_K:
-		return 2
+		return 16*sb + c + 4*(c>>2), 4
 	}
-	return 0
-}
-
-// qxSlot is qx_slot in quant.cu: the slot of 16-element group g of a row
-// in activation order perm.
-func qxSlot(perm, g int) int {
-	base, l := g&^15, g&15
-	switch perm {
-	case 1:
-		return base + l&12 + 2*(l&1) + (l>>1)&1
-	case 2:
-		n, k, h := l>>3, (l>>1)&3, l&1
-		return base + 8*n + 4*(k&1) + 2*h + k>>1
-	}
-	return g
+	return 2 * u, 1
 }

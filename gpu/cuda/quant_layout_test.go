@@ -11,7 +11,8 @@ import (
 )
 
 // A Go model of kernels/quant.cu's weight decoding (unit, win/extract,
-// scale_min_pair, hi16, the dp4a dots) and of qx's group order (qxSlot),
+// scale_min_pair, hi16, the dp4a dots) and of the units' activation groups
+// (unitGroups),
 // checked against the CPU's DequantRow on random blocks at addresses of
 // every alignment, without a GPU. It mirrors the CUDA code line for line:
 // change both together. (On the device, cuda-check -checks quant compares
@@ -190,7 +191,7 @@ func qdp4a(a, b uint32, unsigned bool) int {
 
 // TestQuantLayoutModel: for every type, rows of random blocks (the last
 // ones at addresses of every alignment mod 16), the model's unit dots
-// against an activation stored in qxSlot order equal the dequantized rows'
+// against an activation stored in plain order (the groups unitGroups names) equal the dequantized rows'
 // dots to float64 rounding.
 func TestQuantLayoutModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -227,21 +228,23 @@ func TestQuantLayoutModel(t *testing.T) {
 			for i := range dx {
 				dx[i] = 0.5 + rng.Float64()
 			}
-			perm := qxPerm(dt)
-			sq, sm := make([]int8, K), make([][2]float64, K/16)
-			seen := map[int]bool{}
-			for g := 0; g < K/16; g++ {
-				sl := qxSlot(perm, g)
-				if seen[sl] || sl>>4 != g>>4 {
-					t.Fatalf("%v: qxSlot(%d, %d) = %d: not a permutation within the super-block", dt, perm, g, sl)
-				}
-				seen[sl] = true
-				copy(sq[16*sl:16*sl+16], xq[16*g:16*g+16])
+			sm := make([][2]float64, K/16) // per group: dx, dx * sum of its q (qx's float2)
+			for g := range sm {
 				sum := 0
 				for _, v := range xq[16*g : 16*g+16] {
 					sum += int(v)
 				}
-				sm[sl] = [2]float64{dx[g], dx[g] * float64(sum)}
+				sm[g] = [2]float64{dx[g], dx[g] * float64(sum)}
+			}
+			seen := map[int]bool{} // every group of the row exactly once
+			for u := 0; u < K/32; u++ {
+				g0, gs := unitGroups(dt, u)
+				for _, g := range []int{g0, g0 + gs} {
+					if seen[g] || g>>4 != u>>3 {
+						t.Fatalf("%v: unit %d: group %d twice or outside its super-block", dt, u, g)
+					}
+					seen[g] = true
+				}
 			}
 			for r := 0; r < rows; r++ {
 				cpu.DequantRow(W, tt, r)
@@ -252,10 +255,11 @@ func TestQuantLayoutModel(t *testing.T) {
 				var got float64
 				for u := 0; u < K/32; u++ {
 					o := decodeUnit(t, dt, m, m.base+r*rb, u)
+					g0, gs := unitGroups(dt, u)
 					for j := 0; j < 2; j++ {
-						sl, dot := 2*u+j, 0
+						sl, dot := g0+j*gs, 0
 						for i := 0; i < 4; i++ {
-							xw := binary.LittleEndian.Uint32([]byte{byte(sq[16*sl+4*i]), byte(sq[16*sl+4*i+1]), byte(sq[16*sl+4*i+2]), byte(sq[16*sl+4*i+3])})
+							xw := binary.LittleEndian.Uint32([]byte{byte(xq[16*sl+4*i]), byte(xq[16*sl+4*i+1]), byte(xq[16*sl+4*i+2]), byte(xq[16*sl+4*i+3])})
 							dot += qdp4a(o.q[j][i], xw, j == 1 && o.us1)
 						}
 						got += sm[sl][0]*float64(o.a[j])*float64(dot) - float64(o.b[j])*sm[sl][1]
@@ -271,9 +275,14 @@ func TestQuantLayoutModel(t *testing.T) {
 
 // TestMQSplit: llama-8b's shapes on an H200 (132 SMs).
 func TestMQSplit(t *testing.T) {
-	for _, c := range []struct{ rows, want int }{{14336, 1}, {128256, 1}, {6144, 2}, {4096, 4}, {512, 4}} {
-		if got := mqSplit(c.rows, 132); got != c.want {
-			t.Errorf("mqSplit(%d, 132) = %d, want %d", c.rows, got, c.want)
+	for _, c := range []struct {
+		rows int
+		dt   tensor.DType
+		want int
+	}{{14336, tensor.Q4_K, 1}, {128256, tensor.Q6_K, 1}, {6144, tensor.Q4_K, 2}, {4096, tensor.Q4_K, 4}, {512, tensor.Q8_0, 4},
+		{4096, tensor.Q6_K, 2}, {4096, tensor.Q5_K, 2}, {6144, tensor.Q6_K, 2}} {
+		if got := mqSplit(c.rows, 132, c.dt); got != c.want {
+			t.Errorf("mqSplit(%d, 132, %v) = %d, want %d", c.rows, c.dt, got, c.want)
 		}
 	}
 }

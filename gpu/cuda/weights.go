@@ -16,7 +16,7 @@ import (
 // dweight is a weight matrix (rows, cols) in device memory. The
 // quantized types (quantized: Q4_K, Q5_K, Q6_K, Q4_0, Q8_0) are uploaded
 // as the file stores them, ggml blocks row after row (kernels/quant.cu reads
-// them), and xq points at the model's activation scratch (qxBytes); a stack
+// them), and qs points at the model's activation scratch (qscratch); a stack
 // of quantized matrices of different types (a Q4_K_M file's Q4_K Wq, Wk
 // and Q6_K Wv) is kept as parts, each its own matrix, that share one
 // quantized activation. Other types are dense row-major in their file
@@ -27,8 +27,8 @@ type dweight struct {
 	w, s       cu.DevicePtr
 	rows, cols int
 	tiled      bool
-	xq         cu.DevicePtr // quantized: the activation scratch, at least qxBytes(cols)
-	parts      []dweight    // quantized stacks of mixed types: the runs of one type, in row order
+	qs         *qscratch // quantized: the model's activation scratch (quant.go), at least cols wide
+	parts      []dweight // quantized stacks of mixed types: the runs of one type, in row order
 }
 
 // useTensorCores says whether bf16 layer matrices and the output
@@ -80,10 +80,13 @@ func quantized(dt tensor.DType) bool {
 	return false
 }
 
-// qxBytes is the activation scratch of rows of cols values quantized by
-// qx (quant.cu): int8 (MaxTokens, cols), float2 (MaxTokens, cols/16), float
-// sums of squares (MaxTokens, cols/32).
+// qxBytes is one activation scratch buffer of rows of cols values
+// quantized by qx (quant.cu): int8 (MaxTokens, cols), float2 (MaxTokens,
+// cols/16), float sums of squares (MaxTokens, cols/32).
 func qxBytes(cols int) int64 { return int64(MaxTokens) * int64(cols) * 13 / 8 } // 1 + 8/16 + 4/32 bytes per value
+
+// qscratchBytes is a qscratch of cols: two buffers and the counters.
+func qscratchBytes(cols int) int64 { return 2*qxBytes(cols) + int64(4*(cols/32+1)) }
 
 // bytes is the device memory the weight reads per pass.
 func (w dweight) bytes() int64 {
@@ -121,22 +124,26 @@ type dmodel struct {
 	out     dweight      // (vocab, dim)
 	arch    archWeights  // RoPE divisors (arch.go)
 	allocs  []cu.DevicePtr
-	xq      cu.DevicePtr // activation scratch of the quantized products (qxBytes(xqCols))
-	xqCols  int
+	qs      *qscratch // activation scratch of the quantized products
 }
 
 // scratch is the model's activation scratch for quantized products of
 // cols columns, allocated (larger) when the one it has is too small.
 // Every product of a rank runs on its stream in order, so they share it.
-func (m *dmodel) scratch(cols int) (cu.DevicePtr, error) {
-	if m.xqCols < cols {
-		p, err := m.alloc(qxBytes(cols))
+func (m *dmodel) scratch(cols int) (*qscratch, error) {
+	if m.qs == nil || m.qs.cols < cols {
+		p, err := m.alloc(qscratchBytes(cols))
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		m.xq, m.xqCols = p, cols
+		b := qxBytes(cols)
+		qs := &qscratch{buf: [2]cu.DevicePtr{p, p + cu.DevicePtr(b)}, cnt: p + cu.DevicePtr(2*b), cols: cols}
+		if err := cu.MemsetD32(qs.cnt, 0, int64(cols/32+1)); err != nil {
+			return nil, fmt.Errorf("cuda: clear the quantization counters: %w", err)
+		}
+		m.qs = qs
 	}
-	return m.xq, nil
+	return m.qs, nil
 }
 
 func (m *dmodel) alloc(n int64) (cu.DevicePtr, error) {
@@ -224,7 +231,7 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 				return w, err
 			}
 			w.parts = append(w.parts, p)
-			w.xq = p.xq
+			w.qs = p.qs
 			i = j
 		}
 		return w, nil
@@ -236,7 +243,7 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 	}
 	var err error
 	if quantized(dt) { // as stored; the products quantize x into the scratch
-		if w.xq, err = m.scratch(cols); err != nil {
+		if w.qs, err = m.scratch(cols); err != nil {
 			return w, err
 		}
 		all = append(all, make([]byte, quantPad)...)
@@ -299,7 +306,7 @@ func modelBytes(w *model.Weights) int64 {
 		n += dweight{dt: t.DType, rows: t.Rows(), cols: t.Cols()}.bytes()
 	}
 	if c := quantCols(w); c > 0 {
-		n += qxBytes(c)
+		n += qscratchBytes(c)
 	}
 	return n
 }
