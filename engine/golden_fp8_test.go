@@ -8,125 +8,100 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"rigscope/engine/loader/safetensors"
 	"rigscope/engine/model"
+	"rigscope/engine/quant"
 	"rigscope/engine/tensor"
-	"rigscope/engine/tensor/cpu"
 	"rigscope/internal/fixtures"
 )
 
-// fp8Scheme is one way FP8 checkpoints lay out their scales.
-type fp8Scheme struct {
-	name                 string
-	blockRows, blockCols int            // 0: the matrix's rows or cols
-	quant                map[string]any // config.json's quantization_config
-	scaleShape           func(rows, cols int) []int
-	suffix               string
-}
-
-var fp8Schemes = []fp8Scheme{
-	{"per-tensor", 0, 0, map[string]any{"quant_method": "fp8", "activation_scheme": "static"},
-		func(int, int) []int { return []int{} }, ".weight_scale"},
-	{"per-channel", 1, 0, map[string]any{"quant_method": "fp8", "activation_scheme": "dynamic"},
-		func(rows, _ int) []int { return []int{rows, 1} }, ".weight_scale"},
-	{"block-128", 128, 128, map[string]any{"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": []int{128, 128}},
-		func(rows, cols int) []int { return []int{(rows + 127) / 128, (cols + 127) / 128} }, ".weight_scale_inv"},
-}
-
-var fp8Projection = regexp.MustCompile(`^model\.layers\.\d+\.(self_attn|mlp)\.\w+_proj\.weight$`)
-
-// writeFP8Checkpoint writes into a new folder the HF checkpoint at src with
-// every projection weight quantized to e4m3 in scheme s (the embeddings,
-// norms and lm_head stay as they are, as the FP8 releases keep them), and,
-// when twin is set, a second folder whose projections are float32 holding
-// exactly the dequantized FP8 values (the oracle of exact FP8 execution).
-func writeFP8Checkpoint(t *testing.T, src string, s fp8Scheme, corrupt func(scale *tensor.Tensor)) (fp8Dir, twinDir string) {
+// writeFP8Checkpoint writes gocoder-style checkpoint src in scheme s
+// (quant.WriteFP8) and, when corrupt is set, passes it the scale tensor of
+// model.layers.1.mlp.up_proj to change before the file is written back;
+// twinDir is a float32 checkpoint of exactly the FP8 file's values, read
+// back from the written bytes by the scheme's definition (not by the
+// loader or kernels under test): the oracle of exact FP8 execution.
+func writeFP8Checkpoint(t *testing.T, src string, s quant.FP8Scheme, corrupt func(scale *tensor.Tensor)) (fp8Dir, twinDir string) {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join(src, "model.safetensors"))
+	fp8Dir, twinDir = t.TempDir(), t.TempDir()
+	if err := quant.WriteFP8(src, fp8Dir, s); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.Open(filepath.Join(fp8Dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var quant, twin []*tensor.Tensor
+	dtypes := map[string]tensor.DType{"F32": tensor.F32, "BF16": tensor.BF16, "F16": tensor.F16, "F8_E4M3": tensor.F8_E4M3}
+	var all, twin []*tensor.Tensor
+	raw := map[string]*tensor.Tensor{}
 	for _, ti := range f.Tensors {
-		w, err := f.Tensor(ti.Name)
+		_, data, err := f.Raw(ti.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !fp8Projection.MatchString(ti.Name) {
-			quant, twin = append(quant, w), append(twin, w)
-			continue
+		x := &tensor.Tensor{Name: ti.Name, DType: dtypes[ti.FileDType], Shape: ti.Shape, Data: append([]byte(nil), data...)}
+		if corrupt != nil && strings.HasPrefix(ti.Name, "model.layers.1.mlp.up_proj.weight_scale") {
+			corrupt(x)
 		}
-		rows, cols := w.Rows(), w.Cols()
-		vals := make([]float32, rows*cols)
-		for r := range rows {
-			cpu.DequantRow(vals[r*cols:(r+1)*cols], w, r)
-		}
-		br, bc := s.blockRows, s.blockCols
-		if br == 0 {
-			br = rows
-		}
-		if bc == 0 {
-			bc = cols
-		}
-		q, err := tensor.QuantizeFP8(ti.Name, rows, cols, vals, br, bc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := &tensor.Tensor{Name: strings.TrimSuffix(ti.Name, ".weight") + s.suffix, DType: tensor.F32, Shape: s.scaleShape(rows, cols), Data: make([]byte, 4*len(q.Scales.Values))}
-		for i, v := range q.Scales.Values {
-			binary.LittleEndian.PutUint32(sc.Data[4*i:], math.Float32bits(v))
-		}
-		if corrupt != nil && strings.HasPrefix(ti.Name, "model.layers.1.mlp.up_proj") {
-			corrupt(sc)
-		}
-		quant = append(quant, q, sc)
-		deq := &tensor.Tensor{Name: ti.Name, DType: tensor.F32, Shape: []int{rows, cols}, Data: make([]byte, 4*rows*cols)}
-		gc := (cols + bc - 1) / bc // the twin's values by the scheme's definition, not by the code under test
-		tensor.FillRows(deq, func(r int, row []float32) {
-			for c := range row {
-				row[c] = tensor.E4M3ToF32(q.Data[r*cols+c]) * q.Scales.Values[(r/br)*gc+c/bc]
+		all, raw[ti.Name] = append(all, x), x
+	}
+	for _, x := range all {
+		switch {
+		case x.DType == tensor.F8_E4M3:
+			rows, cols := x.Shape[0], x.Shape[1]
+			sc := raw[strings.TrimSuffix(x.Name, ".weight")+".weight_scale"]
+			br, bc := rows, cols // per tensor
+			if sc == nil {
+				sc, br, bc = raw[strings.TrimSuffix(x.Name, ".weight")+".weight_scale_inv"], 128, 128
+			} else if len(sc.Data) == 4*rows {
+				br = 1
 			}
-		})
-		twin = append(twin, deq)
+			gc := (cols + bc - 1) / bc
+			deq := &tensor.Tensor{Name: x.Name, DType: tensor.F32, Shape: []int{rows, cols}, Data: make([]byte, 4*rows*cols)}
+			tensor.FillRows(deq, func(r int, row []float32) {
+				for c := range row {
+					i := (r/br)*gc + c/bc
+					row[c] = tensor.E4M3ToF32(x.Data[r*cols+c]) * math.Float32frombits(binary.LittleEndian.Uint32(sc.Data[4*i:]))
+				}
+			})
+			twin = append(twin, deq)
+		case strings.Contains(x.Name, "_scale"):
+		default:
+			twin = append(twin, x)
+		}
 	}
-	cfgRaw, err := os.ReadFile(filepath.Join(src, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(tensors []*tensor.Tensor, quantCfg map[string]any) string {
-		dir := t.TempDir()
-		var cfg map[string]any
-		if err := json.Unmarshal(cfgRaw, &cfg); err != nil {
-			t.Fatal(err)
-		}
-		if quantCfg != nil {
-			cfg["quantization_config"] = quantCfg
-		}
-		b, _ := json.Marshal(cfg)
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	write := func(dir string, ts []*tensor.Tensor) {
 		out, err := os.Create(filepath.Join(dir, "model.safetensors"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer out.Close()
-		if err := safetensors.Write(out, tensors, nil); err != nil {
+		if err := safetensors.Write(out, ts, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"tokenizer.json", "tokenizer.model", "tokenizer_config.json", "generation_config.json"} {
-			if err := os.Symlink(filepath.Join(src, name), filepath.Join(dir, name)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
 	}
-	return write(quant, s.quant), write(twin, nil)
+	if corrupt != nil {
+		f.Close()
+		write(fp8Dir, all)
+	}
+	write(twinDir, twin)
+	cfgRaw, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(twinDir, "config.json"), cfgRaw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tokenizer.json", "tokenizer.model", "tokenizer_config.json", "generation_config.json"} {
+		if err := os.Symlink(filepath.Join(src, name), filepath.Join(twinDir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fp8Dir, twinDir
 }
 
 // TestGoldenFP8 quantizes gocoder-14m's projections to e4m3 in each scale
@@ -142,9 +117,9 @@ func TestGoldenFP8(t *testing.T) {
 	ref := loadReference(t)
 	src := fixtures.Path(t, "gocoder-14m-hf")
 	var table strings.Builder
-	for _, s := range fp8Schemes {
-		t.Run(s.name, func(t *testing.T) {
-			fp8Dir, twinDir := writeFP8Checkpoint(t, src, s, nil)
+	for _, s := range quant.FP8Schemes {
+		t.Run(s.Name, func(t *testing.T) {
+			fp8Dir, twinDir := writeFP8Checkpoint(t, src, s.Scheme, nil)
 			eng, err := Open(context.Background(), fp8Dir, Options{CtxLen: 1024})
 			if err != nil {
 				t.Fatal(err)
@@ -194,7 +169,7 @@ func TestGoldenFP8(t *testing.T) {
 				}
 			}
 			fmt.Fprintf(&table, "%-12s vs bf16 reference: %2d of %d prompts in full, %d of %d greedy tokens before the first difference, max first-step logit diff %.3g\n",
-				s.name, full, len(prompts), sumPrefix, sumLen, maxRefDiff)
+				s.Name, full, len(prompts), sumPrefix, sumLen, maxRefDiff)
 			if 2*sumPrefix < sumLen {
 				t.Errorf("%d of %d greedy tokens before the first difference from the bf16 reference, want at least half", sumPrefix, sumLen)
 			}
@@ -227,22 +202,39 @@ func TestFP8Refusals(t *testing.T) {
 	setF32 := func(v float32) func(*tensor.Tensor) {
 		return func(sc *tensor.Tensor) { binary.LittleEndian.PutUint32(sc.Data, math.Float32bits(v)) }
 	}
-	block := fp8Schemes[2]
 	for _, c := range []struct {
 		name    string
-		scheme  fp8Scheme
+		scheme  quant.FP8Scheme
 		corrupt func(*tensor.Tensor)
 		want    string
+		noQuant bool // config.json without its quantization_config
 	}{
-		{"nan", block, setF32(float32(math.NaN())), `scale tensor "model.layers.1.mlp.up_proj.weight_scale_inv": scales: scale 0 (block row 0, block column 0) is NaN`},
-		{"inf", fp8Schemes[1], setF32(float32(math.Inf(1))), `"model.layers.1.mlp.up_proj.weight_scale": scales: scale 0 (block row 0, block column 0) is +Inf`},
-		{"zero", fp8Schemes[0], setF32(0), "is 0; a scale must be finite and positive"},
-		{"block shape", block, func(sc *tensor.Tensor) { sc.Shape = []int{sc.Shape[1], sc.Shape[0]} }, "has shape [4 8], want [8 4] for 128x128 blocks"},
-		{"other layout", fp8Schemes[1], func(sc *tensor.Tensor) { sc.Shape = []int{16, 64} }, "implemented: per-tensor ([] or [1]), per-channel ([1024] or [1024, 1])"},
-		{"no quantization_config", fp8Scheme{quant: nil, scaleShape: fp8Schemes[0].scaleShape, suffix: ".weight_scale"}, nil, "quantization: 28 tensors (model.layers.0.mlp.down_proj.weight_scale"},
+		{"nan", quant.FP8Block128, setF32(float32(math.NaN())), `scale tensor "model.layers.1.mlp.up_proj.weight_scale_inv": scales: scale 0 (block row 0, block column 0) is NaN`, false},
+		{"inf", quant.FP8PerChannel, setF32(float32(math.Inf(1))), `"model.layers.1.mlp.up_proj.weight_scale": scales: scale 0 (block row 0, block column 0) is +Inf`, false},
+		{"zero", quant.FP8PerTensor, setF32(0), "is 0; a scale must be finite and positive", false},
+		{"negative", quant.FP8PerTensor, setF32(-1), "is -1; a scale must be finite and positive", false},
+		{"block shape", quant.FP8Block128, func(sc *tensor.Tensor) { sc.Shape = []int{sc.Shape[1], sc.Shape[0]} }, "has shape [4 8], want [8 4] for 128x128 blocks", false},
+		{"other layout", quant.FP8PerChannel, func(sc *tensor.Tensor) { sc.Shape = []int{16, 64} }, "implemented: per-tensor ([] or [1]), per-channel ([1024] or [1024, 1])", false},
+		{"no quantization_config", quant.FP8PerTensor, nil, "quantization: 28 tensors (model.layers.0.mlp.down_proj.weight_scale", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, _ := writeFP8Checkpoint(t, src, c.scheme, c.corrupt)
+			if c.noQuant {
+				p := filepath.Join(dir, "config.json")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cfg map[string]any
+				if err := json.Unmarshal(b, &cfg); err != nil {
+					t.Fatal(err)
+				}
+				delete(cfg, "quantization_config")
+				b, _ = json.Marshal(cfg)
+				if err := os.WriteFile(p, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			e, err := Open(context.Background(), dir, Options{CtxLen: 64})
 			if err == nil {
 				e.Close()
