@@ -516,3 +516,5 @@ extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
 #include "arch.cu"
 #include "gemm.cu"
 #include "flash.cu"
+
+#include "fp8.cu"

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 )
 
 // rankState is one tensor-parallel rank of a Target: its shard of the
@@ -175,6 +176,15 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 // LoadSyntheticTP builds a bf16 model of cfg's shape on the device itself,
 // split over tp ranks that share it (for benchmarks).
 func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (*Target, error) {
+	return LoadSyntheticTPType(d, cfg, tp, ctxLen, seed, tensor.BF16)
+}
+
+// LoadSyntheticTPType is LoadSyntheticTP with the layer matrices in dt:
+// BF16, or F8_E4M3 with 128x128 block scales (syntheticModel).
+func LoadSyntheticTPType(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, dt tensor.DType) (*Target, error) {
+	if dt != tensor.BF16 && dt != tensor.F8_E4M3 {
+		return nil, fmt.Errorf("cuda: synthetic weights of type %v are not implemented (BF16, F8_E4M3 are)", dt)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -200,7 +210,7 @@ func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (
 	}
 	var ms []*dmodel
 	for r := range dims {
-		m, err := syntheticModel(d, cfg, dims[r], seed+uint32(1000*r))
+		m, err := syntheticModel(d, cfg, dims[r], seed+uint32(1000*r), dt)
 		if err != nil {
 			for _, m := range ms {
 				m.free()
