@@ -246,3 +246,50 @@ func TestFP8Refusals(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenFP8TensorParallel: a block-scaled FP8 file split over 2 and 4
+// ranks (each shard keeps its rows' and columns' blocks' scales:
+// tensor.Scales views at row and column offsets) gives TP=1's greedy
+// tokens, 5 of the first 6 prompts in full (the slowest of the FP8 tests
+// kept to the scheme whose views have both offsets).
+func TestGoldenFP8TensorParallel(t *testing.T) {
+	skipUnderRace(t)
+	ref := loadReference(t)
+	src := fixtures.Path(t, "gocoder-14m-hf")
+	const n = 16
+	for _, s := range quant.FP8Schemes[2:] {
+		t.Run(s.Name, func(t *testing.T) {
+			dir, _ := writeFP8Checkpoint(t, src, s.Scheme, nil)
+			eng, err := Open(context.Background(), dir, Options{CtxLen: 1024, CacheDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			gen := func(cfg RunConfig) []int32 {
+				t.Helper()
+				var got []int32
+				if _, err := eng.Run(context.Background(), cfg, func(ev Event) {
+					for _, tk := range ev.Tokens {
+						got = append(got, tk.ID)
+					}
+				}); err != nil {
+					t.Fatalf("%+v: %v", cfg, err)
+				}
+				return got
+			}
+			for _, tp := range []int{2, 4} {
+				full, prompts := 0, ref.Prompts[:6]
+				for _, p := range prompts {
+					base := gen(RunConfig{PromptIDs: p.PromptIDs, MaxTokens: n})
+					got := gen(RunConfig{PromptIDs: p.PromptIDs, MaxTokens: n, TP: tp, AllReduce: "ring"})
+					if matchPrefix(got, base) == len(base) && len(got) == len(base) {
+						full++
+					}
+				}
+				if full < len(prompts)-1 {
+					t.Errorf("TP=%d: %d of %d prompts equal TP=1 in full", tp, full, len(prompts))
+				}
+			}
+		})
+	}
+}
