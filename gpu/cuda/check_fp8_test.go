@@ -81,8 +81,10 @@ func fp8Ref64(ts ...*tensor.Tensor) []float64 {
 	return out
 }
 
-// tolFP8 bounds ||got-ref||/||ref||: the kernels round w = e4m3*scale to
-// float32 once and sum with float32 fmas, as the bf16 ones (~1e-7).
+// tolFP8 bounds ||got-ref||/||ref||: the kernels sum each 16-element
+// chunk's exact e4m3 values times x with float32 fmas, scale the chunk's
+// sum once and add it with one more fma (fp8.cu, Scaled), float32
+// rounding as the bf16 kernels' (~1e-7).
 const tolFP8 = 1e-5
 
 // checkFP8Kernels runs the products through the Target's dispatch (matvec,
