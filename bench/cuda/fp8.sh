@@ -14,17 +14,17 @@
 # Build here:
 #   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 #   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
-#   carry/m2 as bench/cuda/README.md makes it (gocoder-14m-hf and reference-public.json are what this reads)
-# Run there:   sh bench/cuda/fp8.sh   (carry ["carry/m2", "carry/rigscope-cuda.gz", "carry/cuda-check.test.gz"])
+#   mkdir -p carry/fp8m && cp -r ../shared/models/gocoder-14m-hf ../shared/models/reference-public.json carry/fp8m/   (or MODELS=carry/m2)
+# Run there:   sh bench/cuda/fp8.sh   (carry ["carry/fp8m", "carry/rigscope-cuda.gz", "carry/cuda-check.test.gz"])
 # Success: check.txt ends in "--- PASS: TestCUDACheck" (every row "ok");
-# bench.txt's llama-8b row "of bound" is the FP8 step's share of its bound
+# bench-f8_e4m3.txt's llama-8b row "of bound" is the FP8 step's share of its bound
 # (the target: >= 75%). Knobs: DTYPES (default "f8_e4m3"; add bf16
 # for the same call's bf16 row), MODELS, T_CHECK, T_BENCH.
 set -u
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
 gunzip -c carry/cuda-check.test.gz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test; C="/tmp/cuda-check.test -test.run TestCUDACheck -test.timeout 0 -test.v"
 O=${OUT:-/tmp/out}; mkdir -p "$O"
-timeout ${T_CHECK:-150} $C -models ${MODELS:-carry/m2} -checks fp8 > "$O/check.txt" 2>&1
+timeout ${T_CHECK:-150} $C -models ${MODELS:-carry/fp8m} -checks fp8 > "$O/check.txt" 2>&1
 echo "cuda-check fp8: exit $?"
 for dt in ${DTYPES:-f8_e4m3}; do
 	timeout ${T_BENCH:-120} $B cuda-bench --shapes llama-8b --tp 1 --dtype "$dt" > "$O/bench-$dt.txt" 2>&1
