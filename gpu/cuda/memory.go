@@ -70,6 +70,7 @@ func MaxContext(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("cuda: device %d: retain primary context: %w", ord, err)
 	}
+	defer dev.ReleasePrimaryCtx() // a target's Device holds its own reference
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cu.SetCurrentContext(ctx); err != nil {
