@@ -186,6 +186,9 @@ func forward(in Inputs, c Config, tokens int) (fwd, ar Range, basis string, miss
 		case pt.Calls > 0 && pt.AllReduceUs.V > 0:
 			ar = pt.AllReduceUs
 			basis += ", allreduce as rank 0 spent in its calls"
+		case pt.AllReduceUs.V > 0: // a device times its calls, not counting them
+			ar = pt.AllReduceUs
+			basis += ", allreduce as the device timed rank 0's calls"
 		case missB == nil:
 			ar = arB.Scale(n)
 			basis += ", allreduce per the table"
