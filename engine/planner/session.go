@@ -16,15 +16,15 @@ import (
 // machine's cached measurements, and the acceptance of logged runs. Its
 // methods may be called from several goroutines.
 type Session struct {
-	eng      *engine.Engine
-	timer    Timer // eng (tests replace it)
+	eng   *engine.Engine
+	timer Timer // eng (tests replace it)
 	// stepTable is the device step's own auto table per TP size
 	// (eng.StepAllReduceTable); nil on CPU ranks.
 	stepTable func(ctx context.Context, tpSize int) (*tp.AutoTable, error)
 	stepRead  map[int]bool // TP sizes whose step table this session read
-	device   string
-	cacheDir string
-	warn     func(string)
+	device    string
+	cacheDir  string
+	warn      func(string)
 
 	mu       sync.Mutex
 	in       Inputs
