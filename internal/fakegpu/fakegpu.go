@@ -160,6 +160,9 @@ func (t *Target) Forward(ctx context.Context, b model.Batch) ([]float32, error) 
 	return out, nil
 }
 
+// RankGPUs is the GPU of each rank: all share GPU 0, as cuda's ranks do.
+func (t *Target) RankGPUs() []int { return make([]int, t.ranks) }
+
 // AllReduceTime is rank 0's time in allreduce since SetAllReduce.
 func (t *Target) AllReduceTime() time.Duration { return t.total }
 
