@@ -31,6 +31,7 @@ type checkOptions struct {
 	jsonOut             string
 	keepCache           bool
 	warmup              bool
+	maxTime             time.Duration
 	maxErr, orderMargin float64
 }
 
@@ -39,6 +40,7 @@ func (c *checkOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
 	fs.StringVar(&c.jsonOut, "json-out", "", "with --check: also write the report as JSON to this file (every round's prediction and measurement)")
 	fs.BoolVar(&c.warmup, "warmup", false, "with --check: run each configuration once unmeasured right before its measured run (on a GPU: the step graphs, dropped when the backend changes between runs, are captured then, as the planner's timed forwards do in their warm-up)")
+	fs.DurationVar(&c.maxTime, "max-time", 0, "with --check: start no round that would end past this much time from the start, judging by the longest round so far, and report the rounds done (0: every round)")
 	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: round 1 predicts from the cached measurements instead of measuring afresh")
 	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
 	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
@@ -225,7 +227,14 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rows[i].Config = c
 		index[c] = i
 	}
+	rounds, longest := 0, time.Duration(0)
 	for round := range o.check.rounds {
+		if o.check.maxTime > 0 && round > 0 && time.Since(start)+longest > o.check.maxTime {
+			fmt.Fprintf(stderr, "plan --check: stopping after %d round(s): another would end past --max-time %s\n", round, o.check.maxTime)
+			break
+		}
+		roundStart := time.Now()
+		rounds = round + 1
 		if round > 0 || !o.check.keepCache {
 			s.plan.Forget()
 		}
@@ -270,10 +279,11 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				rows[i].Measured = append(rows[i].Measured, v)
 			}
 		}
+		longest = max(longest, time.Since(roundStart))
 	}
 	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
 		Setup: fmt.Sprintf("%s on %s; %s; %d tokens per run, %d round(s), each round measuring each TP size afresh and running its configurations at once%s; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
-			s.plan.Shape().Name, o.device, promptWords, o.check.maxTokens, o.check.rounds, warmWords(o.check.warmup))}
+			s.plan.Shape().Name, o.device, promptWords, o.check.maxTokens, rounds, warmWords(o.check.warmup))}
 	rep.summarize(o.check.orderMargin)
 	if o.check.jsonOut != "" {
 		data, err := json.MarshalIndent(rep, "", "  ")

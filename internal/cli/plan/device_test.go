@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,15 +32,18 @@ func TestCheckOnDevice(t *testing.T) {
 		extra  []string
 		rows   int
 		warmup bool
+		rounds int
 	}{
-		{"plain", []string{"--drafter", "none"}, 1 + 4, false},
-		{"plain, warm-up", []string{"--drafter", "none", "--warmup"}, 1 + 4, true},
-		{"ngram k=2", []string{"--drafter", "none,ngram", "--k", "2"}, 2 + 4*2, false},
+		{"plain", []string{"--drafter", "none", "--rounds", "2"}, 1 + 4, false, 2},
+		{"plain, warm-up", []string{"--drafter", "none", "--warmup", "--rounds", "2"}, 1 + 4, true, 2},
+		{"ngram k=2", []string{"--drafter", "none,ngram", "--k", "2", "--rounds", "2"}, 2 + 4*2, false, 2},
+		// --max-time: no second round would end in time; one is reported.
+		{"time limit", []string{"--drafter", "none", "--rounds", "5", "--max-time", "1ms"}, 1 + 4, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			jsonOut := filepath.Join(t.TempDir(), "check.json")
 			args := append([]string{"--check", "--device", "fakegpu-plan", "--model", "synthetic:tiny", "--ctx", "512", "--tp", "1,2",
-				"--allreduce", "oneshot,twoshot,host,auto", "--rounds", "2", "--reps", "2", "--max-tokens", "16", "--prompt-len", "16",
+				"--allreduce", "oneshot,twoshot,host,auto", "--reps", "2", "--max-tokens", "16", "--prompt-len", "16",
 				"--prompt", "func main() { return 1 }", "--json-out", jsonOut}, tc.extra...)
 			var out, errb bytes.Buffer
 			if err := Run(context.Background(), args, &out, &errb); err != nil {
@@ -50,6 +54,9 @@ func TestCheckOnDevice(t *testing.T) {
 				if !strings.Contains(s, want) {
 					t.Errorf("report lacks %q:\n%s", want, s)
 				}
+			}
+			if !strings.Contains(s, fmt.Sprintf("16 tokens per run, %d round(s)", tc.rounds)) {
+				t.Errorf("want %d round(s) reported:\n%s", tc.rounds, s)
 			}
 			if tc.warmup != strings.Contains(s, "after an unmeasured one") {
 				t.Errorf("warm-up %v, report setup:\n%s", tc.warmup, s)
@@ -67,7 +74,7 @@ func TestCheckOnDevice(t *testing.T) {
 			}
 			sawAuto := false
 			for _, r := range rep.Rows {
-				if r.Missing != "" || len(r.Measured) != 2 || len(r.Rounds) != 2 || r.Best <= 0 || r.Predicted.V <= 0 {
+				if r.Missing != "" || len(r.Measured) != tc.rounds || len(r.Rounds) != tc.rounds || r.Best <= 0 || r.Predicted.V <= 0 {
 					t.Errorf("%s: missing %q, measured %v, predicted %v", r.Config, r.Missing, r.Measured, r.Rounds)
 				}
 				sawAuto = sawAuto || r.Config.Backend == "auto"
