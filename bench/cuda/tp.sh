@@ -17,7 +17,7 @@
 #      the forward timed per backend), then runs every configuration, each
 #      after an unmeasured warm-up run (--warmup); the report is predicted
 #      against measured tok/s with the median absolute error (target 10%)
-#      and the paired backend ordering. At most about 2.5 minutes (PLAN_TIME).
+#      and the paired backend ordering. About 2 minutes at most (PLAN_TIME, and the load).
 #      PARTS=plan alone needs only carry/rigscope-cuda[.xz] and carry/m3.
 # Build here:
 #   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && xz -9 -f carry/rigscope-cuda
@@ -25,7 +25,7 @@
 #   carry/m3: gocoder-14m-hf, gocoder-14m-eagle3, reference-public.json (cp -al from ../shared/models)
 # Run there:  sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/cuda-check.test.xz", "carry/m3"])
 #             PARTS=plan sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/m3"])
-# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100), ROUNDS (7) and PLAN_TIME (140s: the plan check's rounds and time), T_PLAN (200 s); PARTS (default
+# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100), ROUNDS (7) and PLAN_TIME (100s: the plan check's rounds and time), T_PLAN (200 s); PARTS (default
 # "check bench generate serve allreduce bad plan") picks the parts to run.
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
@@ -81,7 +81,7 @@ if has plan; then
 	# --max-time: no round starts that would end past it (the rounds done
 	# are reported); the timeout is only a backstop.
 	timeout ${T_PLAN:-200} $B plan --check --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --allreduce oneshot,twoshot,host,auto \
-		--drafter none,ngram --k 2,4 --rounds ${ROUNDS:-7} --max-time ${PLAN_TIME:-140s} --max-tokens 128 --warmup --max-error 0.10 --prompt "func main() {" \
+		--drafter none,ngram --k 2,4 --rounds ${ROUNDS:-7} --max-time ${PLAN_TIME:-100s} --max-tokens 128 --warmup --max-error 0.10 --prompt "func main() {" \
 		--json-out "$O/plan.json" > "$O/plan.txt" 2> "$O/plan.err"
 	echo "plan rc $? in $(( $(date +%s) - start )) s" >> "$O/plan.txt"
 fi
