@@ -57,6 +57,11 @@ func checkPrefill(ctx context.Context, d *Device, models string, stdout io.Write
 		if err := checkPrefill8B(ctx, d, stdout, fa); err != nil {
 			errs = append(errs, err)
 		}
+		if !fa { // the cuBLAS path against the split path (check_prefill_cublas_test.go)
+			if err := checkPrefillCublas(ctx, d, models, stdout); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
