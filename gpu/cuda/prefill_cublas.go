@@ -175,14 +175,64 @@ func (t *Target) cbInit() error {
 			}
 		}
 	}
+	cb.b = b
+	if err := t.cbWarm(); err != nil {
+		return fail(fmt.Errorf("warm-up products: %w", err))
+	}
 	if err := t.stream.Synchronize(); err != nil {
-		return fail(fmt.Errorf("row-major copy of the layer weights: %w", err))
+		return fail(fmt.Errorf("row-major copy of the layer weights and warm-up products: %w", err))
 	}
 	if resident {
 		cb.copied = copyBytes
 	}
 	t.bufs = append(t.bufs, bufs...)
 	cb.b, cb.ready, cb.bufs = b, true, bufs
+	return nil
+}
+
+// cbWarm runs each of a layer's four product shapes once at PrefillChunk
+// tokens into the GLU buffer (its contents are scratch), so that cuBLAS
+// picks and loads its kernels (lazily loaded modules) at load, not in a
+// prompt's first chunk. wo and down add, as in the layers.
+func (t *Target) cbWarm() error {
+	p, R := &t.pf, t.ranks[0]
+	L, W := &R.m.layers[0], p.cb.layers[0]
+	room := 2 * R.dims.ffn // gu's row: the outputs below fit it
+	gu := 2 * R.dims.ffn   // gate and up in one product when adjacent (as cbLayerRun)
+	if W.gate != 0 && W.up != W.gate+cu.DevicePtr(L.gate.bytes()) {
+		gu = R.dims.ffn
+	}
+	blasMu.Lock()
+	defer blasMu.Unlock()
+	if err := p.cb.b.setStream(t.stream); err != nil {
+		return err
+	}
+	for _, m := range []struct {
+		w    cu.DevicePtr
+		x    cu.DevicePtr
+		N, K int
+		add  bool
+	}{
+		{W.qkv, p.ah, L.qkv.rows, L.qkv.cols, false},
+		{W.wo, p.ah, L.wo.rows, L.wo.cols, true},
+		{W.gate, p.ah, gu, L.gate.cols, false},
+		{W.down, p.hh, L.down.rows, L.down.cols, true},
+	} {
+		if m.N > room {
+			continue
+		}
+		w := m.w
+		if w == 0 {
+			w = p.cb.scratch
+		}
+		beta := float32(0)
+		if m.add {
+			beta = 1
+		}
+		if err := p.cb.b.gemmRows(p.cb.gu, m.N, m.x, w, m.N, m.K, PrefillChunk, 1, beta); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
