@@ -87,6 +87,9 @@ func (t *Target) cbInit() error {
 		}
 	}
 	R := t.ranks[0]
+	if len(R.m.layers) == 0 {
+		return fmt.Errorf("a model without layers")
+	}
 	if R.dims.ffn%2 != 0 || t.cfg.Dim%2 != 0 {
 		return fmt.Errorf("dim %d and FFN %d must be even (cb_prep, cb_glu)", t.cfg.Dim, R.dims.ffn)
 	}
@@ -104,6 +107,7 @@ func (t *Target) cbInit() error {
 		return p, nil
 	}
 	fail := func(err error) error {
+		t.stream.Synchronize() // untile and warm-up launches may still read or write the buffers
 		for _, p := range bufs {
 			cu.MemFree(p)
 		}
