@@ -5,7 +5,8 @@
 # --device cuda` with a 512-token prompt and one new token (its prefill_ms),
 # once per prefill mode in MODES (default "split bf16 cublas"; off: 16
 # tokens a forward; bf16fa: bf16 with tensor-core attention, experimental;
-# cublas: the products through cuBLAS, loaded at run time; cublasfa: cublas
+# cublas: the products through cuBLAS, loaded at run time (the default;
+# split when libcublas is missing); cublasfa: cublas
 # with bf16fa's attention). Each mode's stats.prefill_path (which path ran:
 # cuBLAS and its version, or why not) goes to $OUT/prefill.txt in round 1.
 # Run after bench/cuda/quant.sh on the same machine (it builds llama-bench

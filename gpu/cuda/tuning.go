@@ -23,7 +23,7 @@ type Tuning struct {
 	AttnRows    int    // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin     int    // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits  int    // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
-	Prefill     string // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (the default; prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (prefill_cublas.go)
+	Prefill     string // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
 	Warps       []tcwRule
 	RowTiles    map[string]rowTileRule // nil: the default policy (tcLaunch)
 	// Kinds left out, launched twice, or followed by an empty kernel
@@ -48,7 +48,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
 		AttnRows:    8,
 		AttnMin:     32,
-		Prefill:     prefillSplit,
+		Prefill:     prefillCublas, // split where cuBLAS cannot be loaded (initPrefill)
 		Warps:       tcwRules(get("RIGSCOPE_CUDA_TCW")),
 		Skip:        kinds(get("RIGSCOPE_CUDA_SKIP")),
 		Twice:       kinds(get("RIGSCOPE_CUDA_TWICE")),
