@@ -98,11 +98,15 @@ func cublasDirs() []string {
 	dirs := []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"}
 	home, _ := os.UserHomeDir()
 	for _, pat := range []string{
+		"/usr/local/cuda-*/lib64", // versioned toolkits without the /usr/local/cuda link
 		"/usr/local/lib/python3*/dist-packages/nvidia/cublas/lib",
 		"/usr/local/lib/python3*/site-packages/nvidia/cublas/lib",
 		"/usr/lib/python3*/dist-packages/nvidia/cublas/lib",
 		"/usr/lib/python3*/site-packages/nvidia/cublas/lib",
 		"/opt/conda/lib/python3*/site-packages/nvidia/cublas/lib",
+		"/opt/*/lib/python3*/site-packages/nvidia/cublas/lib",   // virtual environments
+		"/usr/local/lib/python3*/dist-packages/nvidia/cu1*/lib", // CUDA 13 wheels: nvidia/cu13/lib
+		"/usr/local/lib/python3*/site-packages/nvidia/cu1*/lib",
 		filepath.Join(home, ".local/lib/python3*/site-packages/nvidia/cublas/lib"),
 	} {
 		m, _ := filepath.Glob(pat)
