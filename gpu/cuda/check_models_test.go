@@ -43,7 +43,7 @@ type refPrompts struct {
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, prefill)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, prefill, cublas)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 )
 
@@ -61,11 +61,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "quant", "arch", "prefill":
+		case "kernels", "models", "eagle", "tp", "quant", "arch", "prefill", "cublas":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, prefill)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, prefill, cublas)", c)
 		}
 	}
 	if head == "" {
@@ -104,6 +104,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	}
 	if want["prefill"] {
 		if err := checkPrefill(ctx, d, models, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["cublas"] && !want["prefill"] { // the prefill check runs it too
+		if err := checkPrefillCublas(ctx, d, models, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}

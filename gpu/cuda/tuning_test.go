@@ -40,6 +40,8 @@ func TestParseTuning(t *testing.T) {
 		{"prefill", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16"}, func(w *Tuning) { w.Prefill = prefillBF16 }, false},
 		{"prefill bf16fa", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16fa"}, func(w *Tuning) { w.Prefill = prefillBF16FA }, false},
 		{"prefill off", map[string]string{"RIGSCOPE_CUDA_PREFILL": "off"}, func(w *Tuning) { w.Prefill = prefillOff }, false},
+		{"prefill cublas", map[string]string{"RIGSCOPE_CUDA_PREFILL": "cublas"}, func(w *Tuning) { w.Prefill = prefillCublas }, false},
+		{"prefill cublasfa", map[string]string{"RIGSCOPE_CUDA_PREFILL": "cublasfa"}, func(w *Tuning) { w.Prefill = prefillCublasFA }, false},
 		{"prefill unknown ignored", map[string]string{"RIGSCOPE_CUDA_PREFILL": "fp8"}, func(*Tuning) {}, false},
 		{"row tiles malformed", map[string]string{"RIGSCOPE_CUDA_RT": "qkv:3"}, nil, true},
 		{"kinds", map[string]string{"RIGSCOPE_CUDA_SKIP": "attention, wo", "RIGSCOPE_CUDA_NOP": "down"},
