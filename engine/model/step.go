@@ -146,6 +146,23 @@ func Step(o Ops, c *Config, T int, mode LogitsMode) error {
 	if err := o.Embed(T, c.EmbedScale()); err != nil { // x (T, dim)
 		return err
 	}
+	if err := Layers(o, c, T); err != nil { // x (T, dim)
+		return err
+	}
+	first, rows, ok := LogitRows(mode, T)
+	if !ok {
+		return nil
+	}
+	return o.Logits(first, rows, c.Gemma.FinalSoftcap) // (rows, vocab)
+}
+
+// Layers runs c's decoder layers on the residual stream x (T, dim) the
+// device holds: Step less the embedding and the output projection. A
+// drafter whose stream does not start at a token embedding runs its
+// layers through it: EAGLE-3's head is a one-layer model whose x starts
+// at the fused target features and whose AttentionInput reads
+// cat(input_norm(embed(token)), hidden_norm(x)) (engine/spec/eagle3).
+func Layers(o Ops, c *Config, T int) error {
 	act := c.MLPActivation()
 	for l := range c.Layers {
 		// Attention block.
@@ -181,11 +198,7 @@ func Step(o Ops, c *Config, T int, mode LogitsMode) error {
 			return err
 		}
 	}
-	first, rows, ok := LogitRows(mode, T)
-	if !ok {
-		return nil
-	}
-	return o.Logits(first, rows, c.Gemma.FinalSoftcap) // (rows, vocab)
+	return nil
 }
 
 // LogitRows is the rows of a batch of T tokens mode asks logits for:
