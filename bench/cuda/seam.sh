@@ -19,6 +19,14 @@
 #          ../shared/models/arch/tiny-mistral-hf ../shared/models/arch/tiny-gemma3-hf ../shared/models/arch/tiny-gemma3.F16.gguf carry/seam/arch/
 #   (30 MB + 11 MB + the tree's 12 MB)
 # Run there:  sh bench/cuda/seam.sh   (carry ["carry/seam", "carry/cuda-check.test.gz"]; about 2 minutes)
+# The EAGLE-3 head's layer (gpu/cuda/head_ops.go: model.Layers over the
+# head's operations) is checked by the eagle check, which needs other
+# fixtures (the 64 MiB do not hold both sets): with carry/m2 as
+# bench/cuda/README.md makes it (gocoder-14m-hf, draft F16,
+# gocoder-14m-eagle3, reference),
+#   CHECKS=eagle MODELS=carry/m2 sh bench/cuda/seam.sh   (carry ["carry/m2", "carry/cuda-check.test.gz"])
+# success: the eagle table's CUDA rows equal to the CPU's (=greedy 12/12,
+# mean acceptance length as the reference, 3.2576) and PASS.
 # Success: "--- PASS: TestCUDACheck" and "exit status 0"; the tables as
 # session 10/11 had them (arch rows 12/12 =ref, =cpu, =tp1; verify 96/96,
 # tree 60/60; quant greedy=cpu as bench/cuda/results/s11).
