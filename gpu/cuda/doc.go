@@ -16,8 +16,9 @@
 // both devices run: a Target implements its operations (model.Ops,
 // step_ops.go) with the fused kernels, so the GPU's decode and verify
 // steps follow the CPU's sequence by construction. The prefill path for
-// long prompts (prefill.go) stays a fast path of its own (cuBLAS-shaped
-// products over up to 512 tokens), checked against the step.
+// long prompts (prefill.go: matrix-matrix kernels over chunks of up to
+// PrefillChunk tokens) stays a fast path of its own, sequenced there and
+// checked against the step (cuda-check -checks prefill).
 //
 // Besides Llama it runs the dense architectures' extensions as the CPU
 // engine does (arch.go): RoPE scaling from the CPU's own tables, Qwen2's
