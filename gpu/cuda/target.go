@@ -84,6 +84,7 @@ type Target struct {
 	Seed      uint32
 	timer     *stepTimer   // device time per step, while cuda-bench asks (TimeSteps)
 	pf        prefillState // the prefill path for long prompt chains (prefill.go)
+	st        stepState    // the step being enqueued (step_ops.go)
 	n         int          // cached positions
 }
 
