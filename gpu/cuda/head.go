@@ -35,6 +35,7 @@ type Head struct {
 	inNorm, hidNorm, postNorm, outNorm, d2t cu.DevicePtr // f32 (dim) norms; d2t int32 (draftVocab)
 
 	slots, S, maxPos, kvw, nqkv, fw int
+	kv                              kvFormat // the cache's element type, as the target's (Tuning.KV)
 
 	// run state, sized for MaxTokens rows
 	feats  cu.DevicePtr // (MaxTokens, fw) float32 target features of the rows (after steps)
@@ -46,7 +47,7 @@ type Head struct {
 	logits cu.DevicePtr // (1, draftVocab)
 	ids    cu.DevicePtr // (1) int32 draft argmax
 	out    cu.DevicePtr // (spec.MaxK) int32 drafted target ids
-	kc, vc cu.DevicePtr // (slots, kvw) float32
+	kc, vc cu.DevicePtr // (slots, kvw) in format kv
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
 	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
@@ -104,6 +105,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		kvw:      c.KVHeads * c.HeadDim,
 		nqkv:     (c.Heads + 2*c.KVHeads) * c.HeadDim,
 		fw:       eagle3.NumAux * c.TargetDim,
+		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
 	}
 	hd.S = attnSplits(hd.mcfg, slots, d.SMs)
@@ -188,8 +190,8 @@ func (h *Head) allocState() error {
 	h.logits = alloc(4 * int64(c.DraftVocab))
 	h.ids = alloc(4)
 	h.out = alloc(4 * spec.MaxK)
-	h.kc = alloc(4 * int64(h.slots) * int64(h.kvw))
-	h.vc = alloc(4 * int64(h.slots) * int64(h.kvw))
+	h.kc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
+	h.vc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
 	// One buffer for the step parameters and the features, so that a chain
 	// uploads its inputs with one copy.
 	h.steps = alloc(int64(spec.MaxK*stepBytes) + T*4*int64(h.fw))

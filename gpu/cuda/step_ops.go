@@ -96,14 +96,13 @@ func (o *targetOps) Attend(l, T int) error {
 	}
 	o.queue(func(R *rankState) error {
 		L := &R.m.layers[l]
-		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
-		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
+		kc, vc := t.layerCache(R, l)
 		rc := c
 		rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
 		name, grid := attnLaunch(rc, t.S, T, t.tune.AttnRows)
 		a := &t.attn[l]
-		name = attnKernel(name, L, a)
-		kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
+		name = t.kv.kernel(attnKernel(name, L, a))
+		kvBytes := int64(2 * t.kv.elemBytes() * R.kvw * (t.n + T))
 		attQ := attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
 		if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 			ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
