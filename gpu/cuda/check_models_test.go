@@ -43,7 +43,7 @@ type refPrompts struct {
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, prefill, cublas, kv, kvbench)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, prefill, cublas, pfkernels, kv, kvbench)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 )
 
@@ -61,11 +61,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "quant", "arch", "prefill", "cublas", "kv", "kvbench":
+		case "kernels", "models", "eagle", "tp", "quant", "arch", "prefill", "cublas", "pfkernels", "kv", "kvbench":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, prefill, cublas, kv, kvbench)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, prefill, cublas, pfkernels, kv, kvbench)", c)
 		}
 	}
 	if head == "" {
@@ -110,6 +110,13 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	if want["cublas"] && !want["prefill"] { // the prefill check runs it too
 		if err := checkPrefillCublas(ctx, d, models, stdout); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if want["pfkernels"] && !want["prefill"] { // the prefill kernels alone (the prefill check runs them too)
+		for _, fa := range []bool{false, true} {
+			if err := checkPrefillKernels(d, stdout, fa); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if want["kv"] { // the KV cache's formats (check_kv_test.go)
