@@ -32,8 +32,8 @@ import (
 //     must agree with decode at least as well as float32 does (the
 //     kernels round the new slots at the store, before any read, so a
 //     step of 1 or k tokens reads the same cached values);
-//   - the prefill path (the default mode, and split after 7 cached slots)
-//     against the 16-token path, for both formats.
+//   - the prefill path (the default mode in chunks of PrefillChunk, and of
+//     64 after 7 cached slots) against the 16-token path, for both formats.
 //
 // It fails when bf16's greedy tokens match the reference on fewer than
 // kvMinAgree prompts, when a verify, tree or KeepPath row's argmax differs
@@ -56,6 +56,7 @@ type kvResult struct {
 	pfRel    []float64 // per prefill variant: max prompt-logits rel against the 16-token path
 	pfDecRel []float64 // ... of the first decode step after it
 	pfSame   []int     // ... greedy = 16-token path
+	path     string    // the prefill path (PrefillPath)
 }
 
 func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) error {
@@ -121,7 +122,7 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 				fails = append(fails, fmt.Sprintf("%s: prefill %s greedy = 16-token path on %d/%d", f, pfNames[i], r.pfSame[i], n))
 			}
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintf(stdout, "  (prefill path: %s)\n", r.path)
 		if v.verArg != v.verN || v.treeArg != 5*n {
 			fails = append(fails, fmt.Sprintf("%s: verify argmax = decode %d/%d, tree %d/%d", f, v.verArg, v.verN, v.treeArg, 5*n))
 		}
@@ -171,7 +172,8 @@ func kvRun(ctx context.Context, t *Target, ref *refPrompts) (*kvResult, []string
 	// The prefill path against the 16-token path on this cache.
 	mode, chunk := t.pf.mode, t.pf.chunk
 	defer func() { t.pf.mode, t.pf.chunk = mode, chunk }()
-	variants := []pfVariant{{mode + fmt.Sprint(" ", chunk), mode, chunk, 0}, {"split 64 after 7", prefillSplit, 64, 7}}
+	r.path = t.PrefillPath()
+	variants := []pfVariant{{fmt.Sprint(mode, " ", chunk), mode, chunk, 0}, {mode + " 64 after 7", mode, 64, 7}}
 	var names []string
 	for _, v := range variants {
 		names = append(names, v.name)
