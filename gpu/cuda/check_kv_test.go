@@ -45,6 +45,30 @@ const (
 	kvSlack    = 1e-5 // verify/tree/keep rel of bf16 over float32's
 )
 
+// runKVChecks runs the checks of want among pfkernels (the prefill
+// kernels alone; -checks prefill runs them too), kv and kvbench.
+func runKVChecks(ctx context.Context, d *Device, models string, want map[string]bool, stdout io.Writer) []error {
+	var errs []error
+	if want["pfkernels"] && !want["prefill"] {
+		for _, fa := range []bool{false, true} {
+			if err := checkPrefillKernels(d, stdout, fa); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if want["kv"] {
+		if err := checkKV(ctx, d, models, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["kvbench"] {
+		if err := checkKVBench(ctx, d, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
 // kvFormats are the formats compared, float32 (the oracle) first.
 var kvFormats = []kvFormat{kvF32, kvBF16}
 

@@ -112,23 +112,7 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 			errs = append(errs, err)
 		}
 	}
-	if want["pfkernels"] && !want["prefill"] { // the prefill kernels alone (the prefill check runs them too)
-		for _, fa := range []bool{false, true} {
-			if err := checkPrefillKernels(d, stdout, fa); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if want["kv"] { // the KV cache's formats (check_kv_test.go)
-		if err := checkKV(ctx, d, models, stdout); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if want["kvbench"] {
-		if err := checkKVBench(ctx, d, stdout); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...) // pfkernels, kv, kvbench (check_kv_test.go)
 	if want["eagle"] {
 		if err := checkEagle(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
