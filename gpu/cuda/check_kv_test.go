@@ -69,9 +69,6 @@ func runKVChecks(ctx context.Context, d *Device, models string, want map[string]
 	return errs
 }
 
-// kvFormats are the formats compared, float32 (the oracle) first.
-var kvFormats = []kvFormat{kvF32, kvBF16}
-
 type kvResult struct {
 	toks     [][]int32   // greedy, per prompt
 	rows     [][]float32 // teacher-forced logits (rows, vocab), per prompt
