@@ -118,10 +118,10 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 	n := len(ref.Prompts)
 	f32, b16 := res[kvF32], res[kvBF16]
 	fmt.Fprintf(stdout, "\nKV cache format on gocoder-14m-hf, %d public prompts: greedy vs the reference and vs the float32 cache; logits rel = max|a-b|/max|b| per row,\n"+
-		"all rows of prompt + reference continuation (teacher-forced) vs float32; verify of 8 / tree / KeepPath vs decode steps (argmax equal, max rel); prefill path vs the 16-token path\n", n)
+		"all rows of prompt + reference continuation (teacher-forced) vs float32; verify of 8 / tree / KeepPath vs decode steps (argmax equal, max rel); prefill path (pf) vs the 16-token path: greedy equal, prompt logits rel, first decode rel\n", n)
 	fmt.Fprintf(stdout, "%-8s %7s %7s %12s %9s %9s %9s %9s %9s", "kv", "=ref", "=f32", "rel vs f32", "verify=", "ver rel", "tree=", "tree rel", "keep rel")
 	for _, name := range pfNames {
-		fmt.Fprintf(stdout, " %22s", "prefill "+name+" =/rel/dec")
+		fmt.Fprintf(stdout, " %-26s", "pf "+name+" =,rel,dec")
 	}
 	fmt.Fprintln(stdout)
 	var fails []string
@@ -138,7 +138,7 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		fmt.Fprintf(stdout, "%-8s %4d/%-2d %4d/%-2d %12.2e %6d/%-2d %9.2e %6d/%-2d %9.2e %9.2e", f, r.agree, n, same, n, rel,
 			v.verArg, v.verN, v.verRel, v.treeArg, 5*n, v.treeRel, v.keepRel)
 		for i := range pfNames {
-			fmt.Fprintf(stdout, " %5d/%-2d %7.1e %6.1e", r.pfSame[i], n, r.pfRel[i], r.pfDecRel[i])
+			fmt.Fprintf(stdout, " %5d/%-2d %8.1e %8.1e", r.pfSame[i], n, r.pfRel[i], r.pfDecRel[i])
 			if r.pfSame[i] != n {
 				fails = append(fails, fmt.Sprintf("%s: prefill %s greedy = 16-token path on %d/%d", f, pfNames[i], r.pfSame[i], n))
 			}
