@@ -8,8 +8,8 @@
 //
 // qkv (T, ldq) holds q (hq*HD), k (hk*HD), v (hk*HD) per token; cs, sn
 // (maxPos, HD/2) are the RoPE tables; Kc, Vc (slots, hk*HD) the layer's
-// cache, float32 or bf16 (KT: kv_ld4, kv_st). out (T, hq*HD), and when xf is set the same split for wo
-// (store_xf).
+// cache, float32 or bf16 (KT: kv_ld4, kv_st). out (T, hq*HD), and when xf
+// is set the same split for wo (store_xf).
 //
 // grid (hk, S, RG), block 128 (4 warps). Block (h, s, rg) serves KV head h
 // and the query rows r = t*G + g (token t, query head h*G + g, G = hq/hk)
