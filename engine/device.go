@@ -270,6 +270,19 @@ func rankGPUs(t runTarget) []int {
 	return nil
 }
 
+// prefillPath is how t's device runs prompts (PrefillPath), when it says.
+func prefillPath(t runTarget) string {
+	if a, ok := t.(accelFeatureTarget); ok {
+		t = a.accelTarget
+	}
+	if a, ok := t.(*accelTarget); ok {
+		if p, ok := a.Target.(interface{ PrefillPath() string }); ok {
+			return p.PrefillPath()
+		}
+	}
+	return ""
+}
+
 // onDevice names the device in err unless err already starts with it.
 func (e *Engine) onDevice(err error) error {
 	if strings.HasPrefix(err.Error(), e.opts.Device+":") {

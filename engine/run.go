@@ -91,6 +91,10 @@ type Stats struct {
 	// (CPU ranks: wall time in the call; GPU ranks: the kernels' device
 	// time).
 	AllReduceLatency []metrics.LatencySummary `json:"allreduce_latency,omitempty"`
+	// PrefillPath is how the device ran the prompt's chunks (the CUDA
+	// target's prefill mode: its kernels, or cuBLAS with its version, or
+	// why cuBLAS was not used); empty on the CPU.
+	PrefillPath string `json:"prefill_path,omitempty"`
 	// RankGPU is the GPU each rank ran on (nil: CPU ranks).
 	RankGPU   []int   `json:"rank_gpu,omitempty"`
 	BytesSent []int64 `json:"bytes_sent_per_rank,omitempty"`

@@ -169,6 +169,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	}
 	t.commStats(&st, ms(time.Since(start)))
 	st.RankGPU = rankGPUs(t)
+	st.PrefillPath = prefillPath(t)
 	if err != nil {
 		err = fmt.Errorf("run: %w", err)
 	}

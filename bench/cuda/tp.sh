@@ -11,21 +11,34 @@
 #   4. allreduce-bench --device cuda (the cuda.Group backends, ranks sharing
 #      the GPU) 2/4/8 ranks.
 #   5. Bad input: each must fail with its message.
+#   6. plan (issue 27): plan --check --device cuda over TP 1/2/4 x oneshot,
+#      twoshot, host, auto x {none, ngram k=2,4}: the planner measures each
+#      TP size afresh through the engine (the step's own allreduce table,
+#      the forward timed per backend), then runs every configuration, each
+#      after an unmeasured warm-up run (--warmup); the report is predicted
+#      against measured tok/s with the median absolute error (target 10%)
+#      and the paired backend ordering. About 2 minutes at most (PLAN_TIME, and the load).
+#      PARTS=plan alone needs only carry/rigscope-cuda[.xz] and carry/m3.
 # Build here:
 #   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && xz -9 -f carry/rigscope-cuda
 #   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
 #   carry/m3: gocoder-14m-hf, gocoder-14m-eagle3, reference-public.json (cp -al from ../shared/models)
 # Run there:  sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/cuda-check.test.xz", "carry/m3"])
-# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100); PARTS (default
+#             PARTS=plan sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/m3"])
+# Knobs: CHECKS (default tp), SHAPE (llama-8b), STEPS (100), ROUNDS (7) and PLAN_TIME (100s: the plan check's rounds and time), T_PLAN (200 s); PARTS (default
 # "check bench generate serve allreduce bad plan") picks the parts to run.
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
-xz -dc carry/rigscope-cuda.xz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
-xz -dc carry/cuda-check.test.xz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
-M=carry/m3
-export RIGSCOPE_CACHE_DIR=/tmp/rigscope-cache
 P=" ${PARTS:-check bench generate serve allreduce bad} "
 has() { case "$P" in *" $1 "*) return 0;; esac; return 1; }
+# carry/NAME.xz or carry/NAME, unpacked to /tmp/NAME.
+unpack() {
+	if [ -f "carry/$1.xz" ]; then xz -dc "carry/$1.xz" > "/tmp/$1"; else cp "carry/$1" "/tmp/$1"; fi && chmod +x "/tmp/$1"
+}
+unpack rigscope-cuda; B=/tmp/rigscope-cuda
+if has check; then unpack cuda-check.test; fi
+M=carry/m3
+export RIGSCOPE_CACHE_DIR=/tmp/rigscope-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$O/gpu.txt" 2>&1
 if has check; then
 	(cd gpu/cuda && timeout 300 /tmp/cuda-check.test -test.run TestCUDACheck -test.v -models ../../$M -checks "${CHECKS:-tp}") > "$O/check.txt" 2>&1
@@ -61,12 +74,19 @@ if has bad; then
 	done
 fi
 if has plan; then
-	# The planner on GPU ranks (issue 27): predicted against measured, alternately.
-	timeout ${T_PLAN:-240} $B plan --check --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --allreduce oneshot,twoshot,host --drafter none --rounds 3 --max-tokens 64 --prompt "func main() {" --json-out "$O/plan.json" > "$O/plan.txt" 2>&1
-	echo "plan rc $?" >> "$O/plan.txt"
+	# The planner on GPU ranks (issue 27): predicted against measured, TP
+	# size by TP size, round by round. auto is predicted from the step's own
+	# table (the one a run with --allreduce auto picks from).
+	start=$(date +%s)
+	# --max-time: no round starts that would end past it (the rounds done
+	# are reported); the timeout is only a backstop.
+	timeout ${T_PLAN:-200} $B plan --check --model $M/gocoder-14m-hf --device cuda --tp 1,2,4 --allreduce oneshot,twoshot,host,auto \
+		--drafter none,ngram --k 2,4 --rounds ${ROUNDS:-7} --max-time ${PLAN_TIME:-100s} --max-tokens 128 --warmup --max-error 0.10 --prompt "func main() {" \
+		--json-out "$O/plan.json" > "$O/plan.txt" 2> "$O/plan.err"
+	echo "plan rc $? in $(( $(date +%s) - start )) s" >> "$O/plan.txt"
 fi
 [ -f "$O/check.txt" ] && { echo "# check"; tail -40 "$O/check.txt"; }
-[ -f "$O/plan.txt" ] && { echo "# plan"; tail -40 "$O/plan.txt"; }
+[ -f "$O/plan.txt" ] && { echo "# plan"; tail -60 "$O/plan.txt"; grep -v "^plan: measuring" "$O/plan.err" | tail -5; }
 [ -f "$O/cudabench.txt" ] && { echo "# cuda-bench"; grep -E "^(shape|llama|#)" "$O/cudabench.txt" | tail -20; }
 if has generate; then
 	echo "# generate tp 2"

@@ -53,6 +53,7 @@ type Book struct {
 	counts map[bookKey]*stepstats.Counts
 	runs   map[bookKey]int
 	sizes  map[bookKey][]int // (nodes+1) non-baseline steps that verified n proposed nodes
+	loop   map[loopKey]*loopTally
 }
 
 type bookKey struct {

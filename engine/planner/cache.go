@@ -209,7 +209,9 @@ func (c *Cache) putDraft(p DraftPoint) {
 
 // putAuto adds or replaces a device's auto table for its group size.
 func (c *Cache) putAuto(a DeviceAuto) {
-	c.Auto = put(c.Auto, a, func(q DeviceAuto) bool { return q.Device == a.Device && q.Table.Ranks == a.Table.Ranks })
+	c.Auto = put(c.Auto, a, func(q DeviceAuto) bool {
+		return q.Device == a.Device && q.Step == a.Step && q.Table.Ranks == a.Table.Ranks
+	})
 }
 
 // put replaces the first point same matches with p, or appends p.

@@ -13,9 +13,15 @@
 //     where a backend's forward was not timed, a forward timed with
 //     another backend stands in with its calls swapped for this one's;
 //   - the draft table: a drafter's proposal time per k (DraftTable);
+//   - on a device, the step's own auto table (Engine.StepAllReduceTable:
+//     what a run with --allreduce auto picks from, calibrated with the
+//     step's kernels), which resolves auto per message size and gives
+//     each step backend's time per call to the allreduce table;
 //   - the acceptance model per drafter and k: tokens per step, how often
 //     the drafter proposes and how much, from the steps of earlier runs
-//     (run logs), or a stated default when there are none (Acceptance).
+//     (run logs), or a stated default when there are none (Acceptance);
+//     and from the same runs, the loop's own time per step beyond the
+//     draft and the forward (Book.Loop), which every predicted step adds.
 //
 // Predict combines them into the decode step, the verify step of k+1
 // tokens, the draft time, tokens/s, the baseline, the break-even

@@ -30,8 +30,11 @@ type benchRow struct {
 // DeviceAuto is a device's auto table for one group size, as the device's
 // allreduce-bench calibrated it.
 type DeviceAuto struct {
-	Device string        `json:"device"`
-	Table  *tp.AutoTable `json:"table"`
+	Device string `json:"device"`
+	// Step says the table is the device step's own (what a run with
+	// --allreduce auto picks from), not allreduce-bench's.
+	Step  bool          `json:"step,omitempty"`
+	Table *tp.AutoTable `json:"table"`
 }
 
 // BenchTable is an allreduce table read from allreduce-bench's JSON.

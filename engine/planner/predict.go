@@ -39,7 +39,11 @@ type Prediction struct {
 	// DraftMs is one proposal; StepMs the mean speculative step: the draft
 	// plus the verify of the proposal's mean size, or a plain step when
 	// the drafter proposes nothing.
-	DraftMs       Range `json:"draft_ms"`
+	DraftMs Range `json:"draft_ms"`
+	// LoopMs is the loop's own time per step (emitting the tokens, the
+	// step's records), from earlier runs' steps on this kind of device:
+	// StepMs and the baseline include it.
+	LoopMs        Range `json:"loop_ms"`
 	StepMs        Range `json:"step_ms"`
 	TokensPerStep Range `json:"tokens_per_step"`
 	TokS          Range `json:"tokens_per_s"`
@@ -84,11 +88,16 @@ func Predict(in Inputs, c Config) Prediction {
 	p.Basis = basis
 	p.Missing = append(p.Missing, miss...)
 	p.DecodeStepMs, p.DecodeAllReduceMs = plain.Scale(1e-3), plainAR.Scale(1e-3)
+	gpu := c.Device != "" && c.Device != "cpu"
+	loopUs, loopSteps := in.Accept.Loop(gpu, "none", 0)
+	plainStep := plain.Add(Exact(loopUs)) // a plain step: its forward and the loop's own time
 	if !c.Speculative() {
 		if len(p.Missing) == 0 {
+			p.Basis += "; " + loopWords(loopUs, loopSteps)
 			p.TokensPerStep = Exact(1)
-			p.StepMs = p.DecodeStepMs
-			p.TokS = perSecond(Exact(1), plain)
+			p.LoopMs = Exact(loopUs * 1e-3)
+			p.StepMs = plainStep.Scale(1e-3)
+			p.TokS = perSecond(Exact(1), plainStep)
 			p.BaselineTokS = p.TokS
 			p.Speedup = Exact(1)
 			p.Verdict = stepstats.NoSpec
@@ -122,11 +131,18 @@ func Predict(in Inputs, c Config) Prediction {
 	if len(p.Missing) > 0 {
 		return p
 	}
-	step := draft.Add(fwd)
+	specLoopUs, specLoopSteps := in.Accept.Loop(gpu, c.DrafterKey(), c.K)
+	if specLoopSteps == 0 { // no logged run of this drafter: a plain step's
+		specLoopUs, specLoopSteps = loopUs, loopSteps
+	}
+	p.Basis += "; " + loopWords(specLoopUs, specLoopSteps)
+	p.LoopMs = Exact(specLoopUs * 1e-3)
+	step := draft.Add(fwd).Add(Exact(specLoopUs))
 	p.StepMs = step.Scale(1e-3)
 	p.TokensPerStep = acc.TokensPerStep
 	p.TokS = perSecond(acc.TokensPerStep, step)
-	p.BaselineTokS = perSecond(Exact(1), plain)
+	p.BaselineTokS = perSecond(Exact(1), plainStep)
+	plain = plainStep
 	// The break-even and the speedup are stepstats's arithmetic; their
 	// bounds take each input at the end that widens them.
 	p.BreakEven = Range{stepstats.BreakEven(step.V, plain.V), stepstats.BreakEven(step.Lo, plain.Hi), stepstats.BreakEven(step.Hi, plain.Lo)}
@@ -186,6 +202,9 @@ func forward(in Inputs, c Config, tokens int) (fwd, ar Range, basis string, miss
 		case pt.Calls > 0 && pt.AllReduceUs.V > 0:
 			ar = pt.AllReduceUs
 			basis += ", allreduce as rank 0 spent in its calls"
+		case pt.AllReduceUs.V > 0: // a device times its calls, not counting them
+			ar = pt.AllReduceUs
+			basis += ", allreduce as the device timed rank 0's calls"
 		case missB == nil:
 			ar = arB.Scale(n)
 			basis += ", allreduce per the table"

@@ -100,6 +100,17 @@ func TestPublishedRigAllReduceShare(t *testing.T) {
 	if ms < 20 || ms > 27 {
 		t.Errorf("verify allreduce = %.1f ms, want within the measured 20-27 ms", ms)
 	}
+	// The same through a whole prediction of the seeds' configuration: a
+	// drafter at k=3 verifies k+1 = 4 tokens.
+	in.Draft = &DraftTable{Points: []DraftPoint{{Drafter: "model:d", Device: "cuda", K: 3, Us: Exact(500)}}}
+	in.Accept = &Book{}
+	p := Predict(in, Config{Device: "cuda", TP: 8, Backend: "nccl", Drafter: "model", DrafterPath: "d", K: 3})
+	if !p.OK() || p.Config.VerifyTokens() != 4 {
+		t.Fatalf("Predict: missing %v, unfit %q", p.Missing, p.Unfit)
+	}
+	if v := p.VerifyAllReduceMs.V; v < 20 || v > 27 || !near(v, ms, 1e-9) {
+		t.Errorf("predicted verify allreduce = %.1f ms, want %.1f, within the measured 20-27 ms", v, ms)
+	}
 }
 
 // cpuInputs is a small CPU rig: a 4-layer model, oneshot the reference.

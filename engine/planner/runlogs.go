@@ -78,8 +78,10 @@ func ReadRunLogs(b *Book, dir, model string) (runs int, notes []string, err erro
 	return runs, notes, nil
 }
 
-// AddRecord adds one logged run to b if it is a complete, error-free
-// speculative run of model ("" = any); it reports whether it did.
+// AddRecord adds one logged run to b if it is a complete, error-free run
+// of model ("" = any): every such run's loop time per step (AddLoop), and
+// a speculative run's steps to the acceptance model; it reports whether
+// the run was speculative and added.
 func AddRecord(b *Book, r metrics.RunRecord, model string) bool {
 	if !r.Complete || r.Err != "" || (model != "" && r.Model != "" && r.Model != model) {
 		return false
@@ -92,6 +94,7 @@ func AddRecord(b *Book, r metrics.RunRecord, model string) bool {
 		c.Drafter.Kind = "model" // --draft alone
 	}
 	if c.Drafter.Kind == "" || c.Drafter.Kind == "none" {
+		b.AddLoop(ranOnGPU(r), "none", 0, r.Steps)
 		return false
 	}
 	d := c.Drafter
@@ -99,6 +102,7 @@ func AddRecord(b *Book, r metrics.RunRecord, model string) bool {
 		d.K = engine.DefaultK // a logged config keeps the run's zero (the default)
 	}
 	key := Config{Drafter: d.Kind, DrafterPath: d.Path}.DrafterKey()
+	b.AddLoop(ranOnGPU(r), key, d.K, r.Steps)
 	b.AddRun(key, d.K, d.Tree, r.Steps)
 	return true
 }

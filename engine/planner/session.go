@@ -16,11 +16,15 @@ import (
 // machine's cached measurements, and the acceptance of logged runs. Its
 // methods may be called from several goroutines.
 type Session struct {
-	eng      *engine.Engine
-	timer    Timer // eng (tests replace it)
-	device   string
-	cacheDir string
-	warn     func(string)
+	eng   *engine.Engine
+	timer Timer // eng (tests replace it)
+	// stepTable is the device step's own auto table per TP size
+	// (eng.StepAllReduceTable); nil on CPU ranks.
+	stepTable func(ctx context.Context, tpSize int) (*tp.AutoTable, error)
+	stepRead  map[int]bool // TP sizes whose step table this session read
+	device    string
+	cacheDir  string
+	warn      func(string)
 
 	mu       sync.Mutex
 	in       Inputs
@@ -37,10 +41,10 @@ func NewSession(eng *engine.Engine, device, cacheDir string, warn func(string)) 
 		warn = func(string) {}
 	}
 	info := eng.Info()
-	wire := 4 // CPU ranks sum float32 buffers
-	if device != "" && device != "cpu" {
-		wire = 2
-	}
+	// The engine's ranks sum float32 values, CPU buffers and a GPU step's
+	// partial sums alike (gpu/cuda's step: 4 x tokens x hidden bytes a
+	// call, the sizes its auto table is filed under).
+	const wire = 4
 	if device == "" {
 		device = "cpu"
 	}
@@ -51,22 +55,28 @@ func NewSession(eng *engine.Engine, device, cacheDir string, warn func(string)) 
 	if w != "" {
 		warn(w)
 	}
-	s := &Session{eng: eng, timer: eng, device: device, cacheDir: cacheDir, warn: warn, cache: cache, book: &Book{}}
+	s := &Session{eng: eng, timer: eng, device: device, cacheDir: cacheDir, warn: warn, cache: cache, book: &Book{}, stepRead: map[int]bool{}}
+	if device != "cpu" {
+		s.stepTable = func(ctx context.Context, n int) (*tp.AutoTable, error) { return eng.StepAllReduceTable(ctx, n, warn) }
+	}
 	s.in = Inputs{Shape: ShapeOf(info.Path, info.DType, info.Config, wire), Accept: s.book, Fits: eng.CheckFit,
 		AllReduce: &cache.AllReduce, Compute: &cache.Compute, Draft: &cache.Draft, Auto: map[int]*tp.AutoTable{}}
 	s.useDeviceAuto()
 	return s, nil
 }
 
-// useDeviceAuto takes a device's imported auto tables (CPU ranks' come
-// from engine/tp's calibration, loadAuto).
+// useDeviceAuto takes a device's cached auto tables, the step's own
+// before an imported allreduce-bench's (CPU ranks' come from engine/tp's
+// calibration, loadAuto).
 func (s *Session) useDeviceAuto() {
 	if s.device == "cpu" {
 		return
 	}
-	for _, a := range s.cache.Auto {
-		if a.Device == s.device {
-			s.in.Auto[a.Table.Ranks] = a.Table
+	for _, step := range []bool{false, true} {
+		for _, a := range s.cache.Auto {
+			if a.Device == s.device && a.Step == step {
+				s.in.Auto[a.Table.Ranks] = a.Table
+			}
 		}
 	}
 }
@@ -140,10 +150,16 @@ func (s *Session) AddRun(r metrics.RunRecord) {
 	}
 }
 
-// loadAuto reads auto's table for each TP size of g when g has the auto
-// backend, measuring it when this machine has none (tp.LoadOrCalibrate).
+// loadAuto reads auto's table for each TP size of g. On a device, for
+// every TP size above 1, it is the step's own (loadStepTables), which
+// also gives every step backend's time per call. On CPU ranks, only when
+// g has the auto backend, measuring it when this machine has none
+// (tp.LoadOrCalibrate).
 func (s *Session) loadAuto(ctx context.Context, g Grid) error {
-	if !slices.Contains(g.Backends, "auto") || s.device != "cpu" {
+	if s.device != "cpu" {
+		return s.loadStepTables(ctx, g)
+	}
+	if !slices.Contains(g.Backends, "auto") {
 		return nil
 	}
 	for _, n := range g.TP {
@@ -155,6 +171,42 @@ func (s *Session) loadAuto(ctx context.Context, g Grid) error {
 			return err
 		}
 		s.in.Auto[n] = t
+	}
+	return nil
+}
+
+// loadStepTables reads the device step's auto table at each TP size of g
+// above 1 (once a session): it resolves auto as the step does, and its
+// points, each step backend's time per call at each message size, join
+// the allreduce table (replacing an imported allreduce-bench's cells:
+// the step's kernels are what a run calls). Both are cached.
+func (s *Session) loadStepTables(ctx context.Context, g Grid) error {
+	if s.stepTable == nil {
+		return nil
+	}
+	for _, n := range g.TP {
+		if n < 2 || s.stepRead[n] {
+			continue
+		}
+		t, err := s.stepTable(ctx, n)
+		if err != nil {
+			return fmt.Errorf("planner: the %s step's allreduce table at TP %d: %w", s.device, n, err)
+		}
+		if err := checkAuto(t, n); err != nil {
+			return fmt.Errorf("planner: the %s step's allreduce table at TP %d: %w", s.device, n, err)
+		}
+		points := 0
+		for _, p := range t.Points {
+			if !slices.Contains(GPUBackends, p.Backend) || p.Bytes <= 0 || !(p.TimeUs > 0) || p.TimeUs > 1e9 {
+				continue // not a cell the cache would take back
+			}
+			s.cache.putAllReduce(AllReducePoint{Device: s.device, Ranks: n, Backend: p.Backend, Bytes: p.Bytes, Us: Exact(p.TimeUs)})
+			points++
+		}
+		s.cache.putAuto(DeviceAuto{Device: s.device, Step: true, Table: t})
+		s.in.Auto[n] = t
+		s.stepRead[n] = true
+		s.cache.Note += fmt.Sprintf("; the %s step's allreduce table at TP %d (%s, %d cell(s))", s.device, n, t.Describe(), points)
 	}
 	return nil
 }

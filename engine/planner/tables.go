@@ -249,7 +249,7 @@ func (m Missing) String() string {
 		if m.Backend == "auto" {
 			msg := fmt.Sprintf("no auto table for %d ranks on %s (what --allreduce auto picks by message size)", m.TP, m.Device)
 			if m.Device != "cpu" {
-				msg += fmt.Sprintf("; rigscope allreduce-bench --device %s --ranks %d --json calibrates one, given to plan --allreduce-table", m.Device, m.TP)
+				msg += fmt.Sprintf("; plan --calibrate reads the %s step's own (or measures it with the step's kernels, cached per machine, GPU and build)", m.Device)
 			}
 			return msg
 		}

@@ -4,39 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"rigscope/engine/model"
 	"rigscope/engine/sample"
+	"rigscope/engine/spec/spectest"
 )
-
-// loopTarget is a target that costs nothing: the next token after t is
-// t+1 (mod vocab), picked "on the device" (ForwardIDs). It measures what
-// the speculative loop itself costs the host per step.
-type loopTarget struct {
-	n     int
-	vocab int
-	ids   []int32
-}
-
-func (t *loopTarget) Forward(ctx context.Context, b model.Batch) ([]float32, error) {
-	panic("greedy steps take ForwardIDs")
-}
-func (t *loopTarget) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error) {
-	t.n += len(b.Tokens)
-	rows := 1
-	if b.Logits == model.LogitsAll {
-		rows = len(b.Tokens)
-	}
-	t.ids = t.ids[:0]
-	for i := len(b.Tokens) - rows; i < len(b.Tokens); i++ {
-		t.ids = append(t.ids, (b.Tokens[i]+1)%int32(t.vocab))
-	}
-	return t.ids, nil
-}
-func (t *loopTarget) Len() int                            { return t.n }
-func (t *loopTarget) Rewind(n int) error                  { t.n = n; return nil }
-func (t *loopTarget) KeepPath(base int, path []int) error { t.n = base + len(path); return nil }
-func (t *loopTarget) Vocab() int                          { return t.vocab }
-func (t *loopTarget) MaxLen() int                         { return 1 << 30 }
 
 // loopDrafter proposes the target's own continuation (every draft accepted).
 type loopDrafter struct {
@@ -64,7 +34,7 @@ func BenchmarkLoopOverhead(b *testing.B) {
 	const vocab, k, tokens = 32000, 4, 4096
 	steps := 0
 	for b.Loop() {
-		t := &loopTarget{vocab: vocab}
+		t := spectest.NewFreeTarget(vocab)
 		res, err := Generate(context.Background(), t, []int32{1, 2, 3}, Options{
 			MaxTokens: tokens, EOS: -1, K: k, Sampler: sample.New(sample.Params{}, 1), Drafter: &loopDrafter{vocab: vocab},
 			Emit: func([]int32, []bool) {}, Step: func(StepInfo) { steps++ },

@@ -20,7 +20,7 @@ import (
 // The prefill check (-checks prefill): the prefill path (prefill.go,
 // kernels/gemm.cu) against the 16-token path on the same loaded target.
 //
-// Tolerance: in split mode (the default) x enters the products as bf16 hi
+// Tolerance: in split mode (the oracle) x enters the products as bf16 hi
 // + lo, about 16 bits of mantissa as in the decode kernels, the weights are
 // exact and every sum accumulates in float32, so the two paths differ only
 // by float32 rounding in a different order (and a few ulps of x): about
@@ -56,6 +56,11 @@ func checkPrefill(ctx context.Context, d *Device, models string, stdout io.Write
 		}
 		if err := checkPrefill8B(ctx, d, stdout, fa); err != nil {
 			errs = append(errs, err)
+		}
+		if !fa { // the cuBLAS path against the split path (check_prefill_cublas_test.go)
+			if err := checkPrefillCublas(ctx, d, models, stdout); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -21,7 +21,7 @@ const PrefillChunk = 512
 // prefillState is the prefill path's state: its mode (Tuning.Prefill), chunk
 // size and buffers for PrefillChunk tokens (allocated at load: initPrefill).
 type prefillState struct {
-	mode  string // prefillOff, prefillBF16 or prefillSplit
+	mode  string // prefillOff, prefillBF16, prefillSplit, prefillBF16FA, prefillCublas or prefillCublasFA
 	chunk int    // tokens per forward (PrefillChunk; cuda-check sets smaller ones)
 	warps int    // the products' warps at 128-token tiles: 8 (0), or 4 (the *w4 kernels; cuda-check compares)
 
@@ -35,6 +35,7 @@ type prefillState struct {
 	feats  pinned       // (captured layers, P, dim) f32: a chunk's EAGLE-3 features, copied out per layer
 	smem   map[string]bool
 	prof   *profiler // set by cuda-check: every launch timed, by kind (flops in its bytes)
+	cb     cbState   // the cuBLAS products (prefill_cublas.go)
 }
 
 // prefillBytes is the device memory of the prefill buffers for a rank of
@@ -46,7 +47,11 @@ func prefillBytes(c model.Config, d shardDims, tp int) int64 {
 	}
 	hd := c.HeadDim
 	a := max(c.Dim, d.hq*hd)
-	return P * (4*int64(c.Dim) + 4*int64((d.hq+2*d.hk)*hd) + 2*2*int64(a) + 2*2*int64(d.ffn) + 4 + 8)
+	// the cuBLAS path's GLU products (P, 2 ffn) f32 and its workspace,
+	// counted whatever the mode (prefill_cublas.go; its row-major weight
+	// copy is made only from memory left free after loading)
+	cublas := P*2*4*int64(d.ffn) + cublasWorkspace
+	return P*(4*int64(c.Dim)+4*int64((d.hq+2*d.hk)*hd)+2*2*int64(a)+2*2*int64(d.ffn)+4+8) + cublas
 }
 
 // prefillable says whether b runs on the prefill path: a plain chain
@@ -66,8 +71,8 @@ func (t *Target) prefillable(b model.Batch) bool {
 // prefillModel says whether the prefill path runs this model: the Llama
 // block with at most RoPE scaling (the layers' tables, arch.go; biases,
 // head norms, windows and Gemma 3 keep the 16-token path until gemm.cu
-// learns them), one rank, bf16 layer weights on the tensor cores, a head
-// dim pf_attn has.
+// learns them), one rank, bf16 layer weights on the tensor cores (or, on
+// the cuBLAS path, row-major), a head dim pf_attn has.
 func (t *Target) prefillModel() bool {
 	c := t.cfg
 	c.RopeScaling.Type = model.RopeScaleNone
@@ -82,9 +87,12 @@ func (t *Target) prefillModel() bool {
 	if len(t.ranks) != 1 {
 		return false
 	}
+	rowMajorOK := cublasMode(t.pf.mode) || t.pf.mode == "" && cublasMode(t.tune.Prefill)
 	for _, L := range t.ranks[0].m.layers {
-		if !L.qkv.tiled || !L.wo.tiled || !L.gate.tiled || !L.up.tiled || !L.down.tiled {
-			return false
+		for _, w := range []dweight{L.qkv, L.wo, L.gate, L.up, L.down} {
+			if !w.tiled && !(rowMajorOK && cbRowMajor(w)) {
+				return false
+			}
 		}
 	}
 	return true
@@ -92,8 +100,10 @@ func (t *Target) prefillModel() bool {
 
 // initPrefill readies the prefill path at load (prefillModel), so that a prompt's
 // first chunk pays no allocation or kernel setup: the buffers (counted in
-// stateBytes) and the products' and attention's shared-memory limits.
-// The device is bound.
+// stateBytes) and the products' and attention's shared-memory limits, and
+// for the cuBLAS modes the library, its handle and the row-major weights;
+// when cuBLAS cannot be used the target falls back to the split mode and
+// PrefillPath says why. The device is bound.
 func (t *Target) initPrefill() error {
 	t.pf.mode, t.pf.chunk = t.tune.Prefill, PrefillChunk
 	if !t.dev.has("pfs_gemm") { // a PTX variant (RIGSCOPE_CUDA_PTX) built without gemm.cu
@@ -104,6 +114,15 @@ func (t *Target) initPrefill() error {
 	}
 	if err := t.allocPrefill(); err != nil {
 		return err
+	}
+	if cublasMode(t.pf.mode) {
+		if err := t.cbInit(); err != nil {
+			t.pf.cb.err, t.pf.mode = err, prefillSplit
+			if !t.prefillModel() { // row-major weights: only cuBLAS reads them
+				t.pf.mode = prefillOff
+				return nil
+			}
+		}
 	}
 	hd := t.cfg.HeadDim
 	for _, pre := range []string{"pf", "pfs"} {
@@ -118,12 +137,12 @@ func (t *Target) initPrefill() error {
 			}
 		}
 	}
-	for _, name := range []string{"pf_prep", "pf_kv"} { // looked up (loaded) now, not in the first chunk
+	for _, name := range []string{"pf_prep", t.kv.kernel("pf_kv")} { // looked up (loaded) now, not in the first chunk
 		if _, err := t.dev.fn(name); err != nil {
 			return err
 		}
 	}
-	return t.setSmem(fmt.Sprintf("pf_attn_%d", hd), pfAttnSmem(hd))
+	return t.setSmem(t.kv.kernel(fmt.Sprintf("pf_attn_%d", hd)), pfAttnSmem(hd))
 }
 
 // pfAttnSmem is pf_attn's dynamic shared memory at head dim hd (gemm.cu:
@@ -274,8 +293,15 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 		ptr(p.x), ptr(m.emb.w), ptr(m.emb.s), ptr(tok), i32(c.Dim)); err != nil {
 		return err
 	}
+	if cublasMode(p.mode) {
+		done, err := t.cbBegin()
+		if err != nil {
+			return err
+		}
+		defer done()
+	}
 	pre, al, hl := "pfs", p.al, p.hl
-	if p.mode == prefillBF16 || p.mode == prefillBF16FA {
+	if p.mode != prefillSplit { // bf16 modes and cuBLAS: x and attention's output in bf16 only
 		pre, al, hl = "pf", 0, 0
 	}
 	inter := 0
@@ -290,16 +316,15 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 	attnFlops := 4 * int64(hq) * int64(hd) * (int64(n)*int64(base) + int64(n)*int64(n+1)/2)
 	for l := range c.Layers {
 		L, a := &m.layers[l], &t.attn[l] // a: the layer's RoPE tables and score scale (arch.go)
-		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
-		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
+		kc, vc := t.layerCache(R, l)
 		qkv := t.pfGemm(pre, "gemm", L.qkv.rows, n, al != 0)
 		wo := t.pfGemm(pre, "gemm", L.wo.rows, n, al != 0)
 		glu := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
 		dn := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
-		attn := pfStep{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
+		attn := pfStep{"attention", t.kv.kernel(fmt.Sprintf("pf_attn_%d", hd)), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
 			[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), f32(a.scale), i32(inter)}}
-		if p.mode == prefillBF16FA && (hd == 64 || hd == 128) {
-			attn = pfStep{"attention", fmt.Sprintf("pf_fa_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 64), hk, 1}, [3]int{128, 1, 1}, 3 * 64 * hd * 2,
+		if (p.mode == prefillBF16FA || p.mode == prefillCublasFA) && (hd == 64 || hd == 128) {
+			attn = pfStep{"attention", t.kv.kernel(fmt.Sprintf("pf_fa_%d", hd)), attnFlops, [3]int{tiles(hq/hk*n, 64), hk, 1}, [3]int{128, 1, 1}, 3 * 64 * hd * 2,
 				[]arg{ptr(p.ah), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), f32(a.scale), i32(inter)}}
 		}
 		steps := []pfStep{
@@ -307,7 +332,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.attnNorm), i32(c.Dim), f32(t.eps)}},
 			{"qkv", qkv.name, flops(n, L.qkv), qkv.grid, qkv.block, qkv.smem,
 				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
-			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
+			{"kv", t.kv.kernel("pf_kv"), 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
 				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), i32(hd), i32(inter)}},
 			attn,
 			{"wo", wo.name, flops(n, L.wo), wo.grid, wo.block, wo.smem,
@@ -318,6 +343,12 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 				[]arg{ptr(p.hh), ptr(hl), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.gate.w), ptr(L.up.w), i32(L.gate.rows), i32(L.gate.cols), i32(n)}},
 			{"down", dn.name, flops(n, L.down), dn.grid, dn.block, dn.smem,
 				[]arg{ptr(p.x), i32(c.Dim), ptr(p.hh), ptr(hl), ptr(0), ptr(L.down.w), i32(L.down.rows), i32(L.down.cols), i32(n), i32(1)}},
+		}
+		if cublasMode(p.mode) { // the same cache and attention launches around cuBLAS products
+			if err := t.cbLayerRun(l, n, steps[2], steps[3]); err != nil {
+				return fmt.Errorf("layer %d: %w", l, err)
+			}
+			steps = nil
 		}
 		for _, s := range steps {
 			if err := t.pfLaunch(s.kind, s.flops, s.name, s.grid, s.blk, s.smem, s.args...); err != nil {

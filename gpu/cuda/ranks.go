@@ -27,7 +27,7 @@ type rankState struct {
 	qkv, att, hbuf cu.DevicePtr // (MaxTokens, nqkv | hq*hd | ffn) float32
 	attXF, hXF     cu.DevicePtr // att and hbuf split for the tensor cores (xfBytes)
 	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1), joined by stepComm
-	kc, vc         cu.DevicePtr // (layers, slots, kvw) float32
+	kc, vc         cu.DevicePtr // (layers, slots, kvw) in the target's kv format (float32 or bf16)
 	// The rank's slices of the Target's attention scratch, so that ranks
 	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
 	pm, pl, pacc, attnCnt cu.DevicePtr
@@ -129,8 +129,19 @@ func (t *Target) onRanks(phase func(R *rankState) error) error {
 }
 
 // LoadTP uploads every rank's shard (ws[r] has Shard{r, len(ws)}) to d,
-// the ranks sharing it, with a cache of ctxLen positions.
+// the ranks sharing it, with a cache of ctxLen positions in the format
+// RIGSCOPE_CUDA_KV sets.
 func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	return loadTPKV(d, ws, ctxLen, tune.KV)
+}
+
+// loadTPKV is LoadTP with the cache's format given (the checks compare
+// both in one process).
+func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target, error) {
 	unbind, err := d.Bind()
 	if err != nil {
 		return nil, err
@@ -140,16 +151,16 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 	if err := checkImplemented(cfg, len(ws)); err != nil {
 		return nil, err
 	}
-	need := stateBytes(cfg, ctxLen, d.SMs, len(ws))
+	need := stateBytes(cfg, ctxLen, d.SMs, len(ws), kv)
 	dims := make([]shardDims, len(ws))
 	for r, w := range ws {
 		if err := checkTypes(w); err != nil { // quantized weights stay as stored (quant.cu)
 			return nil, err
 		}
-		need += modelBytes(w)
+		need.weights += modelBytes(w)
 		dims[r] = weightDims(w)
 	}
-	if err := d.checkFits(need, cfg, ctxLen); err != nil {
+	if err := d.checkFits(need, cfg); err != nil {
 		return nil, err
 	}
 	ms := make([]*dmodel, 0, len(ws))
@@ -166,7 +177,7 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 		}
 		ms = append(ms, m)
 	}
-	t, err := newTarget(d, ms, dims, ctxLen)
+	t, err := newTarget(d, ms, dims, ctxLen, kv)
 	if err != nil {
 		free()
 	}
@@ -174,7 +185,8 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 }
 
 // LoadSyntheticTP builds a bf16 model of cfg's shape on the device itself,
-// split over tp ranks that share it (for benchmarks).
+// split over tp ranks that share it (for benchmarks), with a cache in the
+// format RIGSCOPE_CUDA_KV sets.
 func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (*Target, error) {
 	return LoadSyntheticTPType(d, cfg, tp, ctxLen, seed, tensor.BF16)
 }
@@ -185,6 +197,20 @@ func LoadSyntheticTPType(d *Device, cfg model.Config, tp, ctxLen int, seed uint3
 	if dt != tensor.BF16 && dt != tensor.F8_E4M3 {
 		return nil, fmt.Errorf("cuda: synthetic weights of type %v are not implemented (BF16, F8_E4M3 are)", dt)
 	}
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	return loadSyntheticKVType(d, cfg, tp, ctxLen, seed, tune.KV, dt)
+}
+
+// loadSyntheticKV is LoadSyntheticTP with the cache's format given.
+func loadSyntheticKV(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, kv kvFormat) (*Target, error) {
+	return loadSyntheticKVType(d, cfg, tp, ctxLen, seed, kv, tensor.BF16)
+}
+
+// loadSyntheticKVType is loadSyntheticKV with the layer matrices in dt.
+func loadSyntheticKVType(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, kv kvFormat, dt tensor.DType) (*Target, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -199,13 +225,13 @@ func LoadSyntheticTPType(d *Device, cfg model.Config, tp, ctxLen int, seed uint3
 		return nil, err
 	}
 	defer unbind()
-	need := stateBytes(cfg, ctxLen, d.SMs, tp)
+	need := stateBytes(cfg, ctxLen, d.SMs, tp, kv)
 	dims := make([]shardDims, tp)
 	for r := range dims {
 		dims[r] = syntheticDims(cfg, model.Shard{Rank: r, Size: tp})
-		need += 2 * dims[r].weights(cfg)
+		need.weights += 2 * dims[r].weights(cfg)
 	}
-	if err := d.checkFits(need, cfg, ctxLen); err != nil {
+	if err := d.checkFits(need, cfg); err != nil {
 		return nil, err
 	}
 	var ms []*dmodel
@@ -219,7 +245,7 @@ func LoadSyntheticTPType(d *Device, cfg model.Config, tp, ctxLen int, seed uint3
 		}
 		ms = append(ms, m)
 	}
-	t, err := newTarget(d, ms, dims, ctxLen)
+	t, err := newTarget(d, ms, dims, ctxLen, kv)
 	if err != nil {
 		for _, m := range ms {
 			m.free()

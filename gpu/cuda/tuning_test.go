@@ -40,12 +40,19 @@ func TestParseTuning(t *testing.T) {
 		{"prefill", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16"}, func(w *Tuning) { w.Prefill = prefillBF16 }, false},
 		{"prefill bf16fa", map[string]string{"RIGSCOPE_CUDA_PREFILL": "bf16fa"}, func(w *Tuning) { w.Prefill = prefillBF16FA }, false},
 		{"prefill off", map[string]string{"RIGSCOPE_CUDA_PREFILL": "off"}, func(w *Tuning) { w.Prefill = prefillOff }, false},
+		{"prefill cublas", map[string]string{"RIGSCOPE_CUDA_PREFILL": "cublas"}, func(w *Tuning) { w.Prefill = prefillCublas }, false},
+		{"prefill cublasfa", map[string]string{"RIGSCOPE_CUDA_PREFILL": "cublasfa"}, func(w *Tuning) { w.Prefill = prefillCublasFA }, false},
 		{"prefill unknown ignored", map[string]string{"RIGSCOPE_CUDA_PREFILL": "fp8"}, func(*Tuning) {}, false},
 		{"row tiles malformed", map[string]string{"RIGSCOPE_CUDA_RT": "qkv:3"}, nil, true},
 		{"kinds", map[string]string{"RIGSCOPE_CUDA_SKIP": "attention, wo", "RIGSCOPE_CUDA_NOP": "down"},
 			func(w *Tuning) {
 				w.Skip, w.Nop = map[string]bool{"attention": true, "wo": true}, map[string]bool{"down": true}
 			}, false},
+		{"kv default", map[string]string{"RIGSCOPE_CUDA_KV": ""}, func(w *Tuning) { w.KV = defaultKV }, false},
+		{"kv bf16", map[string]string{"RIGSCOPE_CUDA_KV": "bf16"}, func(w *Tuning) { w.KV = kvBF16 }, false},
+		{"kv f32", map[string]string{"RIGSCOPE_CUDA_KV": "f32"}, func(w *Tuning) { w.KV = kvF32 }, false},
+		{"kv float32", map[string]string{"RIGSCOPE_CUDA_KV": "float32"}, func(w *Tuning) { w.KV = kvF32 }, false},
+		{"kv unknown", map[string]string{"RIGSCOPE_CUDA_KV": "fp8"}, nil, true},
 		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
 	}
 	for _, c := range cases {
@@ -74,4 +81,22 @@ func TestParseTuning(t *testing.T) {
 
 func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+// The cache format sets the bytes per value and the kernel names.
+func TestKVFormat(t *testing.T) {
+	cases := []struct {
+		f      kvFormat
+		bytes  int
+		kernel string
+		name   string
+	}{
+		{kvF32, 4, "attn_128_2", "float32"},
+		{kvBF16, 2, "attn_128_2_kb", "bf16"},
+	}
+	for _, c := range cases {
+		if b, k, n := c.f.elemBytes(), c.f.kernel("attn_128_2"), c.f.String(); b != c.bytes || k != c.kernel || n != c.name {
+			t.Errorf("%s: %d bytes, kernel %s, name %s; want %d, %s, %s", c.f, b, k, n, c.bytes, c.kernel, c.name)
+		}
+	}
 }

@@ -30,6 +30,8 @@ type checkOptions struct {
 	logDir              string // the acceptance runs' logs (a temporary folder)
 	jsonOut             string
 	keepCache           bool
+	warmup              bool
+	maxTime             time.Duration
 	maxErr, orderMargin float64
 }
 
@@ -37,6 +39,8 @@ func (c *checkOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "check", false, "measure every configuration of the grid (runs alternated over --rounds) and print the prediction beside the measurement: median error and backend ordering")
 	fs.IntVar(&c.rounds, "rounds", 3, "with --check: passes over the grid, alternately forwards and backwards; a configuration's measurement is the median of its rounds")
 	fs.StringVar(&c.jsonOut, "json-out", "", "with --check: also write the report as JSON to this file (every round's prediction and measurement)")
+	fs.BoolVar(&c.warmup, "warmup", false, "with --check: run each configuration once unmeasured right before its measured run (on a GPU: the step graphs, dropped when the backend changes between runs, are captured then, as the planner's timed forwards do in their warm-up)")
+	fs.DurationVar(&c.maxTime, "max-time", 0, "with --check: start no round that would end past this much time from the start, judging by the longest round so far (the first, which pays the loads, only until a second is done), and report the rounds done (0: every round)")
 	fs.BoolVar(&c.keepCache, "keep-cache", false, "with --check: round 1 predicts from the cached measurements instead of measuring afresh")
 	fs.IntVar(&c.maxTokens, "max-tokens", 32, "with --check: tokens per run")
 	fs.IntVar(&c.prompts, "prompts", 2, "with --check: the first N gocoder reference prompts (../shared/models/reference-public.json)")
@@ -160,6 +164,14 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if cfg.Speculative() {
 			rc.Drafter = engine.DrafterConfig{Kind: cfg.Drafter, Path: cfg.DrafterPath, K: cfg.K, Tree: cfg.Tree}
 		}
+		if o.check.warmup {
+			for _, p := range prompts {
+				rc.PromptIDs, rc.Prompt = p.ids, p.text
+				if _, err := s.eng.Run(ctx, rc, nil); err != nil {
+					return 0, fmt.Errorf("plan --check: %s (warm-up): %w", cfg, err)
+				}
+			}
+		}
 		var tokens float64
 		var secs float64
 		for _, p := range prompts {
@@ -215,7 +227,14 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rows[i].Config = c
 		index[c] = i
 	}
+	rounds, longest := 0, time.Duration(0)
 	for round := range o.check.rounds {
+		if o.check.maxTime > 0 && round > 0 && time.Since(start)+longest > o.check.maxTime {
+			fmt.Fprintf(stderr, "plan --check: stopping after %d round(s): another would end past --max-time %s\n", round, o.check.maxTime)
+			break
+		}
+		roundStart := time.Now()
+		rounds = round + 1
 		if round > 0 || !o.check.keepCache {
 			s.plan.Forget()
 		}
@@ -260,10 +279,17 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				rows[i].Measured = append(rows[i].Measured, v)
 			}
 		}
+		// The first round pays the loads (a GPU's kernels compiled, the
+		// weights uploaded): the later ones are judged by their own.
+		if d := time.Since(roundStart); round <= 1 {
+			longest = d
+		} else {
+			longest = max(longest, d)
+		}
 	}
 	rep := CheckReport{Rows: rows, LoadBefore: loadBefore, LoadAfter: loadavg(), Elapsed: time.Since(start).Seconds(),
-		Setup: fmt.Sprintf("%s; %s; %d tokens per run, %d round(s), each round measuring each TP size afresh and running its configurations at once; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
-			s.plan.Shape().Name, promptWords, o.check.maxTokens, o.check.rounds)}
+		Setup: fmt.Sprintf("%s on %s; %s; %d tokens per run, %d round(s), each round measuring each TP size afresh and running its configurations at once%s; per configuration the best round of each (the least disturbed by other work on the machine); acceptance from earlier TP 1 runs of the same prompts",
+			s.plan.Shape().Name, o.device, promptWords, o.check.maxTokens, rounds, warmWords(o.check.warmup))}
 	rep.summarize(o.check.orderMargin)
 	if o.check.jsonOut != "" {
 		data, err := json.MarshalIndent(rep, "", "  ")
@@ -281,6 +307,13 @@ func runCheck(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	rep.write(stdout, o.check.maxErr)
 	return nil
+}
+
+func warmWords(on bool) string {
+	if on {
+		return ", each run after an unmeasured one of the same configuration"
+	}
+	return ""
 }
 
 // Summarize is summarize for a report read back from --json-out (with

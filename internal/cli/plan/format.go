@@ -15,7 +15,7 @@ func WriteTable(w io.Writer, preds []planner.Prediction) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The last cell (acceptance, or what is missing) is not tab-ended, so
 	// a long message does not widen the columns.
-	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tdecode ms\tverify ms\tallreduce ms\tdraft ms\ttok/s\trange\tbaseline\tbreak-even\tspeedup\tverdict\t  acceptance")
+	fmt.Fprintln(tw, "TP\tbackend\tdrafter\tk\tdecode ms\tverify ms\tallreduce ms\tdraft ms\tloop ms\ttok/s\trange\tbaseline\tbreak-even\tspeedup\tverdict\t  acceptance")
 	var sources []string
 	for _, p := range preds {
 		c := p.Config
@@ -32,10 +32,10 @@ func WriteTable(w io.Writer, preds []planner.Prediction) {
 		lead := fmt.Sprintf("%d\t%s\t%s\t%s\t", c.TP, backend, drafter, k)
 		switch {
 		case p.Unfit != "":
-			fmt.Fprintf(tw, "%s—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t  does not fit: %s\n", lead, p.Unfit)
+			fmt.Fprintf(tw, "%s—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t  does not fit: %s\n", lead, p.Unfit)
 			continue
 		case !p.OK():
-			fmt.Fprintf(tw, "%s—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t  %s\n", lead, p.Missing[0])
+			fmt.Fprintf(tw, "%s—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t—\t  %s\n", lead, p.Missing[0])
 			continue
 		}
 		verify, ar, draft, be, acc := "—", "—", "—", "—", ""
@@ -54,14 +54,14 @@ func WriteTable(w io.Writer, preds []planner.Prediction) {
 		} else if c.TP > 1 {
 			ar = fmt.Sprintf("%.2f", p.DecodeAllReduceMs.V)
 		}
-		fmt.Fprintf(tw, "%s%.2f\t%s\t%s\t%s\t%.1f\t%.1f–%.1f\t%.1f\t%s\t%.2fx\t%s\t  %s\n", lead, p.DecodeStepMs.V, verify, ar, draft,
+		fmt.Fprintf(tw, "%s%.2f\t%s\t%s\t%s\t%.3f\t%.1f\t%.1f–%.1f\t%.1f\t%s\t%.2fx\t%s\t  %s\n", lead, p.DecodeStepMs.V, verify, ar, draft, p.LoopMs.V,
 			p.TokS.V, p.TokS.Lo, p.TokS.Hi, p.BaselineTokS.V, be, p.Speedup.V, planner.VerdictWords(p.Verdict), acc)
 	}
 	tw.Flush()
 	for i, s := range sources {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, s)
 	}
-	fmt.Fprintln(w, "verify: a full proposal's forward (k+1 tokens); allreduce: its calls (one decode step at TP>1 without a drafter): rank 0's time inside them in the forward timed with that backend (its waits for slower ranks included), or the allreduce table's per-call time where the forward was timed with another backend and its calls swapped; tok/s: from the median of each timing's repetitions; range: their 10th-90th percentiles and the acceptance's ~95% interval, combined at the ends that widen it.")
+	fmt.Fprintln(w, "verify: a full proposal's forward (k+1 tokens); allreduce: its calls (one decode step at TP>1 without a drafter): rank 0's time inside them in the forward timed with that backend (its waits for slower ranks included), or the allreduce table's per-call time where the forward was timed with another backend and its calls swapped; loop: the run loop's own time per step beyond the draft and the forward (emitting the tokens, the step's records), the mean of earlier runs' steps on this kind of device; tok/s: from the median of each timing's repetitions; range: their 10th-90th percentiles and the acceptance's ~95% interval, combined at the ends that widen it.")
 }
 
 // index returns s's position in list, appending it when new.

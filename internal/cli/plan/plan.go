@@ -238,6 +238,9 @@ func (o *options) parseBackends(list string, fs *flag.FlagSet) error {
 		}
 		return nil
 	}
+	if err := engine.CheckDevice(o.device); err != nil {
+		return fmt.Errorf("plan: --device: %w", err)
+	}
 	have := map[string]string{} // name -> why it cannot run ("" if it can)
 	var all []string
 	for _, b := range engine.AllReduceBackends(o.device) {

@@ -36,6 +36,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--model", "synthetic:tiny", "--tree", "9"}, "--tree"},
 		{[]string{"--model", "synthetic:tiny", "--check", "--rounds", "0"}, "--rounds"},
 		{[]string{"--model", "synthetic:tiny", "stray"}, "unexpected argument"},
+		{[]string{"--model", "synthetic:tiny", "--device", "nosuchgpu"}, `plan: --device: device "nosuchgpu" is not in this build`},
 		{[]string{"--model", "synthetic:tiny", "--allreduce-table", "/nonexistent/t.json"}, "--allreduce-table: allreduce table /nonexistent/t.json: no such file"},
 		{[]string{"--model", "synthetic:tiny", "--allreduce-table", tableFile(t, "[]")}, "no usable rows"},
 		{[]string{"--model", "synthetic:tiny", "--allreduce-table", tableFile(t, `{"rows": [{"backend": "nccl", "ranks": 2, "bytes": 1024, "time_us": 20}]}`)},
