@@ -29,7 +29,8 @@
 //
 // One block of SMP_THREADS threads per row; logits and prob may alias
 // (gpu/cuda overwrites the step's logits row with the probabilities).
-// out[0] = the id; info (nullable) gets info[0] = the kept set's size.
+// out[0] = the id; info (nullable) gets info[0] = the number of entries
+// left with mass (the host's nonzero probabilities), for cuda-check.
 
 #define SMP_THREADS 1024
 #define SMP_WARPS (SMP_THREADS / 32)
@@ -131,7 +132,6 @@ extern "C" __global__ void __launch_bounds__(SMP_THREADS)
   for (int i = tid; i < vocab; i += SMP_THREADS) prob[i] = (float)__ddiv_rn((double)prob[i], sum);
 
   const bool useK = topk > 0 && topk < vocab, useP = topp > 0.f && topp < 1.f;
-  int keep = vocab;
   if (useK || useP) {
     // 2. The kept set's boundary: the largest value K* (as bits) such that
     // the entries >= K* number at least keepK or weigh at least top-p.
@@ -195,13 +195,27 @@ extern "C" __global__ void __launch_bounds__(SMP_THREADS)
     const unsigned kstar = s.prefix;
     const float vstar = __uint_as_float(kstar);
     const int above = s.cntAbove, group = s.group;
-    int n = min(group, keepK - above);
+    // The host adds the ties one by one to its float32 mass: so does
+    // thread 0, from the mass above (exact when no entry is above, e.g.
+    // all logits equal). It stops at top-k, or at the whole group when
+    // rounding keeps the float32 sum under top-p (the descent's double
+    // sums said the cut falls in this group).
+    int n = max(1, min(group, keepK - above));
     if (useP && vstar > 0.f) {
-      const double need = ((double)topp - s.massAbove) / (double)vstar;
-      n = min(n, (int)fmin((double)group, fmax(1.0, ceil(need))));
+      if (tid == 0) {
+        float mass = (float)s.massAbove;
+        int j = 0;
+        while (j < n) {
+          j++;
+          mass = __fadd_rn(mass, vstar);
+          if (mass >= topp) break;
+        }
+        s.cut = j;
+      }
+      __syncthreads();
+      n = s.cut;
+      __syncthreads();
     }
-    n = max(n, 1);
-    keep = above + n;
     int cut = vocab;  // ties with index <= cut are kept
     if (n < group) {
       if (tid == 0) s.found = 0;
@@ -241,7 +255,9 @@ extern "C" __global__ void __launch_bounds__(SMP_THREADS)
     __syncthreads();
   }
 
-  // 3. Inverse CDF in index order over contiguous slices per thread.
+  // 3. Inverse CDF in index order over contiguous slices per thread (which
+  // read entries other threads wrote: the barrier makes them visible).
+  __syncthreads();
   const int per = (vocab + SMP_THREADS - 1) / SMP_THREADS, lo = min(vocab, tid * per), hi = min(vocab, lo + per);
   double local = 0;
   for (int i = lo; i < hi; i++)
@@ -258,8 +274,17 @@ extern "C" __global__ void __launch_bounds__(SMP_THREADS)
   }
   first = smp_imin(first, s);
   last = smp_imax(last, s);
-  if (tid == 0) {
-    out[0] = first != 0x7fffffff ? first : max(last, 0);
-    if (info) info[0] = keep;
+  if (info) {  // the check's diagnostic: entries left with mass
+    int nz = 0;
+    for (int i = tid; i < vocab; i += SMP_THREADS) nz += prob[i] > 0.f;
+    for (int o = 16; o; o >>= 1) nz += __shfl_xor_sync(0xffffffffu, nz, o);
+    __syncthreads();
+    if (lane == 0) s.ired[w] = nz;
+    __syncthreads();
+    if (tid == 0) {
+      for (int q = 1; q < SMP_WARPS; q++) nz += s.ired[q];
+      info[0] = nz;
+    }
   }
+  if (tid == 0) out[0] = first != 0x7fffffff ? first : max(last, 0);
 }

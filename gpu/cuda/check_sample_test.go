@@ -21,18 +21,6 @@ import (
 	"rigscope/engine/spec"
 )
 
-// sampleSettings are the (temperature, top-k, top-p) settings the sample
-// check runs: each filter alone, both, a tight nucleus, top-k 1.
-var sampleSettings = []sample.Params{
-	{Temperature: 1},
-	{Temperature: 0.8, TopP: 0.9},
-	{Temperature: 0.7, TopK: 40},
-	{Temperature: 1, TopK: 50, TopP: 0.95},
-	{Temperature: 0.6, TopP: 0.5},
-	{Temperature: 1.3, TopK: 1000, TopP: 0.8},
-	{Temperature: 0.8, TopK: 1},
-}
-
 // checkSample checks sample_row (kernels/sample.cu) against engine/sample,
 // the specification: on random logits rows (three vocabularies, Gaussian
 // and heavily tied values) and on gocoder-14m's real logits, for every
@@ -172,9 +160,8 @@ func compareSample(d *Device, rows []float32, vocab int, rng *rand.Rand, name st
 			if err != nil {
 				return 0, err
 			}
-			s := &sample.Sampler{P: p}
-			s.Probs(probs, row)
-			kept := keptSize(s, probs, row)
+			(&sample.Sampler{P: p}).Probs(probs, row)
+			kept := keptSize(probs)
 			for j, u := range us {
 				want := sample.DrawU(probs, u)
 				total++
@@ -192,25 +179,6 @@ func compareSample(d *Device, rows []float32, vocab int, rng *rand.Rand, name st
 		fmt.Fprintf(stdout, "%-28s %-26s %8d/%-5d %8d/%-5d\n", name, fmtParams(p), same, total, keepSame, total)
 	}
 	return diff, nil
-}
-
-// keptSize is the host's kept-set size for probs (Probs of row): the
-// entries with mass, plus kept entries whose probability is 0 (p_i
-// underflowed), which the device counts too: the vocabulary when no
-// filter is on, else the nonzero count (an underflowed entry is never
-// inside a cut that stops at a mass or a rank, unless the cut takes all).
-func keptSize(s *sample.Sampler, probs, row []float32) int {
-	k, tp := s.P.TopK, s.P.TopP
-	if (k <= 0 || k >= len(row)) && (tp <= 0 || tp >= 1) {
-		return len(row)
-	}
-	n := 0
-	for _, q := range probs {
-		if q > 0 {
-			n++
-		}
-	}
-	return n
 }
 
 func fmtParams(p sample.Params) string {
