@@ -1,0 +1,43 @@
+#!/bin/sh
+# Device-side sampling (issue 19), one device call of about 60 s:
+#  1. cuda-check -checks sample: sample_row (kernels/sample.cu) against
+#     engine/sample on random and gocoder-14m logits for 7 (temperature,
+#     top-k, top-p) settings (ids equal with the same uniform, kept-set
+#     sizes), a chi-square of 20,000 device draws against the host's
+#     probabilities, and spec.Generate through SampleIDs against host
+#     sampling over Forward's logits (tokens equal, decode tok/s) on
+#     gocoder-14m-hf and the llama-8b shape;
+#  2. `generate --device cuda --temperature 0.8 --top-p 0.9` after (this
+#     branch) and, when carried, before (main's binary), alternately, on the
+#     llama-8b shape (synthetic bf16) and gocoder-14m-hf.
+# Build here:
+#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   mkdir -p carry/ms/gocoder-14m-hf && ln -f ../shared/models/gocoder-14m-hf/* carry/ms/gocoder-14m-hf/ && ln -f ../shared/models/reference-public.json carry/ms/
+#   optional "before": main's binary as carry/rigscope-cuda-before.gz (same build line in a checkout of main)
+# Run there: sh bench/cuda/sample.sh
+#   (carry ["carry/ms", "carry/cuda-check.test.gz", "carry/rigscope-cuda.gz", "carry/rigscope-cuda-before.gz"])
+set -u
+O=${OUT:-/tmp/out}; mkdir -p "$O"
+M=carry/ms
+gunzip -c carry/cuda-check.test.gz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
+gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-after && chmod +x /tmp/rigscope-after
+BINS=after
+if [ -f carry/rigscope-cuda-before.gz ]; then
+	gunzip -c carry/rigscope-cuda-before.gz > /tmp/rigscope-before && chmod +x /tmp/rigscope-before
+	BINS="before after"
+fi
+echo "# cuda-check -checks sample"
+timeout 150 /tmp/cuda-check.test -test.run TestCUDACheck -test.v -models "$M" -checks sample > "$O/check-sample.txt" 2>&1
+echo "rc $?"; grep -v "^=== RUN" "$O/check-sample.txt"
+IDS=$(seq -s, 3 130)
+echo "# generate --device cuda --temperature 0.8 --top-p 0.9 --seed 7 (decode tok/s)"
+for r in 1 2; do
+	for b in $BINS; do
+		timeout 100 /tmp/rigscope-$b generate --device cuda --model "synthetic:llama-8b?dtype=bf16" --ctx 512 --prompt-ids "$IDS" --max-tokens 129 --ignore-eos --temperature 0.8 --top-p 0.9 --seed 7 --json > "$O/gen8b-$b$r.json" 2> "$O/gen8b-$b$r.err"
+		timeout 100 /tmp/rigscope-$b generate --device cuda --model "$M/gocoder-14m-hf" --ctx 512 --prompt-ids "$IDS" --max-tokens 257 --ignore-eos --temperature 0.8 --top-p 0.9 --seed 7 --json > "$O/gengc-$b$r.json" 2> "$O/gengc-$b$r.err"
+		for m in 8b gc; do
+			python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'decode tok/s', round(s['decode_tokens_per_s'],1), 'tokens', s['generated_tokens'])" "$O/gen$m-$b$r.json" "$m $b round $r" || tail -3 "$O/gen$m-$b$r.err"
+		done
+	done
+done
