@@ -240,7 +240,9 @@ func (g *gen) emit(st *StepInfo) {
 
 // forward runs b on the target. At temperature 0 it returns only each
 // logits row's argmax (ids; on the target's device when it can, so a step
-// copies back token ids), else the logits rows.
+// copies back token ids), else the logits rows: sampled verification
+// (rejection sampling against the drafter's q) reads the target's
+// probabilities on the host, so it never goes through SampleTarget.
 func (g *gen) forward(ctx context.Context, b model.Batch) (logits []float32, ids []int32, err error) {
 	if g.o.Sampler.P.Greedy() {
 		ids, err = GreedyIDs(ctx, g.t, b)
