@@ -50,6 +50,14 @@ func checkSample(ctx context.Context, d *Device, models string, stdout io.Writer
 			bad, draws = bad+n, draws+all
 		}
 	}
+	for _, vocab := range []int{4096, 128256} {
+		for _, p := range []sample.Params{{Temperature: 1}, {Temperature: 0.8, TopP: 0.9}, {Temperature: 0.7, TopK: 40}} {
+			if err := timeSample(d, randomLogits(rng, "gauss sd 6", 1, vocab), p, stdout); err != nil {
+				unbind()
+				return fmt.Errorf("cuda-check: sample timing: %w", err)
+			}
+		}
+	}
 	unbind()
 	real, err := gocoderLogits(ctx, d, models)
 	if err != nil {
@@ -189,6 +197,48 @@ func compareSample(d *Device, rows []float32, vocab int, rng *rand.Rand, name st
 
 func fmtParams(p sample.Params) string {
 	return fmt.Sprintf("T=%g k=%d p=%g", p.Temperature, p.TopK, p.TopP)
+}
+
+// timeSample prints sample_row's device time per row (wall time of 200
+// launches on one stream after a warm-up, over the count).
+func timeSample(d *Device, row []float32, p sample.Params, stdout io.Writer) error {
+	const reps = 200
+	v := len(row)
+	lg, err := allocDev(4 * v)
+	if err != nil {
+		return err
+	}
+	defer lg.free()
+	pb, err := allocDev(4 * v)
+	if err != nil {
+		return err
+	}
+	defer pb.free()
+	out, err := allocDev(4)
+	if err != nil {
+		return err
+	}
+	defer out.free()
+	if err := cu.MemcpyHtoD(lg.p, unsafe.Pointer(&row[0]), int64(4*v)); err != nil {
+		return err
+	}
+	var t0 time.Time
+	for i := -10; i < reps; i++ {
+		if i == 0 {
+			if err := cu.Synchronize(); err != nil {
+				return err
+			}
+			t0 = time.Now()
+		}
+		if err := enqueueSample(d, cu.Stream{}, out.p, 0, lg.p, pb.p, v, p, []float64{0.5}); err != nil {
+			return err
+		}
+	}
+	if err := cu.Synchronize(); err != nil {
+		return fmt.Errorf("sample_row: %w", err)
+	}
+	fmt.Fprintf(stdout, "sample_row time V=%-7d %-26s %7.1f us a row\n", v, fmtParams(p), float64(time.Since(t0).Microseconds())/reps)
+	return nil
 }
 
 // chiSquareSample draws 20,000 device samples from one row (fresh uniform
