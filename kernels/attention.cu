@@ -8,8 +8,8 @@
 //
 // qkv (T, ldq) holds q (hq*HD), k (hk*HD), v (hk*HD) per token; cs, sn
 // (maxPos, HD/2) are the RoPE tables; Kc, Vc (slots, hk*HD) the layer's
-// cache. out (T, hq*HD), and when xf is set the same split for wo
-// (store_xf).
+// cache, float32 or bf16 (KT: kv_ld4, kv_st). out (T, hq*HD), and when xf
+// is set the same split for wo (store_xf).
 //
 // grid (hk, S, RG), block 128 (4 warps). Block (h, s, rg) serves KV head h
 // and the query rows r = t*G + g (token t, query head h*G + g, G = hq/hk)
@@ -32,6 +32,19 @@
 // before its query (Mistral), and the splits then cover only the cached
 // slots from the first one any query of the step sees (the cache slot of
 // position p is p).
+// The KV cache holds float32 or bf16 (KT; gpu/cuda/kvformat.go): kv_ld4
+// reads 4 consecutive elements widened to float32 (exact), kv_st rounds a
+// value to the cache's type (bf16: to nearest even). Everything after the
+// load is float32 whatever the cache holds.
+__device__ __forceinline__ float4 kv_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float4 kv_ld4(const __nv_bfloat16* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);  // elements 0, 1 in u.x (low half first), 2, 3 in u.y
+  return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u), __uint_as_float(u.y << 16),
+                     __uint_as_float(u.y & 0xffff0000u));
+}
+__device__ __forceinline__ void kv_st(float* p, float v) { *p = v; }
+__device__ __forceinline__ void kv_st(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+
 #define ATT_WARPS 4
 template <int HD>
 struct Vec {  // the EPL = HD/32 (at least 1) elements of a row a lane owns
@@ -117,9 +130,9 @@ __device__ __forceinline__ float head_inv_rms(const float* x, const float* bias,
   return 1.f / sqrtf(ss / HD + eps);
 }
 
-template <int HD, int RPW, bool EXT>
+template <int HD, int RPW, bool EXT, typename KT>
 __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
-                                          const float* qkv, int ldq, float* Kc, float* Vc, const Step* st,
+                                          const float* qkv, int ldq, KT* Kc, KT* Vc, const Step* st,
                                           const float* __restrict__ cs, const float* __restrict__ sn,
                                           int hq, int hk, float scale, int interleaved, int minper,
                                           __nv_bfloat16* xf, const float* __restrict__ bias,
@@ -161,8 +174,8 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
       int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / 4), c4 = f % (HD / 4);
       if (sl < cntj) {
         long off = (long)(j0 + sl) * width + h * HD + 4 * c4;
-        kr[i] = *reinterpret_cast<const float4*>(Kc + off);
-        vr[i] = *reinterpret_cast<const float4*>(Vc + off);
+        kr[i] = kv_ld4(Kc + off);
+        vr[i] = kv_ld4(Vc + off);
       } else {
         kr[i] = make_float4(0.f, 0.f, 0.f, 0.f);
         vr[i] = kr[i];
@@ -264,12 +277,12 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
           const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
           if (EXT && bias) ka[q] += bk[q][0], kb[q] += bk[q][1], va[q] += bk[q][2], vb[q] += bk[q][3];
           if (EXT && qkn) ka[q] = ka[q] * kinv[t] * wk[q][0], kb[q] = kb[q] * kinv[t] * wk[q][1];
-          float* kc = Kc + (long)(base + t) * width + h * HD;
-          float* vc = Vc + (long)(base + t) * width + h * HD;
-          kc[a] = ka[q] * c[q] - kb[q] * sv[q];
-          kc[b] = ka[q] * sv[q] + kb[q] * c[q];
-          vc[a] = va[q];
-          vc[b] = vb[q];
+          KT* kc = Kc + (long)(base + t) * width + h * HD;
+          KT* vc = Vc + (long)(base + t) * width + h * HD;
+          kv_st(kc + a, ka[q] * c[q] - kb[q] * sv[q]);
+          kv_st(kc + b, ka[q] * sv[q] + kb[q] * c[q]);
+          kv_st(vc + a, va[q]);
+          kv_st(vc + b, vb[q]);
         }
       }
     }
@@ -456,17 +469,21 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 // qkn, window: the same arguments, which attn_ ignores; qo, when set: the
 // output also quantized for wo's quantized product, att_quant), so that plain
 // models keep the kernel they had (the extensions' loads cost registers:
-// attn_64_1 96 -> 118, attn_256_2 spilled).
-#define ATT_INST(NAME, HD, RPW, EXT)                                                                         \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW(                          \
-      float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, float* Kc,    \
-      float* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,  \
+// attn_64_1 96 -> 118, attn_256_2 spilled). Each with a float32 cache, and
+// with a bf16 cache under the name with _kb appended (attn_128_2_kb).
+#define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                 \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF(                     \
+      float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc,       \
+      KT* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,     \
       int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window,            \
       int8_t* qo) {                                                                                          \
-    attn_body<HD, RPW, EXT>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,     \
-                            minper, xf, bias, qkn, eps, window, qo);                                         \
+    attn_body<HD, RPW, EXT, KT>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
+                                minper, xf, bias, qkn, eps, window, qo);                                     \
   }
-#define ATT_ALL(HD) ATT_INST(attn, HD, 1, false) ATT_INST(attn, HD, 2, false) ATT_INST(attnx, HD, 1, true) ATT_INST(attnx, HD, 2, true)
+#define ATT_KT(HD, KT, SUF)                                                                          \
+  ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \
+  ATT_INST(attnx, HD, 2, true, KT, SUF)
+#define ATT_ALL(HD) ATT_KT(HD, float, ) ATT_KT(HD, __nv_bfloat16, _kb)
 ATT_ALL(16)
 ATT_ALL(32)
 ATT_ALL(64)

@@ -23,10 +23,16 @@ __device__ __forceinline__ void ldsm_x4_t(unsigned addr, unsigned& r0, unsigned&
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
 }
 __device__ __forceinline__ unsigned pack_bf16(float a, float b) { return bf16x2_bits(__floats2bfloat162_rn(a, b)); }
+// kv_ld4b is 4 consecutive cache elements as bf16 (2 per word).
+__device__ __forceinline__ uint2 kv_ld4b(const float* p) {
+  const float4 f = *reinterpret_cast<const float4*>(p);
+  return make_uint2(pack_bf16(f.x, f.y), pack_bf16(f.z, f.w));
+}
+__device__ __forceinline__ uint2 kv_ld4b(const __nv_bfloat16* p) { return *reinterpret_cast<const uint2*>(p); }
 
-template <int HD>
-__device__ __forceinline__ void pf_fa_body(__nv_bfloat16* oh, const float* qkv, int ldq, const float* Kc,
-                                           const float* Vc, const int* pos, int base, int T,
+template <int HD, typename KT>
+__device__ __forceinline__ void pf_fa_body(__nv_bfloat16* oh, const float* qkv, int ldq, const KT* Kc,
+                                           const KT* Vc, const int* pos, int base, int T,
                                            const float* __restrict__ cs, const float* __restrict__ sn, int hq, int hk,
                                            float scale, int interleaved) {
   constexpr int HALF = HD / 2, KD = HD / 16, DN = HD / 8;  // a row: HD/8 16-byte chunks (at least 8)
@@ -77,16 +83,14 @@ __device__ __forceinline__ void pf_fa_body(__nv_bfloat16* oh, const float* qkv, 
   float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
   for (int j0 = 0; j0 < hiSlot; j0 += 64) {
     __syncthreads();  // the previous tile's reads are done
-    for (int f = tid; f < 64 * HD / 4; f += blockDim.x) {  // K, V tile: float32 cache -> bf16 shared
+    for (int f = tid; f < 64 * HD / 4; f += blockDim.x) {  // K, V tile: cache -> bf16 shared
       const int sl = f / (HD / 4), d = 4 * (f % (HD / 4));
-      float4 kv = make_float4(0.f, 0.f, 0.f, 0.f), vv = kv;
+      uint2 kb = make_uint2(0u, 0u), vb2 = kb;
       if (j0 + sl < hiSlot) {
         const long off = (long)(j0 + sl) * width + h * HD + d;
-        kv = *reinterpret_cast<const float4*>(Kc + off);
-        vv = *reinterpret_cast<const float4*>(Vc + off);
+        kb = kv_ld4b(Kc + off);
+        vb2 = kv_ld4b(Vc + off);
       }
-      uint2 kb = make_uint2(pack_bf16(kv.x, kv.y), pack_bf16(kv.z, kv.w));
-      uint2 vb2 = make_uint2(pack_bf16(vv.x, vv.y), pack_bf16(vv.z, vv.w));
       *reinterpret_cast<uint2*>(ks + at(sl, d)) = kb;
       *reinterpret_cast<uint2*>(vs + at(sl, d)) = vb2;
     }
@@ -180,11 +184,13 @@ __device__ __forceinline__ void pf_fa_body(__nv_bfloat16* oh, const float* qkv, 
           __floats2bfloat162_rn(o[dn][2 * hf] * inv, o[dn][2 * hf + 1] * inv);
   }
 }
-#define PFFA_INST(HD)                                                                                         \
-  extern "C" __global__ void __launch_bounds__(128) pf_fa_##HD(                                               \
-      __nv_bfloat16* oh, const float* qkv, int ldq, const float* Kc, const float* Vc, const int* pos, int base,  \
+#define PFFA_INST(HD, KT, SUF)                                                                                \
+  extern "C" __global__ void __launch_bounds__(128) pf_fa_##HD##SUF(                                          \
+      __nv_bfloat16* oh, const float* qkv, int ldq, const KT* Kc, const KT* Vc, const int* pos, int base,     \
       int T, const float* cs, const float* sn, int hq, int hk, float scale, int inter) {                       \
-    pf_fa_body<HD>(oh, qkv, ldq, Kc, Vc, pos, base, T, cs, sn, hq, hk, scale, inter);                         \
+    pf_fa_body<HD, KT>(oh, qkv, ldq, Kc, Vc, pos, base, T, cs, sn, hq, hk, scale, inter);                     \
   }
-PFFA_INST(64)
-PFFA_INST(128)
+PFFA_INST(64, float, )
+PFFA_INST(128, float, )
+PFFA_INST(64, __nv_bfloat16, _kb)
+PFFA_INST(128, __nv_bfloat16, _kb)

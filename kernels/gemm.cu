@@ -243,27 +243,36 @@ PF_INST(pfs, true, 128, 4, w4)
 // pf_kv: RoPE of the T new tokens' k and both k and v into the layer's
 // cache Kc, Vc (slots, hk*HD) at slots base+t, with the formula of
 // attn_body's prologue (so the cache holds what the decode steps would
-// have written from the same qkv). grid T, block 128.
-extern "C" __global__ void pf_kv(float* Kc, float* Vc, const float* qkv, int ldq, const int* pos, int base,
-                                 const float* __restrict__ cs, const float* __restrict__ sn, int hq, int hk, int HD,
-                                 int interleaved) {
+// have written from the same qkv, rounded as they round: kv_st). grid T,
+// block 128. pf_kv: a float32 cache; pf_kv_kb: bf16.
+template <typename KT>
+__device__ __forceinline__ void pf_kv_body(KT* Kc, KT* Vc, const float* qkv, int ldq, const int* pos, int base,
+                                           const float* __restrict__ cs, const float* __restrict__ sn, int hq,
+                                           int hk, int HD, int interleaved) {
   pdl_wait();
   const int t = blockIdx.x, HALF = HD / 2, width = hk * HD;
   const float* k = qkv + (long)t * ldq + hq * HD;
   const float* v = k + width;
   const int p = pos[t];
-  float* kc = Kc + (long)(base + t) * width;
-  float* vc = Vc + (long)(base + t) * width;
+  KT* kc = Kc + (long)(base + t) * width;
+  KT* vc = Vc + (long)(base + t) * width;
   for (int i = threadIdx.x; i < hk * HALF; i += blockDim.x) {
     const int h = i / HALF, j = i % HALF;
     const int a = h * HD + (interleaved ? 2 * j : j), b = h * HD + (interleaved ? 2 * j + 1 : j + HALF);
     const float c = cs[(long)p * HALF + j], s = sn[(long)p * HALF + j];
     const float ka = k[a], kb = k[b];
-    kc[a] = ka * c - kb * s;
-    kc[b] = ka * s + kb * c;
+    kv_st(kc + a, ka * c - kb * s);
+    kv_st(kc + b, ka * s + kb * c);
   }
-  for (int i = threadIdx.x; i < width; i += blockDim.x) vc[i] = v[i];
+  for (int i = threadIdx.x; i < width; i += blockDim.x) kv_st(vc + i, v[i]);
 }
+#define PFKV_INST(KT, SUF)                                                                                     \
+  extern "C" __global__ void pf_kv##SUF(KT* Kc, KT* Vc, const float* qkv, int ldq, const int* pos, int base,  \
+                                        const float* cs, const float* sn, int hq, int hk, int HD, int inter) { \
+    pf_kv_body<KT>(Kc, Vc, qkv, ldq, pos, base, cs, sn, hq, hk, HD, inter);                                   \
+  }
+PFKV_INST(float, )
+PFKV_INST(__nv_bfloat16, _kb)
 
 // pf_attn: causal attention of a chunk's T queries (slots base..base+T-1,
 // already in the cache by pf_kv) against cache slots [0, base+t] for
@@ -275,12 +284,13 @@ extern "C" __global__ void pf_kv(float* Kc, float* Vc, const float* qkv, int ldq
 // j scores slot j of each 32-slot chunk of K in shared memory, then the
 // warp's rows take p (shared memory, read 4 at a time) times V (lane owns
 // HD/32 columns). out: split bf16 (T, hq*HD) for wo (oh hi, ol lo when
-// set). Dynamic shared memory pf_attn_smem(HD).
+// set). Dynamic shared memory pf_attn_smem(HD). The cache is float32
+// (pf_attn_HD) or bf16 (pf_attn_HD_kb), widened as it is loaded.
 #define PFA_RPW 8
 #define PFA_RB (4 * PFA_RPW)
-template <int HD>
+template <int HD, typename KT>
 __device__ __forceinline__ void pf_attn_body(__nv_bfloat16* oh, __nv_bfloat16* ol, const float* qkv, int ldq,
-                                             const float* Kc, const float* Vc, const int* pos, int base, int T,
+                                             const KT* Kc, const KT* Vc, const int* pos, int base, int T,
                                              const float* __restrict__ cs, const float* __restrict__ sn, int hq,
                                              int hk, float scale, int interleaved) {
   constexpr int HALF = HD / 2, EPL = Vec<HD>::EPL, KS = HD + 4;
@@ -322,8 +332,8 @@ __device__ __forceinline__ void pf_attn_body(__nv_bfloat16* oh, __nv_bfloat16* o
       float4 kv = make_float4(0.f, 0.f, 0.f, 0.f), vv = kv;
       if (j0 + sl < hiSlot) {
         const long off = (long)(j0 + sl) * width + h * HD + c4;
-        kv = *reinterpret_cast<const float4*>(Kc + off);
-        vv = *reinterpret_cast<const float4*>(Vc + off);
+        kv = kv_ld4(Kc + off);
+        vv = kv_ld4(Vc + off);
       }
       *reinterpret_cast<float4*>(ks + sl * KS + c4) = kv;
       *reinterpret_cast<float4*>(vs + sl * HD + c4) = vv;
@@ -395,13 +405,14 @@ __device__ __forceinline__ void pf_attn_body(__nv_bfloat16* oh, __nv_bfloat16* o
     }
   }
 }
-#define PFA_INST(HD)                                                                                             \
-  extern "C" __global__ void __launch_bounds__(128) pf_attn_##HD(                                                \
-      __nv_bfloat16* oh, __nv_bfloat16* ol, const float* qkv, int ldq, const float* Kc, const float* Vc,         \
+#define PFA_INST(HD, KT, SUF)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(128) pf_attn_##HD##SUF(                                          \
+      __nv_bfloat16* oh, __nv_bfloat16* ol, const float* qkv, int ldq, const KT* Kc, const KT* Vc,               \
       const int* pos, int base, int T, const float* cs, const float* sn, int hq, int hk, float scale, int inter) { \
-    pf_attn_body<HD>(oh, ol, qkv, ldq, Kc, Vc, pos, base, T, cs, sn, hq, hk, scale, inter);                    \
+    pf_attn_body<HD, KT>(oh, ol, qkv, ldq, Kc, Vc, pos, base, T, cs, sn, hq, hk, scale, inter);                \
   }
-PFA_INST(32)
-PFA_INST(64)
-PFA_INST(128)
-PFA_INST(256)
+#define PFA_ALL(HD) PFA_INST(HD, float, ) PFA_INST(HD, __nv_bfloat16, _kb)
+PFA_ALL(32)
+PFA_ALL(64)
+PFA_ALL(128)
+PFA_ALL(256)

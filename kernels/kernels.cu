@@ -497,8 +497,10 @@ extern "C" __global__ void read_bw(unsigned* out, const uint4* p, long n16) {
 #include "allreduce.cu"
 
 // KV cache (layers, slots, width) for K and V: keep slots base+path[j] as
-// base+j, j in order (path ascending, path[j] >= j). grid layers.
-extern "C" __global__ void kv_keep(float* K, float* V, long slots, int width, int base, const int* path, int np) {
+// base+j, j in order (path ascending, path[j] >= j). grid layers. width
+// counts 32-bit words (a slot's bytes / 4), so that one kernel moves the
+// bits of a float32 and of a bf16 cache.
+extern "C" __global__ void kv_keep(unsigned* K, unsigned* V, long slots, int width, int base, const int* path, int np) {
   long off = (long)blockIdx.x * slots * width;
   for (int j = 0; j < np; j++) {
     long src = off + (long)(base + path[j]) * width, dst = off + (long)(base + j) * width;

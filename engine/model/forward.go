@@ -86,8 +86,12 @@ type scratch struct {
 	// threads (kept here rather than captured, so a step allocates nothing).
 	op       rowOp
 	layer    *Layer
-	pos      []int32 // the batch's RoPE positions; nil: base+i
-	base     int     // cached tokens before the batch
+	tokens   []int32         // the batch's tokens (Embed)
+	pos      []int32         // the batch's RoPE positions; nil: base+i
+	base     int             // cached tokens before the batch
+	ctx      context.Context // the forward's, for the allreduce
+	logits   []float32       // the caller's (rows, vocab) logits (Logits)
+	attIn    []float32       // (T, hl*hd or hl*v) attention's output, Wo's input
 	la       *layerAttn
 	attOut   []float32
 	attQ     []float32
@@ -199,7 +203,7 @@ func (r *Runner) MicroBatch() int {
 }
 
 func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
-	c, w := r.W.Cfg, r.W
+	c := r.W.Cfg
 	T := len(b.Tokens)
 	base := r.KV.Len
 	if T == 0 {
@@ -211,89 +215,22 @@ func (r *Runner) forward(ctx context.Context, b Batch, logits []float32) error {
 	if err := r.checkBatch(b, base); err != nil {
 		return err
 	}
-	r.grow(T)
-	s := &r.s
-	dim, hd := c.Dim, c.HeadDim
-	hl, kvl := w.HeadsLocal, w.KVHeadsLocal
-	fl := w.FFNHi - w.FFNLo
-
-	// Embedding: x[t] = token_embd[tokens[t]]          x (T, dim)
-	x := s.x[:T*dim]
-	for t, id := range b.Tokens {
-		if id < 0 || int(id) >= c.Vocab {
-			return fmt.Errorf("model: token id %d outside the vocabulary of %d", id, c.Vocab)
-		}
-		cpu.DequantRow(x[t*dim:(t+1)*dim], w.TokEmbd, int(id))
-	}
-	r.scaleEmbedding(x) // Gemma 3: x *= sqrt(dim)
-	r.buildMask(b, T)
-
-	xn, o := s.xn[:T*dim], s.o[:T*dim]
-	q, k, v := s.q[:T*hl*hd], s.k[:T*kvl*hd], s.v[:T*kvl*hd]
-	att := s.att[:T*hl*hd]
-	gate, up := s.gate[:T*fl], s.up[:T*fl]
-	s.pos, s.base = b.Pos, base
-	r.ensureRope(maxPos(b.Pos, base+T)) // here, not on the pool's threads
-	for l := range w.Layers {
-		L := &w.Layers[l]
-		s.layer, s.la = L, &r.attn[l]
-		// Attention block.
-		r.rowwise(T, rowAttnNorm) // xn = norm(x)
-		if L.MLA != nil {
-			r.Pool.MatMul(o, dim, r.latentAttention(L.MLA, l, T), T, L.Wo) // mla_forward.go
-		} else {
-			r.Pool.MatMulFused(xn, T, // one pass over the rows of Wq, Wk, Wv
-				cpu.MatMulJob{Out: q, OutStride: hl * hd, W: L.Wq},  // q (T, hl*hd)
-				cpu.MatMulJob{Out: k, OutStride: kvl * hd, W: L.Wk}, // k (T, kvl*hd)
-				cpu.MatMulJob{Out: v, OutStride: kvl * hd, W: L.Wv}) // v (T, kvl*hd)
-			width := kvl * hd
-			r.rowwise(T, rowRope) // q, k (+ bias, head norm); rotate q and k
-			copy(r.KV.K[l][base*width:(base+T)*width], k)
-			copy(r.KV.V[l][base*width:(base+T)*width], v)
-			r.attention(att, q, l, base, T) // att (T, hl*hd)
-			r.Pool.MatMul(o, dim, att, T, L.Wo)
-		}
-		if err := r.allReduce(ctx, o); err != nil {
-			return err
-		}
-		r.postAttnNorm(T) // Gemma 3: o = norm(o)
-
-		// MLP block: down(silu(gate(xn)) * up(xn)).
-		r.rowwise(T, rowFFNNorm) // x += o; xn = norm(x)
-		if L.MoE != nil {
-			r.moeBlock(L.MoE, T) // o (T, dim); moe_forward.go
-		} else {
-			r.Pool.MatMulFused(xn, T, // one pass over the rows of gate and up
-				cpu.MatMulJob{Out: gate, OutStride: fl, W: L.Gate}, // gate (T, fl)
-				cpu.MatMulJob{Out: up, OutStride: fl, W: L.Up})     // up (T, fl)
-			r.rowwise(T, r.mlpAct()) // gate = silu(gate) * up (Gemma 3: gelu_tanh)
-			r.Pool.MatMul(o, dim, gate, T, L.Down)
-		}
-		if err := r.allReduce(ctx, o); err != nil {
-			return err
-		}
-		r.postFFNNorm(T)     // Gemma 3: o = norm(o)
-		r.rowwise(T, rowAdd) // x += o
-		r.capture(l, x)
-	}
-	s.layer, s.la, s.pos = nil, nil, nil
-	r.KV.Len = base + T
-
-	// Final norm and this rank's vocab columns of the output projection.
-	if b.Logits == LogitsNone {
-		return nil
-	}
-	first := 0
-	if b.Logits == LogitsLast {
-		first = T - 1
-	}
-	rows := T - first
-	if len(logits) < rows*c.Vocab {
+	if _, rows, ok := LogitRows(b.Logits, T); ok && len(logits) < rows*c.Vocab {
 		return fmt.Errorf("model: logits buffer holds %d floats, need %d", len(logits), rows*c.Vocab)
 	}
-	cpu.RMSNorm(xn[:rows*dim], x[first*dim:], w.OutNorm, c.NormEps)
-	r.Pool.MatMul(logits[w.VocabLo:], c.Vocab, xn[:rows*dim], rows, w.Output)
-	r.softcapLogits(logits, rows)
+	r.grow(T)
+	r.buildMask(b, T)
+	s := &r.s
+	s.tokens, s.pos, s.base, s.ctx, s.logits = b.Tokens, b.Pos, base, ctx, logits
+	r.ensureRope(maxPos(b.Pos, base+T)) // here, not on the pool's threads
+	// The model (step.go), run by this rank's operations (step_cpu.go).
+	err := Step((*runnerOps)(r), &r.W.Cfg, T, b.Logits)
+	s.tokens, s.pos, s.ctx, s.logits, s.attIn = nil, nil, nil, nil, nil
+	s.layer, s.la = nil, nil
+	if err != nil {
+		return err
+	}
+	r.KV.Len = base + T
 	return nil
 }
 

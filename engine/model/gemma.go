@@ -171,15 +171,6 @@ func (r *Runner) gemmaRowStep(t0, t1 int) {
 	}
 }
 
-// mlpAct is the gated MLP's activation step: GELU-tanh for Gemma 3, SiLU
-// otherwise.
-func (r *Runner) mlpAct() rowOp {
-	if r.W.Cfg.Gemma.On {
-		return rowGeGLU
-	}
-	return rowSwiGLU
-}
-
 // postAttnNorm and postFFNNorm apply Gemma 3's output norms to o (T, dim),
 // after the allreduce (every rank holds the whole sum); no-ops otherwise.
 func (r *Runner) postAttnNorm(T int) {
@@ -206,28 +197,15 @@ func geglu(gate, up []float32) {
 	}
 }
 
-// scaleEmbedding multiplies Gemma 3's embedded tokens x (T, dim) by
-// sqrt(dim), rounded to float32 as transformers does.
-func (r *Runner) scaleEmbedding(x []float32) {
-	if !r.W.Cfg.Gemma.On {
+// softcapLogits caps the columns [lo, hi) of rows rows of logits (rows,
+// vocab) at c: c * tanh(logit / c); a no-op for c 0.
+func softcapLogits(logits []float32, rows, vocab, lo, hi int, c float32) {
+	if c == 0 {
 		return
 	}
-	s := float32(math.Sqrt(float64(r.W.Cfg.Dim)))
-	for i := range x {
-		x[i] *= s
-	}
-}
-
-// softcapLogits caps this rank's columns of rows rows of logits at
-// FinalSoftcap: cap * tanh(logit / cap); a no-op without it.
-func (r *Runner) softcapLogits(logits []float32, rows int) {
-	c, w := r.W.Cfg, r.W
-	cap := float64(c.Gemma.FinalSoftcap)
-	if cap == 0 {
-		return
-	}
+	cap := float64(c)
 	for i := range rows {
-		row := logits[i*c.Vocab+w.VocabLo : i*c.Vocab+w.VocabHi]
+		row := logits[i*vocab+lo : i*vocab+hi]
 		for j, v := range row {
 			row[j] = float32(cap * math.Tanh(float64(v)/cap))
 		}

@@ -8,7 +8,7 @@ type rowOp uint8
 const (
 	rowAttnNorm rowOp = iota // xn = RMSNorm(x) with the layer's attention norm
 	rowRope                  // q, k, v += biases; q, k heads RMSNormed; q, k rotated by position
-	rowFFNNorm               // x += o; xn = RMSNorm(x) with the layer's FFN norm
+	rowFFNNorm               // xn = RMSNorm(x) with the layer's FFN norm
 	rowSwiGLU                // gate = silu(gate) * up
 	rowAdd                   // x += o
 )
@@ -60,7 +60,6 @@ func (r *Runner) rowStep(t0, t1, _ int) {
 			s.la.rope.Apply(k, p, inter)
 		}
 	case rowFFNNorm:
-		cpu.Add(s.x[t0*dim:t1*dim], s.o[t0*dim:t1*dim])
 		cpu.RMSNorm(s.xn[t0*dim:t1*dim], s.x[t0*dim:t1*dim], L.FFNNorm, c.NormEps)
 	case rowSwiGLU:
 		fl := w.FFNHi - w.FFNLo

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"unsafe"
 
@@ -184,14 +183,13 @@ func attnKernel(name string, L *dlayer, a *dattn) string {
 	return "attnx" + strings.TrimPrefix(name, "attn")
 }
 
-// scaleEmbedding multiplies rank R's embedded tokens by sqrt(dim), as a
-// float32 (Gemma 3, as the CPU's scaleEmbedding); a no-op otherwise.
-func (t *Target) scaleEmbedding(R *rankState, T int) error {
-	if !t.cfg.Gemma.On {
+// scaleEmbedding multiplies rank R's embedded tokens by s (Gemma 3's
+// sqrt(dim) as a float32: model.Config.EmbedScale); a no-op for s 1.
+func (t *Target) scaleEmbedding(R *rankState, T int, s float32) error {
+	if s == 1 {
 		return nil
 	}
 	n := T * t.cfg.Dim
-	s := float32(math.Sqrt(float64(t.cfg.Dim)))
 	return t.kernel("embed_scale", 0, "scale_inplace", [3]int{(n + 255) / 256, 1, 1}, [3]int{256, 1, 1}, ptr(R.x), f32(s), i64(n))
 }
 

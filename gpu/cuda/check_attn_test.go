@@ -3,8 +3,12 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+
+	"rigscope/engine/tensor"
 )
 
 // attnCase is one attention kernel check (check_kernels_test.go): its
@@ -56,8 +60,11 @@ var attnCases = []attnCase{
 
 // attnReference is what the attention kernel computes, in float64: out
 // (T, hq*hd) and the cache (slots, hk*hd) with the T new slots written.
-// bias (ld) and qkn (2*hd: q's, then k's weight) may be nil.
-func attnReference(tc attnCase, qkv, Kc, Vc, cs, sn []float32, st *stepParams, bias, qkn []float32, eps, scale float64) (out, refK, refV []float64) {
+// bias (ld) and qkn (2*hd: q's, then k's weight) may be nil. stored, when
+// set, is the cache (K, V) as a kernel with a bf16 cache wrote it: out is
+// then the attention over its new slots (the values rounded to bf16), the
+// returned refK, refV still the exact ones.
+func attnReference(tc attnCase, qkv, Kc, Vc, cs, sn []float32, st *stepParams, bias, qkn []float32, eps, scale float64, stored [2][]float32) (out, refK, refV []float64) {
 	hd, half := tc.hd, tc.hd/2
 	slots := tc.base + tc.T
 	width := tc.hk * hd
@@ -116,6 +123,13 @@ func attnReference(tc attnCase, qkv, Kc, Vc, cs, sn []float32, st *stepParams, b
 			copy(refV[(tc.base+t)*width+h*hd:], v)
 		}
 	}
+	attK, attV := refK, refV // what the scores and the sum read
+	if stored[0] != nil {
+		attK, attV = slices.Clone(refK), slices.Clone(refV)
+		for i := tc.base * width; i < slots*width; i++ {
+			attK[i], attV[i] = float64(stored[0][i]), float64(stored[1][i])
+		}
+	}
 	pos := func(j int) int { // the position of cache slot j
 		if j < tc.base {
 			return j
@@ -138,7 +152,7 @@ func attnReference(tc attnCase, qkv, Kc, Vc, cs, sn []float32, st *stepParams, b
 				}
 				var dot float64
 				for e := 0; e < hd; e++ {
-					dot += q[e] * refK[j*width+kvh*hd+e]
+					dot += q[e] * attK[j*width+kvh*hd+e]
 				}
 				sc = append(sc, dot*scale)
 				idx = append(idx, j)
@@ -155,11 +169,54 @@ func attnReference(tc attnCase, qkv, Kc, Vc, cs, sn []float32, st *stepParams, b
 			for e := 0; e < hd; e++ {
 				var a float64
 				for i, j := range idx {
-					a += sc[i] * refV[j*width+kvh*hd+e]
+					a += sc[i] * attV[j*width+kvh*hd+e]
 				}
 				out[(t*tc.hq+h)*hd+e] = a / sum
 			}
 		}
 	}
 	return out, refK, refV
+}
+
+// kvCacheBytesOf is a cache (float32 values) as format f stores it: float32
+// bits, or bf16 rounded to nearest even (NaN stays NaN).
+func kvCacheBytesOf(v []float32, f kvFormat) []byte {
+	if f != kvBF16 {
+		return f32bytes(v)
+	}
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], tensor.F32ToBF16(x))
+	}
+	return b
+}
+
+// kvCacheValues is a cache read back (raw: its bytes as float32 words) as
+// float32 values: raw itself, or the bf16 pairs of each word (the low half
+// first) widened.
+func kvCacheValues(raw []float32, f kvFormat) []float32 {
+	if f != kvBF16 {
+		return raw
+	}
+	v := make([]float32, 2*len(raw))
+	for i, w := range raw {
+		bits := math.Float32bits(w)
+		v[2*i], v[2*i+1] = tensor.BF16ToF32(uint16(bits)), tensor.BF16ToF32(uint16(bits>>16))
+	}
+	return v
+}
+
+// bf16NearErr says why got is not ref rounded to bf16: got must be a bf16
+// value within 2^-8 of ref relative (half a bf16 step is 2^-9; the
+// kernel rounds its float32 result, which may sit on the other side of a
+// rounding boundary) plus 1e-5 (float32's error where a rotation cancels,
+// for values of order 1 as the checks draw them).
+func bf16NearErr(got float32, ref float64) error {
+	if tensor.BF16ToF32(tensor.F32ToBF16(got)) != got || math.IsNaN(float64(got)) {
+		return fmt.Errorf("%v is not a bf16 value", got)
+	}
+	if d := math.Abs(float64(got) - ref); d > math.Abs(ref)/256+1e-5 {
+		return fmt.Errorf("%v is %.2e from the exact %v (more than 2^-8 of it)", got, d, ref)
+	}
+	return nil
 }

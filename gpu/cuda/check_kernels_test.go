@@ -314,114 +314,144 @@ func checkKernels(d *Device, w io.Writer) error {
 
 	// Attention (RoPE, cache store, split softmax, merge) with a tree mask
 	// over a random cache, vs float64 (attnReference); the new slots of the
-	// cache too; the extensions through the attnx_ kernels.
-	for _, tc := range attnCases {
-		// every block shape (rows per block) and split size the enqueue knobs pick
-		for _, v := range []struct{ rows, minper int }{{8, 64}, {8, 32}, {4, 128}} {
-			slots := tc.base + tc.T
-			width := tc.hk * tc.hd
-			ld := (tc.hq + 2*tc.hk) * tc.hd
-			qkv := randn(tc.T * ld)
-			Kc, Vc := randn(slots*width), randn(slots*width)
-			for i := tc.base * width; i < slots*width; i++ {
-				Kc[i], Vc[i] = float32(math.NaN()), float32(math.NaN()) // the kernel stores these
-			}
-			cs, sn := cpu.NewRopeTable(tc.hd, slots+8, 10000).Tables(slots + 8)
-			st := stepParams{Base: int32(tc.base), T: int32(tc.T)}
-			parent := make([]int, tc.T)
-			for i := range parent {
-				parent[i] = i - 1
-				if i > 1 && rng.IntN(2) == 0 {
-					parent[i] = rng.IntN(i)
+	// cache too; the extensions through the attnx_ kernels. With a bf16
+	// cache (the _kb kernels) the cached slots are bf16 values, the new
+	// slots must be the exact ones rounded (within 2^-8 relative: nearest
+	// of float32 arithmetic's result), and the output the float64
+	// attention over the values the kernel stored.
+	for _, kvf := range kvFormats {
+		for _, tc := range attnCases {
+			// every block shape (rows per block) and split size the enqueue knobs pick
+			for _, v := range []struct{ rows, minper int }{{8, 64}, {8, 32}, {4, 128}} {
+				slots := tc.base + tc.T
+				width := tc.hk * tc.hd
+				ld := (tc.hq + 2*tc.hk) * tc.hd
+				qkv := randn(tc.T * ld)
+				Kc, Vc := randn(slots*width), randn(slots*width)
+				for i := tc.base * width; i < slots*width; i++ {
+					Kc[i], Vc[i] = float32(math.NaN()), float32(math.NaN()) // the kernel stores these
 				}
-				st.Mask[i] = 1 << i
-				st.Pos[i] = int32(tc.base + i)
-				if parent[i] >= 0 {
-					st.Mask[i] |= st.Mask[parent[i]]
-					st.Pos[i] = st.Pos[parent[i]] + 1
+				if kvf == kvBF16 {
+					for i := range tc.base * width {
+						Kc[i], Vc[i] = tensor.BF16ToF32(tensor.F32ToBF16(Kc[i])), tensor.BF16ToF32(tensor.F32ToBF16(Vc[i]))
+					}
 				}
-			}
-			var bias, qkn []float32
-			var biasd, qknd cu.DevicePtr
-			if tc.bias {
-				bias = randn(ld)
-				biasd = up(f32b(bias))
-			}
-			if tc.qkNorm {
-				qkn = randn(2 * tc.hd)
-				qknd = up(f32b(qkn))
-			}
-			const eps = 1e-6
-			stb := (*[1 << 10]byte)(unsafe.Pointer(&st))[:stepBytes:stepBytes]
-			qd, kd, vd, sd := up(f32b(qkv)), up(f32b(Kc)), up(f32b(Vc)), up(append([]byte(nil), stb...))
-			csd, snd := up(f32b(cs)), up(f32b(sn))
-			cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
-			rowsAll := tc.hq * MaxTokens * tc.S
-			pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
-			cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
-			out := poison(tc.T * tc.hq * tc.hd)
-			xf := up(make([]byte, xfBytes(tc.hq*tc.hd)))
-			var qo cu.DevicePtr // the output quantized for a quantized wo (att_quant), where heads are whole 32-blocks
-			if tc.hd%32 == 0 {
-				qo = up(make([]byte, qxBytes(tc.hq*tc.hd)))
-			}
-			if err != nil {
-				return err
-			}
-			name, grid := attnLaunch(cfg, tc.S, tc.T, v.rows)
-			if tc.ext() {
-				name = attnKernel(name, &dlayer{bias: biasd, qkNorm: qknd}, &dattn{window: tc.window})
-			}
-			fn, e := d.fn(name)
-			if e != nil {
-				return e
-			}
-			inter := 0
-			if tc.inter {
-				inter = 1
-			}
-			scale := float32(1 / math.Sqrt(float64(tc.hd)))
-			for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
-				if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
-					ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf),
-					ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo)); e != nil {
-					return e
+				cs, sn := cpu.NewRopeTable(tc.hd, slots+8, 10000).Tables(slots + 8)
+				st := stepParams{Base: int32(tc.base), T: int32(tc.T)}
+				parent := make([]int, tc.T)
+				for i := range parent {
+					parent[i] = i - 1
+					if i > 1 && rng.IntN(2) == 0 {
+						parent[i] = rng.IntN(i)
+					}
+					st.Mask[i] = 1 << i
+					st.Pos[i] = int32(tc.base + i)
+					if parent[i] >= 0 {
+						st.Mask[i] |= st.Mask[parent[i]]
+						st.Pos[i] = st.Pos[parent[i]] + 1
+					}
 				}
-			}
-			got := down(out, tc.T*tc.hq*tc.hd)
-			if tc.hq*tc.hd%16 == 0 {
-				label := fmt.Sprintf("attention hd=%d T=%d S=%d split", tc.hd, tc.T, tc.S)
-				if e := sameSplit(label, xf, got, tc.T, tc.hq*tc.hd); e != nil {
-					return e
+				var bias, qkn []float32
+				var biasd, qknd cu.DevicePtr
+				if tc.bias {
+					bias = randn(ld)
+					biasd = up(f32b(bias))
 				}
-			}
-			if qo != 0 {
-				want, have, e := attnQX(s, qo, got, tc.T, tc.hq*tc.hd)
+				if tc.qkNorm {
+					qkn = randn(2 * tc.hd)
+					qknd = up(f32b(qkn))
+				}
+				const eps = 1e-6
+				stb := (*[1 << 10]byte)(unsafe.Pointer(&st))[:stepBytes:stepBytes]
+				qd, kd, vd, sd := up(f32b(qkv)), up(kvCacheBytesOf(Kc, kvf)), up(kvCacheBytesOf(Vc, kvf)), up(append([]byte(nil), stb...))
+				csd, snd := up(f32b(cs)), up(f32b(sn))
+				cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
+				rowsAll := tc.hq * MaxTokens * tc.S
+				pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
+				cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
+				out := poison(tc.T * tc.hq * tc.hd)
+				xf := up(make([]byte, xfBytes(tc.hq*tc.hd)))
+				var qo cu.DevicePtr // the output quantized for a quantized wo (att_quant), where heads are whole 32-blocks
+				if tc.hd%32 == 0 {
+					qo = up(make([]byte, qxBytes(tc.hq*tc.hd)))
+				}
+				if err != nil {
+					return err
+				}
+				name, grid := attnLaunch(cfg, tc.S, tc.T, v.rows)
+				if tc.ext() {
+					name = attnKernel(name, &dlayer{bias: biasd, qkNorm: qknd}, &dattn{window: tc.window})
+				}
+				name = kvf.kernel(name)
+				fn, e := d.fn(name)
 				if e != nil {
 					return e
 				}
-				if e := bitwise(fmt.Sprintf("attention hd=%d T=%d S=%d int8 out = qx", tc.hd, tc.T, tc.S), want, have); e != nil {
+				inter := 0
+				if tc.inter {
+					inter = 1
+				}
+				scale := float32(1 / math.Sqrt(float64(tc.hd)))
+				for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
+					if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
+						ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf),
+						ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo)); e != nil {
+						return e
+					}
+				}
+				got := down(out, tc.T*tc.hq*tc.hd)
+				if tc.hq*tc.hd%16 == 0 {
+					label := fmt.Sprintf("attention hd=%d T=%d S=%d split", tc.hd, tc.T, tc.S)
+					if e := sameSplit(label, xf, got, tc.T, tc.hq*tc.hd); e != nil {
+						return e
+					}
+				}
+				if qo != 0 {
+					want, have, e := attnQX(s, qo, got, tc.T, tc.hq*tc.hd)
+					if e != nil {
+						return e
+					}
+					if e := bitwise(fmt.Sprintf("attention hd=%d T=%d S=%d int8 out = qx", tc.hd, tc.T, tc.S), want, have); e != nil {
+						return e
+					}
+				}
+				gotK, gotV := kvCacheValues(down(kd, slots*width*kvf.elemBytes()/4), kvf), kvCacheValues(down(vd, slots*width*kvf.elemBytes()/4), kvf)
+				if err != nil {
+					return err
+				}
+				var stored [2][]float32
+				if kvf == kvBF16 {
+					stored = [2][]float32{gotK, gotV}
+				}
+				ref, refK, refV := attnReference(tc, qkv, Kc, Vc, cs, sn, &st, bias, qkn, eps, float64(scale), stored)
+				desc := fmt.Sprintf("%v rows<=%d per>=%d", tc, v.rows, v.minper)
+				if kvf == kvBF16 {
+					desc = "kv bf16 " + desc
+				}
+				if e := report("attention "+desc, got, ref, 1e-5); e != nil {
 					return e
 				}
-			}
-			gotK, gotV := down(kd, slots*width), down(vd, slots*width)
-			if err != nil {
-				return err
-			}
-			ref, refK, refV := attnReference(tc, qkv, Kc, Vc, cs, sn, &st, bias, qkn, eps, float64(scale))
-			desc := fmt.Sprintf("%v rows<=%d per>=%d", tc, v.rows, v.minper)
-			if e := report("attention "+desc, got, ref, 1e-5); e != nil {
-				return e
-			}
-			if e := report("k cache "+desc, gotK, refK, 1e-6); e != nil {
-				return e
-			}
-			vtol := 0.0
-			if tc.bias {
-				vtol = 1e-7 // v + bias rounds once in float32
-			}
-			if e := report("v cache "+desc, gotV, refV, vtol); e != nil {
-				return e
+				ktol, vtol := 1e-6, 0.0
+				if tc.bias {
+					vtol = 1e-7 // v + bias rounds once in float32
+				}
+				if kvf == kvBF16 { // rounded: within 2^-8 of each value (bf16NearErr), RMS about 2^-9/sqrt(3)
+					ktol, vtol = 2e-3, 2e-3
+					for i := tc.base * width; i < slots*width; i++ {
+						if e := bf16NearErr(gotK[i], refK[i]); e != nil {
+							return fmt.Errorf("cuda check k cache %s: element %d: %w", desc, i, e)
+						}
+						if e := bf16NearErr(gotV[i], refV[i]); e != nil {
+							return fmt.Errorf("cuda check v cache %s: element %d: %w", desc, i, e)
+						}
+					}
+				}
+				if e := report("k cache "+desc, gotK, refK, ktol); e != nil {
+					return e
+				}
+				if e := report("v cache "+desc, gotV, refV, vtol); e != nil {
+					return e
+				}
 			}
 		}
 	}

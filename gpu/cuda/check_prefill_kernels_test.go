@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -246,6 +247,7 @@ func checkPrefillKernels(d *Device, w io.Writer, fa bool) (err error) {
 		csd, snd := up(f32b(cs)), up(f32b(sn))
 		qkv := randn(T2*nqkv, 1)
 		kc, vc := randn(slots*width, 1), randn(slots*width, 1)
+		kc0, vc0 := slices.Clone(kc), slices.Clone(vc) // as uploaded, for the bf16 cache below
 		pos := make([]int32, T2)
 		for t := range pos {
 			pos[t] = int32(base + t)
@@ -279,34 +281,77 @@ func checkPrefillKernels(d *Device, w io.Writer, fa bool) (err error) {
 			refK[i] = float64(kc[i])
 		}
 		report("pf_kv "+name, gotK[:(base+T2)*width], refK, 1e-6)
-		ref := make([]float64, T2*hq*hd)
-		for t := range T2 {
-			for qh := range hq {
-				q := rot(qkv[t*nqkv+qh*hd:t*nqkv+(qh+1)*hd], base+t)
-				h := qh / G
-				n := base + t + 1
-				sc := make([]float64, n)
-				mx := math.Inf(-1)
-				for j := range n {
-					var dot float64
-					for e := range hd {
-						dot += q[e] * float64(kc[j*width+h*hd+e])
-					}
-					sc[j] = dot / math.Sqrt(float64(hd))
-					mx = math.Max(mx, sc[j])
-				}
-				var den float64
-				for j := range n {
-					sc[j] = math.Exp(sc[j] - mx)
-					den += sc[j]
-				}
-				for e := range hd {
-					var v float64
+		attnRef := func(kc, vc []float32) []float64 { // causal attention in float64 over the cache kc, vc
+			ref := make([]float64, T2*hq*hd)
+			for t := range T2 {
+				for qh := range hq {
+					q := rot(qkv[t*nqkv+qh*hd:t*nqkv+(qh+1)*hd], base+t)
+					h := qh / G
+					n := base + t + 1
+					sc := make([]float64, n)
+					mx := math.Inf(-1)
 					for j := range n {
-						v += sc[j] * float64(vc[j*width+h*hd+e])
+						var dot float64
+						for e := range hd {
+							dot += q[e] * float64(kc[j*width+h*hd+e])
+						}
+						sc[j] = dot / math.Sqrt(float64(hd))
+						mx = math.Max(mx, sc[j])
 					}
-					ref[t*hq*hd+qh*hd+e] = v / den
+					var den float64
+					for j := range n {
+						sc[j] = math.Exp(sc[j] - mx)
+						den += sc[j]
+					}
+					for e := range hd {
+						var v float64
+						for j := range n {
+							v += sc[j] * float64(vc[j*width+h*hd+e])
+						}
+						ref[t*hq*hd+qh*hd+e] = v / den
+					}
 				}
+			}
+			return ref
+		}
+		ref := attnRef(kc, vc)
+		// The bf16 cache (pf_kv_kb, pf_attn_HD_kb, pf_fa_HD_kb): pf_kv_kb's
+		// slots within 2^-8 of the exact ones (bf16NearErr), attention as
+		// below against float64 over the values it stored.
+		kbd, vbd := up(kvCacheBytesOf(kc0, kvBF16)), up(kvCacheBytesOf(vc0, kvBF16))
+		run("pf_kv_kb", [3]int{T2, 1, 1}, [3]int{128, 1, 1}, 0,
+			ptr(kbd), ptr(vbd), ptr(qkvd), i32(nqkv), ptr(posd), i32(base), ptr(csd), ptr(snd), i32(hq), i32(hk), i32(hd), i32(0))
+		gotKB, gotVB := kvCacheValues(downF(kbd, slots*width/2), kvBF16), kvCacheValues(downF(vbd, slots*width/2), kvBF16)
+		kbOK := "ok"
+		for i := base * width; i < (base+T2)*width; i++ {
+			e := bf16NearErr(gotKB[i], float64(kc[i]))
+			if e == nil {
+				e = bf16NearErr(gotVB[i], float64(vc[i]))
+			}
+			if e != nil {
+				kbOK = "FAIL"
+				errs = append(errs, fmt.Errorf("cuda check pf_kv_kb %s: element %d: %w", name, i, e))
+				break
+			}
+		}
+		fmt.Fprintf(w, "%-34s %12s %s\n", "pf_kv_kb "+name, "2^-8 each", kbOK)
+		refB := attnRef(gotKB, gotVB)
+		if fa {
+			oh := poison(2 * T2 * hq * hd)
+			run(fmt.Sprintf("pf_fa_%d_kb", hd), [3]int{(G*T2 + 63) / 64, hk, 1}, [3]int{128, 1, 1}, 3*64*hd*2,
+				ptr(oh), ptr(qkvd), i32(nqkv), ptr(kbd), ptr(vbd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
+				i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
+			report("pf_fa kv bf16 "+name, downSplit(oh, 0, T2*hq*hd), refB, 2e-2)
+		} else {
+			for _, split := range []bool{true, false} {
+				oh, ol, tol, mode := poison(2*T2*hq*hd), poison(2*T2*hq*hd), 3e-5, "split"
+				if !split {
+					ol, tol, mode = 0, 1e-2, "bf16"
+				}
+				run(fmt.Sprintf("pf_attn_%d_kb", hd), [3]int{(G*T2 + 31) / 32, hk, 1}, [3]int{128, 1, 1}, pfAttnSmem(hd),
+					ptr(oh), ptr(ol), ptr(qkvd), i32(nqkv), ptr(kbd), ptr(vbd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
+					i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
+				report("pf_attn kv bf16 "+mode+" "+name, downSplit(oh, ol, T2*hq*hd), refB, tol)
 			}
 		}
 		if fa {

@@ -22,6 +22,17 @@ import (
 	"rigscope/engine/spec"
 )
 
+// runSampleCheck runs checkSample when -checks names sample.
+func runSampleCheck(ctx context.Context, d *Device, models string, want map[string]bool, stdout io.Writer) []error {
+	if !want["sample"] {
+		return nil
+	}
+	if err := checkSample(ctx, d, models, stdout); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
 // checkSample checks sample_row (kernels/sample.cu) against engine/sample,
 // the specification: on random logits rows (three vocabularies, Gaussian
 // and heavily tied values) and on gocoder-14m's real logits, for every

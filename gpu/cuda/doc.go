@@ -12,6 +12,14 @@
 // one GPU or sit on peer GPUs, with a P2P self-test before peer access is
 // trusted.
 //
+// The decoder itself is engine/model's Step, the one model definition
+// both devices run: a Target implements its operations (model.Ops,
+// step_ops.go) with the fused kernels, so the GPU's decode and verify
+// steps follow the CPU's sequence by construction. The prefill path for
+// long prompts (prefill.go: matrix-matrix kernels over chunks of up to
+// PrefillChunk tokens) stays a fast path of its own, sequenced there and
+// checked against the step (cuda-check -checks prefill).
+//
 // Besides Llama it runs the dense architectures' extensions as the CPU
 // engine does (arch.go): RoPE scaling from the CPU's own tables, Qwen2's
 // q/k/v biases, Qwen3's q/k head norms, Mistral's sliding window, Gemma 3;

@@ -225,145 +225,20 @@ func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 	return fmt.Sprintf("attn_%d_%d", c.HeadDim, rpw), [3]int{c.KVHeads, S, (rows + 4*rpw - 1) / (4 * rpw)}
 }
 
-// enqueue launches the whole forward pass for T tokens on the stream:
-// per layer and rank qkv (with the attention norm), attention (RoPE, cache
-// store, split softmax), wo; with TP > 1 the ranks' wo partial sums are
-// added into the replicated x by one allreduce; then gate/up (with the FFN
-// norm) and down, joined the same way; then every rank's output rows (with
-// the final norm) into the shared logits, and argmax.
+// enqueue launches the whole forward pass for T tokens on the stream: the
+// model's Step (engine/model/step.go) with the Target's operations
+// (step_ops.go), which enqueue per layer and rank qkv (with the attention
+// norm), attention (RoPE, cache store, split softmax), wo; with TP > 1 the
+// ranks' wo partial sums are added into the replicated x by one
+// allreduce; then gate/up (with the FFN norm) and down, joined the same
+// way; then every rank's output rows (with the final norm) into the shared
+// logits, and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
-	c, m0 := t.cfg, t.ranks[0].m
-	tp := len(t.ranks) > 1
 	t.qfuse, t.qin = nil, qready{}
-	logits := mode
-	suf, err := kernelSuffix(m0.emb.dt)
-	if err != nil {
-		return err
-	}
-	// step.tokens is at byte offset 16 of struct Step. Every rank embeds
-	// into its own x (the replicated activations).
-	for _, R := range t.ranks {
-		if err := t.kernel("embed", 0, "embed_"+suf, [3]int{T, 1, 1}, [3]int{128, 1, 1},
-			ptr(R.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(c.Dim)); err != nil {
-			return err
-		}
-		if err := t.scaleEmbedding(R, T); err != nil { // Gemma 3 (arch.go)
-			return err
-		}
-	}
-	inter := 0
-	if c.RopeLayout == model.RopeInterleaved {
-		inter = 1
-	}
-	residual := func(R *rankState) (cu.DevicePtr, int) { // where wo and down write
-		if tp {
-			return R.part, 0
-		}
-		return R.x, 1
-	}
-	for l := range c.Layers {
-		err := t.onRanks(func(R *rankState) error {
-			L := &R.m.layers[l]
-			layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
-			kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
-			if err := t.matvec("qkv", R.qkv, R.nqkv, R.x, 0, L.qkv, T, 0, L.attnNorm); err != nil {
-				return err
-			}
-			var attXF cu.DevicePtr // wo's input split by attention, when wo is on the tensor cores
-			if t.tune.SplitX && L.wo.tiled {
-				attXF = R.attXF
-			}
-			rc := c
-			rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
-			name, grid := attnLaunch(rc, t.S, T, t.tune.AttnRows)
-			a := &t.attn[l]
-			name = attnKernel(name, L, a)
-			kvBytes := int64(2 * 4 * R.kvw * (t.n + T))
-			attQ := attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
-			if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
-				ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-				ptr(t.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
-				ptr(attXF), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ)); err != nil {
-				return err
-			}
-			if attQ != 0 {
-				t.qin = qready{x: R.att, T: T, cols: L.wo.cols, buf: attQ}
-			}
-			out, mode := residual(R)
-			if L.postAttn != 0 { // Gemma 3: x += norm(o) after the product (arch.go)
-				out, mode = R.part, 0
-			}
-			if out == R.x && quantized(L.wo.dt) && quantized(L.gate.dt) { // gate/up reads x as wo leaves it: wo quantizes it
-				t.qfuse = &qfuseReq{g: L.ffnNorm}
-			}
-			if err := t.matvec("wo", out, c.Dim, R.att, attXF, L.wo, T, mode, 0); err != nil {
-				return err
-			}
-			return t.postNorm(R, L.postAttn, T)
-		})
-		if err != nil {
-			return err
-		}
-		if tp {
-			if err := t.joinRanks(T, 2*l, t.ranks[0].m.layers[l].postAttn); err != nil { // arch.go
-				return err
-			}
-		}
-		err = t.onRanks(func(R *rankState) error {
-			L := &R.m.layers[l]
-			var hXF cu.DevicePtr // down's input split by the GLU, when both are on the tensor cores
-			if t.tune.SplitX && L.gate.tiled && L.down.tiled {
-				hXF = R.hXF
-			}
-			if quantized(L.gate.dt) && quantized(L.down.dt) { // down reads the GLU's output: the GLU quantizes it
-				t.qfuse = &qfuseReq{}
-			}
-			if err := t.glu(R.hbuf, hXF, R.x, L.gate, L.up, T, L.ffnNorm); err != nil {
-				return err
-			}
-			out, mode := residual(R)
-			if L.postFFN != 0 {
-				out, mode = R.part, 0
-			}
-			if out == R.x && quantized(L.down.dt) { // the next layer's qkv (or the output projection) reads x as down leaves it
-				if l+1 < c.Layers && quantized(R.m.layers[l+1].qkv.dt) {
-					t.qfuse = &qfuseReq{g: R.m.layers[l+1].attnNorm}
-				} else if l+1 == c.Layers && logits != model.LogitsNone && quantized(R.m.out.dt) {
-					t.qfuse = &qfuseReq{g: R.m.outNorm}
-				}
-			}
-			if err := t.matvec("down", out, c.Dim, R.hbuf, hXF, L.down, T, mode, 0); err != nil {
-				return err
-			}
-			return t.postNorm(R, L.postFFN, T)
-		})
-		if err != nil {
-			return err
-		}
-		if tp {
-			if err := t.joinRanks(T, 2*l+1, t.ranks[0].m.layers[l].postFFN); err != nil {
-				return err
-			}
-		}
-		if err := t.captureLayer(l, T); err != nil { // EAGLE-3 features: x after the layer's residual add
-			return err
-		}
-	}
-	if mode == model.LogitsNone {
-		return nil
-	}
-	first, rows := T-1, 1
-	if mode == model.LogitsAll {
-		first, rows = 0, T
-	}
-	err = t.onRanks(func(R *rankState) error { // vocab-parallel: each rank writes its columns of the shared logits
-		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, R.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm)
-	})
-	if err != nil {
-		return err
-	}
-	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
-		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt))
+	t.st = stepState{mode: mode}
+	err := model.Step((*targetOps)(t), &t.cfg, T, mode)
+	t.st = stepState{}
+	return err
 }
 
 // profiler times each kernel of an ungraphed step with events.

@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"math"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -29,13 +28,14 @@ import (
 type Head struct {
 	launcher
 	cfg  eagle3.Config
-	mcfg model.Config // the layer's shape as the attention launch reads it
+	mcfg model.Config // the layer's shape as the attention launch and model.Layers read it: one Llama layer
 	m    dmodel       // weight allocations
 
 	emb, fc, qkv, wo, gate, up, down, lm    dweight
 	inNorm, hidNorm, postNorm, outNorm, d2t cu.DevicePtr // f32 (dim) norms; d2t int32 (draftVocab)
 
 	slots, S, maxPos, kvw, nqkv, fw int
+	kv                              kvFormat // the cache's element type, as the target's (Tuning.KV)
 
 	// run state, sized for MaxTokens rows
 	feats  cu.DevicePtr // (MaxTokens, fw) float32 target features of the rows (after steps)
@@ -47,7 +47,7 @@ type Head struct {
 	logits cu.DevicePtr // (1, draftVocab)
 	ids    cu.DevicePtr // (1) int32 draft argmax
 	out    cu.DevicePtr // (spec.MaxK) int32 drafted target ids
-	kc, vc cu.DevicePtr // (slots, kvw) float32
+	kc, vc cu.DevicePtr // (slots, kvw) in format kv
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
 	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
@@ -56,6 +56,9 @@ type Head struct {
 
 	hsteps, hout pinned // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
 	graphs       map[[2]int]*graph
+
+	lres  cu.DevicePtr // the layer being enqueued: its residual stream (T, dim)
+	lstep int          // and its step parameters' index (dstep)
 }
 
 var _ eagle3.ChainRunner = (*Head)(nil)
@@ -96,12 +99,13 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 	hd := &Head{
 		launcher: launcher{dev: d, tune: tune, pdl: d.Major >= 9 && tune.PDL, eps: c.NormEps},
 		cfg:      c,
-		mcfg:     model.Config{Dim: c.Dim, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, NormEps: c.NormEps, RopeTheta: c.RopeTheta},
+		mcfg:     model.Config{Layers: 1, Dim: c.Dim, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, NormEps: c.NormEps, RopeTheta: c.RopeTheta},
 		slots:    slots,
 		maxPos:   slots + 64,
 		kvw:      c.KVHeads * c.HeadDim,
 		nqkv:     (c.Heads + 2*c.KVHeads) * c.HeadDim,
 		fw:       eagle3.NumAux * c.TargetDim,
+		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
 	}
 	hd.S = attnSplits(hd.mcfg, slots, d.SMs)
@@ -186,8 +190,8 @@ func (h *Head) allocState() error {
 	h.logits = alloc(4 * int64(c.DraftVocab))
 	h.ids = alloc(4)
 	h.out = alloc(4 * spec.MaxK)
-	h.kc = alloc(4 * int64(h.slots) * int64(h.kvw))
-	h.vc = alloc(4 * int64(h.slots) * int64(h.kvw))
+	h.kc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
+	h.vc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
 	// One buffer for the step parameters and the features, so that a chain
 	// uploads its inputs with one copy.
 	h.steps = alloc(int64(spec.MaxK*stepBytes) + T*4*int64(h.fw))
@@ -383,24 +387,10 @@ func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int) error {
 		i32(c.Dim), f32(c.NormEps), i32(nbr)); err != nil {
 		return err
 	}
-	if err := h.matvec("qkv", h.qkvb, h.nqkv, h.cat, 0, h.qkv, T, 0, 0); err != nil { // (T, nqkv)
-		return err
-	}
-	name, grid := attnLaunch(h.mcfg, h.S, T, h.tune.AttnRows)
-	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
-	if err := h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
-		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
-		ptr(h.dstep(s)), ptr(h.ropeCos), ptr(h.ropeSin), i32(c.Heads), i32(c.KVHeads), f32(scale), i32(0), i32(h.tune.AttnMin),
-		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0)); err != nil { // rotate-half RoPE (inter 0), as the head was trained; no biases, head norms or window
-		return err
-	}
-	if err := h.matvec("wo", res, c.Dim, h.att, 0, h.wo, T, 1, 0); err != nil { // res += att · woᵀ
-		return err
-	}
-	if err := h.glu(h.hbuf, 0, res, h.gate, h.up, T, h.postNorm); err != nil { // (T, ffn)
-		return err
-	}
-	return h.matvec("down", res, c.Dim, h.hbuf, 0, h.down, T, 1, 0) // res += hbuf · downᵀ
+	// The decoder layer: engine/model's (model.Layers), run by the head's
+	// operations (head_ops.go) on res with step s.
+	h.lres, h.lstep = res, s
+	return model.Layers((*headOps)(h), &h.mcfg, T)
 }
 
 // enqueueDraftToken drafts token j from the output row (dim):

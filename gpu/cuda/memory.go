@@ -14,46 +14,87 @@ import (
 // What a target needs on the device, checked before anything is uploaded,
 // and the longest context that fits.
 
+// memNeed is what a target needs on the device, in bytes, before anything
+// is uploaded.
+type memNeed struct {
+	weights int64    // every rank's weights
+	kv      int64    // every rank's K and V caches (kvCacheBytes)
+	other   int64    // the rest of the run state (activations, attention partials, prefill buffers)
+	ctx     int      // cache positions asked for
+	format  kvFormat // the cache's element type
+}
+
+func (m memNeed) total() int64 { return m.weights + m.kv + m.other }
+
+// runtimeMargin is the device memory left to the CUDA runtime (module,
+// graphs, cuBLAS workspace).
+const runtimeMargin = 256 << 20
+
 // checkFits refuses, with the numbers, a target that needs more than d's
-// free memory (less a margin for the runtime).
-func (d *Device) checkFits(need int64, cfg model.Config, ctxLen int) error {
+// free memory less runtimeMargin.
+func (d *Device) checkFits(need memNeed, cfg model.Config) error {
 	free, total, err := d.MemInfo()
 	if err != nil {
 		return err
 	}
-	if need > free-256<<20 {
-		return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position cache needs %.2f GiB, %s has %.2f GiB free of %.2f GiB; use a smaller model, a quantized file or a shorter --ctx (one rank per GPU is not built yet)",
-			cfg.Dim, cfg.Layers, cfg.Vocab, ctxLen, float64(need)/(1<<30), d.Name, float64(free)/(1<<30), float64(total)/(1<<30))
-	}
-	return nil
+	return fitsError(need, cfg, d.Name, free, total)
 }
 
-// stateBytes is the run state of tp ranks (KV caches as rank 0's times tp).
-func stateBytes(cfg model.Config, ctxLen, sms, tp int) int64 {
-	slots := ctxLen + MaxTokens
+// fitsError is checkFits' verdict on a device called name with free of
+// total bytes: nil when need fits, else the refusal with the figures.
+func fitsError(need memNeed, cfg model.Config, name string, free, total int64) error {
+	if need.total() <= free-runtimeMargin {
+		return nil
+	}
+	gib := func(n int64) float64 { return float64(n) / (1 << 30) }
+	hint := ""
+	if need.format != kvBF16 {
+		hint = ", a bf16 cache (RIGSCOPE_CUDA_KV=bf16 halves it)"
+	}
+	return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position %s KV cache needs %.2f GiB (weights %.2f + KV cache %.2f + run state %.2f), %s has %.2f GiB free of %.2f GiB (%.2f kept for the runtime); use a smaller model, a quantized file or a shorter --ctx%s (one rank per GPU is not built yet)",
+		cfg.Dim, cfg.Layers, cfg.Vocab, need.ctx, need.format, gib(need.total()), gib(need.weights), gib(need.kv), gib(need.other),
+		name, gib(free), gib(total), gib(runtimeMargin), hint)
+}
+
+// kvCacheBytes is the K and V caches of tp ranks for ctxLen positions (and
+// the MaxTokens slots of a step past them) in format f: rank 0's times tp.
+func kvCacheBytes(cfg model.Config, ctxLen, tp int, f kvFormat) int64 {
 	d0 := syntheticDims(cfg, model.Shard{Rank: 0, Size: tp})
 	kvw := d0.hk * cfg.HeadDim
+	return int64(tp) * 2 * int64(cfg.Layers) * int64(ctxLen+MaxTokens) * int64(kvw) * int64(f.elemBytes())
+}
+
+// stateBytes is the run state of tp ranks besides their weights: the KV
+// caches in format f and the rest.
+func stateBytes(cfg model.Config, ctxLen, sms, tp int, f kvFormat) memNeed {
+	slots := ctxLen + MaxTokens
+	d0 := syntheticDims(cfg, model.Shard{Rank: 0, Size: tp})
 	S := attnSplits(cfg, slots, sms)
-	n := int64(tp) * 2 * int64(cfg.Layers) * int64(slots) * int64(kvw) * 4
-	n += int64(tp) * MaxTokens * 4 * int64(cfg.Dim+(d0.hq+2*d0.hk)*cfg.HeadDim+d0.hq*cfg.HeadDim+d0.ffn)
+	n := int64(tp) * MaxTokens * 4 * int64(cfg.Dim+(d0.hq+2*d0.hk)*cfg.HeadDim+d0.hq*cfg.HeadDim+d0.ffn)
 	n += MaxTokens * 4 * int64(cfg.Dim+cfg.Vocab)
 	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
 	n += int64(slots+64) * int64(cfg.HeadDim) * 4
 	n += int64(tp) * (xfBytes(d0.hq*cfg.HeadDim) + xfBytes(d0.ffn))
 	n += prefillBytes(cfg, d0, tp)
-	return n
+	return memNeed{kv: kvCacheBytes(cfg, ctxLen, tp, f), other: n, ctx: ctxLen, format: f}
 }
 
 // MaxContext is the longest context, up to the model's own (cfg.MaxSeq),
 // in steps of 1024 positions, for which a target of cfg with weightBytes
 // of weights and tp ranks fits on the GPU the ranks go to (gpus[0], else
 // GPU 0), leaving a tenth of the free memory for drafters and the
-// runtime; 0 when not even 1024 positions fit. The engine takes it as the
-// default context on the GPU (--ctx 0).
+// runtime; 0 when not even 1024 positions fit. The cache is counted in
+// the format RIGSCOPE_CUDA_KV sets (a bf16 cache fits about twice the
+// positions). The engine takes it as the default context on the GPU
+// (--ctx 0).
 func MaxContext(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, error) {
 	ord := 0
 	if len(gpus) > 0 {
 		ord = gpus[0]
+	}
+	tune, err := CurrentTuning()
+	if err != nil {
+		return 0, err
 	}
 	if err := driverInit(); err != nil {
 		return 0, err
@@ -80,16 +121,22 @@ func MaxContext(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("cuda: device %d memory: %w", ord, err)
 	}
-	budget := free*9/10 - 256<<20 - weightBytes
+	return contextFits(cfg, int64(free)*9/10-runtimeMargin-weightBytes, sms, max(1, tp), tune.KV), nil
+}
+
+// contextFits is the longest context up to cfg.MaxSeq, in steps of 1024
+// positions (or cfg.MaxSeq itself), whose run state in format f fits
+// budget bytes; 0 when 1024 positions do not.
+func contextFits(cfg model.Config, budget int64, sms, tp int, f kvFormat) int {
 	best := 0
 	for n := 1024; n <= cfg.MaxSeq; n += 1024 {
-		if stateBytes(cfg, n, sms, max(1, tp)) > budget {
+		if stateBytes(cfg, n, sms, tp, f).total() > budget {
 			break
 		}
 		best = n
 	}
-	if best > 0 && cfg.MaxSeq%1024 != 0 && stateBytes(cfg, cfg.MaxSeq, sms, max(1, tp)) <= budget {
+	if best > 0 && cfg.MaxSeq%1024 != 0 && stateBytes(cfg, cfg.MaxSeq, sms, tp, f).total() <= budget {
 		best = cfg.MaxSeq
 	}
-	return best, nil
+	return best
 }

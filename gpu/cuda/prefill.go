@@ -137,12 +137,12 @@ func (t *Target) initPrefill() error {
 			}
 		}
 	}
-	for _, name := range []string{"pf_prep", "pf_kv"} { // looked up (loaded) now, not in the first chunk
+	for _, name := range []string{"pf_prep", t.kv.kernel("pf_kv")} { // looked up (loaded) now, not in the first chunk
 		if _, err := t.dev.fn(name); err != nil {
 			return err
 		}
 	}
-	return t.setSmem(fmt.Sprintf("pf_attn_%d", hd), pfAttnSmem(hd))
+	return t.setSmem(t.kv.kernel(fmt.Sprintf("pf_attn_%d", hd)), pfAttnSmem(hd))
 }
 
 // pfAttnSmem is pf_attn's dynamic shared memory at head dim hd (gemm.cu:
@@ -316,16 +316,15 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 	attnFlops := 4 * int64(hq) * int64(hd) * (int64(n)*int64(base) + int64(n)*int64(n+1)/2)
 	for l := range c.Layers {
 		L, a := &m.layers[l], &t.attn[l] // a: the layer's RoPE tables and score scale (arch.go)
-		layerKV := cu.DevicePtr(4 * t.slots * R.kvw)
-		kc, vc := R.kc+cu.DevicePtr(l)*layerKV, R.vc+cu.DevicePtr(l)*layerKV
+		kc, vc := t.layerCache(R, l)
 		qkv := t.pfGemm(pre, "gemm", L.qkv.rows, n, al != 0)
 		wo := t.pfGemm(pre, "gemm", L.wo.rows, n, al != 0)
 		glu := t.pfGemm(pre, "glu", L.gate.rows, n, al != 0)
 		dn := t.pfGemm(pre, "gemm", L.down.rows, n, al != 0)
-		attn := pfStep{"attention", fmt.Sprintf("pf_attn_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
+		attn := pfStep{"attention", t.kv.kernel(fmt.Sprintf("pf_attn_%d", hd)), attnFlops, [3]int{tiles(hq/hk*n, 32), hk, 1}, [3]int{128, 1, 1}, attnSmem,
 			[]arg{ptr(p.ah), ptr(al), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), f32(a.scale), i32(inter)}}
 		if (p.mode == prefillBF16FA || p.mode == prefillCublasFA) && (hd == 64 || hd == 128) {
-			attn = pfStep{"attention", fmt.Sprintf("pf_fa_%d", hd), attnFlops, [3]int{tiles(hq/hk*n, 64), hk, 1}, [3]int{128, 1, 1}, 3 * 64 * hd * 2,
+			attn = pfStep{"attention", t.kv.kernel(fmt.Sprintf("pf_fa_%d", hd)), attnFlops, [3]int{tiles(hq/hk*n, 64), hk, 1}, [3]int{128, 1, 1}, 3 * 64 * hd * 2,
 				[]arg{ptr(p.ah), ptr(p.qkv), i32(R.nqkv), ptr(kc), ptr(vc), ptr(ps), i32(base), i32(n), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), f32(a.scale), i32(inter)}}
 		}
 		steps := []pfStep{
@@ -333,7 +332,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 				[]arg{ptr(p.ah), ptr(al), ptr(p.rs), ptr(p.x), ptr(L.attnNorm), i32(c.Dim), f32(t.eps)}},
 			{"qkv", qkv.name, flops(n, L.qkv), qkv.grid, qkv.block, qkv.smem,
 				[]arg{ptr(p.qkv), i32(R.nqkv), ptr(p.ah), ptr(al), ptr(p.rs), ptr(L.qkv.w), i32(L.qkv.rows), i32(L.qkv.cols), i32(n), i32(0)}},
-			{"kv", "pf_kv", 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
+			{"kv", t.kv.kernel("pf_kv"), 0, [3]int{n, 1, 1}, [3]int{128, 1, 1}, 0,
 				[]arg{ptr(kc), ptr(vc), ptr(p.qkv), i32(R.nqkv), ptr(ps), i32(base), ptr(a.cs), ptr(a.sn), i32(hq), i32(hk), i32(hd), i32(inter)}},
 			attn,
 			{"wo", wo.name, flops(n, L.wo), wo.grid, wo.block, wo.smem,

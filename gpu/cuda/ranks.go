@@ -26,7 +26,7 @@ type rankState struct {
 	qkv, att, hbuf cu.DevicePtr // (MaxTokens, nqkv | hq*hd | ffn) float32
 	attXF, hXF     cu.DevicePtr // att and hbuf split for the tensor cores (xfBytes)
 	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1), joined by stepComm
-	kc, vc         cu.DevicePtr // (layers, slots, kvw) float32
+	kc, vc         cu.DevicePtr // (layers, slots, kvw) in the target's kv format (float32 or bf16)
 	// The rank's slices of the Target's attention scratch, so that ranks
 	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
 	pm, pl, pacc, attnCnt cu.DevicePtr
@@ -128,8 +128,19 @@ func (t *Target) onRanks(phase func(R *rankState) error) error {
 }
 
 // LoadTP uploads every rank's shard (ws[r] has Shard{r, len(ws)}) to d,
-// the ranks sharing it, with a cache of ctxLen positions.
+// the ranks sharing it, with a cache of ctxLen positions in the format
+// RIGSCOPE_CUDA_KV sets.
 func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	return loadTPKV(d, ws, ctxLen, tune.KV)
+}
+
+// loadTPKV is LoadTP with the cache's format given (the checks compare
+// both in one process).
+func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target, error) {
 	unbind, err := d.Bind()
 	if err != nil {
 		return nil, err
@@ -139,16 +150,16 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 	if err := checkImplemented(cfg, len(ws)); err != nil {
 		return nil, err
 	}
-	need := stateBytes(cfg, ctxLen, d.SMs, len(ws))
+	need := stateBytes(cfg, ctxLen, d.SMs, len(ws), kv)
 	dims := make([]shardDims, len(ws))
 	for r, w := range ws {
 		if err := checkTypes(w); err != nil { // quantized weights stay as stored (quant.cu)
 			return nil, err
 		}
-		need += modelBytes(w)
+		need.weights += modelBytes(w)
 		dims[r] = weightDims(w)
 	}
-	if err := d.checkFits(need, cfg, ctxLen); err != nil {
+	if err := d.checkFits(need, cfg); err != nil {
 		return nil, err
 	}
 	ms := make([]*dmodel, 0, len(ws))
@@ -165,7 +176,7 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 		}
 		ms = append(ms, m)
 	}
-	t, err := newTarget(d, ms, dims, ctxLen)
+	t, err := newTarget(d, ms, dims, ctxLen, kv)
 	if err != nil {
 		free()
 	}
@@ -173,8 +184,18 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 }
 
 // LoadSyntheticTP builds a bf16 model of cfg's shape on the device itself,
-// split over tp ranks that share it (for benchmarks).
+// split over tp ranks that share it (for benchmarks), with a cache in the
+// format RIGSCOPE_CUDA_KV sets.
 func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (*Target, error) {
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	return loadSyntheticKV(d, cfg, tp, ctxLen, seed, tune.KV)
+}
+
+// loadSyntheticKV is LoadSyntheticTP with the cache's format given.
+func loadSyntheticKV(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, kv kvFormat) (*Target, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -189,13 +210,13 @@ func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (
 		return nil, err
 	}
 	defer unbind()
-	need := stateBytes(cfg, ctxLen, d.SMs, tp)
+	need := stateBytes(cfg, ctxLen, d.SMs, tp, kv)
 	dims := make([]shardDims, tp)
 	for r := range dims {
 		dims[r] = syntheticDims(cfg, model.Shard{Rank: r, Size: tp})
-		need += 2 * dims[r].weights(cfg)
+		need.weights += 2 * dims[r].weights(cfg)
 	}
-	if err := d.checkFits(need, cfg, ctxLen); err != nil {
+	if err := d.checkFits(need, cfg); err != nil {
 		return nil, err
 	}
 	var ms []*dmodel
@@ -209,7 +230,7 @@ func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (
 		}
 		ms = append(ms, m)
 	}
-	t, err := newTarget(d, ms, dims, ctxLen)
+	t, err := newTarget(d, ms, dims, ctxLen, kv)
 	if err != nil {
 		for _, m := range ms {
 			m.free()

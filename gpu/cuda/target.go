@@ -53,6 +53,7 @@ type Target struct {
 
 	slots, S int
 	maxPos   int
+	kv       kvFormat // the KV caches' element type (kvformat.go)
 
 	multiStream bool     // TP > 1 ranks on their own streams (rankStreams)
 	fork        cu.Event // recorded on stream where the ranks' phases fork
@@ -84,6 +85,7 @@ type Target struct {
 	Seed      uint32
 	timer     *stepTimer   // device time per step, while cuda-bench asks (TimeSteps)
 	pf        prefillState // the prefill path for long prompt chains (prefill.go)
+	st        stepState    // the step being enqueued (step_ops.go)
 	n         int          // cached positions
 }
 
@@ -145,10 +147,11 @@ func attnRowGroups(cfg model.Config) int {
 func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 512 }
 
 // newTarget makes the run state for the ranks' models ms (dims: their
-// local sizes) on d; on error the caller frees ms.
-func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, error) {
+// local sizes) on d, the KV caches in format kv; on error the caller frees
+// ms.
+func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
 	c := ms[0].cfg
-	t := &Target{launcher: launcher{dev: d, eps: c.NormEps, gelu: c.Gemma.On}, cfg: c, graphs: map[graphKey]*graph{}, UseGraphs: true}
+	t := &Target{launcher: launcher{dev: d, eps: c.NormEps, gelu: c.Gemma.On}, cfg: c, kv: kv, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	var err error
 	if t.tune, err = CurrentTuning(); err != nil {
 		return nil, err
@@ -198,8 +201,8 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int) (*Target, 
 		R.att = alloc(T * 4 * int64(R.dims.hq*hd))
 		R.hbuf = alloc(T * 4 * int64(R.dims.ffn))
 		R.attXF, R.hXF = alloc(xfBytes(R.dims.hq*hd)), alloc(xfBytes(R.dims.ffn))
-		R.kc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
-		R.vc = alloc(4 * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
+		R.kc = alloc(int64(kv.elemBytes()) * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
+		R.vc = alloc(int64(kv.elemBytes()) * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
 		if len(ms) > 1 || c.Gemma.On { // TP > 1: partial sums; Gemma 3: outputs for the post-norms (arch.go)
 			R.part = alloc(T * 4 * int64(c.Dim))
 		}
@@ -344,7 +347,7 @@ func (t *Target) KeepPath(base int, path []int) error {
 		}
 		for _, R := range t.ranks {
 			if err := launch(fn, [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1}, 0, t.stream,
-				ptr(R.kc), ptr(R.vc), i64(t.slots), i32(R.kvw), i32(base), ptr(t.path), i32(len(path))); err != nil {
+				ptr(R.kc), ptr(R.vc), i64(t.slots), i32(R.kvw*t.kv.elemBytes()/4), i32(base), ptr(t.path), i32(len(path))); err != nil { // width in 32-bit words
 				return err
 			}
 		}
@@ -355,6 +358,16 @@ func (t *Target) KeepPath(base int, path []int) error {
 	t.n = base + len(path)
 	return nil
 }
+
+// layerCache is where layer l's K and V caches of rank R start: (slots,
+// kvw) each, in t.kv's format.
+func (t *Target) layerCache(R *rankState, l int) (kc, vc cu.DevicePtr) {
+	layer := cu.DevicePtr(t.kv.elemBytes() * t.slots * R.kvw)
+	return R.kc + cu.DevicePtr(l)*layer, R.vc + cu.DevicePtr(l)*layer
+}
+
+// KVFormat names the KV cache's element type ("float32" or "bf16").
+func (t *Target) KVFormat() string { return t.kv.String() }
 
 // prepare validates b and fills the pinned step parameters.
 func (t *Target) prepare(b model.Batch) (T int, err error) {

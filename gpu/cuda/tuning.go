@@ -14,16 +14,17 @@ import (
 // ParseTuning. The knobs exist for comparisons in one device call
 // (bench/cuda/knobs.sh, variants.sh); the defaults are the measured best.
 type Tuning struct {
-	PTX         string // RIGSCOPE_CUDA_PTX: a rebuilt PTX variant to load instead of the embedded one
-	TensorCores bool   // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
-	OutputTC    bool   // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
-	PDL         bool   // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
-	RankStreams bool   // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
-	SplitX      bool   // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
-	AttnRows    int    // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
-	AttnMin     int    // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
-	AttnSplits  int    // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
-	Prefill     string // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
+	PTX         string   // RIGSCOPE_CUDA_PTX: a rebuilt PTX variant to load instead of the embedded one
+	TensorCores bool     // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
+	OutputTC    bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
+	PDL         bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
+	RankStreams bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
+	SplitX      bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
+	AttnRows    int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
+	AttnMin     int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
+	AttnSplits  int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
+	KV          kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
+	Prefill     string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
 	Warps       []tcwRule
 	RowTiles    map[string]rowTileRule // nil: the default policy (tcLaunch)
 	// Kinds left out, launched twice, or followed by an empty kernel
@@ -67,11 +68,14 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	case prefillOff, prefillBF16, prefillSplit, prefillBF16FA, prefillCublas, prefillCublasFA:
 		t.Prefill = v
 	}
+	var err error
+	if t.KV, err = parseKV(get("RIGSCOPE_CUDA_KV")); err != nil {
+		return Tuning{}, err
+	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
 		t.AttnSplits = n
 	}
 	if env, ok := lookup("RIGSCOPE_CUDA_RT"); ok {
-		var err error
 		if t.RowTiles, err = rowTiles(env); err != nil {
 			return Tuning{}, err
 		}

@@ -48,6 +48,11 @@ func TestParseTuning(t *testing.T) {
 			func(w *Tuning) {
 				w.Skip, w.Nop = map[string]bool{"attention": true, "wo": true}, map[string]bool{"down": true}
 			}, false},
+		{"kv default", map[string]string{"RIGSCOPE_CUDA_KV": ""}, func(w *Tuning) { w.KV = defaultKV }, false},
+		{"kv bf16", map[string]string{"RIGSCOPE_CUDA_KV": "bf16"}, func(w *Tuning) { w.KV = kvBF16 }, false},
+		{"kv f32", map[string]string{"RIGSCOPE_CUDA_KV": "f32"}, func(w *Tuning) { w.KV = kvF32 }, false},
+		{"kv float32", map[string]string{"RIGSCOPE_CUDA_KV": "float32"}, func(w *Tuning) { w.KV = kvF32 }, false},
+		{"kv unknown", map[string]string{"RIGSCOPE_CUDA_KV": "fp8"}, nil, true},
 		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
 	}
 	for _, c := range cases {
@@ -76,4 +81,22 @@ func TestParseTuning(t *testing.T) {
 
 func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+// The cache format sets the bytes per value and the kernel names.
+func TestKVFormat(t *testing.T) {
+	cases := []struct {
+		f      kvFormat
+		bytes  int
+		kernel string
+		name   string
+	}{
+		{kvF32, 4, "attn_128_2", "float32"},
+		{kvBF16, 2, "attn_128_2_kb", "bf16"},
+	}
+	for _, c := range cases {
+		if b, k, n := c.f.elemBytes(), c.f.kernel("attn_128_2"), c.f.String(); b != c.bytes || k != c.kernel || n != c.name {
+			t.Errorf("%s: %d bytes, kernel %s, name %s; want %d, %s, %s", c.f, b, k, n, c.bytes, c.kernel, c.name)
+		}
+	}
 }

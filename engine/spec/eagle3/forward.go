@@ -1,8 +1,10 @@
 package eagle3
 
 import (
+	"fmt"
 	"math"
 
+	"rigscope/engine/model"
 	"rigscope/engine/tensor/cpu"
 )
 
@@ -17,6 +19,10 @@ type runState struct {
 	kvw   int       // KVH*hd: one row of K or V
 	K, V  []float32 // (slots, kvw) keys and values by slot
 	s     scratch
+	// layer is the head's decoder layer as engine/model describes it (one
+	// Llama layer of the head's width); b the batch in flight (headOps).
+	layer model.Config
+	b     batch
 }
 
 // scratch buffers for up to cap rows.
@@ -38,9 +44,10 @@ func newRunState(h *Head, slots int, pool *cpu.Pool) *runState {
 	kvw := c.KVHeads * c.HeadDim
 	return &runState{
 		h: h, pool: pool, slots: slots, kvw: kvw,
-		rope: cpu.NewRopeTable(c.HeadDim, slots+1, c.RopeTheta),
-		K:    make([]float32, slots*kvw),
-		V:    make([]float32, slots*kvw),
+		layer: model.Config{Layers: 1, Dim: c.Dim},
+		rope:  cpu.NewRopeTable(c.HeadDim, slots+1, c.RopeTheta),
+		K:     make([]float32, slots*kvw),
+		V:     make([]float32, slots*kvw),
 	}
 }
 
@@ -99,8 +106,7 @@ func (r *runState) forward(b batch, hout []float32) {
 	T := len(b.Tokens)
 	r.grow(T)
 	s := &r.s
-	dim, ffn := c.Dim, c.FFN
-	qw := c.Heads * c.HeadDim
+	dim := c.Dim
 
 	// Input: cat(input_layernorm(embed(tok)), hidden_norm(hin)).   cat (T, 2*dim)
 	cat := s.cat[:T*2*dim]
@@ -120,34 +126,14 @@ func (r *runState) forward(b batch, hout []float32) {
 		copy(res, b.Hin[:T*dim])
 	}
 
-	// Attention over the 2*dim-wide input.
-	q, k, v := s.q[:T*qw], s.k[:T*r.kvw], s.v[:T*r.kvw]
-	r.pool.MatMulFused(cat, T,
-		cpu.MatMulJob{Out: q, OutStride: qw, W: h.Wq},    // q (T, H*hd)
-		cpu.MatMulJob{Out: k, OutStride: r.kvw, W: h.Wk}, // k (T, kvw)
-		cpu.MatMulJob{Out: v, OutStride: r.kvw, W: h.Wv}) // v (T, kvw)
-	for t := 0; t < T; t++ { // rotate-half RoPE, as the head was trained
-		r.rope.Apply(q[t*qw:(t+1)*qw], int(b.Pos[t]), false)
-		r.rope.Apply(k[t*r.kvw:(t+1)*r.kvw], int(b.Pos[t]), false)
+	// The decoder layer: engine/model's, run by the head's operations
+	// (step.go) on the residual stream res.
+	r.b = b
+	err := model.Layers((*headOps)(r), &r.layer, T)
+	r.b = batch{}
+	if err != nil { // the head's operations refuse only what Layers never asks of a one-layer Llama block
+		panic(fmt.Sprintf("eagle3: head layer: %v", err))
 	}
-	copy(r.K[b.Slot*r.kvw:(b.Slot+T)*r.kvw], k)
-	copy(r.V[b.Slot*r.kvw:(b.Slot+T)*r.kvw], v)
-	att := s.att[:T*qw]
-	r.attention(att, q, b) // att (T, H*hd)
-	o := s.o[:T*dim]
-	r.pool.MatMul(o, dim, att, T, h.Wo) // o (T, dim)
-	cpu.Add(res, o)
-
-	// MLP: down(silu(gate(xn)) * up(xn)).
-	xn := s.xn[:T*dim]
-	cpu.RMSNorm(xn, res, h.PostNorm, c.NormEps)
-	gate, up := s.gate[:T*ffn], s.up[:T*ffn]
-	r.pool.MatMulFused(xn, T,
-		cpu.MatMulJob{Out: gate, OutStride: ffn, W: h.Gate}, // gate (T, ffn)
-		cpu.MatMulJob{Out: up, OutStride: ffn, W: h.Up})     // up (T, ffn)
-	cpu.SwiGLU(gate, gate, up)
-	r.pool.MatMul(o, dim, gate, T, h.Down) // o (T, dim)
-	cpu.Add(res, o)
 	copy(hout[:T*dim], res)
 }
 

@@ -1,0 +1,325 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/model"
+)
+
+// The KV-format check (-checks kv): gocoder-14m-hf with a bf16 KV cache
+// against the same model with a float32 one, loaded side by side in one
+// process (loadTPKV), on the 12 public prompts:
+//
+//   - greedy tokens against the reference and against the float32 cache's;
+//   - logits of every position of prompt + reference continuation, fed in
+//     16-token chunks to both (teacher forcing, so the rows compare the
+//     same inputs): max |a-b| / max |b| per row, the largest reported.
+//     This is the bf16 rounding of K and V alone (2^-9 relative per value);
+//   - verify of 8 tokens against 8 decode steps, a tree of 8 against
+//     decode, a decode after KeepPath (archVerify), for both formats: bf16
+//     must agree with decode at least as well as float32 does (the
+//     kernels round the new slots at the store, before any read, so a
+//     step of 1 or k tokens reads the same cached values);
+//   - the prefill path (the default mode in chunks of PrefillChunk, and of
+//     64 after 7 cached slots) against the 16-token path, for both formats.
+//
+// It fails when bf16's greedy tokens match the reference on fewer than
+// kvMinAgree prompts, when a verify, tree or KeepPath row's argmax differs
+// from decode, when bf16's verify/tree/keep rel exceeds float32's by more
+// than kvSlack, or when a prefill variant's greedy tokens differ from the
+// 16-token path's.
+const (
+	kvMinAgree = 11   // of 12
+	kvSlack    = 1e-5 // verify/tree/keep rel of bf16 over float32's
+)
+
+// runKVChecks runs the checks of want among pfkernels (the prefill
+// kernels alone; -checks prefill runs them too), kv and kvbench.
+func runKVChecks(ctx context.Context, d *Device, models string, want map[string]bool, stdout io.Writer) []error {
+	var errs []error
+	if want["pfkernels"] && !want["prefill"] {
+		for _, fa := range []bool{false, true} {
+			if err := checkPrefillKernels(d, stdout, fa); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if want["kv"] {
+		if err := checkKV(ctx, d, models, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["kvbench"] {
+		if err := checkKVBench(ctx, d, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+type kvResult struct {
+	toks     [][]int32   // greedy, per prompt
+	rows     [][]float32 // teacher-forced logits (rows, vocab), per prompt
+	agree    int         // greedy = reference
+	ver      archRow
+	pfRel    []float64 // per prefill variant: max prompt-logits rel against the 16-token path
+	pfDecRel []float64 // ... of the first decode step after it
+	pfSame   []int     // ... greedy = 16-token path
+	path     string    // the prefill path (PrefillPath)
+}
+
+func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) error {
+	path := filepath.Join(models, "gocoder-14m-hf")
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stdout, "\nkv: gocoder-14m-hf skipped: %v\n", err)
+		return nil
+	}
+	ref, err := readRef(models)
+	if err != nil {
+		return fmt.Errorf("cuda-check: kv: %w", err)
+	}
+	src, err := loader.Open(path, loader.Options{})
+	if err != nil {
+		return fmt.Errorf("cuda-check: kv: %w", err)
+	}
+	defer src.Close()
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err != nil {
+		return fmt.Errorf("cuda-check: kv: %w", err)
+	}
+	res := map[kvFormat]*kvResult{}
+	var pfNames []string
+	for _, f := range kvFormats {
+		t0 := time.Now()
+		t, err := loadTPKV(d, []*model.Weights{w}, 1024, f)
+		if err != nil {
+			return fmt.Errorf("cuda-check: kv %s: %w", f, err)
+		}
+		r, names, err := kvRun(ctx, t, ref)
+		t.Close()
+		if err != nil {
+			return fmt.Errorf("cuda-check: kv %s: %w", f, err)
+		}
+		res[f], pfNames = r, names
+		fmt.Fprintf(os.Stderr, "kv %s: %v\n", f, time.Since(t0).Round(time.Millisecond))
+	}
+	n := len(ref.Prompts)
+	f32, b16 := res[kvF32], res[kvBF16]
+	fmt.Fprintf(stdout, "\nKV cache format on gocoder-14m-hf, %d public prompts: greedy vs the reference and vs the float32 cache; logits rel = max|a-b|/max|b| per row,\n"+
+		"all rows of prompt + reference continuation (teacher-forced) vs float32; verify of 8 / tree / KeepPath vs decode steps (argmax equal, max rel); prefill path (pf) vs the 16-token path: greedy equal, prompt logits rel, first decode rel\n", n)
+	fmt.Fprintf(stdout, "%-8s %7s %7s %12s %9s %9s %9s %9s %9s", "kv", "=ref", "=f32", "rel vs f32", "verify=", "ver rel", "tree=", "tree rel", "keep rel")
+	for _, name := range pfNames {
+		fmt.Fprintf(stdout, " %-26s", "pf "+name+" =,rel,dec")
+	}
+	fmt.Fprintln(stdout)
+	var fails []string
+	for _, f := range kvFormats {
+		r := res[f]
+		same, rel := 0, 0.0
+		for pi := range ref.Prompts {
+			if slices.Equal(r.toks[pi], f32.toks[pi]) {
+				same++
+			}
+			rel = math.Max(rel, rowsRel(r.rows[pi], f32.rows[pi], w.Cfg.Vocab))
+		}
+		v := r.ver
+		fmt.Fprintf(stdout, "%-8s %4d/%-2d %4d/%-2d %12.2e %6d/%-2d %9.2e %6d/%-2d %9.2e %9.2e", f, r.agree, n, same, n, rel,
+			v.verArg, v.verN, v.verRel, v.treeArg, 5*n, v.treeRel, v.keepRel)
+		for i := range pfNames {
+			fmt.Fprintf(stdout, " %5d/%-2d %8.1e %8.1e", r.pfSame[i], n, r.pfRel[i], r.pfDecRel[i])
+			if r.pfSame[i] != n {
+				fails = append(fails, fmt.Sprintf("%s: prefill %s greedy = 16-token path on %d/%d", f, pfNames[i], r.pfSame[i], n))
+			}
+		}
+		fmt.Fprintf(stdout, "  (prefill path: %s)\n", r.path)
+		if v.verArg != v.verN || v.treeArg != 5*n {
+			fails = append(fails, fmt.Sprintf("%s: verify argmax = decode %d/%d, tree %d/%d", f, v.verArg, v.verN, v.treeArg, 5*n))
+		}
+	}
+	if b16.agree < kvMinAgree {
+		fails = append(fails, fmt.Sprintf("bf16: greedy = reference on %d/%d (want at least %d)", b16.agree, n, kvMinAgree))
+	}
+	for _, c := range []struct {
+		what   string
+		b, f32 float64
+	}{{"verify", b16.ver.verRel, f32.ver.verRel}, {"tree", b16.ver.treeRel, f32.ver.treeRel}, {"keep", b16.ver.keepRel, f32.ver.keepRel}} {
+		if c.b > c.f32+kvSlack {
+			fails = append(fails, fmt.Sprintf("bf16: %s vs decode rel %.2e, float32's %.2e", c.what, c.b, c.f32))
+		}
+	}
+	if len(fails) > 0 {
+		return fmt.Errorf("cuda-check: kv: %s", strings.Join(fails, "; "))
+	}
+	return nil
+}
+
+// kvRun is one format's part of checkKV on the loaded target t.
+func kvRun(ctx context.Context, t *Target, ref *refPrompts) (*kvResult, []string, error) {
+	r := &kvResult{}
+	var notes []string
+	for pi, p := range ref.Prompts {
+		_, toks, err := gpuGreedy(ctx, t, p.PromptIDs, len(p.TargetGreedy))
+		if err != nil {
+			return nil, nil, fmt.Errorf("prompt %d: %w", pi, err)
+		}
+		r.toks = append(r.toks, toks)
+		if slices.Equal(toks, p.TargetGreedy) {
+			r.agree++
+		}
+		rows, err := forcedRows(ctx, t, append(slices.Clone(p.PromptIDs), p.TargetGreedy...))
+		if err != nil {
+			return nil, nil, fmt.Errorf("prompt %d: teacher-forced rows: %w", pi, err)
+		}
+		r.rows = append(r.rows, rows)
+		if err := archVerify(ctx, t, p.PromptIDs, toks, &r.ver, &notes, pi); err != nil {
+			return nil, nil, fmt.Errorf("prompt %d: verify: %w", pi, err)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(os.Stderr, "kv %s: %s\n", t.kv, n)
+	}
+	// The prefill path against the 16-token path on this cache.
+	mode, chunk := t.pf.mode, t.pf.chunk
+	defer func() { t.pf.mode, t.pf.chunk = mode, chunk }()
+	r.path = t.PrefillPath()
+	variants := []pfVariant{{fmt.Sprint(mode, " ", chunk), mode, chunk, 0}, {mode + " 64 after 7", mode, 64, 7}}
+	var names []string
+	for _, v := range variants {
+		names = append(names, v.name)
+		same := 0
+		var relP, relD float64
+		for pi, p := range ref.Prompts {
+			bl, bd, btoks, err := pfRun(ctx, t, pfVariant{"16-token", prefillOff, 0, 0}, p.PromptIDs, len(p.TargetGreedy))
+			if err != nil {
+				return nil, nil, fmt.Errorf("16-token path, prompt %d: %w", pi, err)
+			}
+			pl, dl, toks, err := pfRun(ctx, t, v, p.PromptIDs, len(p.TargetGreedy))
+			if err != nil {
+				return nil, nil, fmt.Errorf("prefill %s, prompt %d: %w", v.name, pi, err)
+			}
+			relP, relD = math.Max(relP, relMax(pl, bl)), math.Max(relD, relMax(dl, bd))
+			if slices.Equal(toks, btoks) {
+				same++
+			}
+		}
+		r.pfRel, r.pfDecRel, r.pfSame = append(r.pfRel, relP), append(r.pfDecRel, relD), append(r.pfSame, same)
+	}
+	return r, names, nil
+}
+
+// forcedRows feeds toks on a fresh cache in chunks of MaxTokens and
+// returns every position's logits (len(toks), vocab).
+func forcedRows(ctx context.Context, t *Target, toks []int32) ([]float32, error) {
+	if err := t.Rewind(0); err != nil {
+		return nil, err
+	}
+	var rows []float32
+	for i := 0; i < len(toks); i += MaxTokens {
+		l, err := t.Forward(ctx, model.Batch{Tokens: toks[i:min(len(toks), i+MaxTokens)], Logits: model.LogitsAll})
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, l...)
+	}
+	return rows, nil
+}
+
+// rowsRel is the largest relMax over the rows (width V) of a and b.
+func rowsRel(a, b []float32, V int) float64 {
+	m := 0.0
+	for i := 0; i+V <= len(b) && i+V <= len(a); i += V {
+		m = math.Max(m, relMax(a[i:i+V], b[i:i+V]))
+	}
+	return m
+}
+
+// checkKVBench times decode steps (graphed, argmax on the device) of the
+// llama-8b shape (synthetic bf16 weights, as cuda-bench) with a float32
+// and a bf16 cache at 512 and 4096 cached positions: both targets loaded
+// at once, the formats alternating within each repeat so that they see
+// the same clocks; medians of 5 repeats of 50 steps after one warm-up.
+func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
+	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
+		NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
+	ctxs := []int{512, 4096}
+	ts := map[kvFormat]*Target{}
+	for _, f := range kvFormats {
+		t, err := loadSyntheticKV(d, cfg, 1, ctxs[len(ctxs)-1]+64, 1, f)
+		if err != nil {
+			return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+		}
+		defer t.Close()
+		ts[f] = t
+	}
+	fmt.Fprintf(stdout, "\nKV cache format, llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats alternating\n")
+	fmt.Fprintf(stdout, "%-6s %12s %12s %8s %14s %14s\n", "ctx", "f32 tok/s", "bf16 tok/s", "ratio", "f32 KV MiB", "bf16 KV MiB")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range ctxs {
+		for _, f := range kvFormats { // fill both caches to n-1 positions
+			t := ts[f]
+			for t.Len() < n-1 {
+				b := make([]int32, min(MaxTokens, n-1-t.Len()))
+				for i := range b {
+					b[i] = int32(rng.IntN(cfg.Vocab))
+				}
+				if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
+					return fmt.Errorf("cuda-check: kvbench %s fill: %w", f, err)
+				}
+			}
+		}
+		times := map[kvFormat][]float64{}
+		for rep := 0; rep < 6; rep++ {
+			for _, f := range kvFormats {
+				s, err := timeDecode(ctx, ts[f], 50)
+				if err != nil {
+					return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+				}
+				if rep > 0 {
+					times[f] = append(times[f], s)
+				}
+			}
+		}
+		a, b := 1/median(times[kvF32]), 1/median(times[kvBF16])
+		mib := func(f kvFormat) float64 { return float64(kvCacheBytes(cfg, n, 1, f)) / (1 << 20) }
+		fmt.Fprintf(stdout, "%-6d %12.1f %12.1f %8.3f %14.0f %14.0f\n", n, a, b, b/a, mib(kvF32), mib(kvBF16))
+	}
+	return nil
+}
+
+// timeDecode is the wall time of one decode step at t's current length,
+// averaged over steps (the cache rewound after each).
+func timeDecode(ctx context.Context, t *Target, steps int) (float64, error) {
+	base := t.Len()
+	tok := []int32{1}
+	start := time.Now()
+	for range steps {
+		if err := t.Rewind(base); err != nil {
+			return 0, err
+		}
+		ids, err := t.ForwardIDs(ctx, model.Batch{Tokens: tok, Logits: model.LogitsLast})
+		if err != nil {
+			return 0, err
+		}
+		tok[0] = ids[0]
+	}
+	s := time.Since(start).Seconds() / float64(steps)
+	return s, t.Rewind(base)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

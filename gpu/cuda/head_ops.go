@@ -1,0 +1,83 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"rigscope/engine/model"
+)
+
+// headOps is the GPU's EAGLE-3 head as model.Ops for its one decoder
+// layer (model.Layers), as the CPU's eagle3 headOps: x is the residual
+// stream h.lres, which eagle_in started, and AttentionInput reads h.cat
+// (T, 2*dim), not a norm of x. One rank: no joins, no post-norms.
+type headOps Head
+
+var _ model.Ops = (*headOps)(nil)
+
+// Embed is not the head's: eagle_in builds its input (enqueueLayer).
+func (o *headOps) Embed(T int, scale float32) error {
+	return fmt.Errorf("cuda: the EAGLE-3 head's residual stream starts at its hidden input, not a token embedding")
+}
+
+// AttentionInput: qkvb (T, nqkv) = cat · [Wq;Wk;Wv]ᵀ.
+func (o *headOps) AttentionInput(l, T int) error {
+	h := (*Head)(o)
+	return h.matvec("qkv", h.qkvb, h.nqkv, h.cat, 0, h.qkv, T, 0, 0)
+}
+
+// Attend: rotate-half RoPE (inter 0, as the head was trained), the cache
+// store and attention; no biases, head norms or window.
+func (o *headOps) Attend(l, T int) error {
+	h := (*Head)(o)
+	c := h.cfg
+	name, grid := attnLaunch(h.mcfg, h.S, T, h.tune.AttnRows)
+	name = h.kv.kernel(name)
+	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	return h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
+		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
+		ptr(h.dstep(h.lstep)), ptr(h.ropeCos), ptr(h.ropeSin), i32(c.Heads), i32(c.KVHeads), f32(scale), i32(0), i32(h.tune.AttnMin),
+		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0))
+}
+
+// LatentAttention is not the head's.
+func (o *headOps) LatentAttention(l, T int) error {
+	return fmt.Errorf("cuda: the EAGLE-3 head has no latent attention")
+}
+
+// AddProduct: res += att · woᵀ or res += hbuf · downᵀ (the products'
+// add epilogue, mode 1).
+func (o *headOps) AddProduct(l int, role model.Role, T int) error {
+	h := (*Head)(o)
+	switch role {
+	case model.RoleAttnOut:
+		return h.matvec("wo", h.lres, h.cfg.Dim, h.att, 0, h.wo, T, 1, 0)
+	case model.RoleDown:
+		return h.matvec("down", h.lres, h.cfg.Dim, h.hbuf, 0, h.down, T, 1, 0)
+	}
+	return fmt.Errorf("cuda: EAGLE-3 head: no product of %v", role)
+}
+
+// GatedMLP: hbuf (T, ffn) = silu(post_norm(res)·gateᵀ) * (post_norm(res)·upᵀ).
+func (o *headOps) GatedMLP(l, T int, act model.Activation) error {
+	h := (*Head)(o)
+	if act != model.ActSiLU {
+		return fmt.Errorf("cuda: the EAGLE-3 head's MLP is SiLU-gated, not activation %d", act)
+	}
+	return h.glu(h.hbuf, 0, h.lres, h.gate, h.up, T, h.postNorm)
+}
+
+// MixtureOfExperts is not the head's.
+func (o *headOps) MixtureOfExperts(l, T int) error {
+	return fmt.Errorf("cuda: the EAGLE-3 head has no mixture of experts")
+}
+
+// Capture: the head's output is res itself.
+func (o *headOps) Capture(l, T int) error { return nil }
+
+// Logits is the head's own (enqueueDraftToken: lm_head and argmax_d2t).
+func (o *headOps) Logits(first, rows int, softcap float32) error {
+	return fmt.Errorf("cuda: the EAGLE-3 head's logits are its lm_head's (enqueueDraftToken)")
+}
