@@ -10,28 +10,37 @@
 #  2. `generate --device cuda --temperature 0.8 --top-p 0.9` after (this
 #     branch) and, when carried, before (main's binary), alternately, on the
 #     llama-8b shape (synthetic bf16) and gocoder-14m-hf.
-# Build here:
+# Build here (binaries as .gz, or .xz when the carry is tight: xz -9 saves about 3 MB):
 #   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 #   mkdir -p carry/ms/gocoder-14m-hf && ln -f /work/shared/models/gocoder-14m-hf/* carry/ms/gocoder-14m-hf/ && ln -f /work/shared/models/reference-public.json carry/ms/
+#   (carry/m2, carry/ml or carry/models do as well: gocoder-14m-hf and reference-public.json are what it reads)
 #   optional "before": main's binary as carry/rigscope-cuda-before.gz (same build line in a checkout of main)
 # Run there: sh bench/cuda/sample.sh
-#   carry ["carry/ms", "carry/cuda-check.test.gz", "carry/rigscope-cuda.gz"] (about 52 MB; with the
-#   12 MB working tree there is no room for the before binary too: the check's spec.Generate rows
-#   are the before/after, same process and graphs). A second call for the CLI's before/after on the
-#   llama-8b shape alone: carry ["carry/rigscope-cuda.gz", "carry/rigscope-cuda-before.gz"].
+#   carry ["carry/ms", "carry/cuda-check.test.xz", "carry/rigscope-cuda.xz"] (about 51 MB, with the
+#   13 MB working tree under 64 MiB; the .gz pair is 3 MB too many). No room for the before binary
+#   too: the check's spec.Generate rows are the before/after (same process, same graphs). A second
+#   call for the CLI's before/after on the llama-8b shape alone: carry ["carry/rigscope-cuda.gz",
+#   "carry/rigscope-cuda-before.gz"].
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
-M=carry/ms
-[ -f carry/cuda-check.test.gz ] && gunzip -c carry/cuda-check.test.gz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
-gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-after && chmod +x /tmp/rigscope-after
-BINS=after
-if [ -f carry/rigscope-cuda-before.gz ]; then
-	gunzip -c carry/rigscope-cuda-before.gz > /tmp/rigscope-before && chmod +x /tmp/rigscope-before
-	BINS="before after"
-fi
-if [ -f carry/cuda-check.test.gz ] && [ -d "$M" ]; then
-	echo "# cuda-check -checks sample"
+# unpack NAME DEST: carry/NAME.gz or carry/NAME.xz (xz, else python3's lzma) to DEST; fails when neither
+unpack() {
+	if [ -f "carry/$1.gz" ]; then gunzip -c "carry/$1.gz" > "$2"
+	elif [ -f "carry/$1.xz" ]; then
+		xz -dc "carry/$1.xz" > "$2" 2>/dev/null || python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" "carry/$1.xz" "$2"
+	else return 1; fi
+	chmod +x "$2"
+}
+M=""
+for d in carry/ms carry/m2 carry/ml carry/models; do
+	if [ -d "$d/gocoder-14m-hf" ]; then M=$d; break; fi
+done
+BINS=""
+unpack rigscope-cuda-before /tmp/rigscope-before && BINS="before"
+unpack rigscope-cuda /tmp/rigscope-after && BINS="$BINS after"
+if unpack cuda-check.test /tmp/cuda-check.test && [ -n "$M" ]; then
+	echo "# cuda-check -checks sample (models $M)"
 	timeout 150 /tmp/cuda-check.test -test.run TestCUDACheck -test.v -models "$M" -checks sample > "$O/check-sample.txt" 2>&1
 	echo "rc $?"; grep -v "^=== RUN" "$O/check-sample.txt"
 fi
@@ -41,12 +50,12 @@ for r in 1 2; do
 	for b in $BINS; do
 		timeout 100 /tmp/rigscope-$b generate --device cuda --model "synthetic:llama-8b?dtype=bf16" --ctx 512 --prompt-ids "$IDS" --max-tokens 129 --ignore-eos --temperature 0.8 --top-p 0.9 --seed 7 --json > "$O/gen8b-$b$r.json" 2> "$O/gen8b-$b$r.err"
 		MS=8b
-		if [ -d "$M/gocoder-14m-hf" ]; then
+		if [ -n "$M" ]; then
 			timeout 100 /tmp/rigscope-$b generate --device cuda --model "$M/gocoder-14m-hf" --ctx 512 --prompt-ids "$IDS" --max-tokens 257 --ignore-eos --temperature 0.8 --top-p 0.9 --seed 7 --json > "$O/gengc-$b$r.json" 2> "$O/gengc-$b$r.err"
 			MS="8b gc"
 		fi
 		for m in $MS; do
-			python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'decode tok/s', round(s['decode_tokens_per_s'],1), 'tokens', s['generated_tokens'])" "$O/gen$m-$b$r.json" "$m $b round $r" || tail -3 "$O/gen$m-$b$r.err"
+			python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print(sys.argv[2], 'decode tok/s', round(s['decode_tokens_per_s'],1), 'tokens', s['generated_tokens'])" "$O/gen$m-$b$r.json" "$m $b round $r" 2>/dev/null || tail -3 "$O/gen$m-$b$r.err"
 		done
 	done
 done
