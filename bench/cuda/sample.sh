@@ -7,7 +7,7 @@
 #     probabilities, and spec.Generate through SampleIDs against host
 #     sampling over Forward's logits (tokens equal, decode tok/s) on
 #     gocoder-14m-hf and the llama-8b shape;
-#  2. `generate --device cuda --temperature 0.8 --top-p 0.9` after (this
+#  2. `generate --device cuda --temperature 0.8 --top-p 0.9` (ROUNDS=1 round by default) after (this
 #     branch) and, when carried, before (main's binary), alternately, on the
 #     llama-8b shape (synthetic bf16) and gocoder-14m-hf.
 # Build here (binaries as .gz, or .xz when the carry is tight: xz -9 saves about 3 MB):
@@ -46,7 +46,7 @@ if unpack cuda-check.test /tmp/cuda-check.test && [ -n "$M" ]; then
 fi
 IDS=$(seq -s, 3 130)
 echo "# generate --device cuda --temperature 0.8 --top-p 0.9 --seed 7 (decode tok/s)"
-for r in 1 2; do
+for r in $(seq 1 ${ROUNDS:-1}); do
 	for b in $BINS; do
 		timeout 100 /tmp/rigscope-$b generate --device cuda --model "synthetic:llama-8b?dtype=bf16" --ctx 512 --prompt-ids "$IDS" --max-tokens 129 --ignore-eos --temperature 0.8 --top-p 0.9 --seed 7 --json > "$O/gen8b-$b$r.json" 2> "$O/gen8b-$b$r.err"
 		MS=8b
