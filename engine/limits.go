@@ -159,7 +159,7 @@ func memoryNeed(cfg model.Config, dtype string, ctx, tpSize int) (weights, kv fl
 // bytesPerParam is what a weight of the named dtype costs in memory (the
 // CPU reads every GGUF type as stored, k-quants included).
 func bytesPerParam(name string) float64 {
-	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, d := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.F8_E4M3} {
 		if d.String() == name {
 			return float64(d.BlockBytes()) / float64(d.BlockSize())
 		}

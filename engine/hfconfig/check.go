@@ -78,6 +78,9 @@ type Implemented struct {
 	Experts bool
 	// LatentAttention: q_lora_rank and kv_lora_rank read (DeepSeek's MLA).
 	LatentAttention bool
+	// FP8: a quantization_config of quant_method fp8 read (ReadFP8); any
+	// other is refused as without.
+	FP8 bool
 }
 
 // reads says whether a reader implementing impl reads field itself, so
@@ -90,6 +93,8 @@ func (impl Implemented) reads(field string) bool {
 		return impl.Experts
 	case "q_lora_rank", "kv_lora_rank":
 		return impl.LatentAttention
+	case "quantization_config":
+		return impl.FP8
 	}
 	return slices.Contains(impl.Reads, field)
 }
@@ -115,6 +120,13 @@ func CheckFor(raw []byte, impl Implemented) ([]unsupported.Item, error) {
 		if ok && !fc.off(v, cfg) {
 			items = append(items, unsupported.Item{Kind: fc.kind, Field: fc.field, Value: compact(v), Supported: fc.supported})
 		}
+	}
+	if impl.FP8 {
+		_, quant, err := fp8Items(cfg["quantization_config"])
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, quant...)
 	}
 	rope, err := ropeItems(cfg, impl)
 	return append(items, rope...), err

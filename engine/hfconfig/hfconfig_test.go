@@ -205,9 +205,14 @@ func FuzzFields(f *testing.F) {
 	f.Add([]byte(`{"quantization_config": {"quant_method": "gptq"}, "num_local_experts": 8, "rope_scaling": {"rope_type": "llama3", "factor": 8}}`))
 	f.Add([]byte(`{"max_position_embeddings": 163840, "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}}`))
 	f.Add([]byte(`{"rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "truncate": false}, "sliding_attention": {"rope_theta": 1e4}}}`))
+	f.Add([]byte(`{"quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128.5]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Check(b)
 		CheckFor(b, Implemented{RopeTypes: ScalingTypes, PerLayerRope: true, SlidingWindow: true})
+		items, cerr := CheckFor(b, Implemented{FP8: true})
+		if q, err := ReadFP8(b); err == nil && cerr == nil && q != nil && q.BlockRows != 0 && (q.BlockRows != 128 || q.BlockCols != 128) {
+			t.Fatalf("ReadFP8 accepted blocks %dx%d (items %v)", q.BlockRows, q.BlockCols, items)
+		}
 		var fl Fields
 		if json.Unmarshal(b, &fl) != nil {
 			return

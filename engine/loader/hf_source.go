@@ -52,7 +52,7 @@ var hfArchitectures = []hfArch{
 // implemented is what CheckFor should let through for a.
 func (a hfArch) implemented() hfconfig.Implemented {
 	impl := hfconfig.Implemented{RopeTypes: hfconfig.ScalingTypes, SlidingWindow: a.slidingWindow,
-		Experts: a.moe != moeNone, LatentAttention: a.mla}
+		Experts: a.moe != moeNone, LatentAttention: a.mla, FP8: true}
 	if a.gemma {
 		impl.Reads, impl.PerLayerRope = hfGemmaReads, true
 	}
@@ -118,6 +118,12 @@ func openHF(dir string) (Source, error) {
 			err = fmt.Errorf("loader: %s: %w", cfgPath, err)
 		}
 	}
+	var fp8 *hfconfig.FP8
+	if err == nil && len(items) == 0 {
+		if fp8, err = hfconfig.ReadFP8(raw); err != nil {
+			err = fmt.Errorf("loader: %s: %w", cfgPath, err)
+		}
+	}
 	if err != nil {
 		return nil, refuseOr(cfgPath, items, err)
 	}
@@ -128,6 +134,7 @@ func openHF(dir string) (Source, error) {
 	refused := cfgPath                         // the file the refusal names: the folder once tensors are in it
 	mtpLo, mtpHi := hc.hfMTPLayers(cfg.Layers) // DeepSeek's multi-token-prediction layers: not read (hf_moe.go)
 	unread := dropMTP(hfUnread(cfg, arch, m.Names()), mtpLo, mtpHi)
+	unread = dropFP8Scales(fp8, m.Names(), unread)
 	if tensorItems := unsupported.Tensors(hfRedundant(cfg, m, unread)); len(tensorItems) > 0 {
 		items, refused = append(items, tensorItems...), dir
 	}
@@ -143,7 +150,13 @@ func openHF(dir string) (Source, error) {
 		if !m.Has(hfName) {
 			return nil, fmt.Errorf("no tensor %q (Hugging Face name %q)", name, hfName)
 		}
-		t, err := m.Tensor(hfName)
+		var t *tensor.Tensor
+		var err error
+		if info, _ := m.Info(hfName); info.FileDType == "F8_E4M3" {
+			t, err = hfFP8Weight(m, fp8, hfName)
+		} else {
+			t, err = m.Tensor(hfName)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -11,17 +11,18 @@ import (
 type DType uint8
 
 const (
-	F32  DType = iota
-	F16        // IEEE half
-	BF16       // bfloat16
-	Q8_0       // ggml: blocks of 32 int8 with one f16 scale (34 bytes)
-	Q4_0       // ggml: blocks of 32 4-bit with one f16 scale (18 bytes)
-	Q4_K       // ggml k-quant: super-blocks of 256 (144 bytes)
-	Q6_K       // ggml k-quant: super-blocks of 256 (210 bytes)
-	Q5_K       // ggml k-quant: super-blocks of 256 (176 bytes)
+	F32     DType = iota
+	F16           // IEEE half
+	BF16          // bfloat16
+	Q8_0          // ggml: blocks of 32 int8 with one f16 scale (34 bytes)
+	Q4_0          // ggml: blocks of 32 4-bit with one f16 scale (18 bytes)
+	Q4_K          // ggml k-quant: super-blocks of 256 (144 bytes)
+	Q6_K          // ggml k-quant: super-blocks of 256 (210 bytes)
+	Q5_K          // ggml k-quant: super-blocks of 256 (176 bytes)
+	F8_E4M3       // OCP float8 e4m3fn (1 byte); the tensor's Scales give the dequantization factors (fp8.go)
 )
 
-var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K", Q5_K: "Q5_K"}
+var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K", Q5_K: "Q5_K", F8_E4M3: "F8_E4M3"}
 
 func (d DType) String() string {
 	if int(d) < len(dtypeNames) {
@@ -48,6 +49,8 @@ func (d DType) BlockBytes() int {
 		return 4
 	case F16, BF16:
 		return 2
+	case F8_E4M3:
+		return 1
 	case Q8_0:
 		return 34
 	case Q4_0:

@@ -72,7 +72,8 @@ func Encode(dst []byte, dt DType, src []float32) {
 	}
 }
 
-// FillRows sets every row r of t to values(r, row) encoded in t's dtype,
+// FillRows sets every row r of t to values(r, row) encoded in t's dtype
+// (F8_E4M3: divided by t.Scales, which must be set),
 // rows split over the available CPUs; values fills row (len t.Cols()),
 // a buffer of its worker's, and must be safe to call concurrently.
 func FillRows(t *Tensor, values func(r int, row []float32)) {
@@ -86,6 +87,10 @@ func FillRows(t *Tensor, values func(r int, row []float32)) {
 			row := make([]float32, cols)
 			for r := rows * w / workers; r < rows*(w+1)/workers; r++ {
 				values(r, row)
+				if t.DType == F8_E4M3 {
+					encodeFP8Row(t.Data[r*rb:(r+1)*rb], row, t.Scales, r)
+					continue
+				}
 				Encode(t.Data[r*rb:(r+1)*rb], t.DType, row)
 			}
 		}()

@@ -16,6 +16,9 @@ type Tensor struct {
 	// A column slice of a matrix (a row-parallel shard) is a view with the
 	// parent's stride.
 	Stride int
+	// Scales are the dequantization factors of an F8_E4M3 weight (nil for
+	// every other dtype): element (r, c) is E4M3ToF32(byte) * Scales.At(r, c).
+	Scales *Scales
 }
 
 // Row returns the bytes of row r.
@@ -39,7 +42,7 @@ func (t *Tensor) SliceRows(r0, r1 int) (*Tensor, error) {
 		s = t.RowBytes()
 	}
 	end := (r1-1)*s + t.RowBytes()
-	return &Tensor{Name: t.Name, DType: t.DType, Shape: []int{r1 - r0, t.Cols()}, Data: t.Data[r0*s : end], Stride: s}, nil
+	return &Tensor{Name: t.Name, DType: t.DType, Shape: []int{r1 - r0, t.Cols()}, Data: t.Data[r0*s : end], Stride: s, Scales: t.Scales.view(r0, 0)}, nil
 }
 
 // SliceCols returns columns [c0, c1) of every row as a view (a row-parallel
@@ -60,7 +63,7 @@ func (t *Tensor) SliceCols(c0, c1 int) (*Tensor, error) {
 	off, _ := t.DType.Bytes(c0)
 	rb, _ := t.DType.Bytes(c1 - c0)
 	rows := t.Rows()
-	return &Tensor{Name: t.Name, DType: t.DType, Shape: []int{rows, c1 - c0}, Data: t.Data[off : (rows-1)*s+off+rb], Stride: s}, nil
+	return &Tensor{Name: t.Name, DType: t.DType, Shape: []int{rows, c1 - c0}, Data: t.Data[off : (rows-1)*s+off+rb], Stride: s, Scales: t.Scales.view(0, c0)}, nil
 }
 
 // Elems is the number of elements.
@@ -90,8 +93,18 @@ func (t *Tensor) RowBytes() int {
 }
 
 // Check verifies that Data holds exactly the elements that Shape and DType
-// say, so kernels never read out of bounds.
+// say, and that an F8_E4M3 tensor's Scales cover it, so kernels never read
+// out of bounds.
 func (t *Tensor) Check() error {
+	if err := t.CheckBytes(); err != nil {
+		return err
+	}
+	return t.checkScales()
+}
+
+// CheckBytes is Check without the scales (an F8_E4M3 tensor as a file
+// holds it, before its scales are attached).
+func (t *Tensor) CheckBytes() error {
 	for _, d := range t.Shape {
 		if d <= 0 {
 			return fmt.Errorf("tensor %q: bad shape %v", t.Name, t.Shape)

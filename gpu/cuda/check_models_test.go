@@ -43,7 +43,7 @@ type refPrompts struct {
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, prefill, cublas, pfkernels, kv, kvbench, sample)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, prefill, cublas, pfkernels, kv, kvbench, fp8, sample)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 )
 
@@ -61,11 +61,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "quant", "arch", "prefill", "cublas", "pfkernels", "kv", "kvbench", "sample":
+		case "kernels", "models", "eagle", "tp", "quant", "arch", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, prefill, cublas, pfkernels, kv, kvbench, sample)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, prefill, cublas, pfkernels, kv, kvbench, fp8, sample)", c)
 		}
 	}
 	if head == "" {
@@ -84,6 +84,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	}
 	if want["quant"] {
 		if err := checkQuant(ctx, d, models, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["fp8"] {
+		if err := checkFP8(ctx, d, models, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -202,25 +207,31 @@ func argmax(v []float32) int32 {
 }
 
 func checkModel(ctx context.Context, d *Device, path string, draft bool, ref *refPrompts, stdout io.Writer) error {
+	_, _, err := checkModelStats(ctx, d, path, draft, ref, stdout)
+	return err
+}
+
+// checkModelStats is checkModel, returning how many prompts' GPU greedy
+// tokens equal the CPU's and the largest relative first-logit difference.
+func checkModelStats(ctx context.Context, d *Device, path string, draft bool, ref *refPrompts, stdout io.Writer) (matchCPU int, maxRel float64, err error) {
 	src, err := loader.Open(path, loader.Options{})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer src.Close()
 	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	const ctxLen = 1024
 	gt, err := Load(d, w, ctxLen)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer gt.Close()
 	pool := cpu.NewPool(runtime.NumCPU())
 	ct := spec.NewRunnerTarget(model.NewRunner(w, ctxLen, nil, pool))
-	matchRef, matchCPU := 0, 0
-	maxRel := 0.0
+	matchRef := 0
 	for pi, p := range ref.Prompts {
 		t0 := time.Now()
 		want := p.TargetGreedy
@@ -228,19 +239,19 @@ func checkModel(ctx context.Context, d *Device, path string, draft bool, ref *re
 			want = p.DraftGreedy
 		}
 		if err := gt.Rewind(0); err != nil {
-			return err
+			return 0, 0, err
 		}
 		if err := ct.Rewind(0); err != nil {
-			return err
+			return 0, 0, err
 		}
 		gl, gtok, err := gpuGreedy(ctx, gt, p.PromptIDs, len(want))
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		fmt.Fprintf(os.Stderr, "prompt %d (%d tokens): gpu greedy %v", pi, len(p.PromptIDs), time.Since(t0))
 		cl, err := ct.Forward(ctx, model.Batch{Tokens: p.PromptIDs, Logits: model.LogitsLast})
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		var num, den float64
 		for i := range cl {
@@ -256,7 +267,7 @@ func checkModel(ctx context.Context, d *Device, path string, draft bool, ref *re
 		for len(ctok) < len(want) {
 			l, err := ct.Forward(ctx, model.Batch{Tokens: ctok[len(ctok)-1:], Logits: model.LogitsLast})
 			if err != nil {
-				return err
+				return 0, 0, err
 			}
 			ctok = append(ctok, argmax(l))
 		}
@@ -269,7 +280,7 @@ func checkModel(ctx context.Context, d *Device, path string, draft bool, ref *re
 		}
 	}
 	fmt.Fprintf(stdout, "%-28s %8d %10d %14d %14.2e\n", filepath.Base(path), len(ref.Prompts), matchRef, matchCPU, maxRel)
-	return nil
+	return matchCPU, maxRel, nil
 }
 
 // gpuGreedy prefills prompt on a fresh cache and continues greedily (ids

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 )
 
 // rankState is one tensor-parallel rank of a Target: its shard of the
@@ -187,15 +188,29 @@ func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target,
 // split over tp ranks that share it (for benchmarks), with a cache in the
 // format RIGSCOPE_CUDA_KV sets.
 func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (*Target, error) {
+	return LoadSyntheticTPType(d, cfg, tp, ctxLen, seed, tensor.BF16)
+}
+
+// LoadSyntheticTPType is LoadSyntheticTP with the layer matrices in dt:
+// BF16, or F8_E4M3 with 128x128 block scales (syntheticModel).
+func LoadSyntheticTPType(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, dt tensor.DType) (*Target, error) {
+	if dt != tensor.BF16 && dt != tensor.F8_E4M3 {
+		return nil, fmt.Errorf("cuda: synthetic weights of type %v are not implemented (BF16, F8_E4M3 are)", dt)
+	}
 	tune, err := CurrentTuning()
 	if err != nil {
 		return nil, err
 	}
-	return loadSyntheticKV(d, cfg, tp, ctxLen, seed, tune.KV)
+	return loadSyntheticKVType(d, cfg, tp, ctxLen, seed, tune.KV, dt)
 }
 
 // loadSyntheticKV is LoadSyntheticTP with the cache's format given.
 func loadSyntheticKV(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, kv kvFormat) (*Target, error) {
+	return loadSyntheticKVType(d, cfg, tp, ctxLen, seed, kv, tensor.BF16)
+}
+
+// loadSyntheticKVType is loadSyntheticKV with the layer matrices in dt.
+func loadSyntheticKVType(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, kv kvFormat, dt tensor.DType) (*Target, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -221,7 +236,7 @@ func loadSyntheticKV(d *Device, cfg model.Config, tp, ctxLen int, seed uint32, k
 	}
 	var ms []*dmodel
 	for r := range dims {
-		m, err := syntheticModel(d, cfg, dims[r], seed+uint32(1000*r))
+		m, err := syntheticModel(d, cfg, dims[r], seed+uint32(1000*r), dt)
 		if err != nil {
 			for _, m := range ms {
 				m.free()

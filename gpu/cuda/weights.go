@@ -29,6 +29,7 @@ type dweight struct {
 	tiled      bool
 	qs         *qscratch // quantized: the model's activation scratch (quant.go), at least cols wide
 	parts      []dweight // quantized stacks of mixed types: the runs of one type, in row order
+	sbytes     int64     // F8_E4M3: the scale grid at s (fp8_layout.go), read with the weights
 }
 
 // useTensorCores says whether bf16 layer matrices and the output
@@ -46,7 +47,7 @@ func tileable(dt tensor.DType, rows, cols int) bool {
 }
 
 // gpuTypes lists the weight types the GPU kernels read, for messages.
-const gpuTypes = "BF16, F16, F32, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K"
+const gpuTypes = "BF16, F16, F32, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F8_E4M3"
 
 // kernelSuffix names the kernel variant for the weight's dtype.
 func kernelSuffix(dt tensor.DType) (string, error) {
@@ -67,6 +68,8 @@ func kernelSuffix(dt tensor.DType) (string, error) {
 		return "q5k", nil
 	case tensor.Q6_K:
 		return "q6k", nil
+	case tensor.F8_E4M3:
+		return "f8", nil
 	}
 	return "", fmt.Errorf("cuda: weights of type %v are not supported on the GPU (%s are)", dt, gpuTypes)
 }
@@ -101,7 +104,7 @@ func (w dweight) bytes() int64 {
 	if err != nil { // not a whole number of blocks: refused at upload
 		return 0
 	}
-	return int64(w.rows) * int64(rb)
+	return int64(w.rows)*int64(rb) + w.sbytes
 }
 
 // dlayer is one decoder block on the device.
@@ -216,7 +219,11 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 		mixed = mixed || t.DType != dt
 		rows += t.Rows()
 	}
-	if need := colsMultiple(dt, tile && tileable(dt, rows, cols)); cols%need != 0 {
+	need := colsMultiple(dt, tile && tileable(dt, rows, cols))
+	if dt == tensor.F8_E4M3 {
+		need = fp8Cols
+	}
+	if cols%need != 0 {
 		return dweight{}, fmt.Errorf("cuda: tensor %q (%v) has %d columns; the GPU kernels need a multiple of %d", ts[0].Name, dt, cols, need)
 	}
 	if mixed { // runs of one type, each its own matrix
@@ -249,6 +256,15 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 		all = append(all, make([]byte, quantPad)...)
 	} else if tile && tileable(dt, rows, cols) {
 		all, w.tiled = tileBF16(all, rows, cols), true
+	} else if dt == tensor.F8_E4M3 {
+		grid, err := fp8ScaleGrid(ts)
+		if err != nil {
+			return w, err
+		}
+		if w.s, err = m.upload(grid); err != nil {
+			return w, err
+		}
+		w.sbytes = int64(len(grid))
 	}
 	w.w, err = m.upload(all)
 	return w, err
@@ -364,8 +380,11 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 
 // syntheticModel makes a bf16 model (one rank's shard sh of cfg's shape) directly on the device
 // (uniform random weights from seed, norms near 1): for benchmarks, where
-// generating billions of weights on the CPU would take minutes.
-func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dmodel, error) {
+// generating billions of weights on the CPU would take minutes. With dt
+// F8_E4M3 the layer matrices are e4m3 with 128x128 block scales (as
+// DeepSeek-V3 and Qwen3 FP8 files; the embedding and output stay bf16, as
+// FP8 releases keep lm_head), the same values' range at e4m3's precision.
+func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt tensor.DType) (*dmodel, error) {
 	m := &dmodel{cfg: cfg}
 	s := d.newStream0()
 	fillBF16, err := d.fn("fill_bf16")
@@ -379,6 +398,10 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dm
 	// mat fills a (rows, cols) bf16 matrix; tile marks layer matrices for
 	// the tensor-core kernels (the values are random, so the order of the
 	// elements does not matter).
+	fillF8, err := d.fn("fill_f8")
+	if err != nil {
+		return nil, err
+	}
 	mat := func(rows, cols int, tile bool) (dweight, error) {
 		w := dweight{dt: tensor.BF16, rows: rows, cols: cols, tiled: tile && tileable(tensor.BF16, rows, cols)}
 		p, err := m.alloc(w.bytes())
@@ -389,6 +412,12 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dm
 		seed++
 		a := float32(1.7 / sqrtf(float64(cols)))
 		return w, launch(fillBF16, [3]int{4 * d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(p), i64(rows*cols), uint64(seed), f32(a))
+	}
+	layerMat := func(rows, cols int) (dweight, error) {
+		if dt == tensor.F8_E4M3 {
+			return m.syntheticFP8(fillF8, s, d.SMs, rows, cols, &seed)
+		}
+		return mat(rows, cols, true)
 	}
 	vec := func(n int) (cu.DevicePtr, error) {
 		p, err := m.alloc(int64(4 * n))
@@ -415,11 +444,11 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dm
 		steps := []func() error{
 			func() (e error) { D.attnNorm, e = vec(cfg.Dim); return },
 			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
-			func() (e error) { D.qkv, e = mat((sh.hq+2*sh.hk)*hd, cfg.Dim, true); return },
-			func() (e error) { D.wo, e = mat(cfg.Dim, sh.hq*hd, true); return },
-			func() (e error) { D.gate, e = mat(sh.ffn, cfg.Dim, true); return },
-			func() (e error) { D.up, e = mat(sh.ffn, cfg.Dim, true); return },
-			func() (e error) { D.down, e = mat(cfg.Dim, sh.ffn, true); return },
+			func() (e error) { D.qkv, e = layerMat((sh.hq+2*sh.hk)*hd, cfg.Dim); return },
+			func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*hd); return },
+			func() (e error) { D.gate, e = layerMat(sh.ffn, cfg.Dim); return },
+			func() (e error) { D.up, e = layerMat(sh.ffn, cfg.Dim); return },
+			func() (e error) { D.down, e = layerMat(cfg.Dim, sh.ffn); return },
 		}
 		for _, f := range steps {
 			if err := f(); err != nil {

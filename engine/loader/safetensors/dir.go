@@ -146,3 +146,13 @@ func (m *Model) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// FP8Tensor returns the named F8_E4M3 tensor without scales (see
+// File.FP8Tensor).
+func (m *Model) FP8Tensor(name string) (*tensor.Tensor, error) {
+	f, ok := m.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("safetensors: %s: no tensor %q", m.Dir, name)
+	}
+	return f.FP8Tensor(name)
+}

@@ -112,13 +112,32 @@ func (f *File) Tensor(name string) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	if !ti.Loadable {
-		return nil, fmt.Errorf("safetensors: %s: tensor %q has dtype %s, which is not supported (supported: F32, F16, BF16)", f.Path, name, ti.FileDType)
+		return nil, fmt.Errorf("safetensors: %s: tensor %q has dtype %s, which is not supported (supported: F32, F16, BF16; F8_E4M3 with a quantization_config of quant_method fp8)", f.Path, name, ti.FileDType)
 	}
-	t := &tensor.Tensor{Name: name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: data}
+	return f.tensor(ti, data)
+}
+
+// FP8Tensor returns an F8_E4M3 tensor with Data aliasing the file and no
+// Scales: the caller attaches them from the tensors that hold them (the
+// file format does not say which those are).
+func (f *File) FP8Tensor(name string) (*tensor.Tensor, error) {
+	ti, data, err := f.Raw(name)
+	if err != nil {
+		return nil, err
+	}
+	if ti.FileDType != "F8_E4M3" {
+		return nil, fmt.Errorf("safetensors: %s: tensor %q has dtype %s, not F8_E4M3", f.Path, name, ti.FileDType)
+	}
+	ti.DType = tensor.F8_E4M3
+	return f.tensor(ti, data)
+}
+
+func (f *File) tensor(ti TensorInfo, data []byte) (*tensor.Tensor, error) {
+	t := &tensor.Tensor{Name: ti.Name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: data}
 	if len(t.Shape) == 0 {
 		t.Shape = []int{1} // a scalar
 	}
-	if err := t.Check(); err != nil {
+	if err := t.CheckBytes(); err != nil {
 		return nil, fmt.Errorf("safetensors: %s: %w", f.Path, err)
 	}
 	return t, nil

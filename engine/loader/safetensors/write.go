@@ -10,10 +10,12 @@ import (
 	"rigscope/engine/tensor"
 )
 
-var dtypeNames = map[tensor.DType]string{tensor.F32: "F32", tensor.F16: "F16", tensor.BF16: "BF16"}
+var dtypeNames = map[tensor.DType]string{tensor.F32: "F32", tensor.F16: "F16", tensor.BF16: "BF16", tensor.F8_E4M3: "F8_E4M3"}
 
-// Write writes tensors (F32, F16 or BF16) as a safetensors file, in order,
-// with the given __metadata__ (may be nil).
+// Write writes tensors (F32, F16, BF16 or F8_E4M3) as a safetensors file,
+// in order, with the given __metadata__ (may be nil). An F8_E4M3 tensor's
+// bytes are written alone: its Scales are tensors of their own, as the
+// caller names them.
 func Write(w io.Writer, tensors []*tensor.Tensor, metadata map[string]string) error {
 	hdr := map[string]any{}
 	if metadata != nil {
@@ -21,7 +23,7 @@ func Write(w io.Writer, tensors []*tensor.Tensor, metadata map[string]string) er
 	}
 	var off uint64
 	for _, t := range tensors {
-		if err := t.Check(); err != nil {
+		if err := t.CheckBytes(); err != nil {
 			return fmt.Errorf("safetensors: write: %w", err)
 		}
 		name, ok := dtypeNames[t.DType]

@@ -40,7 +40,7 @@ var kindNames = map[Kind]string{
 var kindSupported = map[Kind]string{
 	Architecture: "Llama", RopeScaling: "plain RoPE from one base frequency", SlidingWindow: "full causal attention",
 	Bias: "projections without biases", QKNorm: "no norm on query and key heads", Experts: "a dense SiLU-gated MLP, or the experts of Mixtral (config.json and GGUF llama), Qwen3-MoE and DeepSeek-V3 (config.json) as those architectures state them",
-	Quantization: "unquantized safetensors (F32, F16, BF16) or GGUF F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K",
+	Quantization: "unquantized safetensors (F32, F16, BF16), FP8 safetensors (quant_method fp8: e4m3 with per-tensor, per-channel or 128x128 block scales) or GGUF F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K",
 	Activation:   "silu", AttentionShape: "multi-head attention with grouped K/V heads, RoPE over the whole head, scores scaled by 1/sqrt(head_dim)",
 	UnreadTensor: "only the tensors of the architecture", UnreadMetadata: "only the ARCH.* keys the engine reads",
 }

@@ -21,15 +21,34 @@ var f16Table = func() *[1 << 16]float32 {
 // Supported reports whether the kernels here can read dtype d.
 func Supported(d tensor.DType) error {
 	switch d {
-	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.F8_E4M3:
 		return nil
 	}
-	return fmt.Errorf("cpu: dtype %v is not supported by the CPU kernels (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K are)", d)
+	return fmt.Errorf("cpu: dtype %v is not supported by the CPU kernels (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F8_E4M3 are)", d)
 }
 
 // DequantRow writes row r of w as float32 into dst (len = w.Cols()).
 func DequantRow(dst []float32, w *tensor.Tensor, r int) {
+	if w.DType == tensor.F8_E4M3 {
+		dequantFP8(dst, w, r)
+		return
+	}
 	dequant(dst, w.DType, w.Row(r))
+}
+
+// dequantFP8 is row r of an F8_E4M3 weight: each byte's exact value times
+// its block's scale (one product per element, as the GPU kernels do it).
+func dequantFP8(dst []float32, w *tensor.Tensor, r int) {
+	src, s := w.Row(r), w.Scales
+	bc := min(s.BlockCols-(s.Col0%s.BlockCols), len(dst)) // the first run may start inside a block
+	for c := 0; c < len(dst); {
+		end := min(c+bc, len(dst))
+		sc := s.At(r, c)
+		for i := c; i < end; i++ {
+			dst[i] = tensor.E4M3Table[src[i]] * sc
+		}
+		c, bc = end, s.BlockCols
+	}
 }
 
 func dequant(dst []float32, dt tensor.DType, src []byte) {

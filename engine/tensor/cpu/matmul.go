@@ -285,7 +285,7 @@ func (m *matmul) jobRows(j *MatMulJob, r0, r1, t0, t1, worker int) {
 		for rb := r0; rb < r1; rb += tileRows {
 			re := min(rb+tileRows, r1)
 			for r := rb; r < re; r++ {
-				dequant(buf[(r-rb)*cols:(r-rb+1)*cols], w.DType, w.Row(r))
+				DequantRow(buf[(r-rb)*cols:(r-rb+1)*cols], w, r)
 			}
 			t := t0
 			for ; t+2 <= t1; t += 2 {

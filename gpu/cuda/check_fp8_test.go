@@ -1,0 +1,462 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
+	"rigscope/engine/quant"
+	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
+)
+
+// checkFP8 is -checks fp8: the F8_E4M3 products (fp8.cu) against float64
+// on random e4m3 bytes in each scale layout, the embedding against the
+// CPU, their bandwidth on llama-8b's shapes, and gocoder-14m-hf quantized
+// to FP8 in each scheme (quant.WriteFP8) decoded on the GPU against the
+// CPU engine (checkFP8Models).
+func checkFP8(ctx context.Context, d *Device, models string, w io.Writer) error {
+	var errs []error
+	if err := checkFP8Models(ctx, d, models, w); err != nil {
+		errs = append(errs, fmt.Errorf("cuda-check: fp8 models: %w", err))
+	}
+	if err := checkFP8Kernels(d, w); err != nil {
+		errs = append(errs, fmt.Errorf("cuda-check: fp8 kernels: %w", err))
+	}
+	if err := checkFP8Bandwidth(d, w); err != nil {
+		errs = append(errs, fmt.Errorf("cuda-check: fp8 bandwidth: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// randFP8 is a rows x cols F8_E4M3 tensor of random bytes (every finite
+// e4m3 value; the NaN codes 0x7f, 0xff replaced by ±448) with random
+// positive scales in blocks br x bc of size about 1/(64 sqrt(cols)), so
+// outputs are O(1).
+func randFP8(rng *rand.Rand, name string, rows, cols, br, bc int) (*tensor.Tensor, error) {
+	data := make([]byte, rows*cols)
+	for i := range data {
+		b := byte(rng.Uint32())
+		if b&0x7f == 0x7f {
+			b--
+		}
+		data[i] = b
+	}
+	gr, gc := (rows+br-1)/br, (cols+bc-1)/bc
+	vals := make([]float32, gr*gc)
+	for i := range vals {
+		vals[i] = float32((0.5 + rng.Float64()) / 64 / math.Sqrt(float64(cols)))
+	}
+	s, err := tensor.NewScales(rows, cols, br, bc, vals)
+	if err != nil {
+		return nil, err
+	}
+	return &tensor.Tensor{Name: name, DType: tensor.F8_E4M3, Shape: []int{rows, cols}, Data: data, Scales: s}, nil
+}
+
+// fp8Ref64 is the matrix of stacked FP8 tensors in float64, by the
+// format's definition: the e4m3 value (the table is checked against its
+// float64 formula in engine/tensor) times the element's scale, unrounded.
+func fp8Ref64(ts ...*tensor.Tensor) []float64 {
+	var out []float64
+	for _, t := range ts {
+		for r := range t.Rows() {
+			row := t.Row(r)
+			for c := range t.Cols() {
+				out = append(out, float64(tensor.E4M3ToF32(row[c]))*float64(t.Scales.At(r, c)))
+			}
+		}
+	}
+	return out
+}
+
+// tolFP8 bounds ||got-ref||/||ref||: the kernels sum each 16-element
+// chunk's exact e4m3 values times x with float32 fmas, scale the chunk's
+// sum once and add it with one more fma (fp8.cu, Scaled), float32
+// rounding as the bf16 kernels' (~1e-7).
+const tolFP8 = 1e-5
+
+// checkFP8Kernels runs the products through the Target's dispatch (matvec,
+// glu: mv_f8, mvn_f8, glu_f8) for T = 1..16 and every mode, outputs
+// NaN-poisoned, against float64; every row of a T-token run must be
+// bitwise the T=1 run of that row. Layouts: per-tensor, per-channel,
+// 128x128 blocks with a partial last block each way, a qkv stack of three
+// per-tensor scales; and embed_f8 rows against the CPU's DequantRow.
+func checkFP8Kernels(d *Device, w io.Writer) error {
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	h := newDevHelper(s)
+	defer h.free()
+	rng := rand.New(rand.NewPCG(8, 3))
+	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	const N, K, TT = 200, 4400, MaxTokens // 200 rows: a partial row block and a partial last mv block; K = 34.4 blocks of 128
+	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
+	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
+	fmt.Fprintf(w, "\nFP8 (e4m3) products vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned, tol %.0e)\n", N, K, tolFP8)
+	fmt.Fprintf(w, "%-12s %-11s %12s %12s %12s %s\n", "scales", "mode", "rel", "max abs", "T=k = T=1", "")
+	type layout struct {
+		name   string
+		br, bc int // 0: the whole dimension
+		parts  []int
+	}
+	var errs []error
+	for _, l := range []layout{{"per-tensor", 0, 0, []int{N}}, {"per-channel", 1, 0, []int{N}}, {"block-128", 128, 128, []int{N}}, {"qkv stack", 0, 0, []int{120, 40, 40}}} {
+		mk := func(name string) ([]*tensor.Tensor, error) {
+			var ts []*tensor.Tensor
+			for i, rows := range l.parts {
+				br, bc := l.br, l.bc
+				if br == 0 {
+					br = rows
+				}
+				if bc == 0 {
+					bc = K
+				}
+				t, err := randFP8(rng, fmt.Sprintf("%s%d", name, i), rows, K, br, bc)
+				if err != nil {
+					return nil, err
+				}
+				ts = append(ts, t)
+			}
+			return ts, nil
+		}
+		ws, e1 := mk("w")
+		w2s, e2 := mk("u")
+		if err := errors.Join(e1, e2); err != nil {
+			return err
+		}
+		W, W2 := fp8Ref64(ws...), fp8Ref64(w2s...)
+		m := &dmodel{}
+		Wd, e1 := m.uploadMatrix(ws...)
+		W2d, e2 := m.uploadMatrix(w2s...)
+		h.allocs = append(h.allocs, m.allocs...)
+		if err := errors.Join(e1, e2); err != nil {
+			return err
+		}
+		for mode := 0; mode < 5; mode++ {
+			if len(l.parts) > 1 && (mode == 2 || mode == 4) {
+				continue // a stack is qkv: no GLU
+			}
+			var norm cu.DevicePtr
+			if mode >= 2 {
+				norm = gd
+			}
+			mvMode := 0
+			if mode == 1 {
+				mvMode = 1
+			}
+			run := func(t0, T int) ([]float32, error) {
+				var out cu.DevicePtr
+				if mode == 1 {
+					out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
+				} else {
+					out = h.poison(T * N)
+				}
+				if h.err != nil {
+					return nil, h.err
+				}
+				xin := xd + cu.DevicePtr(4*t0*K)
+				var e error
+				if mode == 2 || mode == 4 {
+					tgt.gelu = mode == 4
+					e = tgt.glu(out, 0, xin, Wd, W2d, T, norm)
+					tgt.gelu = false
+				} else {
+					e = tgt.matvec("check", out, N, xin, 0, Wd, T, mvMode, norm)
+				}
+				if e != nil {
+					return nil, e
+				}
+				return h.down(out, T*N)
+			}
+			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K)
+			one := make([][]float32, TT)
+			for t := range one {
+				if one[t], err = run(t, 1); err != nil {
+					return err
+				}
+			}
+			bitwise, worst, worstAbs := "ok", 0.0, 0.0
+			for T := 1; T <= TT; T++ {
+				got, err := run(0, T)
+				if err != nil {
+					return err
+				}
+				for t := 0; t < T; t++ {
+					for n := 0; n < N; n++ {
+						if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) && bitwise == "ok" {
+							bitwise = fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
+						}
+					}
+				}
+				rel, abs, e := errStats(got, ref[:T*N])
+				if e != nil {
+					errs = append(errs, fmt.Errorf("%s %s T=%d: %w", l.name, modeNames[mode], T, e))
+					rel = math.Inf(1)
+				}
+				worst, worstAbs = math.Max(worst, rel), math.Max(worstAbs, abs)
+			}
+			st := "ok"
+			if !(worst <= tolFP8) || bitwise != "ok" {
+				st = "FAIL"
+				errs = append(errs, fmt.Errorf("%s %s: rel %.2e (tol %.0e), bitwise %s", l.name, modeNames[mode], worst, tolFP8, bitwise))
+			}
+			short := bitwise
+			if len(short) > 12 {
+				short = "FAIL"
+			}
+			fmt.Fprintf(w, "%-12s %-11s %12.2e %12.2e %12s %s\n", l.name, modeNames[mode], worst, worstAbs, short, st)
+		}
+		if err := checkEmbedFP8(d, h, ws[0], Wd, w, l.name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkEmbedFP8: embed_f8 rows of wt (uploaded as wd) equal the CPU's
+// DequantRow bitwise.
+func checkEmbedFP8(d *Device, h *devHelper, wt *tensor.Tensor, wd dweight, w io.Writer, name string) error {
+	fn, err := d.fn("embed_f8")
+	if err != nil {
+		return err
+	}
+	N, K := wt.Rows(), wt.Cols()
+	toks := []int32{3, 0, int32(N - 1), 41}
+	tb := make([]byte, 4*len(toks))
+	for i, t := range toks {
+		binary.LittleEndian.PutUint32(tb[4*i:], uint32(t))
+	}
+	td, out := h.up(tb), h.poison(len(toks)*K)
+	if h.err != nil {
+		return h.err
+	}
+	if err := launch(fn, [3]int{len(toks), 1, 1}, [3]int{128, 1, 1}, 0, h.s, ptr(out), ptr(wd.w), ptr(wd.s), ptr(td), i32(K)); err != nil {
+		return err
+	}
+	got, err := h.down(out, len(toks)*K)
+	if err != nil {
+		return err
+	}
+	row := make([]float32, K)
+	bad := 0
+	for i, t := range toks {
+		cpu.DequantRow(row, wt, int(t))
+		for k := range row {
+			if math.Float32bits(got[i*K+k]) != math.Float32bits(row[k]) {
+				bad++
+			}
+		}
+	}
+	st := "ok"
+	if bad > 0 {
+		st = "FAIL"
+	}
+	fmt.Fprintf(w, "%-12s %-11s %12s %12s %12s %s (%d of %d values differ)\n", name, "embed", "", "", "= cpu", st, bad, len(toks)*K)
+	if bad > 0 {
+		return fmt.Errorf("embed_f8 (%s): %d values differ from the CPU's dequantization", name, bad)
+	}
+	return nil
+}
+
+// checkFP8Bandwidth times the FP8 products (128x128 block scales, as
+// DeepSeek-V3 and Qwen3 FP8) on llama-8b's shapes for 1, 5 and 16 tokens,
+// weights rotated over copies of at least 256 MB (not from L2), as weight
+// bytes per second against the device's read bandwidth, and sums 32
+// layers into the products' part of an 8B FP8 decode step (the output
+// projection bf16, as FP8 releases keep lm_head: not in the sum).
+func checkFP8Bandwidth(d *Device, w io.Writer) error {
+	_, readGBps, err := Bandwidth(d, 1<<30)
+	if err != nil {
+		return err
+	}
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	e0, _ := cu.MakeEvent(cu.DefaultEvent)
+	e1, _ := cu.MakeEvent(cu.DefaultEvent)
+	defer cu.DestroyEvent(&e0)
+	defer cu.DestroyEvent(&e1)
+	timed := func(n int, op func(i int) error) (float64, error) {
+		for i := 0; i < 3; i++ {
+			if err := op(i); err != nil {
+				return 0, err
+			}
+		}
+		if err := e0.Record(s); err != nil {
+			return 0, err
+		}
+		for i := 0; i < n; i++ {
+			if err := op(i); err != nil {
+				return 0, err
+			}
+		}
+		if err := e1.Record(s); err != nil {
+			return 0, err
+		}
+		if err := e1.Synchronize(); err != nil {
+			return 0, fmt.Errorf("cuda check: %w", err)
+		}
+		ms, err := e0.Elapsed(e1)
+		return float64(ms) * 1000 / float64(n), err
+	}
+	fill, err := d.fn("fill_f8")
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(8, 24))
+	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	Ts := []int{1, 5, 16}
+	fmt.Fprintf(w, "\nFP8 products on llama-8b shapes, 128x128 block scales (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB)\n", readGBps)
+	fmt.Fprintf(w, "%-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
+	step := map[int]float64{}
+	for _, sh := range q8bShapes[:4] {
+		m := &dmodel{}
+		seed := uint32(7)
+		one, err := m.syntheticFP8(fill, s, d.SMs, sh.N, sh.K, &seed)
+		if err != nil {
+			m.free()
+			return err
+		}
+		per := one.bytes()
+		if sh.kind == 2 {
+			per *= 2
+		}
+		mats := []dweight{one}
+		for int64(len(mats))*one.bytes() < 256<<20 || (sh.kind == 2 && len(mats)%2 == 1) {
+			c, err := m.syntheticFP8(fill, s, d.SMs, sh.N, sh.K, &seed)
+			if err != nil {
+				m.free()
+				return err
+			}
+			mats = append(mats, c)
+		}
+		h := newDevHelper(s)
+		xd := h.up(f32bytes(randn32(rng, MaxTokens*sh.K, 0, 1)))
+		gd := h.up(f32bytes(randn32(rng, sh.K, 1, 0.2)))
+		out := h.alloc(int64(4 * MaxTokens * sh.N))
+		if h.err != nil {
+			h.free()
+			m.free()
+			return h.err
+		}
+		line := fmt.Sprintf("%-22s %8.1f", sh.name, float64(per)/1e6)
+		var t1 float64
+		for _, T := range Ts {
+			us, err := timed(50, func(i int) error {
+				switch sh.kind {
+				case 0:
+					return tgt.matvec("bw", out, sh.N, xd, 0, mats[i%len(mats)], T, 1, 0)
+				case 1:
+					return tgt.matvec("bw", out, sh.N, xd, 0, mats[i%len(mats)], T, 0, gd)
+				}
+				j := 2 * (i % (len(mats) / 2))
+				return tgt.glu(out, 0, xd, mats[j], mats[j+1], T, gd)
+			})
+			if err != nil {
+				h.free()
+				m.free()
+				return err
+			}
+			step[T] += 32 * us
+			if T == 1 {
+				t1 = us
+				gbps := float64(per) / us / 1e3
+				line += fmt.Sprintf(" %9.1f %7.0f %5.0f%%", us, gbps, 100*gbps/readGBps)
+			} else {
+				line += fmt.Sprintf(" %9.1f %6.2f", us, us/t1)
+			}
+		}
+		fmt.Fprintln(w, line)
+		h.free()
+		m.free()
+	}
+	layerBytes := int64(32) * (6144*4096 + 4096*4096 + 2*14336*4096 + 4096*14336)
+	fmt.Fprintf(w, "32 FP8 layers' products: T=1 %.0f us (%.0f%% of the %.0f us bound at %.0f GB/s), T=5 %.0f us (%.2fx), T=16 %.0f us\n",
+		step[1], 100*float64(layerBytes)/readGBps/1e3/step[1], float64(layerBytes)/readGBps/1e3, readGBps, step[5], step[5]/step[1], step[16])
+	return nil
+}
+
+// Tolerances of the FP8 files on the GPU against the CPU engine: both
+// compute in float32 on the same exact weights (e4m3 times scale, one
+// rounding), in different orders, so the first logits agree to float32
+// sums' rounding and greedy paths may part only at a near-tie.
+const (
+	tolFP8Logits   = 1e-4
+	minFP8GreedyOf = 1 // prompts of the 12 allowed to part from the CPU
+)
+
+// checkFP8Models writes gocoder-14m-hf (in models) as FP8 in each scheme
+// into a temporary folder and decodes the reference prompts greedily on
+// the GPU and the CPU (checkModelStats: GPU = CPU on all but
+// minFP8GreedyOf prompts, first logits within tolFP8Logits), then verify
+// against decode (checkVerifyDecode, float tolerance: the activations stay
+// float32).
+func checkFP8Models(ctx context.Context, d *Device, models string, w io.Writer) error {
+	ref, err := readRef(models)
+	if err != nil {
+		return err
+	}
+	src := filepath.Join(models, "gocoder-14m-hf")
+	if _, err := os.Stat(src); err != nil {
+		fmt.Fprintf(w, "fp8 models skipped: %v\n", err)
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "rigscope-fp8-check")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Fprintf(w, "\nFP8 gocoder-14m (quant.WriteFP8 of gocoder-14m-hf) on the GPU vs the CPU engine\n%-28s %8s %10s %14s %14s\n", "model", "prompts", "greedy=ref", "greedy=cpu", "max rel logit")
+	var errs []error
+	var paths []string
+	for _, sc := range quant.FP8Schemes {
+		path := filepath.Join(tmp, "gocoder-14m-fp8-"+sc.Name)
+		if err := quant.WriteFP8(src, path, sc.Scheme); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		paths = append(paths, path)
+		match, rel, err := checkModelStats(ctx, d, path, false, ref, w)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", sc.Name, err))
+			continue
+		}
+		if match < len(ref.Prompts)-minFP8GreedyOf || !(rel <= tolFP8Logits) {
+			errs = append(errs, fmt.Errorf("%s: GPU greedy = CPU on %d of %d prompts (want at least %d), first logits within %.2e relative (tol %.0e)",
+				sc.Name, match, len(ref.Prompts), len(ref.Prompts)-minFP8GreedyOf, rel, tolFP8Logits))
+		}
+	}
+	fmt.Fprintf(w, "\nFP8 verify(15) vs 15 decode steps\n")
+	for _, path := range paths {
+		if err := checkVerifyDecode(ctx, d, path, ref, w); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(path), err))
+		}
+	}
+	return errors.Join(errs...)
+}
