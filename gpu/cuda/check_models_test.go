@@ -117,7 +117,7 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...) // pfkernels, kv, kvbench (check_kv_test.go)
+	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...)    // pfkernels, kv, kvbench (check_kv_test.go)
 	errs = append(errs, runSampleCheck(ctx, d, models, want, stdout)...) // sample (check_sample_test.go)
 	if want["eagle"] {
 		if err := checkEagle(ctx, d, models, head, stdout); err != nil {
