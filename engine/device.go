@@ -11,6 +11,7 @@ import (
 	"rigscope/engine/loader"
 	"rigscope/engine/metrics"
 	"rigscope/engine/model"
+	"rigscope/engine/sample"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
 	"rigscope/engine/tp"
@@ -161,6 +162,13 @@ type accelTarget struct {
 // greedy steps copy back token ids, not logits (spec.IDTarget).
 func (a *accelTarget) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error) {
 	return spec.GreedyIDs(ctx, a.Target, b)
+}
+
+// SampleIDs keeps the device's own sampler visible through the wrapper, so
+// plain sampled steps copy back token ids, not logits (spec.SampleTarget);
+// a device without one samples on the host over Forward's logits.
+func (a *accelTarget) SampleIDs(ctx context.Context, b model.Batch, p sample.Params, u []float64) ([]int32, error) {
+	return spec.SampledIDs(ctx, a.Target, b, p, u)
 }
 
 func (a *accelTarget) allReduceTime() time.Duration {

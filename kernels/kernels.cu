@@ -548,5 +548,6 @@ extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
 #include "gemm.cu"
 #include "cublas.cu"
 #include "flash.cu"
+#include "sample.cu"
 
 #include "fp8.cu"

@@ -112,9 +112,18 @@ func (s *Sampler) Probs(out, logits []float32) {
 	}
 }
 
+// Uniform draws the uniform number in [0, 1) that Draw would draw next.
+// A device that samples itself (spec.SampleTarget) is handed it, so a
+// sampled run consumes the generator exactly as the host sampler does.
+func (s *Sampler) Uniform() float64 { return s.rng.Float64() }
+
 // Draw samples an index from the distribution probs (which sums to ~1).
-func (s *Sampler) Draw(probs []float32) int32 {
-	u := s.rng.Float64()
+func (s *Sampler) Draw(probs []float32) int32 { return DrawU(probs, s.Uniform()) }
+
+// DrawU is Draw with its uniform number u given: the inverse CDF over probs
+// in index order (float64 running sum), the first index whose running sum
+// exceeds u, or the last index with mass when rounding left the sum under u.
+func DrawU(probs []float32, u float64) int32 {
 	var acc float64
 	last := int32(0)
 	for i, p := range probs {
@@ -128,6 +137,16 @@ func (s *Sampler) Draw(probs []float32) int32 {
 		}
 	}
 	return last // rounding: the mass summed to slightly under 1
+}
+
+// SampleU is Sample with Draw's uniform number u given (Uniform): the
+// specification a device sampler matches. Greedy params ignore u.
+func (s *Sampler) SampleU(logits, scratch []float32, u float64) int32 {
+	if s.P.Greedy() {
+		return Argmax(logits)
+	}
+	s.Probs(scratch, logits)
+	return DrawU(scratch, u)
 }
 
 // Sample picks the next token from logits; scratch holds len(logits) floats.

@@ -73,3 +73,51 @@ func TestSeedReproducible(t *testing.T) {
 		}
 	}
 }
+
+// A device sampler is handed Uniform's number and must pick what Sample
+// picks: drawing the uniform first and calling SampleU consumes the
+// generator exactly as Sample does, token for token.
+func TestSampleUMatchesSample(t *testing.T) {
+	logits := []float32{0.5, 2, -1, 3, 3, 0, 1.25, -4}
+	for _, p := range []Params{
+		{Temperature: 1},
+		{Temperature: 0.8, TopP: 0.9},
+		{Temperature: 0.7, TopK: 3},
+		{Temperature: 1.3, TopK: 5, TopP: 0.6},
+		{},
+	} {
+		a, b := New(p, 11), New(p, 11)
+		sa, sb := make([]float32, len(logits)), make([]float32, len(logits))
+		for i := 0; i < 500; i++ {
+			want := a.Sample(logits, sa)
+			u := 0.0
+			if !p.Greedy() {
+				u = b.Uniform()
+			}
+			if got := b.SampleU(logits, sb, u); got != want {
+				t.Fatalf("%+v step %d: SampleU(Uniform()) = %d, Sample = %d", p, i, got, want)
+			}
+		}
+	}
+}
+
+func TestDrawU(t *testing.T) {
+	probs := []float32{0, .25, 0, .5, .25, 0}
+	tests := []struct {
+		u    float64
+		want int32
+	}{
+		{0, 1},
+		{0.2499, 1},
+		{0.25, 3}, // u < acc is strict: the boundary belongs to the next index
+		{0.7499, 3},
+		{0.75, 4},
+		{0.99999, 4},
+		{1.5, 4}, // past the mass: the last index with mass, never a zero one
+	}
+	for _, tt := range tests {
+		if got := DrawU(probs, tt.u); got != tt.want {
+			t.Errorf("DrawU(%v, %v) = %d, want %d", probs, tt.u, got, tt.want)
+		}
+	}
+}

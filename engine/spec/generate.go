@@ -151,7 +151,8 @@ type gen struct {
 	seq  []int32 // prompt and emitted tokens; the last is not cached yet
 	next int32   // the last token, to be fed to the target next
 	done bool
-	rows []int // feature rows kept (scratch)
+	rows []int      // feature rows kept (scratch)
+	u    [1]float64 // the uniform number handed to a SampleTarget (scratch)
 }
 
 func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
@@ -239,7 +240,9 @@ func (g *gen) emit(st *StepInfo) {
 
 // forward runs b on the target. At temperature 0 it returns only each
 // logits row's argmax (ids; on the target's device when it can, so a step
-// copies back token ids), else the logits rows.
+// copies back token ids), else the logits rows: sampled verification
+// (rejection sampling against the drafter's q) reads the target's
+// probabilities on the host, so it never goes through SampleTarget.
 func (g *gen) forward(ctx context.Context, b model.Batch) (logits []float32, ids []int32, err error) {
 	if g.o.Sampler.P.Greedy() {
 		ids, err = GreedyIDs(ctx, g.t, b)
@@ -250,8 +253,22 @@ func (g *gen) forward(ctx context.Context, b model.Batch) (logits []float32, ids
 }
 
 // next1 runs b (one logits row) and picks the next token: the argmax, or
-// a sample from the sampler's distribution.
+// a sample from the sampler's distribution (on the target's device when it
+// is a SampleTarget, with the uniform number drawn here, so the host's
+// generator advances exactly as Sample advances it).
 func (g *gen) next1(ctx context.Context, b model.Batch) (int32, error) {
+	if st, ok := g.t.(SampleTarget); ok && !g.o.Sampler.P.Greedy() {
+		u := g.u[:1]
+		u[0] = g.o.Sampler.Uniform()
+		ids, err := st.SampleIDs(ctx, b, g.o.Sampler.P, u)
+		switch {
+		case err != nil:
+			return 0, err
+		case len(ids) != 1:
+			return 0, fmt.Errorf("generate: target sampled %d rows for one", len(ids))
+		}
+		return ids[0], nil
+	}
 	logits, ids, err := g.forward(ctx, b)
 	switch {
 	case err != nil:

@@ -24,6 +24,8 @@ package spec
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"rigscope/engine/model"
 	"rigscope/engine/sample"
@@ -69,6 +71,55 @@ func GreedyIDs(ctx context.Context, t Target, b model.Batch) ([]int32, error) {
 	ids := make([]int32, len(logits)/v)
 	for i := range ids {
 		ids[i] = sample.Argmax(logits[i*v : (i+1)*v])
+	}
+	return ids, nil
+}
+
+// SampleTarget is a target that samples each logits row's token itself (on
+// its device), so a sampled step copies back token ids instead of (rows,
+// vocab) logits. The host stays the specification: the loop draws each
+// row's uniform number from its own seeded generator (sample.Sampler's
+// Uniform, the number Draw would draw) and the device must pick what
+// sample.Sampler.SampleU picks with params p over that row's logits and
+// that number (temperature, top-k, top-p, inverse CDF in index order).
+//
+// The loop uses it only for plain sampled steps (one row, the sampler's
+// own draw). Speculative verification at temperature > 0 stays on the
+// host: rejection sampling compares the target's probabilities p(x) with
+// the drafter's q(x) and samples the residual norm(max(p-q, 0)), which
+// need the target's full distribution, so those steps call Forward.
+type SampleTarget interface {
+	Target
+	// SampleIDs is Forward followed by, for each logits row i, the token
+	// sample.Sampler{P: p}.SampleU(row i, u[i]) picks; len(u) must equal
+	// the rows b.Logits asks for. p must not be greedy (ForwardIDs is).
+	// The slice is reused by the next call.
+	SampleIDs(ctx context.Context, b model.Batch, p sample.Params, u []float64) ([]int32, error)
+}
+
+// SampledIDs runs b on t and samples each logits row it asks for with
+// params p and row i's uniform number u[i]: on the target's device when t
+// is a SampleTarget, else over Forward's logits on the host (SampleU).
+func SampledIDs(ctx context.Context, t Target, b model.Batch, p sample.Params, u []float64) ([]int32, error) {
+	if p.Greedy() {
+		return nil, errors.New("spec: sampled ids asked with greedy params (use GreedyIDs)")
+	}
+	if st, ok := t.(SampleTarget); ok {
+		return st.SampleIDs(ctx, b, p, u)
+	}
+	logits, err := t.Forward(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	v := t.Vocab()
+	rows := len(logits) / v
+	if rows != len(u) {
+		return nil, fmt.Errorf("spec: %d logits rows and %d uniform numbers", rows, len(u))
+	}
+	s, scratch := &sample.Sampler{P: p}, make([]float32, v)
+	ids := make([]int32, rows)
+	for i := range ids {
+		ids[i] = s.SampleU(logits[i*v:(i+1)*v], scratch, u[i])
 	}
 	return ids, nil
 }
