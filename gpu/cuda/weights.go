@@ -113,6 +113,7 @@ type dlayer struct {
 	down              dweight      // (dim, ffn)
 	bias, qkNorm      cu.DevicePtr // f32 (hq*hd+2*hk*hd) q|k|v biases, (2*hd) q|k head norms; 0 without (arch.go)
 	postAttn, postFFN cu.DevicePtr // f32 (dim) Gemma 3's post-attention and post-MLP norms; 0 without
+	moe               *dmoe        // an MoE layer's router and experts (moe.go), in place of gate, up, down; nil for a dense MLP
 }
 
 // dmodel is the whole model on one device.
@@ -267,7 +268,10 @@ func matrices(w *model.Weights) []*tensor.Tensor {
 	ts := []*tensor.Tensor{w.TokEmbd, w.Output}
 	for i := range w.Layers {
 		L := &w.Layers[i]
-		ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down)
+		ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo)
+		if L.MoE == nil { // an MoE layer's experts: expertTensors (moe.go)
+			ts = append(ts, L.Gate, L.Up, L.Down)
+		}
 	}
 	return ts
 }
@@ -295,7 +299,7 @@ func checkTypes(w *model.Weights) error {
 			return fmt.Errorf("cuda: tensor %q: %w", t.Name, err)
 		}
 	}
-	return nil
+	return checkExperts(w) // moe.go
 }
 
 // modelBytes estimates the device memory of w's weights once uploaded
@@ -308,7 +312,7 @@ func modelBytes(w *model.Weights) int64 {
 	if c := quantCols(w); c > 0 {
 		n += qscratchBytes(c)
 	}
-	return n
+	return n + expertBytes(w) // moe.go
 }
 
 // uploadModel copies one rank's weights to the current device.
@@ -348,6 +352,12 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 		}
 		if D.wo, err = m.uploadLayerMatrix(L.Wo); err != nil {
 			return fail(err)
+		}
+		if L.MoE != nil { // moe.go
+			if D.moe, err = m.uploadMoE(L.MoE, w.Cfg.Dim); err != nil {
+				return fail(fmt.Errorf("cuda: layer %d: %w", i, err))
+			}
+			continue
 		}
 		if D.gate, err = m.uploadLayerMatrix(L.Gate); err != nil {
 			return fail(err)
@@ -441,7 +451,7 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dm
 func (m *dmodel) weightBytes() int64 {
 	n := m.out.bytes()
 	for _, L := range m.layers {
-		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes()
+		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes() + L.moe.activeBytes(m.cfg)
 	}
 	return n
 }
