@@ -21,6 +21,7 @@
 
 #define MOE_MAXE 512  // most experts moe_route scores (gpu/cuda refuses more)
 #define MOE_MAXK 16   // most experts per token
+#define MOE_MAXDIM 8192  // widest hidden size moe_route norms in shared memory
 #define MOE_WARPS 8   // warps per block (one output row each) in glu and down
 
 __device__ __forceinline__ float moe_f(float v) { return v; }
@@ -55,45 +56,65 @@ __device__ __forceinline__ float moe_dot(const WT* __restrict__ w, const float* 
 extern "C" __global__ void moe_route(float* xn, int* ids, float* wts, const float* x, const float* g,
                                      const float* router, int dim, int E, int k, int normTopK, float scale, float eps) {
   pdl_wait();
-  __shared__ float lg[MOE_MAXE];
+  __shared__ float lg[MOE_MAXE], ch[MOE_MAXE];  // logits then scores; the choice
+  __shared__ float xs[MOE_MAXDIM];               // xn[t], which the router products read
   const long t = blockIdx.x;
   const float* xr = x + t * dim;
   float* xo = xn + t * dim;
   float ss = 0.f;
   for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
   const float inv = 1.f / sqrtf(block_sum2(ss, 0.f).x / dim + eps);
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) xo[i] = xr[i] * inv * g[i];
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float v = xr[i] * inv * g[i];
+    xs[i] = v;
+    xo[i] = v;
+  }
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
   for (int e = warp; e < E; e += nw) {
-    const float s = moe_dot<float>(router + (long)e * dim, xo, dim);
+    const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
     if (lane == 0) lg[e] = s;
   }
   __syncthreads();
   pdl_trigger();
-  if (threadIdx.x != 0) return;
-  // Softmax as the CPU's softmaxExact: max subtracted, exp in double
-  // rounded to float, summed in order.
-  float m = lg[0];
-  for (int e = 1; e < E; e++) m = fmaxf(m, lg[e]);
+  if (warp != 0) return;
+  // Warp 0 scores and chooses. Softmax with the max subtracted and exp in
+  // double rounded to float (as the CPU's softmaxExact; the sum is the
+  // lanes' partial sums, in a fixed order).
+  float m = -INFINITY;
+  for (int e = lane; e < E; e += 32) m = fmaxf(m, lg[e]);
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   float sum = 0.f;
-  for (int e = 0; e < E; e++) {
+  for (int e = lane; e < E; e += 32) {
     lg[e] = (float)exp((double)(lg[e] - m));
     sum += lg[e];
   }
-  for (int e = 0; e < E; e++) lg[e] /= sum;
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  sum = __shfl_sync(0xffffffffu, sum, 0);  // lane 0's order for every lane
+  for (int e = lane; e < E; e += 32) {
+    lg[e] /= sum;
+    ch[e] = lg[e];  // scores are >= 0: a taken expert's choice becomes -1
+  }
+  __syncwarp();
   // Top k by repeated selection: the largest not yet taken, the lower id
   // on ties; then ids ascending.
   int sel[MOE_MAXK];
   for (int j = 0; j < k; j++) {
-    int best = -1;
-    for (int e = 0; e < E; e++) {
-      bool taken = false;
-      for (int i = 0; i < j; i++) taken |= sel[i] == e;
-      if (!taken && (best < 0 || lg[e] > lg[best])) best = e;
+    float bv = -2.f;
+    int bi = E;
+    for (int e = lane; e < E; e += 32)
+      if (ch[e] > bv) { bv = ch[e]; bi = e; }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float v = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int i = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (v > bv || (v == bv && i < bi)) { bv = v; bi = i; }
     }
-    sel[j] = best;
+    if (bi >= E) bi = j;  // NaN logits: no expert compares; keep the ids in range
+    sel[j] = bi;
+    if (lane == 0) ch[bi] = -1.f;
+    __syncwarp();
   }
+  if (lane != 0) return;
   for (int i = 1; i < k; i++)
     for (int j = i; j > 0 && sel[j] < sel[j - 1]; j--) { int s = sel[j]; sel[j] = sel[j - 1]; sel[j - 1] = s; }
   float w[MOE_MAXK];

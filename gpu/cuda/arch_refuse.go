@@ -23,7 +23,7 @@ func gpuMissing(cfg model.Config, tp int) []string {
 	var miss []string
 	if m := cfg.MoE; m.Enabled() {
 		c.MoE = model.MoE{}
-		for _, s := range moeMissing(m) {
+		for _, s := range moeMissing(cfg) {
 			miss = append(miss, "mixture of experts ("+m.String()+"): "+s)
 		}
 	}
@@ -46,15 +46,17 @@ func checkImplemented(cfg model.Config, tp int) error {
 	return nil
 }
 
-// Limits of the kernels (moe.cu's MOE_MAXE, MOE_MAXK).
+// Limits of the kernels (moe.cu's MOE_MAXE, MOE_MAXK, MOE_MAXDIM).
 const (
 	moeMaxExperts  = 512
 	moeMaxPerToken = 16
+	moeMaxDim      = 8192
 )
 
 // moeMissing names what the GPU's MoE kernels do not implement in m
 // (nil: all of it): DeepSeek-V3's router and shared experts stay on the CPU.
-func moeMissing(m model.MoE) []string {
+func moeMissing(cfg model.Config) []string {
+	m := cfg.MoE
 	var miss []string
 	if m.Scoring != model.ScoreSoftmax {
 		miss = append(miss, fmt.Sprintf("%s router scores", m.Scoring))
@@ -73,6 +75,9 @@ func moeMissing(m model.MoE) []string {
 	}
 	if m.PerToken > moeMaxPerToken {
 		miss = append(miss, fmt.Sprintf("%d experts per token (at most %d)", m.PerToken, moeMaxPerToken))
+	}
+	if cfg.Dim > moeMaxDim {
+		miss = append(miss, fmt.Sprintf("hidden size %d (the router kernel holds at most %d)", cfg.Dim, moeMaxDim))
 	}
 	return miss
 }

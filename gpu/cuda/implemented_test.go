@@ -37,6 +37,7 @@ func TestCheckImplemented(t *testing.T) {
 		{"deepseek3 router", model.Config{Arch: "deepseek3", MoE: model.MoE{Experts: 256, PerToken: 8, FFN: 2048, Scoring: model.ScoreSigmoid, ScoreBias: true, Groups: 8, TopKGroups: 4, SharedFFN: 2048, NormTopK: true}}, 1, "sigmoid router scores", ""},
 		{"deepseek3 shared expert", model.Config{Arch: "deepseek3", MoE: model.MoE{Experts: 64, PerToken: 6, FFN: 1408, SharedFFN: 2816}}, 1, "shared experts", "router scores"},
 		{"too many experts", model.Config{Arch: "qwen3moe", MoE: model.MoE{Experts: 1024, PerToken: 8, FFN: 768}}, 1, "1024 experts (at most 512)", ""},
+		{"too wide for the router", model.Config{Arch: "qwen3moe", Dim: 16384, MoE: model.MoE{Experts: 128, PerToken: 8, FFN: 768}}, 1, "hidden size 16384 (the router kernel holds at most 8192)", ""},
 		{"too many per token", model.Config{Arch: "qwen3moe", MoE: model.MoE{Experts: 128, PerToken: 32, FFN: 768}}, 1, "32 experts per token (at most 16)", ""},
 		{"deepseek3", model.Config{Arch: "deepseek3", MLA: model.MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128}}, 1, "multi-head latent attention (q rank 1536, kv rank 512", ""},
 	} {

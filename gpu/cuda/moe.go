@@ -152,6 +152,32 @@ func (m *dmodel) uploadMoE(L *model.MoELayer, dim int) (*dmoe, error) {
 	return D, nil
 }
 
+// syntheticMoE makes an MoE layer's bf16 experts (fl columns of each on
+// this rank) and f32 router on the device, from mat and vec
+// (syntheticModel's random fills), for benchmarks.
+func syntheticMoE(cfg model.Config, fl int, mat func(rows, cols int, tile bool) (dweight, error), vec func(n int) (cu.DevicePtr, error)) (*dmoe, error) {
+	E, dim := cfg.MoE.Experts, cfg.Dim
+	if fl <= 0 {
+		return nil, fmt.Errorf("cuda: synthetic MoE layer with %d expert columns on a rank", fl)
+	}
+	D := &dmoe{dt: tensor.BF16, fl: fl, expert: 2 * 3 * int64(fl) * int64(dim)}
+	var err error
+	if D.router, err = vec(E * dim); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		dst        *cu.DevicePtr
+		rows, cols int
+	}{{&D.gate, E * fl, dim}, {&D.up, E * fl, dim}, {&D.down, E * dim, fl}} {
+		w, err := mat(p.rows, p.cols, false)
+		if err != nil {
+			return nil, err
+		}
+		*p.dst = w.w
+	}
+	return D, nil
+}
+
 // allocMoE gives every rank of an MoE model its scratch (moeBufs).
 func (t *Target) allocMoE(alloc func(int64) cu.DevicePtr) error {
 	k := t.cfg.MoE.PerToken

@@ -223,5 +223,10 @@ func LoadSyntheticTP(d *Device, cfg model.Config, tp, ctxLen int, seed uint32) (
 func (s shardDims) weights(cfg model.Config) int64 {
 	hd, dim := int64(cfg.HeadDim), int64(cfg.Dim)
 	per := dim*(int64(s.hq)+2*int64(s.hk))*hd + dim*int64(s.hq)*hd + 3*dim*int64(s.ffn)
-	return per*int64(cfg.Layers) + int64(cfg.Vocab)*dim + int64(s.vocab)*dim
+	n := per*int64(cfg.Layers) + int64(cfg.Vocab)*dim + int64(s.vocab)*dim
+	if m := cfg.MoE; m.Enabled() { // MoE layers: every expert's slice and the f32 router (2 elements' bytes) for the dense MLP
+		sparse := int64(cfg.Layers - min(m.FirstDense, cfg.Layers))
+		n += sparse * (int64(m.Experts)*(3*dim*int64(s.moeFFN)+2*dim) - 3*dim*int64(s.ffn))
+	}
+	return n
 }

@@ -427,9 +427,14 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32) (*dm
 			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
 			func() (e error) { D.qkv, e = mat((sh.hq+2*sh.hk)*hd, cfg.Dim, true); return },
 			func() (e error) { D.wo, e = mat(cfg.Dim, sh.hq*hd, true); return },
-			func() (e error) { D.gate, e = mat(sh.ffn, cfg.Dim, true); return },
-			func() (e error) { D.up, e = mat(sh.ffn, cfg.Dim, true); return },
-			func() (e error) { D.down, e = mat(cfg.Dim, sh.ffn, true); return },
+		}
+		if cfg.MoE.Sparse(i) { // moe.go
+			steps = append(steps, func() (e error) { D.moe, e = syntheticMoE(cfg, sh.moeFFN, mat, vec); return })
+		} else {
+			steps = append(steps,
+				func() (e error) { D.gate, e = mat(sh.ffn, cfg.Dim, true); return },
+				func() (e error) { D.up, e = mat(sh.ffn, cfg.Dim, true); return },
+				func() (e error) { D.down, e = mat(cfg.Dim, sh.ffn, true); return })
 		}
 		for _, f := range steps {
 			if err := f(); err != nil {
