@@ -1,7 +1,10 @@
 #!/bin/sh
 # One device call for issue 22's mixtures of experts on the GPU (Mixtral,
-# Qwen3-MoE: kernels/moe.cu, gpu/cuda/moe.go): the arch check on the three
-# MoE fixtures (each at TP 1 and 2: greedy vs reference.json, first-step
+# Qwen3-MoE: kernels/moe.cu, gpu/cuda/moe.go): the moe check (the three
+# kernels alone vs float64 and each row of a batch vs the row alone, bit
+# for bit; the tiny-moe preset in f32, bf16 and f16 vs the CPU engine, verify
+# vs decode, TP 2 vs TP 1; Q8_0 experts refused by name) and the arch check
+# on the three MoE fixtures (each at TP 1 and 2: greedy vs reference.json, first-step
 # logits vs the reference and the CPU engine, TP 2 vs TP 1, verify of 8
 # and a tree of 8 vs decode, decode after KeepPath; DeepSeek-V3 refused by
 # name); with the product binary carried too, decode tok/s of the
@@ -17,7 +20,7 @@ set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
 gunzip -c carry/cuda-check.test.gz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
 timeout ${T_CHECK:-150} /tmp/cuda-check.test -test.run TestCUDACheck -test.timeout 0 \
-  -arch ${ARCH:-carry/moe} -checks arch > "$O/moe-check.txt" 2>&1
+  -arch ${ARCH:-carry/moe} -checks ${CHECKS:-moe,arch} > "$O/moe-check.txt" 2>&1
 echo "cuda-check exit status $?" >> "$O/moe-check.txt"
 if [ -f carry/rigscope-cuda.gz ]; then
   gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
