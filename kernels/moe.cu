@@ -37,6 +37,9 @@ __device__ __forceinline__ float moe_dot(const WT* __restrict__ w, const float* 
   const int lane = threadIdx.x & 31;
   float s = 0.f;
   if (K % E == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0) {
+    // Unrolled so that a lane has several loads in flight (the sums stay
+    // in the same order).
+#pragma unroll 4
     for (int c = lane; c < K / E; c += 32) {
       uint4 v = ld_stream(reinterpret_cast<const uint4*>(w) + c);
       const WT* e = reinterpret_cast<const WT*>(&v);
