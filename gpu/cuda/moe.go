@@ -115,11 +115,11 @@ func tensorBytes(t *tensor.Tensor) int64 {
 func (m *dmodel) uploadMoE(L *model.MoELayer, dim int) (*dmoe, error) {
 	E := len(L.Gate)
 	if E == 0 || len(L.Up) != E || len(L.Down) != E {
-		return nil, fmt.Errorf("cuda: MoE layer with %d gate, %d up, %d down experts", len(L.Gate), len(L.Up), len(L.Down))
+		return nil, fmt.Errorf("MoE layer with %d gate, %d up, %d down experts", len(L.Gate), len(L.Up), len(L.Down))
 	}
 	D := &dmoe{dt: L.Gate[0].DType, fl: L.FFNHi - L.FFNLo}
 	if L.Router.Rows() != E || L.Router.Cols() != dim {
-		return nil, fmt.Errorf("cuda: router %q is (%d, %d), want (%d, %d)", L.Router.Name, L.Router.Rows(), L.Router.Cols(), E, dim)
+		return nil, fmt.Errorf("router %q is (%d, %d), want (%d, %d)", L.Router.Name, L.Router.Rows(), L.Router.Cols(), E, dim)
 	}
 	r := make([]float32, E*dim)
 	for e := range E {
@@ -127,13 +127,13 @@ func (m *dmodel) uploadMoE(L *model.MoELayer, dim int) (*dmoe, error) {
 	}
 	var err error
 	if D.router, err = m.uploadVec(r); err != nil {
-		return nil, fmt.Errorf("cuda: router: %w", err)
+		return nil, fmt.Errorf("router: %w", err)
 	}
 	stack := func(what string, ts []*tensor.Tensor, rows, cols int) (cu.DevicePtr, error) {
 		var all []byte
 		for _, t := range ts {
 			if t.DType != D.dt || t.Rows() != rows || t.Cols() != cols {
-				return 0, fmt.Errorf("cuda: expert %s %q is %v (%d, %d); want %v (%d, %d) like the layer's first", what, t.Name, t.DType, t.Rows(), t.Cols(), D.dt, rows, cols)
+				return 0, fmt.Errorf("expert %s %q is %v (%d, %d); want %v (%d, %d) like the layer's first", what, t.Name, t.DType, t.Rows(), t.Cols(), D.dt, rows, cols)
 			}
 			all = append(all, denseRows(t)...)
 		}

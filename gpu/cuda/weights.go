@@ -355,7 +355,7 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 		}
 		if L.MoE != nil { // moe.go
 			if D.moe, err = m.uploadMoE(L.MoE, w.Cfg.Dim); err != nil {
-				return fail(fmt.Errorf("cuda: layer %d: %w", i, err))
+				return fail(fmt.Errorf("cuda: layer %d experts: %w", i, err))
 			}
 			continue
 		}
