@@ -13,13 +13,20 @@ import (
 // gpuMissing names each extension cfg uses that the GPU does not
 // implement at tp ranks: the config's Extensions less the ones arch.go
 // runs (RoPE scaling of every kind, q/k/v biases, q/k head norms, sliding
-// windows, Gemma 3's block). Mixtures of experts, latent attention and
-// Gemma 3's final logit soft-capping stay refused.
+// windows, Gemma 3's block, softmax-routed mixtures of experts: moe.go).
+// DeepSeek-V3's router and shared experts, latent attention and Gemma 3's
+// final logit soft-capping stay refused.
 func gpuMissing(cfg model.Config, tp int) []string {
 	c := cfg
 	c.RopeScaling = model.RopeScaling{}
 	c.QKVBias, c.QKNorm, c.SlidingWindow = false, false, 0
 	var miss []string
+	if m := cfg.MoE; m.Enabled() {
+		c.MoE = model.MoE{}
+		for _, s := range moeMissing(cfg) {
+			miss = append(miss, "mixture of experts ("+m.String()+"): "+s)
+		}
+	}
 	if g := cfg.Gemma; g.On {
 		c.Gemma = model.Gemma3{}
 		if g.FinalSoftcap > 0 {
@@ -37,4 +44,40 @@ func checkImplemented(cfg model.Config, tp int) error {
 		return fmt.Errorf("cuda: the GPU path does not implement %s, which this %s model uses; run it with --device cpu", strings.Join(ext, ", "), cfg.Arch)
 	}
 	return nil
+}
+
+// Limits of the kernels (moe.cu's MOE_MAXE, MOE_MAXK, MOE_MAXDIM).
+const (
+	moeMaxExperts  = 512
+	moeMaxPerToken = 16
+	moeMaxDim      = 8192
+)
+
+// moeMissing names what the GPU's MoE kernels do not implement in m
+// (nil: all of it): DeepSeek-V3's router and shared experts stay on the CPU.
+func moeMissing(cfg model.Config) []string {
+	m := cfg.MoE
+	var miss []string
+	if m.Scoring != model.ScoreSoftmax {
+		miss = append(miss, fmt.Sprintf("%s router scores", m.Scoring))
+	}
+	if m.ScoreBias {
+		miss = append(miss, "the router's score correction bias")
+	}
+	if m.Groups > 1 {
+		miss = append(miss, fmt.Sprintf("grouped expert choice (%d groups)", m.Groups))
+	}
+	if m.SharedFFN > 0 {
+		miss = append(miss, "shared experts")
+	}
+	if m.Experts > moeMaxExperts {
+		miss = append(miss, fmt.Sprintf("%d experts (at most %d)", m.Experts, moeMaxExperts))
+	}
+	if m.PerToken > moeMaxPerToken {
+		miss = append(miss, fmt.Sprintf("%d experts per token (at most %d)", m.PerToken, moeMaxPerToken))
+	}
+	if cfg.Dim > moeMaxDim {
+		miss = append(miss, fmt.Sprintf("hidden size %d (the router kernel holds at most %d)", cfg.Dim, moeMaxDim))
+	}
+	return miss
 }

@@ -54,8 +54,11 @@ var (
 		{"tiny-mistral-hf", "tiny-mistral-hf"},
 		{"tiny-gemma3-hf", "tiny-gemma3-hf"},
 		{"tiny-gemma3.F16.gguf" + layerTypesSuffix, "tiny-gemma3-hf"},
+		{"tiny-mixtral-hf", "tiny-mixtral-hf"},
+		{"tiny-mixtral.F16.gguf", "tiny-mixtral-hf"},
+		{"tiny-qwen3moe-hf", "tiny-qwen3moe-hf"},
 	}
-	gpuArchRefused = []string{"tiny-mixtral-hf", "tiny-mixtral.F16.gguf", "tiny-qwen3moe-hf", "tiny-deepseekv3-hf"}
+	gpuArchRefused = []string{"tiny-deepseekv3-hf"}
 )
 
 // Tolerances of the arch check: first-step logits against transformers'

@@ -23,7 +23,9 @@
 // Besides Llama it runs the dense architectures' extensions as the CPU
 // engine does (arch.go): RoPE scaling from the CPU's own tables, Qwen2's
 // q/k/v biases, Qwen3's q/k head norms, Mistral's sliding window, Gemma 3;
-// it refuses mixtures of experts and latent attention by name.
+// and softmax-routed mixtures of experts (Mixtral, Qwen3-MoE: moe.go, three
+// kernels per layer that read only the chosen experts' rows); it refuses
+// DeepSeek-V3's router and shared experts and latent attention by name.
 //
 // Everything except this file and the host-only ones (layout.go,
 // arch_refuse.go, placement.go, tuning.go, gpucache.go) needs the `cuda` build tag (cuda.h and

@@ -9,8 +9,9 @@ import (
 
 // The GPU runs plain Llama and the dense architectures' extensions (RoPE
 // scaling of every kind, q/k/v biases, q/k head norms, sliding windows,
-// Gemma 3) and refuses, by name, the rest: soft-capping, experts, latent
-// attention, naming only what it lacks.
+// Gemma 3, softmax-routed experts) and refuses, by name, the rest:
+// soft-capping, DeepSeek-V3's router and shared experts, latent attention,
+// naming only what it lacks.
 func TestCheckImplemented(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -30,8 +31,14 @@ func TestCheckImplemented(t *testing.T) {
 		{"gemma3", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4}}, 1, "", ""},
 		{"gemma3 tp 2", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4}}, 2, "", ""},
 		{"gemma2-like softcap", model.Config{Arch: "gemma3", QKNorm: true, SlidingWindow: 48, Gemma: model.Gemma3{On: true, QueryScale: 32, Layers: "LLLG", LocalRopeTheta: 1e4, FinalSoftcap: 30}}, 1, "final logit soft-capping 30", "Gemma 3 block"},
-		{"mixtral", model.Config{Arch: "mixtral", SlidingWindow: 4096, MoE: model.MoE{Experts: 8, PerToken: 2, FFN: 14336, NormTopK: true}}, 1, "mixture of experts (8 experts, top 2, softmax scores)", "sliding-window"},
-		{"qwen3moe", model.Config{Arch: "qwen3moe", QKNorm: true, MoE: model.MoE{Experts: 128, PerToken: 8, FFN: 768, NormTopK: true}}, 1, "mixture of experts (128 experts, top 8", "q/k head norms"},
+		{"mixtral", model.Config{Arch: "mixtral", SlidingWindow: 4096, MoE: model.MoE{Experts: 8, PerToken: 2, FFN: 14336, NormTopK: true}}, 1, "", ""},
+		{"mixtral tp 2", model.Config{Arch: "mixtral", MoE: model.MoE{Experts: 8, PerToken: 2, FFN: 14336, NormTopK: true}}, 2, "", ""},
+		{"qwen3moe", model.Config{Arch: "qwen3moe", QKNorm: true, MoE: model.MoE{Experts: 128, PerToken: 8, FFN: 768, NormTopK: true}}, 1, "", ""},
+		{"deepseek3 router", model.Config{Arch: "deepseek3", MoE: model.MoE{Experts: 256, PerToken: 8, FFN: 2048, Scoring: model.ScoreSigmoid, ScoreBias: true, Groups: 8, TopKGroups: 4, SharedFFN: 2048, NormTopK: true}}, 1, "sigmoid router scores", ""},
+		{"deepseek3 shared expert", model.Config{Arch: "deepseek3", MoE: model.MoE{Experts: 64, PerToken: 6, FFN: 1408, SharedFFN: 2816}}, 1, "shared experts", "router scores"},
+		{"too many experts", model.Config{Arch: "qwen3moe", MoE: model.MoE{Experts: 1024, PerToken: 8, FFN: 768}}, 1, "1024 experts (at most 512)", ""},
+		{"too wide for the router", model.Config{Arch: "qwen3moe", Dim: 16384, MoE: model.MoE{Experts: 128, PerToken: 8, FFN: 768}}, 1, "hidden size 16384 (the router kernel holds at most 8192)", ""},
+		{"too many per token", model.Config{Arch: "qwen3moe", MoE: model.MoE{Experts: 128, PerToken: 32, FFN: 768}}, 1, "32 experts per token (at most 16)", ""},
 		{"deepseek3", model.Config{Arch: "deepseek3", MLA: model.MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128}}, 1, "multi-head latent attention (q rank 1536, kv rank 512", ""},
 	} {
 		err := checkImplemented(tc.cfg, tc.tp)

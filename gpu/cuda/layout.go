@@ -9,13 +9,24 @@ import (
 
 // shardDims are a rank's local sizes.
 type shardDims struct {
-	hq, hk, ffn int // query heads, kv heads, FFN columns
+	hq, hk, ffn int // query heads, kv heads, FFN columns (a model of MoE layers only: its experts', so the dense MLP's buffers are not empty)
 	vocabLo     int // first logits column of its output rows
 	vocab       int // its output rows
+	moeFFN      int // its columns of each expert in the MoE layers (0: none)
 }
 
 func weightDims(w *model.Weights) shardDims {
-	return shardDims{w.HeadsLocal, w.KVHeadsLocal, w.FFNHi - w.FFNLo, w.VocabLo, w.VocabHi - w.VocabLo}
+	d := shardDims{hq: w.HeadsLocal, hk: w.KVHeadsLocal, ffn: w.FFNHi - w.FFNLo, vocabLo: w.VocabLo, vocab: w.VocabHi - w.VocabLo}
+	for i := range w.Layers {
+		if L := w.Layers[i].MoE; L != nil {
+			d.moeFFN = L.FFNHi - L.FFNLo
+			break
+		}
+	}
+	if d.ffn == 0 {
+		d.ffn = d.moeFFN
+	}
+	return d
 }
 
 // syntheticDims splits cfg as model.LoadWeights does (bf16: no blocks).
@@ -29,6 +40,7 @@ func syntheticDims(cfg model.Config, sh model.Shard) shardDims {
 		hq: hl, hk: (lo+hl-1)/group - kvLo + 1,
 		ffn:     cfg.FFN*(r+1)/tp - cfg.FFN*r/tp,
 		vocabLo: cfg.Vocab * r / tp, vocab: cfg.Vocab*(r+1)/tp - cfg.Vocab*r/tp,
+		moeFFN: cfg.MoE.FFN*(r+1)/tp - cfg.MoE.FFN*r/tp,
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // The synthetic GPU shards must have the shapes model.LoadWeights gives
 // the same rank of a real model.
 func TestSyntheticDimsMatchLoadWeights(t *testing.T) {
-	for _, preset := range []string{"tiny", "small"} {
+	for _, preset := range []string{"tiny", "small", "tiny-moe"} {
 		src, err := synthetic.Open("synthetic:" + preset + "?dtype=bf16&layers=1")
 		if err != nil {
 			t.Fatal(err)

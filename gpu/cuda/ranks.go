@@ -27,6 +27,7 @@ type rankState struct {
 	qkv, att, hbuf cu.DevicePtr // (MaxTokens, nqkv | hq*hd | ffn) float32
 	attXF, hXF     cu.DevicePtr // att and hbuf split for the tensor cores (xfBytes)
 	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1), joined by stepComm
+	moe            moeBufs      // an MoE model's scratch (moe.go)
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) in the target's kv format (float32 or bf16)
 	// The rank's slices of the Target's attention scratch, so that ranks
 	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
@@ -258,5 +259,10 @@ func loadSyntheticKVType(d *Device, cfg model.Config, tp, ctxLen int, seed uint3
 func (s shardDims) weights(cfg model.Config) int64 {
 	hd, dim := int64(cfg.HeadDim), int64(cfg.Dim)
 	per := dim*(int64(s.hq)+2*int64(s.hk))*hd + dim*int64(s.hq)*hd + 3*dim*int64(s.ffn)
-	return per*int64(cfg.Layers) + int64(cfg.Vocab)*dim + int64(s.vocab)*dim
+	n := per*int64(cfg.Layers) + int64(cfg.Vocab)*dim + int64(s.vocab)*dim
+	if m := cfg.MoE; m.Enabled() { // MoE layers: every expert's slice and the f32 router (2 elements' bytes) for the dense MLP
+		sparse := int64(cfg.Layers - min(m.FirstDense, cfg.Layers))
+		n += sparse * (int64(m.Experts)*(3*dim*int64(s.moeFFN)+2*dim) - 3*dim*int64(s.ffn))
+	}
+	return n
 }

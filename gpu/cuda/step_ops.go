@@ -142,9 +142,20 @@ func (o *targetOps) LatentAttention(l, T int) error {
 	return fmt.Errorf("cuda: the GPU path does not implement latent attention (MLA, layer %d); run this model with --device cpu", l)
 }
 
-// MixtureOfExperts is refused: the GPU has no expert routing kernels.
+// MixtureOfExperts: route, the chosen experts' GLU and their weighted
+// down products (moe.go, kernels/moe.cu), into x at TP 1; at TP > 1 each
+// rank's partial sums (its FFN columns of every expert) are joined into
+// every rank's x by joinRanks, as AddProduct's down.
 func (o *targetOps) MixtureOfExperts(l, T int) error {
-	return fmt.Errorf("cuda: the GPU path does not implement mixture of experts (layer %d); run this model with --device cpu", l)
+	t := (*Target)(o)
+	o.queue(func(R *rankState) error { return t.moeBlock(R, l, T) })
+	if err := o.endPhase(); err != nil {
+		return err
+	}
+	if len(t.ranks) == 1 {
+		return nil
+	}
+	return t.joinRanks(T, 2*l+1, 0) // the call index of the layer's down, which an MoE layer has not
 }
 
 // GatedMLP: hbuf (T, ffn) = act(rmsnorm(x)·gateᵀ) * (rmsnorm(x)·upᵀ), one

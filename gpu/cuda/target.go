@@ -237,6 +237,9 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvForma
 	if t.attn, err = uploadAttention(ms[0], t.maxPos, alloc); err == nil {
 		err = t.allocPostSums(alloc)
 	}
+	if err == nil {
+		err = t.allocMoE(alloc) // moe.go
+	}
 	if err != nil {
 		t.Close()
 		return nil, err

@@ -116,6 +116,7 @@ type dlayer struct {
 	down              dweight      // (dim, ffn)
 	bias, qkNorm      cu.DevicePtr // f32 (hq*hd+2*hk*hd) q|k|v biases, (2*hd) q|k head norms; 0 without (arch.go)
 	postAttn, postFFN cu.DevicePtr // f32 (dim) Gemma 3's post-attention and post-MLP norms; 0 without
+	moe               *dmoe        // an MoE layer's router and experts (moe.go), in place of gate, up, down; nil for a dense MLP
 }
 
 // dmodel is the whole model on one device.
@@ -283,7 +284,10 @@ func matrices(w *model.Weights) []*tensor.Tensor {
 	ts := []*tensor.Tensor{w.TokEmbd, w.Output}
 	for i := range w.Layers {
 		L := &w.Layers[i]
-		ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down)
+		ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo)
+		if L.MoE == nil { // an MoE layer's experts: expertTensors (moe.go)
+			ts = append(ts, L.Gate, L.Up, L.Down)
+		}
 	}
 	return ts
 }
@@ -311,7 +315,7 @@ func checkTypes(w *model.Weights) error {
 			return fmt.Errorf("cuda: tensor %q: %w", t.Name, err)
 		}
 	}
-	return nil
+	return checkExperts(w) // moe.go
 }
 
 // modelBytes estimates the device memory of w's weights once uploaded
@@ -324,7 +328,7 @@ func modelBytes(w *model.Weights) int64 {
 	if c := quantCols(w); c > 0 {
 		n += qscratchBytes(c)
 	}
-	return n
+	return n + expertBytes(w) // moe.go
 }
 
 // uploadModel copies one rank's weights to the current device.
@@ -364,6 +368,12 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 		}
 		if D.wo, err = m.uploadLayerMatrix(L.Wo); err != nil {
 			return fail(err)
+		}
+		if L.MoE != nil { // moe.go
+			if D.moe, err = m.uploadMoE(L.MoE, w.Cfg.Dim); err != nil {
+				return fail(fmt.Errorf("cuda: layer %d experts: %w", i, err))
+			}
+			continue
 		}
 		if D.gate, err = m.uploadLayerMatrix(L.Gate); err != nil {
 			return fail(err)
@@ -446,9 +456,14 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt t
 			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
 			func() (e error) { D.qkv, e = layerMat((sh.hq+2*sh.hk)*hd, cfg.Dim); return },
 			func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*hd); return },
-			func() (e error) { D.gate, e = layerMat(sh.ffn, cfg.Dim); return },
-			func() (e error) { D.up, e = layerMat(sh.ffn, cfg.Dim); return },
-			func() (e error) { D.down, e = layerMat(cfg.Dim, sh.ffn); return },
+		}
+		if cfg.MoE.Sparse(i) { // moe.go (bf16 experts; an FP8 synthetic MoE is not built)
+			steps = append(steps, func() (e error) { D.moe, e = syntheticMoE(cfg, sh.moeFFN, mat, vec); return })
+		} else {
+			steps = append(steps,
+				func() (e error) { D.gate, e = layerMat(sh.ffn, cfg.Dim); return },
+				func() (e error) { D.up, e = layerMat(sh.ffn, cfg.Dim); return },
+				func() (e error) { D.down, e = layerMat(cfg.Dim, sh.ffn); return })
 		}
 		for _, f := range steps {
 			if err := f(); err != nil {
@@ -470,7 +485,7 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt t
 func (m *dmodel) weightBytes() int64 {
 	n := m.out.bytes()
 	for _, L := range m.layers {
-		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes()
+		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes() + L.moe.activeBytes(m.cfg)
 	}
 	return n
 }

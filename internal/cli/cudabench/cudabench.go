@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"rigscope/engine/loader/synthetic"
 	"rigscope/engine/metrics"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
@@ -102,6 +103,9 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var rows []row
 	for _, name := range strings.Split(*shapes, ",") {
 		cfg, ok := benchShapes[name]
+		if p := synthetic.Presets[name]; !ok && p.MoE.Enabled() { // mixtral-8x7b, qwen3-30b-a3b: weight GB is what a token reads (its k experts)
+			cfg, ok = p, true
+		}
 		if !ok {
 			return fmt.Errorf("cuda-bench: unknown shape %q", name)
 		}

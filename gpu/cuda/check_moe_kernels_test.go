@@ -1,0 +1,296 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/tensor"
+)
+
+// moeKernelCase is one shape of the MoE kernels' check.
+type moeKernelCase struct {
+	name      string
+	dim, E, k int
+	fl        int // expert FFN columns (not a multiple of 8: the kernels' one-element loads)
+	norm, add bool
+	T         int
+}
+
+// checkMoEKernels runs moe_route, moe_glu_bf16 and moe_down_bf16 (moe.cu)
+// on random inputs for T tokens and checks: the chosen experts against a
+// float64 top-k of float64 router logits, the output against a float64
+// reference of the same experts (bf16 weights as stored), and every row
+// against the same row run alone (T = 1) bit for bit, experts and
+// weights included: a verify step sums each token's experts as decode does.
+func checkMoEKernels(d *Device, w io.Writer) (err error) {
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	var allocs []cu.DevicePtr
+	defer func() {
+		for _, p := range allocs {
+			cu.MemFree(p)
+		}
+	}()
+	up := func(b []byte) (cu.DevicePtr, error) {
+		p, e := cu.MemAlloc(int64(len(b)))
+		if e != nil {
+			return 0, e
+		}
+		allocs = append(allocs, p)
+		return p, cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b)))
+	}
+	f32b := func(v []float32) []byte {
+		b := make([]byte, 4*len(v))
+		tensor.Encode(b, tensor.F32, v)
+		return b
+	}
+	poison := func(n int) (cu.DevicePtr, error) {
+		b := make([]byte, 4*n)
+		for i := range n {
+			binary.LittleEndian.PutUint32(b[4*i:], 0x7fc00000)
+		}
+		return up(b)
+	}
+	downF := func(p cu.DevicePtr, n int) ([]float32, error) {
+		out := make([]float32, n)
+		if e := s.Synchronize(); e != nil {
+			return nil, e
+		}
+		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
+	}
+	downI := func(p cu.DevicePtr, n int) ([]int32, error) {
+		out := make([]int32, n)
+		if e := s.Synchronize(); e != nil {
+			return nil, e
+		}
+		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
+	}
+	fns := map[string]cu.Function{}
+	for _, n := range []string{"moe_route", "moe_glu_bf16", "moe_down_bf16"} {
+		if fns[n], err = d.fn(n); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\nmoe kernels (route, glu, down; bf16 experts): vs float64, each row of T vs the row alone (bitwise)\n")
+	fmt.Fprintf(w, "%-28s %10s %10s %10s\n", "case", "experts=", "rel err", "T=1 rows")
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, c := range []moeKernelCase{
+		{name: "mixtral-like E8 k2 norm", dim: 256, E: 8, k: 2, fl: 128, norm: true, T: 8},
+		{name: "qwen3-like E64 k8 norm add", dim: 128, E: 64, k: 8, fl: 52, norm: true, add: true, T: 16},
+		{name: "E16 k4 no norm", dim: 192, E: 16, k: 4, fl: 40, T: 5},
+	} {
+		dim, E, k, fl, T := c.dim, c.E, c.k, c.fl, c.T
+		randv := func(n int, a float64) []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(a * rng.NormFloat64())
+			}
+			return v
+		}
+		bf := func(v []float32) ([]byte, []float64) { // bf16 bytes and the values they hold
+			b := make([]byte, 2*len(v))
+			tensor.Encode(b, tensor.BF16, v)
+			f := make([]float64, len(v))
+			for i := range f {
+				f[i] = float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16))
+			}
+			return b, f
+		}
+		x := randv(T*dim, 1)
+		g := randv(dim, 0.1)
+		for i := range g {
+			g[i] += 1
+		}
+		router := randv(E*dim, 1/math.Sqrt(float64(dim)))
+		gateB, gate := bf(randv(E*fl*dim, 1/math.Sqrt(float64(dim))))
+		upB, upw := bf(randv(E*fl*dim, 1/math.Sqrt(float64(dim))))
+		downB, downw := bf(randv(E*dim*fl, 1/math.Sqrt(float64(fl))))
+		dRouter, e1 := up(f32b(router))
+		dG, e2 := up(f32b(g))
+		dGate, e3 := up(gateB)
+		dUp, e4 := up(upB)
+		dDown, e5 := up(downB)
+		if err := firstErr(e1, e2, e3, e4, e5); err != nil {
+			return err
+		}
+		norm, add := 0, 0
+		if c.norm {
+			norm = 1
+		}
+		if c.add {
+			add = 1
+		}
+		// run is the three kernels on rows xs (n, dim): out (n, dim), ids, wts.
+		run := func(xs []float32, n int) ([]float32, []int32, []float32, error) {
+			dx, e1 := up(f32b(xs))
+			xn, e2 := poison(n * dim)
+			ids, e3 := poison(n * k)
+			wts, e4 := poison(n * k)
+			h, e5 := poison(n * k * fl)
+			out, e6 := poison(n * dim)
+			if c.add {
+				out, e6 = up(f32b(xs))
+			}
+			if err := firstErr(e1, e2, e3, e4, e5, e6); err != nil {
+				return nil, nil, nil, err
+			}
+			if err := firstErr(
+				launch(fns["moe_route"], [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(xn), ptr(ids), ptr(wts), ptr(dx), ptr(dG), ptr(dRouter),
+					i32(dim), i32(E), i32(k), i32(norm), f32(0), f32(1e-5)),
+				launch(fns["moe_glu_bf16"], [3]int{(fl + 7) / 8, n * k, 1}, [3]int{256, 1, 1}, 0, s, ptr(h), ptr(ids), ptr(xn), ptr(dGate), ptr(dUp),
+					i32(dim), i32(fl), i32(k)),
+				launch(fns["moe_down_bf16"], [3]int{(dim + 7) / 8, n, 1}, [3]int{256, 1, 1}, 0, s, ptr(out), ptr(ids), ptr(wts), ptr(h), ptr(dDown),
+					i32(dim), i32(fl), i32(k), i32(add))); err != nil {
+				return nil, nil, nil, err
+			}
+			o, e1 := downF(out, n*dim)
+			id, e2 := downI(ids, n*k)
+			wt, e3 := downF(wts, n*k)
+			return o, id, wt, firstErr(e1, e2, e3)
+		}
+		out, ids, wts, err := run(x, T)
+		if err != nil {
+			return fmt.Errorf("moe kernels %s: %w", c.name, err)
+		}
+		// float64 reference, each token.
+		sameExperts, rows := 0, 0
+		var num, den float64
+		for t := range T {
+			xr := x[t*dim : (t+1)*dim]
+			var ss float64
+			for _, v := range xr {
+				ss += float64(v) * float64(v)
+			}
+			inv := 1 / math.Sqrt(ss/float64(dim)+1e-5)
+			xn := make([]float64, dim)
+			for i := range xn {
+				xn[i] = float64(xr[i]) * inv * float64(g[i])
+			}
+			sc := make([]float64, E)
+			mx := math.Inf(-1)
+			for e := range E {
+				for i := range dim {
+					sc[e] += float64(router[e*dim+i]) * xn[i]
+				}
+				mx = math.Max(mx, sc[e])
+			}
+			var sum float64
+			for e := range sc {
+				sc[e] = math.Exp(sc[e] - mx)
+				sum += sc[e]
+			}
+			order := make([]int, E)
+			for e := range order {
+				order[e] = e
+			}
+			sort.SliceStable(order, func(a, b int) bool { return sc[order[a]] > sc[order[b]] })
+			want := slices.Clone(order[:k])
+			sort.Ints(want)
+			got := make([]int, k)
+			for j := range k {
+				got[j] = int(ids[t*k+j])
+			}
+			if slices.Equal(got, want) {
+				sameExperts++
+			}
+			// The output from the experts the GPU chose (a near-tie the
+			// float64 top-k breaks the other way is counted above).
+			var wsum float64
+			for _, e := range got {
+				if e < 0 || e >= E {
+					return fmt.Errorf("moe kernels %s: token %d routed to expert %d of %d", c.name, t, e, E)
+				}
+				wsum += sc[e] / sum
+			}
+			ref := make([]float64, dim)
+			for j, e := range got {
+				wt := sc[e] / sum
+				if c.norm {
+					wt /= wsum
+				}
+				hh := make([]float64, fl)
+				for f := range fl {
+					var a, b float64
+					row := (e*fl + f) * dim
+					for i := range dim {
+						a += gate[row+i] * xn[i]
+						b += upw[row+i] * xn[i]
+					}
+					hh[f] = a / (1 + math.Exp(-a)) * b
+				}
+				for dd := range dim {
+					var y float64
+					row := (e*dim + dd) * fl
+					for f := range fl {
+						y += downw[row+f] * hh[f]
+					}
+					ref[dd] += wt * y
+				}
+				if dw := math.Abs(float64(wts[t*k+j]) - wt); dw > 1e-5 {
+					return fmt.Errorf("moe kernels %s: token %d slot %d weight %g, want %g", c.name, t, j, wts[t*k+j], wt)
+				}
+			}
+			for dd := range dim {
+				want := ref[dd]
+				if c.add {
+					want += float64(xr[dd])
+				}
+				gv := float64(out[t*dim+dd])
+				if math.IsNaN(gv) {
+					return fmt.Errorf("moe kernels %s: token %d element %d unwritten (NaN)", c.name, t, dd)
+				}
+				num += (gv - want) * (gv - want)
+				den += want * want
+			}
+			// The row alone.
+			o1, id1, wt1, err := run(xr, 1)
+			if err != nil {
+				return fmt.Errorf("moe kernels %s: row %d alone: %w", c.name, t, err)
+			}
+			if bitsEqual(o1, out[t*dim:(t+1)*dim]) && slices.Equal(id1, ids[t*k:(t+1)*k]) && bitsEqual(wt1, wts[t*k:(t+1)*k]) {
+				rows++
+			}
+		}
+		rel := math.Sqrt(num / math.Max(den, 1e-300))
+		st := "ok"
+		if rel > 1e-4 || sameExperts < T || rows < T {
+			st = "FAIL"
+		}
+		fmt.Fprintf(w, "%-28s %7d/%-2d %10.2e %7d/%-2d %s\n", c.name, sameExperts, T, rel, rows, T, st)
+		if st != "ok" {
+			return fmt.Errorf("moe kernels %s: experts %d/%d as float64 chooses, relative error %.2e, rows equal alone %d/%d", c.name, sameExperts, T, rel, rows, T)
+		}
+	}
+	return nil
+}
+
+func bitsEqual(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
