@@ -160,34 +160,7 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 			if mode >= 2 {
 				norm = gd
 			}
-			mvMode := 0
-			if mode == 1 {
-				mvMode = 1
-			}
-			run := func(t0, T int) ([]float32, error) {
-				var out cu.DevicePtr
-				if mode == 1 {
-					out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
-				} else {
-					out = h.poison(T * N)
-				}
-				if h.err != nil {
-					return nil, h.err
-				}
-				xin := xd + cu.DevicePtr(4*t0*K)
-				var e error
-				if mode == 2 || mode == 4 {
-					tgt.gelu = mode == 4
-					e = tgt.glu(out, 0, xin, Wd, W2d, T, norm)
-					tgt.gelu = false
-				} else {
-					e = tgt.matvec("check", out, N, xin, 0, Wd, T, mvMode, norm)
-				}
-				if e != nil {
-					return nil, e
-				}
-				return h.down(out, T*N)
-			}
+			run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
 			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K)
 			one := make([][]float32, TT)
 			for t := range one {

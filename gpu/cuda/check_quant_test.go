@@ -250,35 +250,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 			if mode >= 2 {
 				norm = gd
 			}
-			mvMode := 0 // store; mode 1 adds to base
-			if mode == 1 {
-				mvMode = 1
-			}
-			// run is one product of x rows [t0, t0+T), base rows the same.
-			run := func(t0, T int) ([]float32, error) {
-				var out cu.DevicePtr
-				if mode == 1 {
-					out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
-				} else {
-					out = h.poison(T * N)
-				}
-				if h.err != nil {
-					return nil, h.err
-				}
-				xin := xd + cu.DevicePtr(4*t0*K)
-				var e error
-				if mode == 2 || mode == 4 {
-					tgt.gelu = mode == 4
-					e = tgt.glu(out, 0, xin, Wd, W2d, T, norm)
-					tgt.gelu = false
-				} else {
-					e = tgt.matvec("check", out, N, xin, 0, Wd, T, mvMode, norm)
-				}
-				if e != nil {
-					return nil, e
-				}
-				return h.down(out, T*N)
-			}
+			run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
 			fail := func(ks int, e error) { errs = append(errs, fmt.Errorf("%v %s ks=%d: %w", dt, modeNames[mode], ks, e)) }
 			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K) // rows are independent: T's reference is its prefix
 			var refQ []float64                                      // with x as qx quantized it (the same for every run)
@@ -574,4 +546,39 @@ func f32bytes(v []float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 	}
 	return b
+}
+
+// checkProduct is one product of x rows [t0, t0+T) (base rows the same)
+// through tgt's dispatch, its output poisoned first, as the weight-type
+// checks run it: mode 0 stores, 1 adds to base, 2 is the GLU (SiLU) with
+// norm, 3 a product with norm, 4 the GLU with GELU-tanh.
+func checkProduct(h *devHelper, tgt *Target, mode int, base []float32, xd cu.DevicePtr, Wd, W2d dweight, norm cu.DevicePtr, N, K int) func(t0, T int) ([]float32, error) {
+	mvMode := 0 // store; mode 1 adds to base
+	if mode == 1 {
+		mvMode = 1
+	}
+	return func(t0, T int) ([]float32, error) {
+		var out cu.DevicePtr
+		if mode == 1 {
+			out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
+		} else {
+			out = h.poison(T * N)
+		}
+		if h.err != nil {
+			return nil, h.err
+		}
+		xin := xd + cu.DevicePtr(4*t0*K)
+		var e error
+		if mode == 2 || mode == 4 {
+			tgt.gelu = mode == 4
+			e = tgt.glu(out, 0, xin, Wd, W2d, T, norm)
+			tgt.gelu = false
+		} else {
+			e = tgt.matvec("check", out, N, xin, 0, Wd, T, mvMode, norm)
+		}
+		if e != nil {
+			return nil, e
+		}
+		return h.down(out, T*N)
+	}
 }
