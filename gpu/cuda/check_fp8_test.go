@@ -94,16 +94,11 @@ const tolFP8 = 1e-5
 // 128x128 blocks with a partial last block each way, a qkv stack of three
 // per-tensor scales; and embed_f8 rows against the CPU's DequantRow.
 func checkFP8Kernels(d *Device, w io.Writer) error {
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	h := newDevHelper(s)
 	defer h.free()
 	rng := rand.New(rand.NewPCG(8, 3))
@@ -262,16 +257,11 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	e0, _ := cu.MakeEvent(cu.DefaultEvent)
 	e1, _ := cu.MakeEvent(cu.DefaultEvent)
 	defer cu.DestroyEvent(&e0)

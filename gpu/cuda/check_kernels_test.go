@@ -21,16 +21,11 @@ import (
 // poisoned (NaN) first and compares with a float64 CPU reference; it prints
 // ||out-ref||/||ref|| per case and fails on NaN or a large error.
 func checkKernels(d *Device, w io.Writer) error {
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	rng := rand.New(rand.NewPCG(7, uint64(d.SMs)))
 	fmt.Fprintf(w, "%-34s %12s %s\n", "kernel check", "rel err", "")
 	// bitwise checks that two runs of the same sums agree to the bit.
@@ -540,4 +535,18 @@ func quantize(dt tensor.DType, v []float32, N, K int) ([]byte, []float32) {
 		}
 	}
 	return b, deq
+}
+
+// checkStream makes d's context current on this thread and a stream for a
+// kernel check; done destroys the stream and unbinds.
+func (d *Device) checkStream() (s cu.Stream, done func(), err error) {
+	unbind, err := d.Bind()
+	if err != nil {
+		return s, func() {}, err
+	}
+	if s, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		unbind()
+		return s, func() {}, err
+	}
+	return s, func() { s.Destroy(); unbind() }, nil
 }

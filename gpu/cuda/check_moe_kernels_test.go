@@ -33,16 +33,11 @@ type moeKernelCase struct {
 // against the same row run alone (T = 1) bit for bit, experts and
 // weights included: a verify step sums each token's experts as decode does.
 func checkMoEKernels(d *Device, w io.Writer) (err error) {
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	var allocs []cu.DevicePtr
 	defer func() {
 		for _, p := range allocs {

@@ -27,16 +27,11 @@ import (
 // ||out-ref||/||ref|| per case, so that a failing model check can be
 // traced to a kernel.
 func checkPrefillKernels(d *Device, w io.Writer, fa bool) (err error) {
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	rng := rand.New(rand.NewPCG(19, 512))
 	var allocs []cu.DevicePtr
 	defer func() {

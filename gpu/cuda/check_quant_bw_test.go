@@ -43,16 +43,11 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	e0, _ := cu.MakeEvent(cu.DefaultEvent)
 	e1, _ := cu.MakeEvent(cu.DefaultEvent)
 	defer cu.DestroyEvent(&e0)

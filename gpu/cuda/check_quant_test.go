@@ -214,16 +214,11 @@ const (
 // emulation (exact), a mixed Q4_K/Q6_K stack (parts), and embedding rows
 // against the CPU's DequantRow (bitwise).
 func checkQuantKernels(d *Device, w io.Writer) error {
-	unbind, err := d.Bind()
+	s, done, err := d.checkStream()
 	if err != nil {
 		return err
 	}
-	defer unbind()
-	s, err := cu.MakeStream(cu.NonBlocking)
-	if err != nil {
-		return err
-	}
-	defer s.Destroy()
+	defer done()
 	h := newDevHelper(s)
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 7))

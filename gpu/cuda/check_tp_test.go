@@ -1,0 +1,123 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"rigscope/engine/loader"
+	"rigscope/engine/metrics"
+	"rigscope/engine/model"
+	tp0 "rigscope/engine/tp"
+)
+
+// checkTP splits gocoder-14m-hf over 2, 4 and 8 ranks sharing the GPU,
+// joined by each step backend in turn on the same loaded target (the
+// weights stay; SetAllReduce swaps the backend), and compares greedy tokens
+// and first logits with TP=1 on the GPU and with the reference; it prints
+// each backend's per-call latency as the run measured it (device stamps)
+// and the bytes the engine counted, and fails when an exact backend's
+// greedy tokens differ from TP=1's.
+func checkTP(ctx context.Context, d *Device, models string, stdout io.Writer) error {
+	ref, err := readRef(models)
+	if err != nil {
+		return err
+	}
+	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	cache, err := os.MkdirTemp("", "rigscope-tp-check")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cache)
+	fmt.Fprintf(stdout, "\ntensor parallel on one GPU (ranks share it), gocoder-14m-hf, 12 prompts\n%-4s %-8s %12s %12s %14s %9s %9s %7s %14s\n",
+		"tp", "backend", "greedy=tp1", "greedy=ref", "max rel vs tp1", "p50 us", "p99 us", "calls", "bytes/rank")
+	var base [][]int32
+	var baseLogits [][]float32
+	var failed []string
+	for _, tp := range []int{1, 2, 4, 8} {
+		ws := make([]*model.Weights, tp)
+		for r := range ws {
+			if ws[r], err = model.LoadWeights(src, model.Shard{Rank: r, Size: tp}); err != nil {
+				return err
+			}
+		}
+		t, err := LoadTP(d, ws, 1024)
+		if err != nil {
+			return err
+		}
+		backends := []string{"oneshot"}
+		if tp > 1 {
+			backends = []string{"oneshot", "twoshot", "host", "auto"}
+			if err := t.SetAllReduce(ctx, "nccl", tp0.GroupOptions{}); err != nil {
+				fmt.Fprintf(stdout, "%-4d %-8s refused: %v\n", tp, "nccl", err)
+			}
+		}
+		for _, b := range backends {
+			lat, bytes := metrics.NewLatencySet(), metrics.NewRankBytes(tp)
+			var note string
+			o := tp0.GroupOptions{Latency: lat, Bytes: bytes, CacheDir: cache, Warn: func(m string) { note = m }}
+			if err := t.SetAllReduce(ctx, b, o); err != nil {
+				t.Close()
+				return fmt.Errorf("tp %d %s: %w", tp, b, err)
+			}
+			same, sameRef, maxRel := 0, 0, 0.0
+			for pi, p := range ref.Prompts {
+				l, toks, err := gpuGreedy(ctx, t, p.PromptIDs, len(p.TargetGreedy))
+				if err != nil {
+					t.Close()
+					return fmt.Errorf("tp %d %s, prompt %d: %w", tp, b, pi, err)
+				}
+				if tp == 1 {
+					base, baseLogits = append(base, toks), append(baseLogits, l)
+				}
+				if slices.Equal(toks, base[pi]) {
+					same++
+				}
+				if slices.Equal(toks, p.TargetGreedy) {
+					sameRef++
+				}
+				var num, den float64
+				for i := range l {
+					num = math.Max(num, math.Abs(float64(l[i]-baseLogits[pi][i])))
+					den = math.Max(den, math.Abs(float64(baseLogits[pi][i])))
+				}
+				maxRel = math.Max(maxRel, num/math.Max(den, 1e-30))
+			}
+			if same != len(ref.Prompts) {
+				failed = append(failed, fmt.Sprintf("tp %d %s: greedy = tp1 on %d/%d", tp, b, same, len(ref.Prompts)))
+			}
+			var p50, p99 float64
+			var calls int64
+			if sm, ok := metrics.DominantBucket(lat.Summaries(), b); ok {
+				p50, p99, calls = float64(sm.P50)/1e3, float64(sm.P99)/1e3, int64(sm.Count)
+			}
+			var sent int64
+			if s := bytes.Sent(); len(s) > 0 {
+				sent = s[0]
+			}
+			fmt.Fprintf(stdout, "%-4d %-8s %9d/%d %9d/%d %14.2e %9.2f %9.2f %7d %14d\n", tp, b, same, len(ref.Prompts), sameRef, len(ref.Prompts), maxRel, p50, p99, calls, sent)
+			if a := t.AllReduceTable(); a != nil {
+				fmt.Fprintf(stdout, "     auto: %s (%s)\n", a.Describe(), a.Note)
+			}
+			if note != "" {
+				fmt.Fprintf(stdout, "     warning: %s\n", note)
+			}
+		}
+		t.Close()
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%s", strings.Join(failed, "; "))
+	}
+	return nil
+}
