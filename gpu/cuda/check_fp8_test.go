@@ -169,12 +169,8 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 				if err != nil {
 					return err
 				}
-				for t := 0; t < T; t++ {
-					for n := 0; n < N; n++ {
-						if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) && bitwise == "ok" {
-							bitwise = fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
-						}
-					}
+				if bitwise == "ok" {
+					bitwise = rowsBitwise(got, one, T, N)
 				}
 				rel, abs, e := errStats(got, ref[:T*N])
 				if e != nil {
@@ -262,33 +258,11 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 		return err
 	}
 	defer done()
-	e0, _ := cu.MakeEvent(cu.DefaultEvent)
-	e1, _ := cu.MakeEvent(cu.DefaultEvent)
-	defer cu.DestroyEvent(&e0)
-	defer cu.DestroyEvent(&e1)
-	timed := func(n int, op func(i int) error) (float64, error) {
-		for i := 0; i < 3; i++ {
-			if err := op(i); err != nil {
-				return 0, err
-			}
-		}
-		if err := e0.Record(s); err != nil {
-			return 0, err
-		}
-		for i := 0; i < n; i++ {
-			if err := op(i); err != nil {
-				return 0, err
-			}
-		}
-		if err := e1.Record(s); err != nil {
-			return 0, err
-		}
-		if err := e1.Synchronize(); err != nil {
-			return 0, fmt.Errorf("cuda check: %w", err)
-		}
-		ms, err := e0.Elapsed(e1)
-		return float64(ms) * 1000 / float64(n), err
+	timed, closeTimer, err := streamTimer(s)
+	if err != nil {
+		return err
 	}
+	defer closeTimer()
 	fill, err := d.fn("fill_f8")
 	if err != nil {
 		return err

@@ -9,12 +9,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"rigscope/engine/loader"
 	"rigscope/engine/model"
 )
 
@@ -81,24 +79,11 @@ type kvResult struct {
 }
 
 func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) error {
-	path := filepath.Join(models, "gocoder-14m-hf")
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stdout, "\nkv: gocoder-14m-hf skipped: %v\n", err)
-		return nil
+	w, ref, closeSrc, err := gocoderWeights(models, "kv", stdout)
+	if err != nil || w == nil {
+		return err
 	}
-	ref, err := readRef(models)
-	if err != nil {
-		return fmt.Errorf("cuda-check: kv: %w", err)
-	}
-	src, err := loader.Open(path, loader.Options{})
-	if err != nil {
-		return fmt.Errorf("cuda-check: kv: %w", err)
-	}
-	defer src.Close()
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return fmt.Errorf("cuda-check: kv: %w", err)
-	}
+	defer closeSrc()
 	res := map[kvFormat]*kvResult{}
 	var pfNames []string
 	for _, f := range kvFormats {

@@ -10,15 +10,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 )
@@ -117,24 +114,11 @@ func checkUntile(t *Target, rows, cols int, stdout io.Writer) error {
 // the split path and the cuBLAS variants and compares greedy tokens and
 // logits (prompt's last row and the first decode step's).
 func checkCublasModel(ctx context.Context, d *Device, models string, stdout io.Writer) error {
-	path := filepath.Join(models, "gocoder-14m-hf")
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stdout, "\ncublas: gocoder-14m-hf skipped: %v\n", err)
-		return nil
+	w, ref, closeSrc, err := gocoderWeights(models, "cublas", stdout)
+	if err != nil || w == nil {
+		return err
 	}
-	ref, err := readRef(models)
-	if err != nil {
-		return fmt.Errorf("cuda-check: cublas: %w", err)
-	}
-	src, err := loader.Open(path, loader.Options{})
-	if err != nil {
-		return fmt.Errorf("cuda-check: cublas: %w", err)
-	}
-	defer src.Close()
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return fmt.Errorf("cuda-check: cublas: %w", err)
-	}
+	defer closeSrc()
 	t, err := Load(d, w, 1024)
 	if err != nil {
 		return fmt.Errorf("cuda-check: cublas: %w", err)
@@ -249,22 +233,11 @@ func checkCublas8B(ctx context.Context, d *Device, stdout io.Writer) error {
 				return err
 			}
 			t.pf.mode, t.pf.chunk, t.pf.warps = v.mode, PrefillChunk, 0
-			best := math.Inf(1)
-			for rep := 0; rep < 4; rep++ {
-				if err := t.Rewind(0); err != nil {
-					return err
-				}
-				t0 := time.Now()
-				l, err := t.Forward(ctx, model.Batch{Tokens: prompt[:n], Logits: model.LogitsLast})
-				if err != nil {
-					return fmt.Errorf("cuda-check: cublas 8B %s %d tokens: %w", v.name, n, err)
-				}
-				if s := time.Since(t0).Seconds(); rep > 0 {
-					best = math.Min(best, s)
-				}
-				rows[vi] = slices.Clone(l)
+			best, l, err := timePrefill(ctx, t, prompt[:n])
+			if err != nil {
+				return fmt.Errorf("cuda-check: cublas 8B %s %d tokens: %w", v.name, n, err)
 			}
-			tps[vi] = float64(n) / best
+			rows[vi], tps[vi] = l, float64(n)/best
 			paths[v.name] = t.PrefillPath()
 		}
 		fmt.Fprintf(stdout, "%-7d", n)

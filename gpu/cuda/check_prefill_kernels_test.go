@@ -331,42 +331,34 @@ func checkPrefillKernels(d *Device, w io.Writer, fa bool) (err error) {
 		}
 		fmt.Fprintf(w, "%-34s %12s %s\n", "pf_kv_kb "+name, "2^-8 each", kbOK)
 		refB := attnRef(gotKB, gotVB)
-		if fa {
-			oh := poison(2 * T2 * hq * hd)
-			run(fmt.Sprintf("pf_fa_%d_kb", hd), [3]int{(G*T2 + 63) / 64, hk, 1}, [3]int{128, 1, 1}, 3*64*hd*2,
-				ptr(oh), ptr(qkvd), i32(nqkv), ptr(kbd), ptr(vbd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
-				i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
-			report("pf_fa kv bf16 "+name, downSplit(oh, 0, T2*hq*hd), refB, 2e-2)
-		} else {
+		// attend runs the prefill attention kernels over the cache kc, vc
+		// (sfx "": float32; "_kb": bf16, labelled kv) against ref.
+		attend := func(sfx, kv string, kc, vc cu.DevicePtr, ref []float64) {
+			if fa {
+				label := "pf_fa bf16 " + name
+				if kv != "" {
+					label = "pf_fa " + kv + name
+				}
+				oh := poison(2 * T2 * hq * hd)
+				run(fmt.Sprintf("pf_fa_%d%s", hd, sfx), [3]int{(G*T2 + 63) / 64, hk, 1}, [3]int{128, 1, 1}, 3*64*hd*2,
+					ptr(oh), ptr(qkvd), i32(nqkv), ptr(kc), ptr(vc), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
+					i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
+				report(label, downSplit(oh, 0, T2*hq*hd), ref, 2e-2)
+				return
+			}
 			for _, split := range []bool{true, false} {
 				oh, ol, tol, mode := poison(2*T2*hq*hd), poison(2*T2*hq*hd), 3e-5, "split"
 				if !split {
 					ol, tol, mode = 0, 1e-2, "bf16"
 				}
-				run(fmt.Sprintf("pf_attn_%d_kb", hd), [3]int{(G*T2 + 31) / 32, hk, 1}, [3]int{128, 1, 1}, pfAttnSmem(hd),
-					ptr(oh), ptr(ol), ptr(qkvd), i32(nqkv), ptr(kbd), ptr(vbd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
+				run(fmt.Sprintf("pf_attn_%d%s", hd, sfx), [3]int{(G*T2 + 31) / 32, hk, 1}, [3]int{128, 1, 1}, pfAttnSmem(hd),
+					ptr(oh), ptr(ol), ptr(qkvd), i32(nqkv), ptr(kc), ptr(vc), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
 					i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
-				report("pf_attn kv bf16 "+mode+" "+name, downSplit(oh, ol, T2*hq*hd), refB, tol)
+				report("pf_attn "+kv+mode+" "+name, downSplit(oh, ol, T2*hq*hd), ref, tol)
 			}
 		}
-		if fa {
-			oh := poison(2 * T2 * hq * hd)
-			run(fmt.Sprintf("pf_fa_%d", hd), [3]int{(G*T2 + 63) / 64, hk, 1}, [3]int{128, 1, 1}, 3*64*hd*2,
-				ptr(oh), ptr(qkvd), i32(nqkv), ptr(kcd), ptr(vcd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
-				i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
-			report("pf_fa bf16 "+name, downSplit(oh, 0, T2*hq*hd), ref, 2e-2)
-			continue
-		}
-		for _, split := range []bool{true, false} {
-			oh, ol, tol, mode := poison(2*T2*hq*hd), poison(2*T2*hq*hd), 3e-5, "split"
-			if !split {
-				ol, tol, mode = 0, 1e-2, "bf16"
-			}
-			run(fmt.Sprintf("pf_attn_%d", hd), [3]int{(G*T2 + 31) / 32, hk, 1}, [3]int{128, 1, 1}, pfAttnSmem(hd),
-				ptr(oh), ptr(ol), ptr(qkvd), i32(nqkv), ptr(kcd), ptr(vcd), ptr(posd), i32(base), i32(T2), ptr(csd), ptr(snd),
-				i32(hq), i32(hk), f32(float32(1/math.Sqrt(float64(hd)))), i32(0))
-			report("pf_attn "+mode+" "+name, downSplit(oh, ol, T2*hq*hd), ref, tol)
-		}
+		attend("_kb", "kv bf16 ", kbd, vbd, refB)
+		attend("", "", kcd, vcd, ref)
 	}
 	return errors.Join(errs...)
 }

@@ -120,24 +120,11 @@ func relMax(a, b []float32) float64 {
 // tokens) through the 16-token path and each prefill variant and compares
 // greedy tokens (with the reference's too) and logits.
 func checkPrefillModel(ctx context.Context, d *Device, models string, stdout io.Writer, fa bool) error {
-	path := filepath.Join(models, "gocoder-14m-hf")
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stdout, "\nprefill: gocoder-14m-hf skipped: %v\n", err)
-		return nil
+	w, ref, closeSrc, err := gocoderWeights(models, "prefill", stdout)
+	if err != nil || w == nil {
+		return err
 	}
-	ref, err := readRef(models)
-	if err != nil {
-		return fmt.Errorf("cuda-check: prefill: %w", err)
-	}
-	src, err := loader.Open(path, loader.Options{})
-	if err != nil {
-		return fmt.Errorf("cuda-check: prefill: %w", err)
-	}
-	defer src.Close()
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return fmt.Errorf("cuda-check: prefill: %w", err)
-	}
+	defer closeSrc()
 	t, err := Load(d, w, 1024)
 	if err != nil {
 		return fmt.Errorf("cuda-check: prefill: %w", err)
@@ -290,22 +277,11 @@ func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer, fa bool) e
 		rows := make([][]float32, len(vs))
 		for vi, v := range vs {
 			t.pf.mode, t.pf.chunk, t.pf.warps = v.mode, PrefillChunk, v.warps
-			best := math.Inf(1)
-			for rep := 0; rep < 4; rep++ {
-				if err := t.Rewind(0); err != nil {
-					return err
-				}
-				t0 := time.Now()
-				l, err := t.Forward(ctx, model.Batch{Tokens: prompt[:n], Logits: model.LogitsLast})
-				if err != nil {
-					return fmt.Errorf("cuda-check: prefill 8B %s %d tokens: %w", v.name, n, err)
-				}
-				if s := time.Since(t0).Seconds(); rep > 0 {
-					best = math.Min(best, s)
-				}
-				rows[vi] = slices.Clone(l)
+			best, l, err := timePrefill(ctx, t, prompt[:n])
+			if err != nil {
+				return fmt.Errorf("cuda-check: prefill 8B %s %d tokens: %w", v.name, n, err)
 			}
-			tps[vi] = float64(n) / best
+			rows[vi], tps[vi] = l, float64(n)/best
 		}
 		fmt.Fprintf(stdout, "%-7d", n)
 		for _, x := range tps {
@@ -371,4 +347,50 @@ func prefillProfile(ctx context.Context, t *Target, mode string, warps int, prom
 		fmt.Fprintf(stdout, "  %-10s %8d %10.0f %7.1f%% %10s\n", k.Kind, k.Launches, k.Micros, 100*k.Micros/total, tf)
 	}
 	return nil
+}
+
+// gocoderWeights loads gocoder-14m-hf's unsharded weights and the public
+// reference for the check named check; w is nil (a line says why) when the
+// folder is not in models. closeSrc closes the file the weights are read
+// from, after the caller is done with them.
+func gocoderWeights(models, check string, stdout io.Writer) (w *model.Weights, ref *refPrompts, closeSrc func() error, err error) {
+	path := filepath.Join(models, "gocoder-14m-hf")
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stdout, "\n%s: gocoder-14m-hf skipped: %v\n", check, err)
+		return nil, nil, nil, nil
+	}
+	if ref, err = readRef(models); err != nil {
+		return nil, nil, nil, fmt.Errorf("cuda-check: %s: %w", check, err)
+	}
+	src, err := loader.Open(path, loader.Options{})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("cuda-check: %s: %w", check, err)
+	}
+	if w, err = model.LoadWeights(src, model.Shard{Rank: 0, Size: 1}); err != nil {
+		src.Close()
+		return nil, nil, nil, fmt.Errorf("cuda-check: %s: %w", check, err)
+	}
+	return w, ref, src.Close, nil
+}
+
+// timePrefill prefills toks from an empty cache 4 times and returns the
+// best time of the last 3 (seconds; the first warms up) and the last
+// run's logits (a copy).
+func timePrefill(ctx context.Context, t *Target, toks []int32) (best float64, logits []float32, err error) {
+	best = math.Inf(1)
+	for rep := 0; rep < 4; rep++ {
+		if err := t.Rewind(0); err != nil {
+			return 0, nil, err
+		}
+		t0 := time.Now()
+		l, err := t.Forward(ctx, model.Batch{Tokens: toks, Logits: model.LogitsLast})
+		if err != nil {
+			return 0, nil, err
+		}
+		if s := time.Since(t0).Seconds(); rep > 0 {
+			best = math.Min(best, s)
+		}
+		logits = l
+	}
+	return best, slices.Clone(logits), nil
 }

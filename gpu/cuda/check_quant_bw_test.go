@@ -48,34 +48,11 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		return err
 	}
 	defer done()
-	e0, _ := cu.MakeEvent(cu.DefaultEvent)
-	e1, _ := cu.MakeEvent(cu.DefaultEvent)
-	defer cu.DestroyEvent(&e0)
-	defer cu.DestroyEvent(&e1)
-	// timed is the mean time (us) of n calls of op after 3 untimed ones.
-	timed := func(n int, op func(i int) error) (float64, error) {
-		for i := 0; i < 3; i++ {
-			if err := op(i); err != nil {
-				return 0, err
-			}
-		}
-		if err := e0.Record(s); err != nil {
-			return 0, err
-		}
-		for i := 0; i < n; i++ {
-			if err := op(i); err != nil {
-				return 0, err
-			}
-		}
-		if err := e1.Record(s); err != nil {
-			return 0, err
-		}
-		if err := e1.Synchronize(); err != nil {
-			return 0, fmt.Errorf("cuda check: %w", err)
-		}
-		ms, err := e0.Elapsed(e1)
-		return float64(ms) * 1000 / float64(n), err
+	timed, closeTimer, err := streamTimer(s)
+	if err != nil {
+		return err
 	}
+	defer closeTimer()
 	rng := rand.New(rand.NewPCG(8, 23))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	Ts := []int{1, 5, 16}
@@ -331,4 +308,44 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		fmt.Fprintf(w, "%-8s %12.0f %14.0f %12.0f %12.2f %12.0f %12.0f\n", f.name, a, 1e6/a, b, b/a, ba, bb)
 	}
 	return errors.Join(errs...)
+}
+
+// streamTimer returns timed, the mean device time (us, between two events
+// on s) of n calls of op after 3 untimed ones, and release, which destroys
+// the events.
+func streamTimer(s cu.Stream) (timed func(n int, op func(i int) error) (float64, error), release func(), err error) {
+	e0, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cuda check: event: %w", err)
+	}
+	e1, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		cu.DestroyEvent(&e0)
+		return nil, nil, fmt.Errorf("cuda check: event: %w", err)
+	}
+	release = func() { cu.DestroyEvent(&e0); cu.DestroyEvent(&e1) }
+	timed = func(n int, op func(i int) error) (float64, error) {
+		for i := 0; i < 3; i++ {
+			if err := op(i); err != nil {
+				return 0, err
+			}
+		}
+		if err := e0.Record(s); err != nil {
+			return 0, err
+		}
+		for i := 0; i < n; i++ {
+			if err := op(i); err != nil {
+				return 0, err
+			}
+		}
+		if err := e1.Record(s); err != nil {
+			return 0, err
+		}
+		if err := e1.Synchronize(); err != nil {
+			return 0, fmt.Errorf("cuda check: %w", err)
+		}
+		ms, err := e0.Elapsed(e1)
+		return float64(ms) * 1000 / float64(n), err
+	}
+	return timed, release, nil
 }

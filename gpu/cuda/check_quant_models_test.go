@@ -126,15 +126,20 @@ func checkVerifyDecode(ctx context.Context, d *Device, path string, ref *refProm
 	V := wts.Cfg.Vocab
 	same, rowsEq, rows, first := 0, 0, 0, ""
 	var worst float64
+	// reprefill empties the cache and prefills the prompt again.
+	reprefill := func(prompt []int32) error {
+		if err := gt.Rewind(0); err != nil {
+			return err
+		}
+		_, err := prefill(ctx, gt, prompt)
+		return err
+	}
 	for pi, p := range ref.Prompts {
 		_, toks, err := gpuGreedy(ctx, gt, p.PromptIDs, 16)
 		if err != nil {
 			return err
 		}
-		if err := gt.Rewind(0); err != nil {
-			return err
-		}
-		if _, err := prefill(ctx, gt, p.PromptIDs); err != nil {
+		if err := reprefill(p.PromptIDs); err != nil {
 			return err
 		}
 		ids, err := gt.ForwardIDs(ctx, model.Batch{Tokens: toks[:15], Logits: model.LogitsAll})
@@ -142,10 +147,7 @@ func checkVerifyDecode(ctx context.Context, d *Device, path string, ref *refProm
 			return err
 		}
 		// The logits: 15 decode steps, then one verify.
-		if err := gt.Rewind(0); err != nil {
-			return err
-		}
-		if _, err := prefill(ctx, gt, p.PromptIDs); err != nil {
+		if err := reprefill(p.PromptIDs); err != nil {
 			return err
 		}
 		dec := make([]float32, 0, 15*V)
@@ -156,10 +158,7 @@ func checkVerifyDecode(ctx context.Context, d *Device, path string, ref *refProm
 			}
 			dec = append(dec, l...)
 		}
-		if err := gt.Rewind(0); err != nil {
-			return err
-		}
-		if _, err := prefill(ctx, gt, p.PromptIDs); err != nil {
+		if err := reprefill(p.PromptIDs); err != nil {
 			return err
 		}
 		ver, err := gt.Forward(ctx, model.Batch{Tokens: toks[:15], Logits: model.LogitsAll})

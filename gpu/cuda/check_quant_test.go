@@ -265,12 +265,8 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 					if err != nil {
 						return err
 					}
-					for t := 0; t < T; t++ {
-						for n := 0; n < N; n++ {
-							if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) && bitwise == "ok" {
-								bitwise = fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
-							}
-						}
+					if bitwise == "ok" {
+						bitwise = rowsBitwise(got, one, T, N)
 					}
 					rel, abs, e := errStats(got, ref[:T*N])
 					if e != nil {
@@ -576,4 +572,17 @@ func checkProduct(h *devHelper, tgt *Target, mode int, base []float32, xd cu.Dev
 		}
 		return h.down(out, T*N)
 	}
+}
+
+// rowsBitwise is "ok" when rows [0, T) of got (T, N) equal the rows one[t]
+// (each row run alone) bit for bit, else where they first differ.
+func rowsBitwise(got []float32, one [][]float32, T, N int) string {
+	for t := 0; t < T; t++ {
+		for n := 0; n < N; n++ {
+			if math.Float32bits(got[t*N+n]) != math.Float32bits(one[t][n]) {
+				return fmt.Sprintf("FAIL T=%d row %d col %d: %g vs %g", T, t, n, got[t*N+n], one[t][n])
+			}
+		}
+	}
+	return "ok"
 }
