@@ -267,10 +267,7 @@ func (e *Engine) loadAccel(dev Device, cfg RunConfig, key string) error {
 
 // rankGPUs is the GPU each of t's ranks runs on, when t is on GPUs.
 func rankGPUs(t runTarget) []int {
-	if a, ok := t.(accelFeatureTarget); ok {
-		t = a.accelTarget
-	}
-	if a, ok := t.(*accelTarget); ok {
+	if a := accelOf(t); a != nil {
 		if g, ok := a.Target.(interface{ RankGPUs() []int }); ok {
 			return g.RankGPUs()
 		}
@@ -280,15 +277,21 @@ func rankGPUs(t runTarget) []int {
 
 // prefillPath is how t's device runs prompts (PrefillPath), when it says.
 func prefillPath(t runTarget) string {
-	if a, ok := t.(accelFeatureTarget); ok {
-		t = a.accelTarget
-	}
-	if a, ok := t.(*accelTarget); ok {
+	if a := accelOf(t); a != nil {
 		if p, ok := a.Target.(interface{ PrefillPath() string }); ok {
 			return p.PrefillPath()
 		}
 	}
 	return ""
+}
+
+// accelOf is the device target behind t (nil on CPU ranks).
+func accelOf(t runTarget) *accelTarget {
+	if f, ok := t.(accelFeatureTarget); ok {
+		return f.accelTarget
+	}
+	a, _ := t.(*accelTarget)
+	return a
 }
 
 // onDevice names the device in err unless err already starts with it.

@@ -47,12 +47,3 @@ func (e *Engine) StepAllReduceTable(ctx context.Context, tpSize int, warn func(s
 	c.Rules, c.Points = slices.Clone(tab.Rules), slices.Clone(tab.Points)
 	return &c, nil
 }
-
-// accelOf is the device target behind t (nil on CPU ranks).
-func accelOf(t runTarget) *accelTarget {
-	if f, ok := t.(accelFeatureTarget); ok {
-		return f.accelTarget
-	}
-	a, _ := t.(*accelTarget)
-	return a
-}
