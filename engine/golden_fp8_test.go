@@ -265,23 +265,11 @@ func TestGoldenFP8TensorParallel(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer eng.Close()
-			gen := func(cfg RunConfig) []int32 {
-				t.Helper()
-				var got []int32
-				if _, err := eng.Run(context.Background(), cfg, func(ev Event) {
-					for _, tk := range ev.Tokens {
-						got = append(got, tk.ID)
-					}
-				}); err != nil {
-					t.Fatalf("%+v: %v", cfg, err)
-				}
-				return got
-			}
 			for _, tp := range []int{2, 4} {
 				full, prompts := 0, ref.Prompts[:6]
 				for _, p := range prompts {
-					base := gen(RunConfig{PromptIDs: p.PromptIDs, MaxTokens: n})
-					got := gen(RunConfig{PromptIDs: p.PromptIDs, MaxTokens: n, TP: tp, AllReduce: "ring"})
+					base, _ := generate(t, eng, RunConfig{PromptIDs: p.PromptIDs, MaxTokens: n})
+					got, _ := generate(t, eng, RunConfig{PromptIDs: p.PromptIDs, MaxTokens: n, TP: tp, AllReduce: "ring"})
 					if matchPrefix(got, base) == len(base) && len(got) == len(base) {
 						full++
 					}
