@@ -491,15 +491,7 @@ func (r *CheckReport) write(w io.Writer, maxErr float64) {
 	}
 	fmt.Fprintf(w, "\nmedian absolute error: %.1f%% over %d configurations (target <= %.0f%%: %s); %d within %.0f%%\n", 100*r.MedianError, n, 100*maxErr, verdict, within, 100*maxErr)
 	fmt.Fprintf(w, "median absolute error round by round (each round's prediction against the same round's run, median over rounds): %.1f%%\n", 100*r.MedianRoundError)
-	sep, sepAgree := 0, 0
-	for _, p := range r.Pairs {
-		if p.Separated {
-			sep++
-			if p.PredictedSameSide {
-				sepAgree++
-			}
-		}
-	}
+	sep, sepAgree := separated(r.Pairs)
 	fmt.Fprintf(w, "backend ordering per TP size, drafter and k, best rounds: %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs whose rounds do not overlap (a difference beyond the run-to-run spread), %d\n",
 		r.Agreeing, len(r.Pairs), sep, sepAgree)
 	shown := 0
@@ -595,4 +587,19 @@ func checkPrompts(o options) ([]checkPrompt, string, error) {
 		return nil, "", fmt.Errorf("plan --check: %s has no prompts", path)
 	}
 	return out, fmt.Sprintf("%d reference prompt(s) of %d tokens", len(out), o.check.promptLen), nil
+}
+
+// separated counts the pairs whose rounds put the backends on one side
+// (a difference beyond the run-to-run spread) and, of those, the ones
+// predicted in the measured order.
+func separated(pairs []OrderPair) (sep, agree int) {
+	for _, p := range pairs {
+		if p.Separated {
+			sep++
+			if p.PredictedSameSide {
+				agree++
+			}
+		}
+	}
+	return sep, agree
 }

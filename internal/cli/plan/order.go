@@ -235,15 +235,7 @@ func (r *CheckReport) perTP() []TPSummary {
 
 // writeOrder prints the paired ordering and the per-TP table.
 func (r *CheckReport) writeOrder(w io.Writer) {
-	sep, sepAgree := 0, 0
-	for _, p := range r.Paired {
-		if p.Separated {
-			sep++
-			if p.PredictedSameSide {
-				sepAgree++
-			}
-		}
-	}
+	sep, sepAgree := separated(r.Paired)
 	fmt.Fprintf(w, "backend ordering, paired (each round's runs of a TP size, drafter and k back to back; median over rounds of the ratio): %d of %d pairs differing by more than the margin predicted in the measured order; of the %d pairs on one side in every round, %d\n",
 		r.PairedAgreeing, len(r.Paired), sep, sepAgree)
 	for _, p := range r.Paired {
