@@ -408,6 +408,21 @@ __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* 
 // the second unit's loads after the first's arithmetic anyway, for 15
 // more registers.
 
+// mq_sumsq adds to ss[t] the sum of x[t]^2 (qx's per-32-block sums ssp,
+// (T, units)) for every token t < T: lane i takes blocks i, i+32, ...,
+// then an xor-tree, so every lane has the same sums in the same order.
+template <int NT>
+__device__ __forceinline__ void mq_sumsq(float (&ss)[NT], const float* __restrict__ ssp, int units, int T, int lane) {
+#pragma unroll
+  for (int t = 0; t < NT; t++) {
+    if (t < T) {
+      for (int i = lane; i < units; i += 32) ss[t] += __ldg(ssp + (long)t * units + i);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
+    }
+  }
+}
+
 // mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
 // NORM), x given quantized by qx (xq, xm; with NORM, ssp: rmsnorm(x).w =
 // rsqrt(sum(x*x)/K + eps) * ((x*g).w), qx having applied g).
@@ -446,7 +461,23 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
     for (int r = 0; r < R; r++)
 #pragma unroll
       for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
+  // Before pdl_wait: the lane's weight bytes into L2 (prefetch_l2; unit
+  // u's 32 weights lie about 32*BB/BS bytes into the row at u*32*BB/BS,
+  // and the lanes' units are consecutive, so every line is touched).
+  for (int v = sl * 32 + lane; v < units; v += ks * 32)
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < R; r++) prefetch_l2(rp[m][r] + (long)v * (32 * QT::BB / QT::BS));
   pdl_wait();
+  // NORM: sum(x*x) of each token, from qx's per-32-block sums, in a fixed
+  // order; up to 2 tokens loaded before the unit loop, so that its latency
+  // hides under the weights' instead of following them (at 8 tokens ptxas
+  // gave mqg_q4k_8 212 registers instead of 166 for it).
+  float ss[NT];
+#pragma unroll
+  for (int t = 0; t < NT; t++) ss[t] = 0.f;
+  if (NORM && NT <= 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
   for (int u = sl * 32 + lane; u < units; u += ks * 32) {
     const int g0 = QT::grp(u);  // the unit's groups: slots g0 and g0 + GS (plain order)
     QU wu[NW][R];
@@ -530,16 +561,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
       for (int t = 0; t < NT; t++)
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
-  float ss[NT];  // NORM: sum(x*x) of each token, from qx's per-32-block sums, in a fixed order
-#pragma unroll
-  for (int t = 0; t < NT; t++) {
-    ss[t] = 0.f;
-    if (NORM && t < T) {
-      for (int i = lane; i < units; i += 32) ss[t] += __ldg(ssp + (long)t * units + i);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
-    }
-  }
+  if (NORM && NT > 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
   __shared__ float red[MV_WARPS][NW][R][NT];
   if (ks > 1) {  // the group's ks warps, in order
     if (lane == 0)

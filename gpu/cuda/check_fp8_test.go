@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gorgonia.org/cu"
 
@@ -28,14 +29,20 @@ import (
 // CPU engine (checkFP8Models).
 func checkFP8(ctx context.Context, d *Device, models string, w io.Writer) error {
 	var errs []error
-	if err := checkFP8Models(ctx, d, models, w); err != nil {
-		errs = append(errs, fmt.Errorf("cuda-check: fp8 models: %w", err))
+	if checkPart("models") {
+		if err := checkFP8Models(ctx, d, models, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: fp8 models: %w", err))
+		}
 	}
-	if err := checkFP8Kernels(d, w); err != nil {
-		errs = append(errs, fmt.Errorf("cuda-check: fp8 kernels: %w", err))
+	if checkPart("kernels") {
+		if err := checkFP8Kernels(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: fp8 kernels: %w", err))
+		}
 	}
-	if err := checkFP8Bandwidth(d, w); err != nil {
-		errs = append(errs, fmt.Errorf("cuda-check: fp8 bandwidth: %w", err))
+	if checkPart("bandwidth") {
+		if err := checkFP8Bandwidth(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: fp8 bandwidth: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -273,6 +280,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	fmt.Fprintf(w, "\nFP8 products on llama-8b shapes, 128x128 block scales (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB)\n", readGBps)
 	fmt.Fprintf(w, "%-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
 	step := map[int]float64{}
+	var pdlRows []string // T=1 and 5 launched plainly (the table) and with programmatic dependent launch (sm_90)
 	for _, sh := range q8bShapes[:4] {
 		m := &dmodel{}
 		seed := uint32(7)
@@ -306,7 +314,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 		line := fmt.Sprintf("%-22s %8.1f", sh.name, float64(per)/1e6)
 		var t1 float64
 		for _, T := range Ts {
-			us, err := timed(50, func(i int) error {
+			op := func(i int) error {
 				switch sh.kind {
 				case 0:
 					return tgt.matvec("bw", out, sh.N, xd, 0, mats[i%len(mats)], T, 1, 0)
@@ -315,7 +323,15 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 				}
 				j := 2 * (i % (len(mats) / 2))
 				return tgt.glu(out, 0, xd, mats[j], mats[j+1], T, gd)
-			})
+			}
+			us, err := timed(50, op)
+			if err == nil && T <= 5 && d.Major >= 9 { // as a step's graph launches it (programmatic dependent launch)
+				tgt.pdl = true
+				var tp float64
+				tp, err = timed(50, op)
+				tgt.pdl = false
+				pdlRows = append(pdlRows, fmt.Sprintf("%-22s T=%-2d %7.1f us plain, %7.1f us pdl (%4.0f GB/s)", sh.name, T, us, tp, float64(per)/tp/1e3))
+			}
 			if err != nil {
 				h.free()
 				m.free()
@@ -334,6 +350,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 		h.free()
 		m.free()
 	}
+	fmt.Fprintf(w, "launched one after another plainly (the table) and with programmatic dependent launch (a step's graph: weights loaded before pdl_wait)\n%s\n", strings.Join(pdlRows, "\n"))
 	layerBytes := int64(32) * (6144*4096 + 4096*4096 + 2*14336*4096 + 4096*14336)
 	fmt.Fprintf(w, "32 FP8 layers' products: T=1 %.0f us (%.0f%% of the %.0f us bound at %.0f GB/s), T=5 %.0f us (%.2fx), T=16 %.0f us\n",
 		step[1], 100*float64(layerBytes)/readGBps/1e3/step[1], float64(layerBytes)/readGBps/1e3, readGBps, step[5], step[5]/step[1], step[16])

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -59,6 +60,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	us := map[string]float64{} // type/shape/T[/ksK] -> us per call
 	var sweeps []string        // the same at every K split, T 1 and 5
 	var fuseCost []string      // the producers with and without their output quantization
+	var pdlRows []string       // T=1 and 5 launched plainly and with programmatic dependent launch
 	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; x quantized by the kernel before, as in a step, no qx; wo, gate_up, down quantize their outputs)\n", readGBps)
 	fmt.Fprintf(w, "%-6s %-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "type", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
 	run := func(dt tensor.DType, sh q8bShape, mats []dweight, label string) error {
@@ -116,7 +118,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				return fmt.Errorf("%v %s T=%d: %w", dt, sh.name, T, err)
 			}
 			us[fmt.Sprintf("%s/%s/%d", label, sh.name, T)] = t
-			if T <= 5 { // the K split sweep (mqSplit's choice is the line above)
+			if T <= 5 && *checkBWSweep { // the K split sweep (mqSplit's choice is the line above)
 				sweep := fmt.Sprintf("%-6s %-22s T=%-2d policy ks=%d:", label, sh.name, T, tgt.mqSplit(sh.N, dt))
 				for _, ks := range []int{1, 2, 4} {
 					tgt.mqks = ks
@@ -138,6 +140,16 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 					return err
 				}
 				fuseCost = append(fuseCost, fmt.Sprintf("%-6s %-22s T=%-2d %6.1f us fused, %6.1f us without", label, sh.name, T, t, tn))
+			}
+			if T <= 5 && tgt.dev.Major >= 9 { // the same launched with programmatic dependent launch, as a step's graph runs it
+				tgt.pdl = true
+				tp, err := timed(max(20, 2*len(mats)), op)
+				tgt.pdl = false
+				if err != nil {
+					return fmt.Errorf("%v %s T=%d pdl: %w", dt, sh.name, T, err)
+				}
+				us[fmt.Sprintf("%s/%s/%d/pdl", label, sh.name, T)] = tp
+				pdlRows = append(pdlRows, fmt.Sprintf("%-6s %-22s T=%-2d %7.1f us plain, %7.1f us pdl (%4.0f GB/s)", label, sh.name, T, t, tp, float64(per)/(tp*1e3)))
 			}
 			if T == 1 {
 				t1 = t
@@ -171,6 +183,9 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	}
 	var errs []error
 	for _, dt := range quantTypes {
+		if !bwType(dt) {
+			continue
+		}
 		for _, sh := range q8bShapes {
 			m := &dmodel{}
 			if _, err := m.scratch(max(sh.N, sh.K)); err != nil { // as a model's: its widest product's (gate_up quantizes 14336)
@@ -198,7 +213,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		}
 	}
 	// A Q4_K_M layer's qkv whose attn_v is Q6_K: Q4_K q, k and Q6_K v.
-	{
+	if bwType(tensor.Q4_K) && bwType(tensor.Q6_K) {
 		m := &dmodel{}
 		qk, v := randBlocks(rng, tensor.Q4_K, 5120, 4096), randBlocks(rng, tensor.Q6_K, 1024, 4096)
 		mk := func() []*tensor.Tensor {
@@ -214,6 +229,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
+	fmt.Fprintf(w, "\nlaunched one after another plainly and with programmatic dependent launch (a step's graph: weights loaded before pdl_wait)\n%s\n", strings.Join(pdlRows, "\n"))
 	fmt.Fprintf(w, "\nfused output quantization's cost (mq_quant_out)\n%s\n", strings.Join(fuseCost, "\n"))
 	fmt.Fprintf(w, "\nK split sweep (ks warps share a row group's units: quant_layout.go mqSplit picks per shape; times as above)\n")
 	for _, l := range sweeps {
@@ -251,30 +267,42 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	// The products' part of an 8B step, per file type.
 	// at is a product's time at T: with mqSplit's K split, or (best) with
 	// the split fastest at T=1.
-	at := func(typ, shape string, T int, best bool) float64 {
-		if !best {
-			return us[fmt.Sprintf("%s/%s/%d", typ, shape, T)]
-		}
-		bk := 1
-		for _, ks := range []int{2, 4} {
-			if us[fmt.Sprintf("%s/%s/1/ks%d", typ, shape, ks)] < us[fmt.Sprintf("%s/%s/1/ks%d", typ, shape, bk)] {
-				bk = ks
+	missing := 0 // products a file needs that -bwtypes left out
+	// at is a product's time at T as the table has it (v ""), launched
+	// with programmatic dependent launch (v "pdl", T <= 5), or with the K
+	// split fastest at T=1 (v "best").
+	at := func(typ, shape string, T int, v string) float64 {
+		key := fmt.Sprintf("%s/%s/%d", typ, shape, T)
+		switch {
+		case v == "pdl":
+			key += "/pdl"
+		case v == "best" && *checkBWSweep:
+			bk := 1
+			for _, ks := range []int{2, 4} {
+				if us[fmt.Sprintf("%s/%s/1/ks%d", typ, shape, ks)] < us[fmt.Sprintf("%s/%s/1/ks%d", typ, shape, bk)] {
+					bk = ks
+				}
 			}
+			key += fmt.Sprintf("/ks%d", bk)
 		}
-		return us[fmt.Sprintf("%s/%s/%d/ks%d", typ, shape, T, bk)]
+		t, ok := us[key]
+		if !ok {
+			missing++
+		}
+		return t
 	}
-	step := func(T int, typeOf func(part string, l int) string, best bool) float64 {
+	step := func(T int, typeOf func(part string, l int) string, v string) float64 {
 		var sum float64
 		for l := 0; l < 32; l++ {
 			for _, sh := range q8bShapes[:4] {
-				sum += at(typeOf(sh.name, l), sh.name, T, best)
+				sum += at(typeOf(sh.name, l), sh.name, T, v)
 			}
 		}
 		// and the one qx left: the first layer's qkv
-		return sum + at(typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T, best) + us[fmt.Sprintf("qx/4096/%d", T)]
+		return sum + at(typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T, v) + us[fmt.Sprintf("qx/4096/%d", T)]
 	}
-	fmt.Fprintf(w, "\nllama-8b decode step, quantized products and the first layer's qx only (sum of the timed kernels, one launch after another, no graph; best: each shape at its fastest K split at T=1)\n%-8s %12s %14s %12s %12s %12s %12s\n",
-		"file", "T=1 us", "tok/s bound", "T=5 us", "verify/dec", "best T=1", "best T=5")
+	fmt.Fprintf(w, "\nllama-8b decode step, quantized products and the first layer's qx only (sum of the timed kernels, one launch after another, no graph; pdl: launched with programmatic dependent launch; best: each shape at its fastest K split at T=1)\n%-8s %9s %11s %9s %10s %9s %9s %10s %9s %9s\n",
+		"file", "T=1 us", "tok/s bound", "T=5 us", "verify/dec", "pdl T=1", "pdl T=5", "verify/dec", "best T=1", "best T=5")
 	files := []struct {
 		name   string
 		typeOf func(part string, l int) string
@@ -303,11 +331,34 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		{"Q5_K", func(string, int) string { return "Q5_K" }},
 	}
 	for _, f := range files {
-		a, b := step(1, f.typeOf, false), step(5, f.typeOf, false)
-		ba, bb := step(1, f.typeOf, true), step(5, f.typeOf, true)
-		fmt.Fprintf(w, "%-8s %12.0f %14.0f %12.0f %12.2f %12.0f %12.0f\n", f.name, a, 1e6/a, b, b/a, ba, bb)
+		missing = 0
+		a, b := step(1, f.typeOf, ""), step(5, f.typeOf, "")
+		if missing > 0 {
+			continue
+		}
+		pa, pb := step(1, f.typeOf, "pdl"), step(5, f.typeOf, "pdl")
+		ba, bb := step(1, f.typeOf, "best"), step(5, f.typeOf, "best")
+		fmt.Fprintf(w, "%-8s %9.0f %11.0f %9.0f %10.2f %9.0f %9.0f %10.2f %9.0f %9.0f\n", f.name, a, 1e6/a, b, b/a, pa, pb, pb/pa, ba, bb)
 	}
 	return errors.Join(errs...)
+}
+
+var (
+	checkBWTypes = flag.String("bwtypes", "", "the quantized types of the quant bandwidth table (comma-separated, e.g. Q4_K,Q6_K; empty: all)")
+	checkBWSweep = flag.Bool("bwsweep", true, "the quant bandwidth table's K split sweep")
+)
+
+// bwType reports whether -bwtypes names dt (or is empty).
+func bwType(dt tensor.DType) bool {
+	if *checkBWTypes == "" {
+		return true
+	}
+	for _, s := range strings.Split(*checkBWTypes, ",") {
+		if strings.TrimSpace(s) == dt.String() {
+			return true
+		}
+	}
+	return false
 }
 
 // streamTimer returns timed, the mean device time (us, between two events

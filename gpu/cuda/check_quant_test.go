@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -28,16 +29,38 @@ var quantTypes = []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4
 // (checkQuantModels). It runs every part and reports every failure.
 func checkQuant(ctx context.Context, d *Device, models string, w io.Writer) error {
 	var errs []error
-	if err := checkQuantKernels(d, w); err != nil {
-		errs = append(errs, fmt.Errorf("cuda-check: quant kernels: %w", err))
+	if checkPart("kernels") {
+		if err := checkQuantKernels(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant kernels: %w", err))
+		}
 	}
-	if err := checkQuantBandwidth(d, w); err != nil {
-		errs = append(errs, fmt.Errorf("cuda-check: quant bandwidth: %w", err))
+	if checkPart("bandwidth") {
+		if err := checkQuantBandwidth(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant bandwidth: %w", err))
+		}
 	}
-	if err := checkQuantModels(ctx, d, models, w); err != nil {
-		errs = append(errs, fmt.Errorf("cuda-check: quant models: %w", err))
+	if checkPart("mma") {
+		if err := checkQuantMMA(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant mma: %w", err))
+		}
+	}
+	if checkPart("models") {
+		if err := checkQuantModels(ctx, d, models, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant models: %w", err))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkPart reports whether -parts names part (kernels, bandwidth, mma,
+// models) for the quant and fp8 checks.
+func checkPart(part string) bool {
+	for _, p := range strings.Split(*checkParts, ",") {
+		if strings.TrimSpace(p) == part {
+			return true
+		}
+	}
+	return false
 }
 
 // randBlocks is rows of cols values of dt as random ggml blocks: random
