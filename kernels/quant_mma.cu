@@ -1,9 +1,10 @@
-// Experimental: a Q4_K product on int8 tensor cores (included after
-// quant.cu; cuda-check -checks quant -parts mma times it beside mq_q4k; no
-// step launches it yet). The dp4a products (mq_body) pay about one
-// integer instruction per 4 weights per token, so verify's cost grows
-// with T; mma.sync m16n8k32 (u8 weights . s8 activation, int32 sums)
-// takes 16 rows x 8 tokens x 32 weights in one warp instruction.
+// Q4_K products on int8 tensor cores (included after quant.cu; gpu/cuda
+// launches them for Q4_K matrices with RIGSCOPE_CUDA_MQM=1, experimental,
+// off by default; cuda-check -checks quant -parts mma checks and times
+// them). The dp4a products (mq_body) pay about one integer instruction per
+// 4 weights per token, so verify's cost grows with T; mma.sync m16n8k32
+// (u8 weights . s8 activation, int32 sums) takes 16 rows x 8 tokens x 32
+// weights in one warp instruction.
 //
 // A warp owns 16 rows (lane l: g = l/4 its rows g and g+8 and token g of
 // the B operand, j = l%4), and every MQM_WARPS-th super-block of them.
@@ -17,7 +18,8 @@
 //   acc += i2f(dot) * (d*sc*dx) - dmin*m * (dx * sum q),
 // each (row, token) by one lane in super-block order, whatever T is, and
 // the warps' partial sums are added in warp order: a row's result is
-// bitwise the same for every T (but not the dp4a kernel's).
+// bitwise the same for every T (but not the dp4a kernels', so a step uses
+// one family for every T: the knob is per process).
 #define MQM_WARPS 4
 
 __device__ __forceinline__ void mma_u8s8(int (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
@@ -33,59 +35,112 @@ __device__ __forceinline__ uint2 ld8_stream(const void* p) {
   return v;
 }
 
-extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqm_q4k(float* __restrict__ out, int ldo,
-                                                                    const int8_t* __restrict__ xq,
-                                                                    const float2* __restrict__ xm, const void* w,
-                                                                    int N, int K, int T, int mode) {
+// mqm_body: mq_body's products (mode, GLU, NORM, act, the fused output
+// quantization qo) for Q4_K weights on the tensor cores, NTL tiles of 8
+// tokens (T <= 8 NTL). The block (MQM_WARPS warps) owns 16 rows; warp s
+// takes super-blocks s, s + MQM_WARPS, ...; the fused norm's sums of
+// squares come from qx's ssp as mq_sumsq adds them (warp t%MQM_WARPS for
+// token t), and finish_out adds the warps' partial sums in warp order.
+template <int NTL, bool GLU, bool NORM>
+__device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
+                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
+                                         const void* w2, int N, int K, int T, int mode, float eps, int act, int8_t* qo,
+                                         const float* qg, unsigned* qcnt) {
+  constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
   const int row0 = blockIdx.x * 16;
   const long rb = (long)(K / 256) * 144;
-  const uint8_t* rp[2];
-  rp[0] = static_cast<const uint8_t*>(w) + (long)min(row0 + g, N - 1) * rb;
-  rp[1] = static_cast<const uint8_t*>(w) + (long)min(row0 + g + 8, N - 1) * rb;
-  const int G = K / 16, nsb = K / 256;
-  const int t0 = 2 * j, t1 = 2 * j + 1;  // this lane's C tokens
-  float acc[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+  const uint8_t* rp[NW][2];
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+      rp[m][r] = static_cast<const uint8_t*>(m ? w2 : w) + (long)min(row0 + g + 8 * r, N - 1) * rb;
+  const int G = K / 16, nsb = K / 256, units = K / 32;
+  // Before pdl_wait: the warp's super-blocks into L2 (lane j touches
+  // bytes 48j, j < 3, and 143 of each block of its rows).
+  for (int sb = warp; sb < nsb; sb += MQM_WARPS)
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < 2; r++) prefetch_l2(rp[m][r] + (long)sb * 144 + (j < 3 ? 48 * j : 143));
+  float acc[NW][2][NTL][2];
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+      for (int n = 0; n < NTL; n++) acc[m][r][n][0] = acc[m][r][n][1] = 0.f;
   pdl_wait();
-  for (int sb = warp; sb < nsb; sb += MQM_WARPS) {
-    uint4 hd[2];
-    uint2 q[2][4];
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-      const uint8_t* bp = rp[r] + (long)sb * 144;
-      hd[r] = ld_stream(bp);
-#pragma unroll
-      for (int p = 0; p < 4; p++) q[r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
+  __shared__ float ssum[8 * NTL];
+  if (NORM)
+    for (int t = warp; t < T; t += MQM_WARPS) {
+      float v[1] = {0.f};
+      mq_sumsq<1>(v, ssp + (long)t * units, units, 1, lane);
+      if (lane == 0) ssum[t] = v[0];
     }
-    float2 dm[2];
+  for (int sb = warp; sb < nsb; sb += MQM_WARPS) {
+    uint4 hd[NW][2];
+    uint2 q[NW][2][4];
 #pragma unroll
-    for (int r = 0; r < 2; r++) dm[r] = __half22float2(*reinterpret_cast<const __half2*>(&hd[r].x));
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < 2; r++) {
+        const uint8_t* bp = rp[m][r] + (long)sb * 144;
+        hd[m][r] = ld_stream(bp);
+#pragma unroll
+        for (int p = 0; p < 4; p++) q[m][r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
+      }
 #pragma unroll
     for (int p = 0; p < 4; p++) {
-      float sc[2][2], mn[2][2];  // [row][sub-block 2p, 2p+1]
-#pragma unroll
-      for (int r = 0; r < 2; r++) scale_min_pair(p, hd[r].y, hd[r].z, hd[r].w, sc[r][0], sc[r][1], mn[r][0], mn[r][1]);
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         const int b = sb * 8 + 2 * p + h;  // the activation's 32-block
-        uint2 xv = make_uint2(0u, 0u);
-        if (g < T) xv = __ldg(reinterpret_cast<const uint2*>(xq + (long)g * K + 32 * b + 8 * j));
+        uint2 xv[NTL];
+#pragma unroll
+        for (int n = 0; n < NTL; n++) {
+          xv[n] = make_uint2(0u, 0u);
+          if (8 * n + g < T) xv[n] = __ldg(reinterpret_cast<const uint2*>(xq + (long)(8 * n + g) * K + 32 * b + 8 * j));
+        }
+        float4 mm[NTL][2];
+#pragma unroll
+        for (int n = 0; n < NTL; n++)
+#pragma unroll
+          for (int tt = 0; tt < 2; tt++) {
+            const int t = 8 * n + 2 * j + tt;
+            mm[n][tt] = t < T ? __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + 2 * b)) : make_float4(0.f, 0.f, 0.f, 0.f);
+          }
         const unsigned s = 4 * h;
-        int c[4] = {0x4B400000, 0x4B400000, 0x4B400000, 0x4B400000};
-        mma_u8s8(c, (q[0][p].x >> s) & 0x0f0f0f0fu, (q[1][p].x >> s) & 0x0f0f0f0fu, (q[0][p].y >> s) & 0x0f0f0f0fu,
-                 (q[1][p].y >> s) & 0x0f0f0f0fu, xv.x, xv.y);
 #pragma unroll
-        for (int tt = 0; tt < 2; tt++) {
-          const int t = tt ? t1 : t0;
-          if (t < T) {
-            const float4 mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + 2 * b));
-            const float sum = mm.y + mm.w;
+        for (int m = 0; m < NW; m++) {
+          float a[2], bm[2];  // [row]: d*sc and dmin*m of sub-block 2p+h
 #pragma unroll
-            for (int r = 0; r < 2; r++) {
-              float a = acc[r][tt];
-              a = fmaf(i2f_biased(c[2 * r + tt]), __fmul_rn(dm[r].x * sc[r][h], mm.x), a);
-              a = fmaf(-(dm[r].y * mn[r][h]), sum, a);
-              acc[r][tt] = a;
+          for (int r = 0; r < 2; r++) {
+            const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&hd[m][r].x));
+            float sc0, sc1, m0, m1;
+            scale_min_pair(p, hd[m][r].y, hd[m][r].z, hd[m][r].w, sc0, sc1, m0, m1);
+            a[r] = dm.x * (h ? sc1 : sc0);
+            bm[r] = dm.y * (h ? m1 : m0);
+          }
+          const unsigned a0 = (q[m][0][p].x >> s) & 0x0f0f0f0fu, a1 = (q[m][1][p].x >> s) & 0x0f0f0f0fu;
+          const unsigned a2 = (q[m][0][p].y >> s) & 0x0f0f0f0fu, a3 = (q[m][1][p].y >> s) & 0x0f0f0f0fu;
+#pragma unroll
+          for (int n = 0; n < NTL; n++) {
+            if (8 * n >= T) continue;
+            int c[4] = {0x4B400000, 0x4B400000, 0x4B400000, 0x4B400000};
+            mma_u8s8(c, a0, a1, a2, a3, xv[n].x, xv[n].y);
+#pragma unroll
+            for (int tt = 0; tt < 2; tt++) {
+              if (8 * n + 2 * j + tt >= T) continue;
+              const float4 x4 = mm[n][tt];
+              const float sum = x4.y + x4.w;
+#pragma unroll
+              for (int r = 0; r < 2; r++) {
+                float v = acc[m][r][n][tt];
+                v = fmaf(i2f_biased(c[2 * r + tt]), __fmul_rn(a[r], x4.x), v);
+                v = fmaf(-bm[r], sum, v);
+                acc[m][r][n][tt] = v;
+              }
             }
           }
         }
@@ -93,19 +148,44 @@ extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqm_q4k(float* __re
     }
   }
   pdl_trigger();
-  __shared__ float red[MQM_WARPS][16][8];
+  __shared__ float red[MQM_WARPS][NW][16][8 * NTL];
 #pragma unroll
-  for (int r = 0; r < 2; r++)
+  for (int m = 0; m < NW; m++)
 #pragma unroll
-    for (int tt = 0; tt < 2; tt++) red[warp][g + 8 * r][2 * j + tt] = acc[r][tt];
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+      for (int n = 0; n < NTL; n++)
+#pragma unroll
+        for (int tt = 0; tt < 2; tt++) red[warp][m][g + 8 * r][8 * n + 2 * j + tt] = acc[m][r][n][tt];
   __syncthreads();
-  for (int i = threadIdx.x; i < 16 * 8; i += blockDim.x) {
-    const int r = i >> 3, t = i & 7;
+  for (int i = threadIdx.x; i < 16 * 8 * NTL; i += blockDim.x) {
+    const int r = i / (8 * NTL), t = i % (8 * NTL);
     if (t >= T || row0 + r >= N) continue;
-    float v = red[0][r][t];
-#pragma unroll
-    for (int q = 1; q < MQM_WARPS; q++) v += red[q][r][t];
-    float* o = out + (long)t * ldo + row0 + r;
-    *o = mode == 1 ? *o + v : v;
+    finish_out<NW, MQM_WARPS, NORM, GLU>(
+        out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; },
+        [&](int q) { return q == 0 ? ssum[t] : 0.f; }, K, eps, act);
   }
+  if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, 16);
 }
+
+// mqm_q4k_NT, mqmn_q4k_NT, mqmg_q4k_NT (NT 8 or 16 tokens): mq_q4k_*,
+// mqn_q4k_*, mqg_q4k_* on the tensor cores, with their arguments (ks is
+// not used; grid: a block per 16 rows).
+#define MQM_INST(NT)                                                                                             \
+  extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqm_q4k_##NT(                                      \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,       \
+      int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                     \
+    mqm_body<NT / 8, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, 0, qo, qg, qcnt);              \
+  }                                                                                                              \
+  extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqmn_q4k_##NT(                                     \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,      \
+      int T, float eps, int ks) {                                                                                \
+    mqm_body<NT / 8, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, 0, nullptr, nullptr, nullptr);    \
+  }                                                                                                              \
+  extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqmg_q4k_##NT(                                     \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,    \
+      int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {              \
+    mqm_body<NT / 8, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, act, qo, qg, qcnt);              \
+  }
+MQM_INST(8)
+MQM_INST(16)

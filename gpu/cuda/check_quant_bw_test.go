@@ -118,7 +118,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				return fmt.Errorf("%v %s T=%d: %w", dt, sh.name, T, err)
 			}
 			us[fmt.Sprintf("%s/%s/%d", label, sh.name, T)] = t
-			if T <= 5 && *checkBWSweep { // the K split sweep (mqSplit's choice is the line above)
+			if T <= 5 && *checkBWSweep && !tgt.tune.MQM { // the K split sweep (mqSplit's choice is the line above)
 				sweep := fmt.Sprintf("%-6s %-22s T=%-2d policy ks=%d:", label, sh.name, T, tgt.mqSplit(sh.N, dt))
 				for _, ks := range []int{1, 2, 4} {
 					tgt.mqks = ks
@@ -224,9 +224,40 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		if err == nil {
 			err = run(tensor.Q4_K, q8bShapes[0], mats, "Q4_K+6")
 		}
+		if err == nil && *checkBWMMA { // its Q4_K part on the tensor cores
+			tgt.tune.MQM = true
+			err = run(tensor.Q4_K, q8bShapes[0], mats, "Q4_K+6m")
+			tgt.tune.MQM = false
+		}
 		m.free()
 		if err != nil {
 			errs = append(errs, err)
+		}
+	}
+	// Q4_K on the int8 tensor cores (quant_mma.cu, RIGSCOPE_CUDA_MQM=1), label Q4_Km.
+	if bwType(tensor.Q4_K) && *checkBWMMA {
+		for _, sh := range q8bShapes[:4] {
+			m := &dmodel{}
+			if _, err := m.scratch(max(sh.N, sh.K)); err != nil {
+				return err
+			}
+			data := randBlocks(rng, tensor.Q4_K, sh.N, sh.K)
+			mk := func() []*tensor.Tensor {
+				return []*tensor.Tensor{{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data}}
+			}
+			mats, err := upload(m, mk, 2)
+			if err == nil {
+				if sh.kind == 2 && len(mats)%2 == 1 {
+					mats = mats[:len(mats)-1]
+				}
+				tgt.tune.MQM = true
+				err = run(tensor.Q4_K, sh, mats, "Q4_Km")
+				tgt.tune.MQM = false
+			}
+			m.free()
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nlaunched one after another plainly and with programmatic dependent launch (a step's graph: weights loaded before pdl_wait)\n%s\n", strings.Join(pdlRows, "\n"))
@@ -286,6 +317,9 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			key += fmt.Sprintf("/ks%d", bk)
 		}
 		t, ok := us[key]
+		if !ok && v == "best" { // no sweep for it (the tensor-core products have no K split)
+			t, ok = us[fmt.Sprintf("%s/%s/%d", typ, shape, T)]
+		}
 		if !ok {
 			missing++
 		}
@@ -301,7 +335,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		// and the one qx left: the first layer's qkv
 		return sum + at(typeOf(q8bShapes[4].name, 0), q8bShapes[4].name, T, v) + us[fmt.Sprintf("qx/4096/%d", T)]
 	}
-	fmt.Fprintf(w, "\nllama-8b decode step, quantized products and the first layer's qx only (sum of the timed kernels, one launch after another, no graph; pdl: launched with programmatic dependent launch; best: each shape at its fastest K split at T=1)\n%-8s %9s %11s %9s %10s %9s %9s %10s %9s %9s\n",
+	fmt.Fprintf(w, "\nllama-8b decode step, quantized products and the first layer's qx only (sum of the timed kernels, one launch after another, no graph; pdl: launched with programmatic dependent launch; best: each shape at its fastest K split at T=1)\n%-10s %9s %11s %9s %10s %9s %9s %10s %9s %9s\n",
 		"file", "T=1 us", "tok/s bound", "T=5 us", "verify/dec", "pdl T=1", "pdl T=5", "verify/dec", "best T=1", "best T=5")
 	files := []struct {
 		name   string
@@ -327,6 +361,21 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			}
 			return "Q4_K"
 		}},
+		{"Q4_K_M mma", func(p string, l int) string { // its Q4_K products on the tensor cores
+			switch p {
+			case q8bShapes[0].name:
+				if quant.Q4KM.TensorType(fmt.Sprintf("blk.%d.attn_v.weight", l), []int{1024, 4096}, 32, false) == tensor.Q6_K {
+					return "Q4_K+6m"
+				}
+			case q8bShapes[3].name:
+				if t := quant.Q4KM.TensorType(fmt.Sprintf("blk.%d.ffn_down.weight", l), []int{4096, 14336}, 32, false); t != tensor.Q4_K {
+					return t.String()
+				}
+			case q8bShapes[4].name:
+				return "Q6_K"
+			}
+			return "Q4_Km"
+		}},
 		{"Q6_K", func(string, int) string { return "Q6_K" }},
 		{"Q5_K", func(string, int) string { return "Q5_K" }},
 	}
@@ -338,7 +387,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		}
 		pa, pb := step(1, f.typeOf, "pdl"), step(5, f.typeOf, "pdl")
 		ba, bb := step(1, f.typeOf, "best"), step(5, f.typeOf, "best")
-		fmt.Fprintf(w, "%-8s %9.0f %11.0f %9.0f %10.2f %9.0f %9.0f %10.2f %9.0f %9.0f\n", f.name, a, 1e6/a, b, b/a, pa, pb, pb/pa, ba, bb)
+		fmt.Fprintf(w, "%-10s %9.0f %11.0f %9.0f %10.2f %9.0f %9.0f %10.2f %9.0f %9.0f\n", f.name, a, 1e6/a, b, b/a, pa, pb, pb/pa, ba, bb)
 	}
 	return errors.Join(errs...)
 }
@@ -346,6 +395,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 var (
 	checkBWTypes = flag.String("bwtypes", "", "the quantized types of the quant bandwidth table (comma-separated, e.g. Q4_K,Q6_K; empty: all)")
 	checkBWSweep = flag.Bool("bwsweep", true, "the quant bandwidth table's K split sweep")
+	checkBWMMA   = flag.Bool("bwmma", true, "the quant bandwidth table's Q4_K rows on the int8 tensor cores (Q4_Km)")
 )
 
 // bwType reports whether -bwtypes names dt (or is empty).

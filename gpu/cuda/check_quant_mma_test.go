@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 
 	"gorgonia.org/cu"
@@ -14,32 +15,11 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// mqmMaxT is the most tokens mqm_q4k (kernels/quant_mma.cu) takes: one
-// 8-column tile of the tensor-core product.
-const mqmMaxT = 8
-
-// launchMQM launches the experimental tensor-core Q4_K product: out (T,
-// ldo) [+]= x . w^T with x as qx quantized it (q, m).
-func launchMQM(d *Device, s cu.Stream, pdl bool, out cu.DevicePtr, ldo int, q, m cu.DevicePtr, w dweight, T, mode int) error {
-	if w.dt != tensor.Q4_K || len(w.parts) > 0 || T < 1 || T > mqmMaxT || w.cols%256 != 0 {
-		return fmt.Errorf("cuda check: mqm_q4k takes one Q4_K matrix of whole super-blocks and 1..%d tokens, not %v (%d, %d) at T=%d", mqmMaxT, w.dt, w.rows, w.cols, T)
-	}
-	fn, err := d.fn("mqm_q4k")
-	if err != nil {
-		return err
-	}
-	lf := launch
-	if pdl {
-		lf = launchPDL
-	}
-	return lf(fn, [3]int{(w.rows + 15) / 16, 1, 1}, [3]int{128, 1, 1}, 0, s,
-		ptr(out), i32(ldo), ptr(q), ptr(m), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), i32(mode))
-}
-
-// checkQuantMMA checks mqm_q4k against float64 (x as qx quantized it, as
-// the dp4a products' exact check) with T=k rows bitwise the T=1 rows, then
-// times it beside mq_q4k (the dp4a product, plain, no fused output
-// quantization) on llama-8b's shapes at 1, 2, 5 and 8 tokens.
+// checkQuantMMA checks the Q4_K products on the int8 tensor cores
+// (kernels/quant_mma.cu, the MQM knob) as checkQuantKernels does the dp4a
+// ones: every mode against float64 with x as qx quantized it (tol
+// tolQuantExact) and with float x (tolQuantRaw), T=1..16, every T=k row
+// bitwise its T=1 run; then times them beside the dp4a kernels.
 func checkQuantMMA(d *Device, w io.Writer) error {
 	s, done, err := d.checkStream()
 	if err != nil {
@@ -50,74 +30,80 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 9))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
-	const N, K = 70, 4352 // a partial last tile; 17 super-blocks over 4 warps
-	x, base := randn32(rng, mqmMaxT*K, 0, 1), randn32(rng, mqmMaxT*N, 0, 1)
-	xd := h.up(f32bytes(x))
-	wq := randBlocks(rng, tensor.Q4_K, N, K)
+	tgt.tune.MQM = true
+	const N, K, TT = 70, 4352, MaxTokens // a partial last tile of 16 rows; 17 super-blocks over 4 warps
+	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
+	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
+	wq, w2q := randBlocks(rng, tensor.Q4_K, N, K), randBlocks(rng, tensor.Q4_K, N, K)
+	W, W2 := dequant(tensor.Q4_K, wq, N, K), dequant(tensor.Q4_K, w2q, N, K)
 	m := &dmodel{}
-	defer m.free()
-	Wd, err := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: tensor.Q4_K, Shape: []int{N, K}, Data: wq})
-	if err != nil {
+	Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: tensor.Q4_K, Shape: []int{N, K}, Data: wq})
+	W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: tensor.Q4_K, Shape: []int{N, K}, Data: w2q})
+	h.allocs = append(h.allocs, m.allocs...)
+	if err := errors.Join(e1, e2, h.err); err != nil {
 		return err
 	}
-	if h.err != nil {
-		return h.err
-	}
-	if _, _, _, err := tgt.quantizeX(xd, Wd, mqmMaxT, 0); err != nil {
-		return err
-	}
-	qh, mh, err := h.downQX(Wd.qs.buf[0], mqmMaxT, K)
-	if err != nil {
-		return err
-	}
-	W := dequant(tensor.Q4_K, wq, N, K)
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
+	fmt.Fprintf(w, "\nQ4_K on int8 tensor cores (mqm*_q4k, RIGSCOPE_CUDA_MQM=1) vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact tol %.0e, raw tol %.0e)\n%-10s %12s %12s %10s\n",
+		N, K, tolQuantExact, tolQuantRaw, "mode", "exact rel", "raw rel", "T=k = T=1")
 	var errs []error
-	fmt.Fprintf(w, "\nQ4_K on int8 tensor cores (mqm_q4k, experimental) vs float64 (N=%d K=%d, x as qx quantized it, tol %.0e)\n%-8s %2s %12s %10s\n", N, K, tolQuantExact, "mode", "T", "exact rel", "T=k = T=1")
-	for mode := 0; mode < 2; mode++ {
-		run := func(t0, T int) ([]float32, error) {
-			var out cu.DevicePtr
-			if mode == 1 {
-				out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
-			} else {
-				out = h.poison(T * N)
-			}
-			if h.err != nil {
-				return nil, h.err
-			}
-			qt, mt, _ := qxRows(Wd.qs.buf[0], K, t0)
-			if err := launchMQM(d, s, false, out, N, qt, mt, Wd, T, mode); err != nil {
-				return nil, err
-			}
-			return h.down(out, T*N)
+	for mode := 0; mode < 5; mode++ {
+		var norm cu.DevicePtr
+		if mode >= 2 {
+			norm = gd
 		}
-		ref := quantRef(mode, W, nil, x, qxValues(qh, mh, mqmMaxT, K), nil, base, mqmMaxT, N, K)
-		one := make([][]float32, mqmMaxT)
+		run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
+		ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K)
+		one := make([][]float32, TT)
 		for t := range one {
 			if one[t], err = run(t, 1); err != nil {
 				return err
 			}
 		}
-		for T := 1; T <= mqmMaxT; T++ {
+		bitwise, worstRaw := "ok", 0.0
+		var got16 []float32
+		for T := 1; T <= TT; T++ {
 			got, err := run(0, T)
 			if err != nil {
 				return err
 			}
-			bitwise := rowsBitwise(got, one, T, N)
-			rel, _, e := errStats(got, ref[:T*N])
-			st := "ok"
-			if e != nil || !(rel <= tolQuantExact) || bitwise != "ok" {
-				st = "FAIL"
-				errs = append(errs, fmt.Errorf("mqm_q4k mode %d T=%d: exact rel %.2e (tol %.0e), bitwise %s, %v", mode, T, rel, tolQuantExact, bitwise, e))
+			if bitwise == "ok" {
+				if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
+					bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
+				}
 			}
-			fmt.Fprintf(w, "%-8s %2d %12.2e %10s %s\n", []string{"mv", "mv+add"}[mode], T, rel, bitwise, st)
+			rel, _, e := errStats(got, ref[:T*N])
+			if e != nil {
+				errs = append(errs, fmt.Errorf("mqm %s T=%d: %w", modeNames[mode], T, e))
+				continue
+			}
+			worstRaw = max(worstRaw, rel)
+			got16 = got
 		}
+		q, mm, err := h.downQX(Wd.qs.buf[0], TT, K) // as the T=16 run's qx wrote it
+		if err != nil {
+			return err
+		}
+		exact := math.NaN()
+		if got16 != nil {
+			if exact, _, err = errStats(got16, quantRef(mode, W, W2, x, qxValues(q, mm, TT, K), g, base, TT, N, K)); err != nil {
+				errs = append(errs, fmt.Errorf("mqm %s: %w", modeNames[mode], err))
+			}
+		}
+		st := "ok"
+		if !(exact <= tolQuantExact) || !(worstRaw <= tolQuantRaw) || bitwise != "ok" {
+			st = "FAIL"
+			errs = append(errs, fmt.Errorf("mqm %s: exact rel %.2e (tol %.0e), raw rel %.2e (tol %.0e), bitwise %s", modeNames[mode], exact, tolQuantExact, worstRaw, tolQuantRaw, bitwise))
+		}
+		fmt.Fprintf(w, "%-10s %12.2e %12.2e %10s %s\n", modeNames[mode], exact, worstRaw, bitwise, st)
 	}
 	errs = append(errs, timeQuantMMA(d, s, tgt, w))
 	return errors.Join(errs...)
 }
 
-// timeQuantMMA times mqm_q4k and mq_q4k (plain, mode store, mqSplit's K
-// split) on llama-8b's shapes, weights rotated over copies >= 256 MB.
+// timeQuantMMA times the Q4_K products plain (mode store, no fused output
+// quantization), dp4a (mq_q4k_*) and on the tensor cores (mqm_q4k_*), on
+// llama-8b's shapes; weights rotated over copies >= 256 MB.
 func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 	_, readGBps, err := Bandwidth(d, 1<<30)
 	if err != nil {
@@ -129,12 +115,12 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 	}
 	defer closeTimer()
 	rng := rand.New(rand.NewPCG(9, 23))
-	Ts := []int{1, 2, 5, 8}
-	fmt.Fprintf(w, "\nQ4_K plain products, dp4a (mq_q4k) vs int8 tensor cores (mqm_q4k), us (read bandwidth %.0f GB/s; pdl: launched with programmatic dependent launch)\n%-18s %7s", readGBps, "matrix", "MB")
+	Ts := []int{1, 2, 5, 8, 16}
+	fmt.Fprintf(w, "\nQ4_K plain products, us: dp4a (mq_q4k) and int8 tensor cores (mqm_q4k); read bandwidth %.0f GB/s; pdl: launched with programmatic dependent launch\n%-18s %7s", readGBps, "matrix", "MB")
 	for _, T := range Ts {
-		fmt.Fprintf(w, " %8s %8s", fmt.Sprintf("dp4a T=%d", T), "mma")
+		fmt.Fprintf(w, " %9s %7s", fmt.Sprintf("dp4a T=%d", T), "mma")
 	}
-	fmt.Fprintf(w, " %9s %9s\n", "mma pdl 1", "mma pdl 5")
+	fmt.Fprintf(w, " %9s %9s %9s %9s\n", "dp4a pdl1", "mma pdl1", "dp4a pdl5", "mma pdl5")
 	shapes := []struct {
 		name string
 		N, K int
@@ -144,12 +130,8 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 		m := &dmodel{}
 		err := func() error {
 			data := randBlocks(rng, tensor.Q4_K, sh.N, sh.K)
-			one, err := m.uploadLayerMatrix(&tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
-			if err != nil {
-				return err
-			}
-			mats := []dweight{one}
-			for int64(len(mats))*one.bytes() < 256<<20 {
+			var mats []dweight
+			for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
 				c, err := m.uploadLayerMatrix(&tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
 				if err != nil {
 					return err
@@ -161,42 +143,52 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 			if h.err != nil {
 				return h.err
 			}
-			q, mq, _, err := tgt.quantizeX(xd, one, MaxTokens, 0)
+			q, mq, _, err := tgt.quantizeX(xd, mats[0], MaxTokens, 0)
 			if err != nil {
 				return err
 			}
 			ks := tgt.mqSplit(sh.N, tensor.Q4_K)
-			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(one.bytes())/1e6)
-			for _, T := range Ts {
-				fn, err := d.fn(fmt.Sprintf("mq_q4k_%d", bucket(T)))
+			at := func(T int, mma, pdl bool) (float64, error) {
+				tgt.tune.MQM = mma
+				name, grid, err := tgt.mqKernel("mq", tensor.Q4_K, sh.N, sh.K, T, ks)
+				tgt.tune.MQM = true
 				if err != nil {
-					return err
+					return 0, err
 				}
-				dp, err := timed(2*len(mats), func(i int) error {
-					wi := mats[i%len(mats)]
-					return launch(fn, mqGrid(sh.N, T, ks), [3]int{mvThreads, 1, 1}, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(wi.w),
+				fn, err := d.fn(name)
+				if err != nil {
+					return 0, err
+				}
+				lf := launch
+				if pdl {
+					lf = launchPDL
+				}
+				return timed(2*len(mats), func(i int) error {
+					return lf(fn, grid, [3]int{mvThreads, 1, 1}, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
 						i32(sh.N), i32(sh.K), i32(T), i32(0), i32(ks), ptr(0), ptr(0), ptr(0))
 				})
+			}
+			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(mats[0].bytes())/1e6)
+			for _, T := range Ts {
+				dp, err := at(T, false, false)
 				if err != nil {
 					return err
 				}
-				mt, err := timed(2*len(mats), func(i int) error {
-					return launchMQM(d, s, false, out, sh.N, q, mq, mats[i%len(mats)], T, 0)
-				})
+				mt, err := at(T, true, false)
 				if err != nil {
 					return err
 				}
-				line += fmt.Sprintf(" %8.1f %8.1f", dp, mt)
+				line += fmt.Sprintf(" %9.1f %7.1f", dp, mt)
 			}
 			if d.Major >= 9 {
 				for _, T := range []int{1, 5} {
-					mt, err := timed(2*len(mats), func(i int) error {
-						return launchMQM(d, s, true, out, sh.N, q, mq, mats[i%len(mats)], T, 0)
-					})
-					if err != nil {
-						return err
+					for _, mma := range []bool{false, true} {
+						t, err := at(T, mma, true)
+						if err != nil {
+							return err
+						}
+						line += fmt.Sprintf(" %9.1f", t)
 					}
-					line += fmt.Sprintf(" %9.1f", mt)
 				}
 			}
 			fmt.Fprintln(w, line)

@@ -73,6 +73,25 @@ func mqGrid(rows, T, ks int) [3]int {
 	return [3]int{(rows + per - 1) / per, 1, 1}
 }
 
+// mqKernel is the kernel (prefix mq, mqn or mqg) and grid of a quantized
+// product of dt (rows, cols) at T tokens split ks ways: with the MQM knob,
+// Q4_K on the int8 tensor cores (mqm*_q4k_8 or _16, a block per 16 rows,
+// the same arguments, ks unused), else the dp4a kernels.
+func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks int) (string, [3]int, error) {
+	if t.tune.MQM && dt == tensor.Q4_K && cols%256 == 0 && T <= MaxTokens {
+		nt := 8
+		if T > 8 {
+			nt = 16
+		}
+		return fmt.Sprintf("mqm%s_q4k_%d", prefix[2:], nt), [3]int{(rows + 15) / 16, 1, 1}, nil
+	}
+	suf, err := kernelSuffix(dt)
+	if err != nil {
+		return "", [3]int{}, err
+	}
+	return fmt.Sprintf("%s_%s_%d", prefix, suf, bucket(T)), mqGrid(rows, T, ks), nil
+}
+
 // qxPtrs are the parts of the activation scratch buffer at xq for rows of
 // K values (qx_parts in quant.cu): int8 (MaxTokens, K), float2
 // (MaxTokens, K/16), float sums of squares per 32-block (MaxTokens, K/32).
@@ -157,18 +176,22 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 	t.qfuse = nil
 	row := 0
 	for _, p := range parts {
-		suf, err := kernelSuffix(p.dt)
+		o := out + cu.DevicePtr(4*row)
+		ks := t.mqSplit(p.rows, p.dt)
+		prefix := "mq"
+		if norm != 0 {
+			prefix = "mqn"
+		}
+		name, grid, err := t.mqKernel(prefix, p.dt, p.rows, p.cols, T, ks)
 		if err != nil {
 			return err
 		}
-		o := out + cu.DevicePtr(4*row)
-		ks := t.mqSplit(p.rows, p.dt)
-		grid, block := mqGrid(p.rows, T, ks), [3]int{mvThreads, 1, 1}
+		block := [3]int{mvThreads, 1, 1}
 		if norm != 0 {
-			err = t.kernel(cat, p.bytes(), fmt.Sprintf("mqn_%s_%d", suf, bucket(T)), grid, block,
+			err = t.kernel(cat, p.bytes(), name, grid, block,
 				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), f32(t.eps), i32(ks))
 		} else {
-			err = t.kernel(cat, p.bytes(), fmt.Sprintf("mq_%s_%d", suf, bucket(T)), grid, block,
+			err = t.kernel(cat, p.bytes(), name, grid, block,
 				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode), i32(ks),
 				ptr(qo), ptr(qg), ptr(qcnt))
 		}
@@ -189,7 +212,8 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	if norm == 0 {
 		return fmt.Errorf("cuda: the quantized GLU needs its RMSNorm weight")
 	}
-	suf, err := kernelSuffix(g.dt)
+	ks := t.mqSplit(g.rows, g.dt)
+	name, grid, err := t.mqKernel("mqg", g.dt, g.rows, g.cols, T, ks)
 	if err != nil {
 		return err
 	}
@@ -202,9 +226,7 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	if t.gelu {
 		act = 1
 	}
-	ks := t.mqSplit(g.rows, g.dt)
-	return t.kernel("gate_up", g.bytes()+u.bytes(), fmt.Sprintf("mqg_%s_%d", suf, bucket(T)),
-		mqGrid(g.rows, T, ks), [3]int{mvThreads, 1, 1},
+	return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{mvThreads, 1, 1},
 		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps), i32(ks),
 		i32(act), ptr(qo), ptr(qg), ptr(qcnt))
 }
