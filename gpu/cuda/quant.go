@@ -78,11 +78,7 @@ func mqGrid(rows, T, ks int) [3]int {
 // Q4_K on the int8 tensor cores (mqm*_q4k_8 or _16, a block per 16 rows,
 // the same arguments, ks unused), else the dp4a kernels.
 func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks int) (string, [3]int, error) {
-	if t.tune.MQM && dt == tensor.Q4_K && cols%256 == 0 && T <= MaxTokens {
-		nt := 8
-		if T > 8 {
-			nt = 16
-		}
+	if nt := mqmTile(t.tune.MQM, dt, cols, T, MaxTokens); nt > 0 {
 		return fmt.Sprintf("mqm%s_q4k_%d", prefix[2:], nt), [3]int{(rows + 15) / 16, 1, 1}, nil
 	}
 	suf, err := kernelSuffix(dt)

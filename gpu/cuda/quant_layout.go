@@ -49,3 +49,19 @@ func unitGroups(dt tensor.DType, u int) (g0, gs int) {
 	}
 	return 2 * u, 1
 }
+
+// mqmTile is the token tile of the Q4_K tensor-core products
+// (kernels/quant_mma.cu) for a product of dt with cols columns at T tokens
+// when the MQM knob is on: 8 (one n-tile of mma.sync) up to 8 tokens, 16
+// (two) up to 16, or 0 where they do not apply (another type, a row of
+// partial super-blocks, more tokens than a pass takes) and the dp4a
+// kernels run.
+func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
+	switch {
+	case !on || dt != tensor.Q4_K || cols%256 != 0 || T < 1 || T > 16 || T > maxT:
+		return 0
+	case T <= 8:
+		return 8
+	}
+	return 16
+}

@@ -286,3 +286,31 @@ func TestMQSplit(t *testing.T) {
 		}
 	}
 }
+
+// The tensor-core Q4_K products take Q4_K rows of whole super-blocks at
+// 1..16 tokens with the knob on, in tiles of 8 tokens; everything else
+// stays on the dp4a kernels.
+func TestMQMTile(t *testing.T) {
+	cases := []struct {
+		name       string
+		on         bool
+		dt         tensor.DType
+		cols, T, w int
+	}{
+		{"off", false, tensor.Q4_K, 4096, 1, 0},
+		{"decode", true, tensor.Q4_K, 4096, 1, 8},
+		{"verify of 8", true, tensor.Q4_K, 14336, 8, 8},
+		{"verify of 9", true, tensor.Q4_K, 4096, 9, 16},
+		{"verify of 16", true, tensor.Q4_K, 4096, 16, 16},
+		{"more than a pass", true, tensor.Q4_K, 4096, 17, 0},
+		{"no tokens", true, tensor.Q4_K, 4096, 0, 0},
+		{"Q6_K", true, tensor.Q6_K, 4096, 1, 0},
+		{"Q8_0", true, tensor.Q8_0, 4096, 5, 0},
+		{"partial super-block", true, tensor.Q4_K, 4096 + 32, 1, 0},
+	}
+	for _, c := range cases {
+		if got := mqmTile(c.on, c.dt, c.cols, c.T, 16); got != c.w {
+			t.Errorf("%s: mqmTile(%v, %v, %d, %d) = %d, want %d", c.name, c.on, c.dt, c.cols, c.T, got, c.w)
+		}
+	}
+}

@@ -54,6 +54,8 @@ func TestParseTuning(t *testing.T) {
 		{"kv float32", map[string]string{"RIGSCOPE_CUDA_KV": "float32"}, func(w *Tuning) { w.KV = kvF32 }, false},
 		{"kv unknown", map[string]string{"RIGSCOPE_CUDA_KV": "fp8"}, nil, true},
 		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
+		{"int8 tensor-core Q4_K", map[string]string{"RIGSCOPE_CUDA_MQM": "1"}, func(w *Tuning) { w.MQM = true }, false},
+		{"int8 tensor-core Q4_K not 1 stays off", map[string]string{"RIGSCOPE_CUDA_MQM": "yes"}, func(*Tuning) {}, false},
 	}
 	for _, c := range cases {
 		got, err := ParseTuning(env(c.vars))
