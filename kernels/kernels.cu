@@ -53,6 +53,9 @@ __device__ __forceinline__ uint4 ld_stream(const void* p) {
 // previous kernel's tail and the loads after the wait find them in L2
 // (the loop itself is unchanged: loading registers before the wait made
 // ptxas hoist every later iteration's loads too, 24 to 100 more registers).
+// l2_prefetch is 1 unless gpu/cuda set it to 0 at load (RIGSCOPE_CUDA_L2PF=0,
+// for comparisons): then no product prefetches.
+__device__ int l2_prefetch = 1;
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // A chunk is the 16 bytes one lane loads: E elements of a weight row.
 struct WBF16 {
@@ -200,13 +203,15 @@ __device__ __forceinline__ void mv_body(float* __restrict__ out, int ldo, const 
       for (int r = 0; r < ROWS; r++) acc[m][r][t] = 0.f;
   }
   const int chunks = K / E;
-  for (int c = warp * 32 + lane; c < chunks; c += MV_WARPS * 32)  // every chunk is 16 bytes (prefetch_l2)
+  if (l2_prefetch) {
+    for (int c = warp * 32 + lane; c < chunks; c += MV_WARPS * 32)  // every chunk is 16 bytes (prefetch_l2)
 #pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-      const long row = row0 + r < N ? row0 + r : N - 1;
-      prefetch_l2(static_cast<const uint8_t*>(w) + (row * (K / E) + c) * 16);
-      if (GLU) prefetch_l2(static_cast<const uint8_t*>(w2) + (row * (K / E) + c) * 16);
-    }
+      for (int r = 0; r < ROWS; r++) {
+        const long row = row0 + r < N ? row0 + r : N - 1;
+        prefetch_l2(static_cast<const uint8_t*>(w) + (row * (K / E) + c) * 16);
+        if (GLU) prefetch_l2(static_cast<const uint8_t*>(w2) + (row * (K / E) + c) * 16);
+      }
+  }
   pdl_wait();
   for (int c = warp * 32 + lane; c < chunks; c += MV_WARPS * 32) {
     float wv[NW][ROWS][E], sc[NW][ROWS];

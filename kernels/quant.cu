@@ -464,16 +464,17 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   // Before pdl_wait: the lane's weight bytes into L2 (prefetch_l2; unit
   // u's 32 weights lie about 32*BB/BS bytes into the row at u*32*BB/BS,
   // and the lanes' units are consecutive, so every line is touched).
-  for (int v = sl * 32 + lane; v < units; v += ks * 32)
+  if (l2_prefetch) {
+    for (int v = sl * 32 + lane; v < units; v += ks * 32)
 #pragma unroll
-    for (int m = 0; m < NW; m++)
+      for (int m = 0; m < NW; m++)
 #pragma unroll
-      for (int r = 0; r < R; r++) prefetch_l2(rp[m][r] + (long)v * (32 * QT::BB / QT::BS));
+        for (int r = 0; r < R; r++) prefetch_l2(rp[m][r] + (long)v * (32 * QT::BB / QT::BS));
+  }
   pdl_wait();
   // NORM: sum(x*x) of each token, from qx's per-32-block sums, in a fixed
-  // order; up to 2 tokens loaded before the unit loop, so that its latency
-  // hides under the weights' instead of following them (at 8 tokens ptxas
-  // gave mqg_q4k_8 212 registers instead of 166 for it).
+  // order; up to 2 tokens before the unit loop, its latency under the
+  // weights' (at 8, ptxas gave mqg_q4k_8 212 registers instead of 166).
   float ss[NT];
 #pragma unroll
   for (int t = 0; t < NT; t++) ss[t] = 0.f;

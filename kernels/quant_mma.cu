@@ -59,11 +59,13 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
   const int G = K / 16, nsb = K / 256, units = K / 32;
   // Before pdl_wait: the warp's super-blocks into L2 (lane j touches
   // bytes 48j, j < 3, and 143 of each block of its rows).
-  for (int sb = warp; sb < nsb; sb += MQM_WARPS)
+  if (l2_prefetch) {
+    for (int sb = warp; sb < nsb; sb += MQM_WARPS)
 #pragma unroll
-    for (int m = 0; m < NW; m++)
+      for (int m = 0; m < NW; m++)
 #pragma unroll
-      for (int r = 0; r < 2; r++) prefetch_l2(rp[m][r] + (long)sb * 144 + (j < 3 ? 48 * j : 143));
+        for (int r = 0; r < 2; r++) prefetch_l2(rp[m][r] + (long)sb * 144 + (j < 3 ? 48 * j : 143));
+  }
   float acc[NW][2][NTL][2];
 #pragma unroll
   for (int m = 0; m < NW; m++)

@@ -513,3 +513,14 @@ func checkFeatures(ctx context.Context, d *Device, path, head string, prompt []i
 	}
 	return layers, maxRel, nil
 }
+
+// checkPart reports whether -parts names part (kernels, bandwidth, mma,
+// models) for the quant and fp8 checks.
+func checkPart(part string) bool {
+	for _, p := range strings.Split(*checkParts, ",") {
+		if strings.TrimSpace(p) == part {
+			return true
+		}
+	}
+	return false
+}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -50,17 +49,6 @@ func checkQuant(ctx context.Context, d *Device, models string, w io.Writer) erro
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// checkPart reports whether -parts names part (kernels, bandwidth, mma,
-// models) for the quant and fp8 checks.
-func checkPart(part string) bool {
-	for _, p := range strings.Split(*checkParts, ",") {
-		if strings.TrimSpace(p) == part {
-			return true
-		}
-	}
-	return false
 }
 
 // randBlocks is rows of cols values of dt as random ggml blocks: random

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -123,7 +124,25 @@ func Open(ordinal int) (*Device, error) {
 	if d.mod, err = cu.LoadData(ptx); err != nil {
 		return nil, fmt.Errorf("cuda: loading the %s PTX on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", name, d.Name, d.Major, d.Minor, err)
 	}
+	if t, _ := CurrentTuning(); !t.L2Prefetch { // RIGSCOPE_CUDA_L2PF=0
+		if err := d.setGlobalInt("l2_prefetch", 0); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
+}
+
+// setGlobalInt writes v into the module's __device__ int name (a switch
+// the kernels read; the context is current while Open loads the module).
+func (d *Device) setGlobalInt(name string, v int32) error {
+	p, size, err := d.mod.Global(name)
+	if err != nil || size != 4 {
+		return fmt.Errorf("cuda: the module's %s (int, %d bytes): %v", name, size, err)
+	}
+	if err := cu.MemcpyHtoD(p, unsafe.Pointer(&v), 4); err != nil {
+		return fmt.Errorf("cuda: setting %s: %w", name, err)
+	}
+	return nil
 }
 
 // Bind locks the goroutine to its thread and makes the context current.

@@ -19,6 +19,7 @@ type Tuning struct {
 	OutputTC    bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL         bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
 	MQM         bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
+	L2Prefetch  bool     // RIGSCOPE_CUDA_L2PF=0: the products do not prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch)
 	RankStreams bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	SplitX      bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
 	AttnRows    int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
@@ -47,6 +48,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		OutputTC:    get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:         get("RIGSCOPE_CUDA_PDL") != "0",
 		MQM:         get("RIGSCOPE_CUDA_MQM") == "1",
+		L2Prefetch:  get("RIGSCOPE_CUDA_L2PF") != "0",
 		RankStreams: get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
 		AttnRows:    8,
