@@ -7,7 +7,11 @@
 #      (mma), instruction rates, and the bandwidth tables with plain and PDL
 #      rows (weights prefetched into L2 before pdl_wait, the default).
 #   2. the same tables with RIGSCOPE_CUDA_L2PF=0 (no prefetch): the A/B.
-#   3. bench/cuda/quant-mqm.sh: generate on llama-8b Q4_K_M, dp4a vs the
+#   3. with MODELS (a folder with gocoder-14m.Q8_0.gguf, gocoder-14m-hf and
+#      reference-public.json, as session 11's carry/m3): the quant and fp8
+#      checks' model parts (greedy vs the CPU and the reference; Q4_K_M and
+#      Q4_0 written from the Q8_0 file), plain and with RIGSCOPE_CUDA_MQM=1.
+#   4. bench/cuda/quant-mqm.sh: generate on llama-8b Q4_K_M, dp4a vs the
 #      int8 tensor cores (RIGSCOPE_CUDA_MQM=1), and dp4a without prefetch.
 # Build here:
 #   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -T2 -f carry/cuda-check.test
@@ -29,4 +33,12 @@ echo "no-prefetch tables: exit $? in $(( $(date +%s) - t0 )) s"
 grep -E "FAIL|^--- |^ok|^PASS|instruction rates|^rate_|^(mv|mv\+add|glu\+norm|mv\+norm|geglu\+norm) |Q4_K plain products|^(qkv|wo|gate|down) |T=1 +[0-9.]+ us plain|^file |^Q4_K_M|^Q8_0 |^Q4_0 |32 FP8 layers" "$O/quant-s12-check.txt" | head -120
 echo "== without the L2 prefetch"
 grep -E "FAIL|T=1 +[0-9.]+ us plain|^file |^Q4_K_M|^Q8_0 |^Q4_0 |32 FP8 layers" "$O/quant-s12-nol2pf.txt" | head -40
+if [ -n "${MODELS:-}" ]; then
+	for k in 0 1; do
+		t0=$(date +%s)
+		RIGSCOPE_CUDA_MQM=$k timeout 300 $C -checks quant,fp8 -parts models -models "$MODELS" > "$O/quant-s12-models-mqm$k.txt" 2>&1
+		echo "== models, RIGSCOPE_CUDA_MQM=$k: exit $? in $(( $(date +%s) - t0 )) s"
+		grep -vE "^prompt [0-9]+ \(" "$O/quant-s12-models-mqm$k.txt" | grep -E "FAIL|gguf|gocoder|tokens|^---|^ok|PASS" | head -20
+	done
+fi
 L2PF_AB=1 sh bench/cuda/quant-mqm.sh
