@@ -35,19 +35,36 @@ type rankState struct {
 
 	stream cu.Stream // TP > 1: the rank's phases run here (onRanks)
 	done   cu.Event  // recorded on stream at the end of each phase
+	rd     *rankDev  // its GPU, and what the ranks there share (rankdev.go)
 }
 
-// sliceAttnScratch points every rank at its slice of the Target's
-// attention partials and counters (sized for all query heads).
-func (t *Target) sliceAttnScratch() {
+// sliceAttnScratch points every home rank at its slice of the Target's
+// attention partials and counters (sized for all query heads); a remote
+// rank gets its own on its GPU.
+func (t *Target) sliceAttnScratch() error {
 	var rows, cnts int64
 	for _, R := range t.ranks {
+		if R.rd.remote {
+			var err error
+			alloc := t.allocOn(R.rd, &err)
+			n := int64(R.dims.hq) * MaxTokens * int64(t.S)
+			nc := int64(R.dims.hk * attnRowGroups(t.cfg))
+			R.pm, R.pl, R.pacc, R.attnCnt = alloc(4*n), alloc(4*n), alloc(4*n*int64(t.cfg.HeadDim)), alloc(4*nc)
+			if err == nil {
+				err = t.in(R.rd, func() error { return cu.MemsetD32(R.attnCnt, 0, nc) })
+			}
+			if err != nil {
+				return fmt.Errorf("cuda: attention scratch of rank %d: %w", R.r, err)
+			}
+			continue
+		}
 		R.pm, R.pl = t.pm+cu.DevicePtr(4*rows*int64(t.S)), t.pl+cu.DevicePtr(4*rows*int64(t.S))
 		R.pacc = t.pacc + cu.DevicePtr(4*rows*int64(t.S*t.cfg.HeadDim))
 		R.attnCnt = t.attnCnt + cu.DevicePtr(4*cnts)
 		rows += int64(R.dims.hq) * MaxTokens
 		cnts += int64(R.dims.hk * attnRowGroups(t.cfg))
 	}
+	return nil
 }
 
 // rankStreams says whether the ranks of a TP > 1 target run their phases on
@@ -64,11 +81,18 @@ func (t *Target) makeRankStreams() error {
 		return fmt.Errorf("cuda: fork event: %w", err)
 	}
 	for r, R := range t.ranks {
-		if R.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
-			return fmt.Errorf("cuda: stream of rank %d: %w", r, err)
-		}
-		if R.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
-			return fmt.Errorf("cuda: event of rank %d: %w", r, err)
+		err := t.in(R.rd, func() error { // on the rank's GPU
+			var err error
+			if R.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+				return fmt.Errorf("cuda: stream of rank %d: %w", r, err)
+			}
+			if R.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+				return fmt.Errorf("cuda: event of rank %d: %w", r, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	t.multiStream = true
@@ -80,12 +104,15 @@ func (t *Target) closeRankStreams() {
 	var zs cu.Stream
 	var ze cu.Event
 	for _, R := range t.ranks {
-		if R.stream != zs {
-			R.stream.Destroy()
-		}
-		if R.done != ze {
-			cu.DestroyEvent(&R.done)
-		}
+		t.in(R.rd, func() error {
+			if R.stream != zs {
+				R.stream.Destroy()
+			}
+			if R.done != ze {
+				cu.DestroyEvent(&R.done)
+			}
+			return nil
+		})
 	}
 	if t.fork != ze {
 		cu.DestroyEvent(&t.fork)
@@ -96,9 +123,13 @@ func (t *Target) closeRankStreams() {
 // from the target's stream and joined back into it, so that the ranks'
 // kernels overlap (captured into the step's graph as parallel branches);
 // or, with one rank, rank streams off, or while profiling, one after
-// another on the target's stream.
+// another on the target's stream. A remote rank's phase (rankdev.go) is
+// enqueued with its GPU's context current and its GPU's kernels.
 func (t *Target) onRanks(phase func(R *rankState) error) error {
 	if !t.multiStream || t.prof != nil {
+		if t.anyRemote() {
+			return fmt.Errorf("cuda: ranks on other GPUs (%s) run on their own streams: profiling kernel by kernel and RIGSCOPE_CUDA_RANKSTREAMS=0 are for ranks sharing one GPU", joinInts(t.place.gpus))
+		}
 		for _, R := range t.ranks {
 			if err := phase(R); err != nil {
 				return err
@@ -113,14 +144,19 @@ func (t *Target) onRanks(phase func(R *rankState) error) error {
 		if err := R.stream.Wait(t.fork, 0); err != nil {
 			return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
 		}
-		t.ls = R.stream
-		err := phase(R)
-		t.ls = t.stream
+		err := t.in(R.rd, func() error {
+			t.ls, t.ld = R.stream, R.rd.dev
+			defer func() { t.ls, t.ld = t.stream, nil }()
+			if err := phase(R); err != nil {
+				return err
+			}
+			if err := R.done.Record(R.stream); err != nil {
+				return fmt.Errorf("cuda: rank %d: join: %w", r, err)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
-		}
-		if err := R.done.Record(R.stream); err != nil {
-			return fmt.Errorf("cuda: rank %d: join: %w", r, err)
 		}
 		if err := t.stream.Wait(R.done, 0); err != nil {
 			return fmt.Errorf("cuda: join rank %d: %w", r, err)
@@ -143,46 +179,12 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 // loadTPKV is LoadTP with the cache's format given (the checks compare
 // both in one process).
 func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target, error) {
-	unbind, err := d.Bind()
-	if err != nil {
-		return nil, err
+	devs := make([]*Device, len(ws))
+	pl := rankPlacement{gpus: make([]int, len(ws))}
+	for r := range devs {
+		devs[r], pl.gpus[r] = d, d.Ordinal
 	}
-	defer unbind()
-	cfg := ws[0].Cfg
-	if err := checkImplemented(cfg, len(ws)); err != nil {
-		return nil, err
-	}
-	need := stateBytes(cfg, ctxLen, d.SMs, len(ws), kv)
-	dims := make([]shardDims, len(ws))
-	for r, w := range ws {
-		if err := checkTypes(w); err != nil { // quantized weights stay as stored (quant.cu)
-			return nil, err
-		}
-		need.weights += modelBytes(w)
-		dims[r] = weightDims(w)
-	}
-	if err := d.checkFits(need, cfg); err != nil {
-		return nil, err
-	}
-	ms := make([]*dmodel, 0, len(ws))
-	free := func() {
-		for _, m := range ms {
-			m.free()
-		}
-	}
-	for _, w := range ws {
-		m, err := uploadModel(w)
-		if err != nil {
-			free()
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	t, err := newTarget(d, ms, dims, ctxLen, kv)
-	if err != nil {
-		free()
-	}
-	return t, err
+	return loadOn(devs, pl, ws, ctxLen, kv) // rankdev.go
 }
 
 // LoadSyntheticTP builds a bf16 model of cfg's shape on the device itself,

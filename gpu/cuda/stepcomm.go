@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -30,22 +31,28 @@ type stepComm struct {
 	total   time.Duration // rank 0's allreduce time so far
 
 	calls   int            // allreduces per step: 2 per layer
-	partTab cu.DevicePtr   // (ranks) pointers to the ranks' partial sums R.part
-	hostTab cu.DevicePtr   // (ranks) device pointers of the pinned staging buffers
-	host    []pinned       // host: (MaxTokens, dim) float32 per rank, mapped
-	hostDev []cu.DevicePtr // host[r] in the device's address space
-	stamps  cu.DevicePtr   // (calls, ranks, 2) uint64: start and end of each call, ns
-	cnts    cu.DevicePtr   // (calls, ranks) uint32 finished blocks, 0 between calls
-	hstamps pinned         // stamps copied back after each step
+	tabs    []commTabs     // per rank: the tables its kernels read (on its GPU; ranks of one GPU share them)
+	host    []pinned       // host: (MaxTokens, dim) float32 per rank, mapped (portable: every GPU's context maps it)
+	stamps  []cu.DevicePtr // per rank, on its GPU: (calls, 2) uint64 start and end of each call, ns
+	cnts    []cu.DevicePtr // per rank, on its GPU: (calls) uint32 finished blocks, 0 between calls
+	hstamps pinned         // (ranks, calls, 2): stamps copied back after each step
 }
 
-// newStepComm allocates the comm's buffers for t's ranks (TP > 1); the
-// caller frees them with the target (t.bufs) and free.
-func (t *Target) newStepComm(alloc func(int64) cu.DevicePtr) (*stepComm, error) {
+// commTabs are the pointer tables the allreduce kernels of the ranks of
+// one GPU read: every rank's partial sums R.part (peer pointers for ranks
+// on other GPUs, valid after the P2P self-test enabled peer access) and
+// every rank's mapped staging buffer host[r] in this GPU's address space.
+type commTabs struct {
+	partTab, hostTab cu.DevicePtr // (ranks) pointers
+	hostDev          cu.DevicePtr // this rank's staging buffer, as its GPU maps it
+}
+
+// newStepComm allocates the comm's buffers for t's ranks (TP > 1), each
+// rank's on its GPU; the caller frees them with the target and free.
+func (t *Target) newStepComm() (*stepComm, error) {
 	R, dim := len(t.ranks), t.cfg.Dim
 	c := &stepComm{backend: "oneshot", calls: 2 * t.cfg.Layers}
 	parts := make([]uint64, R)
-	hosts := make([]uint64, R)
 	for r, rk := range t.ranks {
 		parts[r] = uint64(rk.part)
 		p, err := allocMapped(4 * MaxTokens * dim)
@@ -54,47 +61,73 @@ func (t *Target) newStepComm(alloc func(int64) cu.DevicePtr) (*stepComm, error) 
 			return nil, err
 		}
 		c.host = append(c.host, p)
-		d, err := p.devicePtr()
+	}
+	byDev := map[*rankDev]*commTabs{}
+	for r, rk := range t.ranks {
+		var err error
+		alloc := t.allocOn(rk.rd, &err)
+		c.stamps = append(c.stamps, alloc(int64(16*c.calls)))
+		c.cnts = append(c.cnts, alloc(int64(4*c.calls)))
+		tabs := byDev[rk.rd]
+		if tabs == nil {
+			tabs = &commTabs{partTab: alloc(int64(8 * R)), hostTab: alloc(int64(8 * R))}
+			byDev[rk.rd] = tabs
+		}
 		if err != nil {
 			c.free()
-			return nil, err
+			return nil, fmt.Errorf("cuda: allreduce buffers of rank %d: %w", r, err)
 		}
-		c.hostDev, hosts[r] = append(c.hostDev, d), uint64(d)
+		mine := *tabs
+		err = t.in(rk.rd, func() error {
+			hosts := make([]uint64, R)
+			for q, p := range c.host { // the staging buffers in this GPU's address space
+				d, err := p.devicePtr()
+				if err != nil {
+					return err
+				}
+				hosts[q] = uint64(d)
+			}
+			mine.hostDev = cu.DevicePtr(hosts[r])
+			for _, up := range []struct {
+				dst cu.DevicePtr
+				src []uint64
+			}{{tabs.partTab, parts}, {tabs.hostTab, hosts}} {
+				if err := cu.MemcpyHtoD(up.dst, hostPtr(up.src), int64(8*R)); err != nil {
+					return fmt.Errorf("cuda: allreduce tables: %w", err)
+				}
+			}
+			if err := cu.MemsetD32(c.stamps[r], 0, int64(4*c.calls)); err != nil {
+				return fmt.Errorf("cuda: allreduce stamps: %w", err)
+			}
+			if err := cu.MemsetD32(c.cnts[r], 0, int64(c.calls)); err != nil {
+				return fmt.Errorf("cuda: allreduce counters: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			c.free()
+			return nil, fmt.Errorf("cuda: allreduce of rank %d on GPU %d: %w", r, rk.rd.dev.Ordinal, err)
+		}
+		c.tabs = append(c.tabs, mine)
 	}
-	c.partTab, c.hostTab = alloc(int64(8*R)), alloc(int64(8*R))
-	c.stamps = alloc(int64(16 * c.calls * R))
-	c.cnts = alloc(int64(4 * c.calls * R))
 	var err error
 	if c.hstamps, err = allocPinned(16 * c.calls * R); err != nil {
 		c.free()
 		return nil, err
 	}
-	for _, up := range []struct {
-		dst cu.DevicePtr
-		src []uint64
-	}{{c.partTab, parts}, {c.hostTab, hosts}} {
-		if up.dst == 0 {
-			c.free()
-			return nil, fmt.Errorf("cuda: allreduce tables for %d ranks: out of device memory", R)
-		}
-		if err := cu.MemcpyHtoD(up.dst, hostPtr(up.src), int64(8*R)); err != nil {
-			c.free()
-			return nil, fmt.Errorf("cuda: allreduce tables: %w", err)
-		}
-	}
-	if c.stamps == 0 || c.cnts == 0 {
-		c.free()
-		return nil, fmt.Errorf("cuda: allreduce stamps for %d calls: out of device memory", c.calls)
-	}
-	if err := cu.MemsetD32(c.stamps, 0, int64(4*c.calls*R)); err != nil {
-		c.free()
-		return nil, fmt.Errorf("cuda: allreduce stamps: %w", err)
-	}
-	if err := cu.MemsetD32(c.cnts, 0, int64(c.calls*R)); err != nil {
-		c.free()
-		return nil, fmt.Errorf("cuda: allreduce counters: %w", err)
-	}
 	return c, nil
+}
+
+// copyStampsBack enqueues the copies of every rank's stamps to hstamps
+// (after the step, before its synchronize).
+func (c *stepComm) copyStampsBack(s cu.Stream) error {
+	n := int64(16 * c.calls)
+	for r, p := range c.stamps {
+		if err := cu.MemcpyDtoHAsync(unsafe.Add(c.hstamps.p, int64(r)*n), p, n, s); err != nil {
+			return fmt.Errorf("cuda: copy rank %d's allreduce times back: %w", r, err)
+		}
+	}
+	return nil
 }
 
 // free releases the comm's host memory (its device buffers are the
@@ -103,7 +136,7 @@ func (c *stepComm) free() {
 	for _, p := range c.host {
 		p.free()
 	}
-	c.host, c.hostDev = nil, nil
+	c.host = nil
 	c.hstamps.free()
 	c.hstamps = pinned{}
 }
@@ -120,10 +153,9 @@ func (c *stepComm) pick(n int) string {
 }
 
 // stamp returns the pointers of call i's start and end stamps and its
-// block counter for rank r.
+// block counter for rank r (on its GPU).
 func (c *stepComm) stamp(call, r, R int) (t0, t1, cnt cu.DevicePtr) {
-	k := call*R + r
-	return c.stamps + cu.DevicePtr(16*k), c.stamps + cu.DevicePtr(16*k+8), c.cnts + cu.DevicePtr(4*k)
+	return c.stamps[r] + cu.DevicePtr(16*call), c.stamps[r] + cu.DevicePtr(16*call+8), c.cnts[r] + cu.DevicePtr(4*call)
 }
 
 // allReduceAdd enqueues allreduce number call of the step: every rank adds
@@ -140,14 +172,14 @@ func (t *Target) allReduceAdd(T, call int) error {
 		return t.onRanks(func(rk *rankState) error {
 			t0, t1, cnt := c.stamp(call, rk.r, R)
 			return t.kernel("allreduce", bytes, "ars_add", grid(n), block,
-				ptr(rk.x), ptr(c.partTab), i32(R), i64(n), ptr(t0), ptr(t1), ptr(cnt))
+				ptr(rk.x), ptr(c.tabs[rk.r].partTab), i32(R), i64(n), ptr(t0), ptr(t1), ptr(cnt))
 		})
 	case "twoshot":
 		err := t.onRanks(func(rk *rankState) error {
 			t0, _, _ := c.stamp(call, rk.r, R)
 			lo, hi := n*rk.r/R, n*(rk.r+1)/R
 			return t.kernel("allreduce", int64(4*(hi-lo)*R), "ars_reduce", grid(hi-lo), block,
-				ptr(c.partTab), i32(R), i32(rk.r), i64(lo), i64(hi), ptr(t0))
+				ptr(c.tabs[rk.r].partTab), i32(R), i32(rk.r), i64(lo), i64(hi), ptr(t0))
 		})
 		if err != nil {
 			return err
@@ -155,13 +187,13 @@ func (t *Target) allReduceAdd(T, call int) error {
 		return t.onRanks(func(rk *rankState) error {
 			_, t1, cnt := c.stamp(call, rk.r, R)
 			return t.kernel("allreduce", int64(4*n), "ars_gather_add", grid(n), block,
-				ptr(rk.x), ptr(c.partTab), i32(R), i64(n), ptr(t1), ptr(cnt))
+				ptr(rk.x), ptr(c.tabs[rk.r].partTab), i32(R), i64(n), ptr(t1), ptr(cnt))
 		})
 	case "host":
 		err := t.onRanks(func(rk *rankState) error {
 			t0, _, _ := c.stamp(call, rk.r, R)
 			return t.kernel("allreduce", int64(4*n), "ars_put", grid(n), block,
-				ptr(c.hostDev[rk.r]), ptr(rk.part), i64(n), ptr(t0))
+				ptr(c.tabs[rk.r].hostDev), ptr(rk.part), i64(n), ptr(t0))
 		})
 		if err != nil {
 			return err
@@ -169,7 +201,7 @@ func (t *Target) allReduceAdd(T, call int) error {
 		return t.onRanks(func(rk *rankState) error {
 			_, t1, cnt := c.stamp(call, rk.r, R)
 			return t.kernel("allreduce", bytes, "ars_add", grid(n), block,
-				ptr(rk.x), ptr(c.hostTab), i32(R), i64(n), 0, ptr(t1), ptr(cnt))
+				ptr(rk.x), ptr(c.tabs[rk.r].hostTab), i32(R), i64(n), 0, ptr(t1), ptr(cnt))
 		})
 	}
 	return fmt.Errorf("cuda: allreduce backend %q inside a step (have %v)", b, StepBackends)
@@ -184,7 +216,7 @@ func (c *stepComm) collect(R, T, dim int) {
 	b := c.pick(n)
 	for call := range c.calls {
 		for r := range R {
-			k := 2 * (call*R + r)
+			k := 2 * (r*c.calls + call)
 			t0, t1 := st[k], st[k+1]
 			if t0 == 0 || t1 < t0 {
 				continue // not run (a measurement knob skipped it)

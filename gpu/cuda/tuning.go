@@ -19,6 +19,7 @@ type Tuning struct {
 	OutputTC    bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL         bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
 	RankStreams bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
+	RankDevices bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
 	SplitX      bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
 	AttnRows    int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin     int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
@@ -46,6 +47,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		OutputTC:    get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:         get("RIGSCOPE_CUDA_PDL") != "0",
 		RankStreams: get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
+		RankDevices: get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
 		AttnRows:    8,
 		AttnMin:     32,
