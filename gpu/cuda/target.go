@@ -56,8 +56,8 @@ type Target struct {
 	kv       kvFormat // the KV caches' element type (kvformat.go)
 
 	place       rankPlacement // each rank's GPU and the P2P verdict (placement.go, rankdev.go)
-	multiStream bool     // TP > 1 ranks on their own streams (rankStreams)
-	fork        cu.Event // recorded on stream where the ranks' phases fork
+	multiStream bool          // TP > 1 ranks on their own streams (rankStreams)
+	fork        cu.Event      // recorded on stream where the ranks' phases fork
 
 	// device buffers
 	x             cu.DevicePtr // (MaxTokens, dim) float32: rank 0's activations (each rank has its copy)
