@@ -45,7 +45,6 @@ func checkTP(ctx context.Context, d *Device, models string, stdout io.Writer) er
 	var base [][]int32
 	var baseLogits [][]float32
 	var failed []string
-	var own []*Device // GPU d opened again, one per rank of the each path
 	type run struct {
 		tp   int
 		path string
@@ -69,17 +68,13 @@ func checkTP(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		if path == "shared" {
 			t, err = LoadTP(d, ws, 1024)
 		} else {
-			for len(own) < tp-1 {
-				o, err := Open(d.Ordinal)
-				if err != nil {
-					return err
-				}
-				own = append(own, o)
+			gpus := make([]int, tp)
+			for r := range gpus {
+				gpus[r] = d.Ordinal
 			}
-			devs := append([]*Device{d}, own[:tp-1]...)
-			pl := rankPlacement{gpus: make([]int, tp)}
-			for r := range pl.gpus {
-				pl.gpus[r] = d.Ordinal
+			devs, pl, err := openRanks(gpus, true) // as NewTarget with RIGSCOPE_CUDA_RANKDEVS=each
+			if err != nil {
+				return fmt.Errorf("tp %d each: %w", tp, err)
 			}
 			t, err = loadOn(devs, pl, ws, 1024, t0KV())
 			if err == nil && !t.anyRemote() {

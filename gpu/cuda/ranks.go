@@ -178,11 +178,22 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 
 // loadTPKV is LoadTP with the cache's format given (the checks compare
 // both in one process).
+// With RIGSCOPE_CUDA_RANKDEVS=each every rank but rank 0 opens d again
+// and takes the path of a rank on another GPU (rankdev.go).
 func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target, error) {
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
 	devs := make([]*Device, len(ws))
 	pl := rankPlacement{gpus: make([]int, len(ws))}
 	for r := range devs {
 		devs[r], pl.gpus[r] = d, d.Ordinal
+		if r > 0 && tune.RankDevices {
+			if devs[r], err = Open(d.Ordinal); err != nil {
+				return nil, fmt.Errorf("cuda: GPU %d for rank %d: %w", d.Ordinal, r, err)
+			}
+		}
 	}
 	return loadOn(devs, pl, ws, ctxLen, kv) // rankdev.go
 }
