@@ -158,53 +158,81 @@ func (c *stepComm) stamp(call, r, R int) (t0, t1, cnt cu.DevicePtr) {
 	return c.stamps[r] + cu.DevicePtr(16*call), c.stamps[r] + cu.DevicePtr(16*call+8), c.cnts[r] + cu.DevicePtr(4*call)
 }
 
+// arRank is one rank as the allreduce kernels see it: x, to which the
+// sum of all ranks' partials is added; its partials; the tables on its
+// GPU; its call's stamps (0: not timed).
+type arRank struct {
+	r           int
+	x, part     cu.DevicePtr
+	tabs        commTabs
+	t0, t1, cnt cu.DevicePtr
+}
+
+// arCall is one rank's kernel in one phase of an allreduce.
+type arCall struct {
+	name  string
+	n     int   // elements its grid covers (arGrid)
+	bytes int64 // what it reads (profiling)
+	args  []arg
+}
+
+// arPhases is how many phases backend b has: the ranks' kernels of a phase
+// are joined (every rank's done) before the next phase starts.
+func arPhases(b string) (int, error) {
+	switch b {
+	case "oneshot":
+		return 1, nil
+	case "twoshot", "host":
+		return 2, nil
+	}
+	return 0, fmt.Errorf("cuda: allreduce backend %q on GPU ranks (have %v)", b, StepBackends)
+}
+
+// arKernel is rank rk's kernel in phase ph of backend b over R ranks of n
+// floats each: the one implementation of the GPU allreduce backends, run
+// inside a step (Target.allReduceAdd: phases joined by the step graph's
+// fork and join) and by allreduce-bench (Group: phases joined by event
+// barriers), with the ranks sharing one GPU or one per GPU (peers'
+// buffers through peer pointers; host through mapped pinned memory).
+// Every rank adds the sum in rank order, so all backends give the same
+// bits.
+func arKernel(b string, ph int, rk arRank, R, n int) arCall {
+	switch {
+	case b == "oneshot":
+		return arCall{"ars_add", n, int64(4 * n * R), []arg{ptr(rk.x), ptr(rk.tabs.partTab), i32(R), i64(n), ptr(rk.t0), ptr(rk.t1), ptr(rk.cnt)}}
+	case b == "twoshot" && ph == 0:
+		lo, hi := n*rk.r/R, n*(rk.r+1)/R
+		return arCall{"ars_reduce", hi - lo, int64(4 * (hi - lo) * R), []arg{ptr(rk.tabs.partTab), i32(R), i32(rk.r), i64(lo), i64(hi), ptr(rk.t0)}}
+	case b == "twoshot":
+		return arCall{"ars_gather_add", n, int64(4 * n), []arg{ptr(rk.x), ptr(rk.tabs.partTab), i32(R), i64(n), ptr(rk.t1), ptr(rk.cnt)}}
+	case b == "host" && ph == 0:
+		return arCall{"ars_put", n, int64(4 * n), []arg{ptr(rk.tabs.hostDev), ptr(rk.part), i64(n), ptr(rk.t0)}}
+	default: // host, phase 1
+		return arCall{"ars_add", n, int64(4 * n * R), []arg{ptr(rk.x), ptr(rk.tabs.hostTab), i32(R), i64(n), 0, ptr(rk.t1), ptr(rk.cnt)}}
+	}
+}
+
 // allReduceAdd enqueues allreduce number call of the step: every rank adds
 // the sum of all ranks' partials (T, dim) to its x.
 func (t *Target) allReduceAdd(T, call int) error {
 	c, R := t.comm, len(t.ranks)
 	n := T * t.cfg.Dim
 	b := c.pick(n)
-	grid := func(m int) [3]int { return arGrid(t.dev.SMs, m) }
-	block := [3]int{256, 1, 1}
-	bytes := int64(4 * n * R)
-	switch b {
-	case "oneshot":
-		return t.onRanks(func(rk *rankState) error {
-			t0, t1, cnt := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", bytes, "ars_add", grid(n), block,
-				ptr(rk.x), ptr(c.tabs[rk.r].partTab), i32(R), i64(n), ptr(t0), ptr(t1), ptr(cnt))
-		})
-	case "twoshot":
-		err := t.onRanks(func(rk *rankState) error {
-			t0, _, _ := c.stamp(call, rk.r, R)
-			lo, hi := n*rk.r/R, n*(rk.r+1)/R
-			return t.kernel("allreduce", int64(4*(hi-lo)*R), "ars_reduce", grid(hi-lo), block,
-				ptr(c.tabs[rk.r].partTab), i32(R), i32(rk.r), i64(lo), i64(hi), ptr(t0))
-		})
-		if err != nil {
-			return err
-		}
-		return t.onRanks(func(rk *rankState) error {
-			_, t1, cnt := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", int64(4*n), "ars_gather_add", grid(n), block,
-				ptr(rk.x), ptr(c.tabs[rk.r].partTab), i32(R), i64(n), ptr(t1), ptr(cnt))
-		})
-	case "host":
-		err := t.onRanks(func(rk *rankState) error {
-			t0, _, _ := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", int64(4*n), "ars_put", grid(n), block,
-				ptr(c.tabs[rk.r].hostDev), ptr(rk.part), i64(n), ptr(t0))
-		})
-		if err != nil {
-			return err
-		}
-		return t.onRanks(func(rk *rankState) error {
-			_, t1, cnt := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", bytes, "ars_add", grid(n), block,
-				ptr(rk.x), ptr(c.tabs[rk.r].hostTab), i32(R), i64(n), 0, ptr(t1), ptr(cnt))
-		})
+	phases, err := arPhases(b)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("cuda: allreduce backend %q inside a step (have %v)", b, StepBackends)
+	for ph := range phases {
+		err := t.onRanks(func(rk *rankState) error {
+			t0, t1, cnt := c.stamp(call, rk.r, R)
+			k := arKernel(b, ph, arRank{r: rk.r, x: rk.x, part: rk.part, tabs: c.tabs[rk.r], t0: t0, t1: t1, cnt: cnt}, R, n)
+			return t.kernel("allreduce", k.bytes, k.name, arGrid(rk.rd.dev.SMs, k.n), [3]int{256, 1, 1}, k.args...)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // collect reads the stamps of the last step, of T tokens (copied back into
