@@ -47,7 +47,7 @@ type Group struct {
 	t0, t1  cu.Event       // on devs[0]
 	host    []pinned       // host: staging per rank, mapped (portable: every GPU maps it)
 	comms   []uintptr      // nccl: one communicator per rank
-	cur     *Device   // whose context is current on the locked thread
+	cur     *Device        // whose context is current on the locked thread
 }
 
 // NewGroup makes a group of ranks that all share d, with n floats per
@@ -234,12 +234,7 @@ func placement(devs []*Device) (shared bool, err error) {
 	switch {
 	case len(devs) == 1 || len(seen) == len(devs):
 		return false, nil
-	case len(seen) == 1:
-		for _, d := range devs {
-			if d != devs[0] {
-				return false, fmt.Errorf("cuda: allreduce group: GPU %d opened twice; pass the same *Device for every rank", d.Ordinal)
-			}
-		}
+	case len(seen) == 1: // one GPU (opened once, or once per rank: the same primary context, each its own kernels)
 		return true, nil
 	}
 	return false, fmt.Errorf("cuda: allreduce group on GPUs %v: ranks must all share one GPU or each have their own", ordinalsOf(devs))
