@@ -52,7 +52,7 @@ func fitsError(need memNeed, cfg model.Config, name string, free, total int64) e
 	if need.format != kvBF16 {
 		hint = ", a bf16 cache (RIGSCOPE_CUDA_KV=bf16 halves it)"
 	}
-	return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position %s KV cache needs %.2f GiB (weights %.2f + KV cache %.2f + run state %.2f), %s has %.2f GiB free of %.2f GiB (%.2f kept for the runtime); use a smaller model, a quantized file or a shorter --ctx%s (one rank per GPU is not built yet)",
+	return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position %s KV cache needs %.2f GiB (weights %.2f + KV cache %.2f + run state %.2f), %s has %.2f GiB free of %.2f GiB (%.2f kept for the runtime); use a smaller model, a quantized file, a shorter --ctx%s, or one rank per GPU (--gpus 0,1,.. with --tp N: each GPU holds its rank's share)",
 		cfg.Dim, cfg.Layers, cfg.Vocab, need.ctx, need.format, gib(need.total()), gib(need.weights), gib(need.kv), gib(need.other),
 		name, gib(free), gib(total), gib(runtimeMargin), hint)
 }
