@@ -145,15 +145,60 @@ func (t *Target) freeRemote() {
 	}
 }
 
-// copyStepParams enqueues the step's parameters' copies to the remote
-// GPUs (the home copy is exec's).
-func (t *Target) copyStepParams() error {
-	for _, rd := range t.remoteDevs() {
-		if err := cu.MemcpyHtoDAsync(rd.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
-			return fmt.Errorf("cuda: step parameters to GPU %d: %w", rd.dev.Ordinal, err)
+// onRemote enqueues f for every remote rank on its stream, in its GPU's
+// context, after the work queued on the target's stream so far, and makes
+// the target's stream wait for it (copies between the host and a remote
+// GPU run in that GPU's context, on its rank's stream).
+func (t *Target) onRemote(f func(R *rankState) error) error {
+	if !t.anyRemote() {
+		return nil
+	}
+	if err := t.fork.Record(t.stream); err != nil {
+		return fmt.Errorf("cuda: fork: %w", err)
+	}
+	for _, R := range t.ranks {
+		if !R.rd.remote {
+			continue
+		}
+		err := t.in(R.rd, func() error {
+			if err := R.stream.Wait(t.fork, 0); err != nil {
+				return err
+			}
+			if err := f(R); err != nil {
+				return err
+			}
+			return R.done.Record(R.stream)
+		})
+		if err != nil {
+			return fmt.Errorf("cuda: rank %d on GPU %d: %w", R.r, R.rd.dev.Ordinal, err)
+		}
+		if err := t.stream.Wait(R.done, 0); err != nil {
+			return fmt.Errorf("cuda: join rank %d: %w", R.r, err)
 		}
 	}
 	return nil
+}
+
+// firstOn says whether R is the first rank on its GPU (whose rank copies
+// what the ranks there share).
+func (t *Target) firstOn(R *rankState) bool {
+	for _, Q := range t.ranks {
+		if Q.rd == R.rd {
+			return Q == R
+		}
+	}
+	return false
+}
+
+// copyStepParams enqueues the step's parameters' copies to the remote
+// GPUs (the home copy is exec's).
+func (t *Target) copyStepParams() error {
+	return t.onRemote(func(R *rankState) error {
+		if !t.firstOn(R) {
+			return nil
+		}
+		return cu.MemcpyHtoDAsync(R.rd.step, t.hstep.p, int64(stepBytes), R.stream)
+	})
 }
 
 // outputRows is where rank R's output projection writes its vocab rows:

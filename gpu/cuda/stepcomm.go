@@ -119,15 +119,23 @@ func (t *Target) newStepComm() (*stepComm, error) {
 }
 
 // copyStampsBack enqueues the copies of every rank's stamps to hstamps
-// (after the step, before its synchronize).
-func (c *stepComm) copyStampsBack(s cu.Stream) error {
+// (after the step, before its synchronize): a home rank's on the target's
+// stream, a remote rank's on its own (onRemote).
+func (t *Target) copyStampsBack() error {
+	c := t.comm
 	n := int64(16 * c.calls)
-	for r, p := range c.stamps {
-		if err := cu.MemcpyDtoHAsync(unsafe.Add(c.hstamps.p, int64(r)*n), p, n, s); err != nil {
-			return fmt.Errorf("cuda: copy rank %d's allreduce times back: %w", r, err)
+	dst := func(R *rankState) unsafe.Pointer { return unsafe.Add(c.hstamps.p, int64(R.r)*n) }
+	for _, R := range t.ranks {
+		if R.rd.remote {
+			continue
+		}
+		if err := cu.MemcpyDtoHAsync(dst(R), c.stamps[R.r], n, t.stream); err != nil {
+			return fmt.Errorf("cuda: copy rank %d's allreduce times back: %w", R.r, err)
 		}
 	}
-	return nil
+	return t.onRemote(func(R *rankState) error {
+		return cu.MemcpyDtoHAsync(dst(R), c.stamps[R.r], n, R.stream)
+	})
 }
 
 // free releases the comm's host memory (its device buffers are the

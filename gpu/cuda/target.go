@@ -378,12 +378,16 @@ func (t *Target) KeepPath(base int, path []int) error {
 		if err := cu.MemcpyHtoDAsync(t.path, t.hids.p, int64(4*len(path)), t.stream); err != nil {
 			return fmt.Errorf("cuda: kv keep: %w", err)
 		}
-		for _, rd := range t.remoteDevs() {
-			if err := cu.MemcpyHtoDAsync(rd.path, t.hids.p, int64(4*len(path)), t.stream); err != nil {
-				return fmt.Errorf("cuda: kv keep on GPU %d: %w", rd.dev.Ordinal, err)
+		err := t.onRemote(func(R *rankState) error { // rankdev.go
+			if !t.firstOn(R) {
+				return nil
 			}
+			return cu.MemcpyHtoDAsync(R.rd.path, t.hids.p, int64(4*len(path)), R.stream)
+		})
+		if err != nil {
+			return fmt.Errorf("cuda: kv keep: %w", err)
 		}
-		err := t.onRanks(func(R *rankState) error {
+		err = t.onRanks(func(R *rankState) error {
 			return t.kernel("kv_keep", 0, "kv_keep", [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1},
 				ptr(R.kc), ptr(R.vc), i64(t.slots), i32(R.kvw*t.kv.elemBytes()/4), i32(base), ptr(R.rd.path), i32(len(path))) // width in 32-bit words
 		})
@@ -563,7 +567,7 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 		return 0, err
 	}
 	if c := t.comm; c != nil {
-		if err := c.copyStampsBack(t.stream); err != nil {
+		if err := t.copyStampsBack(); err != nil { // stepcomm.go
 			return 0, err
 		}
 	}
