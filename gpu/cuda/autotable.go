@@ -40,6 +40,11 @@ func (t *Target) SetAllReduce(ctx context.Context, backend string, o tp.GroupOpt
 		return err
 	}
 	defer unbind()
+	if backend == "nccl" && len(t.ranks) > 1 {
+		if err := t.stepNCCL(); err != nil { // stepnccl.go: the communicators, made once per target
+			return err
+		}
+	}
 	var auto *tp.AutoTable
 	if backend == "auto" {
 		if auto = o.Auto; auto == nil {

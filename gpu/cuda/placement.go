@@ -53,7 +53,14 @@ func checkStepBackend(p rankPlacement, backend string) error {
 			return nil
 		}
 		if p.distinct() {
-			return fmt.Errorf("cuda: allreduce nccl inside a forward step is not implemented yet (allreduce-bench --device cuda runs NCCL across GPUs %s); use oneshot, twoshot, host or auto", joinInts(p.gpus))
+			for i, g := range p.gpus {
+				for _, h := range p.gpus[:i] {
+					if g == h {
+						return fmt.Errorf("cuda: allreduce nccl unavailable: GPUs %s place two ranks on GPU %d and NCCL refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU)", joinInts(p.gpus), g)
+					}
+				}
+			}
+			return nil
 		}
 		return fmt.Errorf("cuda: allreduce nccl unavailable here: the %d ranks share GPU %d and NCCL refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU); use oneshot, twoshot, host or auto", ranks, p.gpus[0])
 	}
@@ -131,19 +138,28 @@ func callBytes(b string, r, R, n int) (sent, recv int64) {
 		return v, v
 	case "host":
 		return int64(4 * n), int64(4 * R * n)
+	case "nccl": // a ring allreduce: reduce-scatter and all-gather, (R-1)/R of the message each
+		v := int64(4 * 2 * (R - 1) * n / R)
+		return v, v
 	}
 	return 0, 0
 }
 
+// stepNCCLWhyNot is why a step cannot join through nccl here ("" when it
+// can: libnccl loads and two or more GPUs are visible); the cuda build
+// sets it (stepnccl.go).
+var stepNCCLWhyNot = func() string { return "NCCL needs a -tags cuda build" }
+
 // StepBackendInfo describes the step backends for the run controls (the
 // panel's allreduce choice with --device cuda).
 func StepBackendInfo() []tp.BackendInfo {
+	ncclWhyNot := stepNCCLWhyNot()
 	return []tp.BackendInfo{
 		{Name: "oneshot", Available: true, Exact: true, Summary: "every rank reads every rank's partial sums and adds them: one kernel per rank"},
 		{Name: "twoshot", Available: true, Exact: true, Summary: "reduce-scatter by segments, then all-gather: two kernels per rank"},
 		{Name: "host", Available: true, Exact: true, Summary: "staged through pinned host memory: each rank copies its partial sums to the host and reads every rank's copy (GPUs without peer access)"},
 		{Name: "auto", Available: true, Exact: true, Summary: "picks oneshot, twoshot or host per message size from a table measured on this GPU"},
-		{Name: "nccl", Reason: "NCCL refuses two ranks on one GPU, and NCCL inside a forward step with one rank per GPU is not implemented yet (allreduce-bench runs it)", Summary: "NVIDIA NCCL"},
+		{Name: "nccl", Available: ncclWhyNot == "", Reason: ncclWhyNot, Summary: "NVIDIA NCCL (libnccl.so.2 loaded at run time), ranks on distinct GPUs only (NCCL refuses two ranks on one GPU); sums in its own order, so not bitwise TP 1's"},
 	}
 }
 

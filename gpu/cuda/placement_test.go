@@ -19,7 +19,7 @@ func TestCheckStepBackend(t *testing.T) {
 		{shared(2), "nccl", "duplicate GPU"}, {shared(2), "ring", "CPU backend"}, {shared(4), "compressed", "CPU backend"},
 		{shared(2), "bogus", "unknown allreduce backend"},
 		{peers, "oneshot", ""}, {peers, "twoshot", ""}, {peers, "host", ""}, {peers, "auto", ""},
-		{peers, "nccl", "not implemented yet"},
+		{peers, "nccl", ""}, {noPeer, "nccl", ""},
 		{noPeer, "host", ""},
 		{noPeer, "oneshot", "GPU 0 -> GPU 2: cuCtxEnablePeerAccess"}, {noPeer, "twoshot", "self-test between GPUs 0,1,2,3 failed"},
 		{noPeer, "", "allreduce auto unavailable"}, {noPeer, "auto", "use host"},
@@ -68,7 +68,7 @@ func TestPlaceRanks(t *testing.T) {
 // callBytes counts, over all ranks of one call, as much sent as received
 // (every byte one rank reads another rank wrote) for the peer backends.
 func TestCallBytesBalance(t *testing.T) {
-	for _, b := range []string{"oneshot", "twoshot"} {
+	for _, b := range []string{"oneshot", "twoshot", "nccl"} {
 		for _, R := range []int{2, 3, 4, 8} {
 			for _, n := range []int{1, 7, 4096, 65536} {
 				var s, r int64

@@ -36,6 +36,7 @@ type stepComm struct {
 	stamps  []cu.DevicePtr // per rank, on its GPU: (calls, 2) uint64 start and end of each call, ns
 	cnts    []cu.DevicePtr // per rank, on its GPU: (calls) uint32 finished blocks, 0 between calls
 	hstamps pinned         // (ranks, calls, 2): stamps copied back after each step
+	comms   []uintptr      // nccl across GPUs: one communicator per rank, made once (stepnccl.go)
 }
 
 // commTabs are the pointer tables the allreduce kernels of the ranks of
@@ -45,6 +46,7 @@ type stepComm struct {
 type commTabs struct {
 	partTab, hostTab cu.DevicePtr // (ranks) pointers
 	hostDev          cu.DevicePtr // this rank's staging buffer, as its GPU maps it
+	selfTab          cu.DevicePtr // (1) this rank's own partials (nccl sums them in place: stepnccl.go)
 }
 
 // newStepComm allocates the comm's buffers for t's ranks (TP > 1), each
@@ -78,7 +80,15 @@ func (t *Target) newStepComm() (*stepComm, error) {
 			return nil, fmt.Errorf("cuda: allreduce buffers of rank %d: %w", r, err)
 		}
 		mine := *tabs
+		mine.selfTab = alloc(8)
+		if err != nil {
+			c.free()
+			return nil, fmt.Errorf("cuda: allreduce buffers of rank %d: %w", r, err)
+		}
 		err = t.in(rk.rd, func() error {
+			if err := cu.MemcpyHtoD(mine.selfTab, hostPtr([]uint64{uint64(rk.part)}), 8); err != nil {
+				return fmt.Errorf("cuda: allreduce self table: %w", err)
+			}
 			hosts := make([]uint64, R)
 			for q, p := range c.host { // the staging buffers in this GPU's address space
 				d, err := p.devicePtr()
@@ -141,6 +151,8 @@ func (t *Target) copyStampsBack() error {
 // free releases the comm's host memory (its device buffers are the
 // target's).
 func (c *stepComm) free() {
+	ncclDestroy(c.comms)
+	c.comms = nil
 	for _, p := range c.host {
 		p.free()
 	}
@@ -226,6 +238,9 @@ func (t *Target) allReduceAdd(T, call int) error {
 	c, R := t.comm, len(t.ranks)
 	n := T * t.cfg.Dim
 	b := c.pick(n)
+	if b == "nccl" {
+		return t.ncclAllReduceAdd(T, call) // stepnccl.go
+	}
 	phases, err := arPhases(b)
 	if err != nil {
 		return err
