@@ -142,6 +142,11 @@ func checkTP(ctx context.Context, d *Device, models string, stdout io.Writer) er
 				fmt.Fprintf(stdout, "     warning: %s\n", note)
 			}
 		}
+		if path == "each" {
+			if msg := checkRankFails(ctx, t, ref.Prompts[0].PromptIDs, base[0]); msg != "" {
+				failed = append(failed, fmt.Sprintf("tp %d each: %s", tp, msg))
+			}
+		}
 		t.Close()
 	}
 	if len(failed) > 0 {
@@ -152,3 +157,37 @@ func checkTP(ctx context.Context, d *Device, models string, stdout io.Writer) er
 
 // t0KV is the cache format LoadTP uses (RIGSCOPE_CUDA_KV).
 func t0KV() kvFormat { t, _ := CurrentTuning(); return t.KV }
+
+// checkRankFails makes the last rank fail in the middle of a step (its
+// phases refuse to enqueue): the step must return that rank's error, not
+// hang, keep the cache length, and the target must give want's greedy
+// tokens again once the rank works. It returns what went wrong ("" when
+// nothing did).
+func checkRankFails(ctx context.Context, t *Target, prompt, want []int32) string {
+	if _, _, err := gpuGreedy(ctx, t, prompt, 2); err != nil {
+		return fmt.Sprintf("before the failure: %v", err)
+	}
+	t.UseGraphs = true
+	t.dropGraphs() // the failing rank fails while its step is captured
+	n := t.Len()
+	t.failRank = len(t.ranks)
+	_, err := t.ForwardIDs(ctx, model.Batch{Tokens: want[:1], Logits: model.LogitsLast})
+	t.failRank = 0
+	rank := fmt.Sprintf("rank %d on GPU", len(t.ranks)-1)
+	switch {
+	case err == nil:
+		return "a failing rank's step succeeded"
+	case !strings.Contains(err.Error(), rank) || !strings.Contains(err.Error(), "injected"):
+		return fmt.Sprintf("a failing rank's step said %q, want %q and the rank's error", err, rank)
+	case t.Len() != n:
+		return fmt.Sprintf("the failed step left %d cached positions, want %d", t.Len(), n)
+	}
+	_, toks, err := gpuGreedy(ctx, t, prompt, len(want))
+	if err != nil {
+		return fmt.Sprintf("after the failure: %v", err)
+	}
+	if !slices.Equal(toks, want) {
+		return "after the failure: greedy differs from TP 1"
+	}
+	return ""
+}

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"gorgonia.org/cu"
@@ -141,25 +142,30 @@ func (t *Target) onRanks(phase func(R *rankState) error) error {
 		return fmt.Errorf("cuda: fork: %w", err)
 	}
 	for r, R := range t.ranks {
-		if err := R.stream.Wait(t.fork, 0); err != nil {
-			return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
-		}
 		err := t.in(R.rd, func() error {
+			if err := R.stream.Wait(t.fork, 0); err != nil {
+				return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
+			}
 			t.ls, t.ld = R.stream, R.rd.dev
 			defer func() { t.ls, t.ld = t.stream, nil }()
-			if err := phase(R); err != nil {
-				return err
+			var err error
+			if t.failRank == r+1 {
+				err = errors.New("cuda: failure injected by the check (failRank)")
+			} else {
+				err = phase(R)
 			}
-			if err := R.done.Record(R.stream); err != nil {
-				return fmt.Errorf("cuda: rank %d: join: %w", r, err)
+			// Joined even when the phase failed, so that a capture in
+			// progress ends cleanly (and is then discarded by replay).
+			if e := R.done.Record(R.stream); e != nil && err == nil {
+				err = fmt.Errorf("cuda: rank %d: join: %w", r, e)
 			}
-			return nil
-		})
-		if err != nil {
 			return err
+		})
+		if e := t.stream.Wait(R.done, 0); e != nil && err == nil {
+			err = fmt.Errorf("cuda: join rank %d: %w", r, e)
 		}
-		if err := t.stream.Wait(R.done, 0); err != nil {
-			return fmt.Errorf("cuda: join rank %d: %w", r, err)
+		if err != nil { // the step stops here: its capture is discarded (replay), no rank waits on another
+			return fmt.Errorf("cuda: rank %d on GPU %d: %w", r, R.rd.dev.Ordinal, err)
 		}
 	}
 	return nil

@@ -57,6 +57,7 @@ type Target struct {
 
 	place       rankPlacement // each rank's GPU and the P2P verdict (placement.go, rankdev.go)
 	multiStream bool          // TP > 1 ranks on their own streams (rankStreams)
+	failRank    int           // cuda-check: rank failRank-1's phases fail (a rank failing mid-step); 0: none
 	fork        cu.Event      // recorded on stream where the ranks' phases fork
 
 	// device buffers
