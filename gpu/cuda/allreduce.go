@@ -41,7 +41,7 @@ type Group struct {
 
 	streams []cu.Stream
 	buf     []cu.DevicePtr // (Ranks) of (N) float32, buf[r] on devs[r]
-	out     []cu.DevicePtr // (Ranks) of (N) float32, oneshot's results
+	out     []cu.DevicePtr // (Ranks) of (N) float32: the sums (every backend but nccl)
 	tabs    []commTabs     // per rank, on its GPU: every rank's buf pointer and mapped host staging (arKernel)
 	evs     []cu.Event     // barrier events, one per rank
 	t0, t1  cu.Event       // on devs[0]
