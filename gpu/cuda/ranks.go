@@ -204,6 +204,24 @@ func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target,
 	return loadOn(devs, pl, ws, ctxLen, kv) // rankdev.go
 }
 
+// newTarget makes the run state for the ranks' models ms (dims: their
+// local sizes) on d, the KV caches in format kv; on error the caller frees
+// ms.
+func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
+	devs := make([]*Device, len(ms))
+	for r := range devs {
+		devs[r] = d
+	}
+	t, err := newTargetOn(rankDevices(devs), ms, dims, ctxLen, kv)
+	if err == nil {
+		t.place = rankPlacement{gpus: make([]int, len(ms))}
+		for r := range t.place.gpus {
+			t.place.gpus[r] = d.Ordinal
+		}
+	}
+	return t, err
+}
+
 // LoadSyntheticTP builds a bf16 model of cfg's shape on the device itself,
 // split over tp ranks that share it (for benchmarks), with a cache in the
 // format RIGSCOPE_CUDA_KV sets.

@@ -152,24 +152,6 @@ func attnRowGroups(cfg model.Config) int {
 // tensor cores (store_xf): 512 bytes per 16 k per group of 8 rows.
 func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 512 }
 
-// newTarget makes the run state for the ranks' models ms (dims: their
-// local sizes) on d, the KV caches in format kv; on error the caller frees
-// ms.
-func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
-	devs := make([]*Device, len(ms))
-	for r := range devs {
-		devs[r] = d
-	}
-	t, err := newTargetOn(rankDevices(devs), ms, dims, ctxLen, kv)
-	if err == nil {
-		t.place = rankPlacement{gpus: make([]int, len(ms))}
-		for r := range t.place.gpus {
-			t.place.gpus[r] = d.Ordinal
-		}
-	}
-	return t, err
-}
-
 // newTargetOn is newTarget with each rank's GPU rds[r] (rank 0's is home,
 // whose context is bound): each rank's buffers are allocated on its GPU.
 func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
