@@ -49,6 +49,10 @@ fi
 if has bench; then
 	timeout 300 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --steps "${STEPS:-100}" > "$O/cudabench.txt" 2>&1
 	echo "cuda-bench rc $?" >> "$O/cudabench.txt"
+	# The one-rank-per-GPU path on one GPU (rankdev.go): its cost against
+	# the rows above (the vocab rows' copies home, per-rank step copies).
+	RIGSCOPE_CUDA_RANKDEVS=each timeout 200 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 2,4 --allreduce oneshot,host --steps "${STEPS:-100}" > "$O/cudabench-each.txt" 2>&1
+	echo "cuda-bench each rc $?" >> "$O/cudabench-each.txt"
 fi
 if has generate; then
 	for b in oneshot twoshot host auto; do

@@ -187,21 +187,32 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 // With RIGSCOPE_CUDA_RANKDEVS=each every rank but rank 0 opens d again
 // and takes the path of a rank on another GPU (rankdev.go).
 func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target, error) {
-	tune, err := CurrentTuning()
+	devs, pl, err := sharedRanks(d, len(ws))
 	if err != nil {
 		return nil, err
 	}
-	devs := make([]*Device, len(ws))
-	pl := rankPlacement{gpus: make([]int, len(ws))}
+	return loadOn(devs, pl, ws, ctxLen, kv) // rankdev.go
+}
+
+// sharedRanks places n ranks on d: the same Device for every rank, or,
+// with RIGSCOPE_CUDA_RANKDEVS=each, d opened again for every rank but
+// rank 0 (the path of ranks on other GPUs, rankdev.go).
+func sharedRanks(d *Device, n int) ([]*Device, rankPlacement, error) {
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, rankPlacement{}, err
+	}
+	devs := make([]*Device, n)
+	pl := rankPlacement{gpus: make([]int, n)}
 	for r := range devs {
 		devs[r], pl.gpus[r] = d, d.Ordinal
 		if r > 0 && tune.RankDevices {
 			if devs[r], err = Open(d.Ordinal); err != nil {
-				return nil, fmt.Errorf("cuda: GPU %d for rank %d: %w", d.Ordinal, r, err)
+				return nil, pl, fmt.Errorf("cuda: GPU %d for rank %d: %w", d.Ordinal, r, err)
 			}
 		}
 	}
-	return loadOn(devs, pl, ws, ctxLen, kv) // rankdev.go
+	return devs, pl, nil
 }
 
 // newTarget makes the run state for the ranks' models ms (dims: their
@@ -258,38 +269,49 @@ func loadSyntheticKVType(d *Device, cfg model.Config, tp, ctxLen int, seed uint3
 	if err := model.CheckTP(cfg, tp); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
+	devs, pl, err := sharedRanks(d, tp)
+	if err != nil {
+		return nil, err
+	}
 	unbind, err := d.Bind()
 	if err != nil {
 		return nil, err
 	}
 	defer unbind()
-	need := stateBytes(cfg, ctxLen, d.SMs, tp, kv)
+	rds := rankDevices(devs)
 	dims := make([]shardDims, tp)
 	for r := range dims {
 		dims[r] = syntheticDims(cfg, model.Shard{Rank: r, Size: tp})
-		need.weights += 2 * dims[r].weights(cfg)
 	}
-	if err := d.checkFits(need, cfg); err != nil {
+	if err := checkFitsPerGPU(rds, cfg, ctxLen, kv, func(r int) int64 { return 2 * dims[r].weights(cfg) }); err != nil {
 		return nil, err
 	}
 	var ms []*dmodel
+	free := func() {
+		for r, m := range ms {
+			inCtx(rds[r], d, func() error { m.free(); return nil })
+		}
+	}
 	for r := range dims {
-		m, err := syntheticModel(d, cfg, dims[r], seed+uint32(1000*r), dt)
+		var m *dmodel
+		err := inCtx(rds[r], d, func() error {
+			var e error
+			m, e = syntheticModel(devs[r], cfg, dims[r], seed+uint32(1000*r), dt)
+			return e
+		})
 		if err != nil {
-			for _, m := range ms {
-				m.free()
-			}
+			free()
 			return nil, err
 		}
 		ms = append(ms, m)
 	}
-	t, err := newTarget(d, ms, dims, ctxLen, kv)
+	t, err := newTargetOn(rds, ms, dims, ctxLen, kv)
 	if err != nil {
-		for _, m := range ms {
-			m.free()
-		}
+		free()
+		return nil, err
 	}
-	return t, err
+	t.place = pl
+	return t, nil
 }
 
 // weights counts a shard's weight elements (embedding and output included).
