@@ -7,7 +7,9 @@
 #   2. cuda-bench on the llama-8b shape at TP 1/2/4 with every backend:
 #      decode tok/s, verify-5/decode, allreduce share of the step, p50/p99.
 #   3. generate --json through the engine (what users run) at TP 2 with
-#      each backend: the stats the dashboard shows.
+#      each backend: the stats the dashboard shows; and the same with
+#      RIGSCOPE_CUDA_RANKDEVS=each (gen-each-*.json: the one-rank-per-GPU
+#      path on one GPU; the tokens must equal gen-*.json's).
 #   4. allreduce-bench --device cuda (the cuda.Group backends, ranks sharing
 #      the GPU) 2/4/8 ranks.
 #   5. Bad input: each must fail with its message.
@@ -47,10 +49,19 @@ fi
 if has bench; then
 	timeout 300 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 1,2,4 --allreduce oneshot,twoshot,host,auto --steps "${STEPS:-100}" > "$O/cudabench.txt" 2>&1
 	echo "cuda-bench rc $?" >> "$O/cudabench.txt"
+	# The one-rank-per-GPU path on one GPU (rankdev.go): its cost against
+	# the rows above (the vocab rows' copies home, per-rank step copies).
+	RIGSCOPE_CUDA_RANKDEVS=each timeout 200 $B cuda-bench --shapes "${SHAPE:-llama-8b}" --tp 2,4 --allreduce oneshot,host --steps "${STEPS:-100}" > "$O/cudabench-each.txt" 2>&1
+	echo "cuda-bench each rc $?" >> "$O/cudabench-each.txt"
 fi
 if has generate; then
 	for b in oneshot twoshot host auto; do
 		timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json --log-dir "$O/runs" > "$O/gen-$b.json" 2> "$O/gen-$b.err"
+	done
+	# The path of one rank per GPU (every rank opens the GPU as its own
+	# device, rankdev.go): the same tokens as gen-$b.json.
+	for b in oneshot twoshot host auto; do
+		RIGSCOPE_CUDA_RANKDEVS=each timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf --tp 2 --allreduce $b --prompt "func main() {" --max-tokens 64 --ignore-eos --json > "$O/gen-each-$b.json" 2> "$O/gen-each-$b.err"
 	done
 fi
 # The Prometheus endpoint after a TP 2 request through serve (the run's

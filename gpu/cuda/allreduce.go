@@ -22,10 +22,12 @@ var Backends = []string{"oneshot", "twoshot", "host", "nccl"}
 // buffers through peer pointers, after PeerTest passed; nccl uses one
 // communicator per GPU), or all ranks share one GPU (one context, one
 // stream per rank, every rank's buffer visible to all; nccl refused). Each
-// rank owns buf[r] (N floats on its GPU); oneshot writes the sum to out[r],
-// the other backends sum in place into buf[r]. Across GPUs oneshot
-// synchronizes the ranks inside its kernel (ar_oneshot_sync, flags in peer
-// memory); sharing one GPU it is fenced by event barriers.
+// rank owns buf[r] (N floats on its GPU). oneshot, twoshot and host are
+// the step's own kernels (arKernel, stepcomm.go: what a forward step runs,
+// so what allreduce-bench measures is what the engine runs): each call
+// zeroes out[r] and adds the sum into it, its phases fenced by event
+// barriers (twoshot reduces its segment of buf in place); nccl sums in
+// place into buf[r].
 type Group struct {
 	dev     *Device   // rank 0's GPU (every rank's when shared)
 	devs    []*Device // rank r's GPU
@@ -39,16 +41,13 @@ type Group struct {
 
 	streams []cu.Stream
 	buf     []cu.DevicePtr // (Ranks) of (N) float32, buf[r] on devs[r]
-	out     []cu.DevicePtr // (Ranks) of (N) float32, oneshot's results
-	tables  []cu.DevicePtr // per rank, on its GPU: every rank's buf pointer
-	sigs    []cu.DevicePtr // oneshot across GPUs: per rank, its ArSignal block (kernels/allreduce.cu)
-	sigTabs []cu.DevicePtr // per rank, on its GPU: every rank's signal pointer
+	out     []cu.DevicePtr // (Ranks) of (N) float32: the sums (every backend but nccl)
+	tabs    []commTabs     // per rank, on its GPU: every rank's buf pointer and mapped host staging (arKernel)
 	evs     []cu.Event     // barrier events, one per rank
 	t0, t1  cu.Event       // on devs[0]
-	host    []pinned       // host: staging per rank
-	hsum    pinned
-	comms   []uintptr // nccl: one communicator per rank
-	cur     *Device   // whose context is current on the locked thread
+	host    []pinned       // host: staging per rank, mapped (portable: every GPU maps it)
+	comms   []uintptr      // nccl: one communicator per rank
+	cur     *Device        // whose context is current on the locked thread
 }
 
 // NewGroup makes a group of ranks that all share d, with n floats per
@@ -133,7 +132,7 @@ func newGroupOn(devs []*Device, backend string, n int, ncclSet NCCLSettings) (*G
 		}
 		g.buf = append(g.buf, b)
 		ptrs[r] = uint64(b)
-		if backend == "oneshot" {
+		if backend != "nccl" {
 			o, err := cu.MemAlloc(int64(4 * n))
 			if err != nil {
 				return fail(fmt.Errorf("cuda: rank %d output of %d floats on GPU %d: %w", r, n, devs[r].Ordinal, err))
@@ -146,35 +145,15 @@ func newGroupOn(devs []*Device, backend string, n int, ncclSet NCCLSettings) (*G
 		}
 		g.evs = append(g.evs, e)
 		if backend == "host" {
-			p, err := allocPinned(4 * n)
+			p, err := allocMapped(4 * n)
 			if err != nil {
 				return fail(err)
 			}
 			g.host = append(g.host, p)
 		}
 	}
-	if backend == "host" {
-		if g.hsum, err = allocPinned(4 * n); err != nil {
-			return fail(err)
-		}
-	}
-	if backend == "oneshot" || backend == "twoshot" {
-		for r := 0; r < R; r++ {
-			if err := g.use(r); err != nil {
-				return fail(err)
-			}
-			t, err := cu.MemAlloc(int64(8 * R))
-			if err != nil {
-				return fail(fmt.Errorf("cuda: pointer table: %w", err))
-			}
-			g.tables = append(g.tables, t)
-			if err := cu.MemcpyHtoD(t, unsafe.Pointer(&ptrs[0]), int64(8*R)); err != nil {
-				return fail(fmt.Errorf("cuda: pointer table: %w", err))
-			}
-		}
-	}
-	if backend == "oneshot" && !shared && R > 1 {
-		if err := g.allocSignals(); err != nil {
+	if backend != "nccl" {
+		if err := g.makeTabs(ptrs); err != nil {
 			return fail(err)
 		}
 	}
@@ -200,54 +179,47 @@ func newGroupOn(devs []*Device, backend string, n int, ncclSet NCCLSettings) (*G
 	return g, nil
 }
 
-// Signal blocks of the self-synchronizing oneshot (ar_oneshot_sync): the
-// sizes of struct ArSignal in kernels/allreduce.cu.
-const (
-	arMaxBlocks = 512
-	arMaxRanks  = 8
-	arSignalLen = 4 * (2*arMaxBlocks*arMaxRanks + arMaxBlocks)
-)
-
-// allocSignals gives every rank a zeroed signal block on its GPU and a
-// table of all ranks' signal pointers (peers' through peer access).
-func (g *Group) allocSignals() error {
-	if g.Ranks > arMaxRanks {
-		return nil // the kernel's slots stop at arMaxRanks: event barriers instead
-	}
-	ptrs := make([]uint64, g.Ranks)
-	for r := range g.Ranks {
+// makeTabs gives every rank the tables arKernel reads, on its GPU: every
+// rank's buf (bufs) and every rank's host staging as its GPU maps it.
+func (g *Group) makeTabs(bufs []uint64) error {
+	R := g.Ranks
+	for r := range R {
 		if err := g.use(r); err != nil {
 			return err
 		}
-		p, err := cu.MemAlloc(arSignalLen)
-		if err != nil {
-			return fmt.Errorf("cuda: allreduce signals on GPU %d: %w", g.devs[r].Ordinal, err)
+		hosts := make([]uint64, R)
+		for q, p := range g.host {
+			d, err := p.devicePtr()
+			if err != nil {
+				return err
+			}
+			hosts[q] = uint64(d)
 		}
-		g.sigs = append(g.sigs, p)
-		if err := cu.MemsetD32(p, 0, arSignalLen/4); err != nil {
-			return fmt.Errorf("cuda: allreduce signals: %w", err)
+		var tb commTabs
+		tb.hostDev = cu.DevicePtr(hosts[r])
+		for _, t := range []*cu.DevicePtr{&tb.partTab, &tb.hostTab} {
+			p, err := cu.MemAlloc(int64(8 * R))
+			if err != nil {
+				return fmt.Errorf("cuda: pointer table on GPU %d: %w", g.devs[r].Ordinal, err)
+			}
+			*t = p
 		}
-		ptrs[r] = uint64(p)
-	}
-	for r := range g.Ranks {
-		if err := g.use(r); err != nil {
-			return err
-		}
-		t, err := cu.MemAlloc(int64(8 * g.Ranks))
-		if err != nil {
-			return fmt.Errorf("cuda: signal table: %w", err)
-		}
-		g.sigTabs = append(g.sigTabs, t)
-		if err := cu.MemcpyHtoD(t, unsafe.Pointer(&ptrs[0]), int64(8*g.Ranks)); err != nil {
-			return fmt.Errorf("cuda: signal table: %w", err)
+		g.tabs = append(g.tabs, tb)
+		for _, up := range []struct {
+			dst cu.DevicePtr
+			src []uint64
+		}{{tb.partTab, bufs}, {tb.hostTab, hosts}} {
+			if err := cu.MemcpyHtoD(up.dst, unsafe.Pointer(&up.src[0]), int64(8*R)); err != nil {
+				return fmt.Errorf("cuda: pointer table: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
-// selfSync: the backend synchronizes the ranks itself (nccl, and oneshot
-// across GPUs), so a call needs no entry barrier.
-func (g *Group) selfSync() bool { return g.Backend == "nccl" || g.sigTabs != nil }
+// selfSync: the backend synchronizes the ranks itself (nccl), so a call
+// needs no entry barrier.
+func (g *Group) selfSync() bool { return g.Backend == "nccl" }
 
 // placement says whether devs all share one GPU (true) or are all
 // distinct (false); anything else is an error.
@@ -262,12 +234,7 @@ func placement(devs []*Device) (shared bool, err error) {
 	switch {
 	case len(devs) == 1 || len(seen) == len(devs):
 		return false, nil
-	case len(seen) == 1:
-		for _, d := range devs {
-			if d != devs[0] {
-				return false, fmt.Errorf("cuda: allreduce group: GPU %d opened twice; pass the same *Device for every rank", d.Ordinal)
-			}
-		}
+	case len(seen) == 1: // one GPU (opened once, or once per rank: the same primary context, each its own kernels)
 		return true, nil
 	}
 	return false, fmt.Errorf("cuda: allreduce group on GPUs %v: ranks must all share one GPU or each have their own", ordinalsOf(devs))
@@ -319,14 +286,8 @@ func (g *Group) closeLocked() {
 	for r, p := range g.out {
 		free(r, p)
 	}
-	for r, p := range g.tables {
-		free(r, p)
-	}
-	for r, p := range g.sigs {
-		free(r, p)
-	}
-	for r, p := range g.sigTabs {
-		free(r, p)
+	for r, tb := range g.tabs {
+		free(r, tb.partTab, tb.hostTab)
 	}
 	for r := range g.streams {
 		if g.use(r) == nil {
@@ -350,14 +311,13 @@ func (g *Group) closeLocked() {
 	for _, p := range g.host {
 		p.free()
 	}
-	g.hsum.free()
 	*g = Group{dev: g.dev, devs: g.devs, shared: g.shared, Backend: g.Backend}
 }
 
 // Buf is rank r's input buffer; Result is where its sum lands.
 func (g *Group) Buf(r int) cu.DevicePtr { return g.buf[r] }
 func (g *Group) Result(r int) cu.DevicePtr {
-	if g.Backend == "oneshot" {
+	if g.Backend != "nccl" {
 		return g.out[r]
 	}
 	return g.buf[r]
@@ -424,9 +384,6 @@ func (g *Group) allReduce(n int) (time.Duration, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	g.cur = nil // another goroutine (or NCCL) may have used this thread
-	if g.Backend == "host" {
-		return g.hostAllReduce(n)
-	}
 	// Line the ranks up, keep them busy while the host enqueues the call,
 	// then time it from rank 0's stream.
 	if err := g.barrier(); err != nil {
@@ -435,6 +392,11 @@ func (g *Group) allReduce(n int) (time.Duration, error) {
 	for r, s := range g.streams {
 		if err := g.use(r); err != nil {
 			return 0, err
+		}
+		if g.Backend != "nccl" { // the kernels add into out: zeroed before the timed part
+			if err := cu.MemsetD32Async(g.out[r], 0, int64(n), s); err != nil {
+				return 0, fmt.Errorf("cuda: allreduce %s: zero the output (rank %d): %w", g.Backend, r, err)
+			}
 		}
 		spin, err := g.devs[r].fn("spin_ns")
 		if err != nil {
@@ -491,70 +453,36 @@ func (g *Group) allReduce(n int) (time.Duration, error) {
 	return time.Duration(float64(ms) * 1e6), nil
 }
 
-// enqueue queues the backend's work on every rank's stream.
+// enqueue queues the backend's work on every rank's stream: nccl's
+// collective, or arKernel's phases (the step's kernels), each phase after
+// a barrier of the previous one.
 func (g *Group) enqueue(n int) error {
-	R := g.Ranks
-	block := [3]int{256, 1, 1}
-	switch g.Backend {
-	case "nccl":
+	if g.Backend == "nccl" {
 		err := ncclAllReduceAll(g.comms, g.buf, g.streams, n)
 		g.cur = nil
 		return err
-	case "oneshot":
-		for r, s := range g.streams {
-			if err := g.use(r); err != nil {
+	}
+	phases, err := arPhases(g.Backend)
+	if err != nil {
+		return err
+	}
+	for ph := range phases {
+		if ph > 0 {
+			if err := g.barrier(); err != nil {
 				return err
 			}
-			if g.sigTabs != nil {
-				fn, err := g.devs[r].fn("ar_oneshot_sync")
-				if err != nil {
-					return err
-				}
-				grid := g.grid(r, (n+3)/4)
-				grid[0] = min(grid[0], arMaxBlocks)
-				if err := launch(fn, grid, block, 0, s, ptr(g.out[r]), ptr(g.tables[r]), ptr(g.sigTabs[r]), i32(r), i32(R), i64(n)); err != nil {
-					return fmt.Errorf("rank %d: %w", r, err)
-				}
-				continue
-			}
-			fn, err := g.devs[r].fn("ar_oneshot")
-			if err != nil {
-				return err
-			}
-			if err := launch(fn, g.grid(r, (n+3)/4), block, 0, s, ptr(g.out[r]), ptr(g.tables[r]), i32(R), i64(n)); err != nil {
-				return fmt.Errorf("rank %d: %w", r, err)
-			}
-		}
-	case "twoshot":
-		for r, s := range g.streams {
-			lo, hi := n*r/R, n*(r+1)/R
-			if hi <= lo {
-				continue
-			}
-			if err := g.use(r); err != nil {
-				return err
-			}
-			red, err := g.devs[r].fn("ar_reduce_range")
-			if err != nil {
-				return err
-			}
-			if err := launch(red, g.grid(r, hi-lo), block, 0, s, ptr(g.buf[r]), ptr(g.tables[r]), i32(R), i64(lo), i64(hi)); err != nil {
-				return fmt.Errorf("rank %d reduce: %w", r, err)
-			}
-		}
-		if err := g.barrier(); err != nil {
-			return err
 		}
 		for r, s := range g.streams {
 			if err := g.use(r); err != nil {
 				return err
 			}
-			gat, err := g.devs[r].fn("ar_gather")
+			k := arKernel(g.Backend, ph, arRank{r: r, x: g.out[r], part: g.buf[r], tabs: g.tabs[r]}, g.Ranks, n)
+			fn, err := g.devs[r].fn(k.name)
 			if err != nil {
 				return err
 			}
-			if err := launch(gat, g.grid(r, n), block, 0, s, ptr(g.buf[r]), ptr(g.tables[r]), i32(R), i32(r), i64(n)); err != nil {
-				return fmt.Errorf("rank %d gather: %w", r, err)
+			if err := launch(fn, g.grid(r, k.n), [3]int{256, 1, 1}, 0, s, k.args...); err != nil {
+				return fmt.Errorf("rank %d %s: %w", r, k.name, err)
 			}
 		}
 	}

@@ -237,17 +237,18 @@ func (t *Target) joinRanks(T, call int, w cu.DevicePtr) error {
 
 // allocPostSums gives every rank of a TP > 1 Gemma 3 target its zeroed
 // (MaxTokens, dim) sum buffer for joinRanks.
-func (t *Target) allocPostSums(alloc func(int64) cu.DevicePtr) error {
+func (t *Target) allocPostSums() error {
 	if len(t.ranks) < 2 || !t.cfg.Gemma.On {
 		return nil
 	}
 	n := int64(MaxTokens * t.cfg.Dim)
-	for r := range t.ranks {
-		p := alloc(4 * n)
-		if p == 0 {
-			return fmt.Errorf("cuda: post-norm sum of rank %d: allocation failed", r)
+	for r, R := range t.ranks {
+		var err error
+		p := t.allocOn(R.rd, &err)(4 * n) // on the rank's GPU
+		if err != nil {
+			return fmt.Errorf("cuda: post-norm sum of rank %d: %w", r, err)
 		}
-		if err := cu.MemsetD32(p, 0, n); err != nil {
+		if err := t.in(R.rd, func() error { return cu.MemsetD32(p, 0, n) }); err != nil {
 			return fmt.Errorf("cuda: post-norm sum of rank %d: %w", r, err)
 		}
 		t.postSum = append(t.postSum, p)

@@ -28,7 +28,7 @@ func (t *Target) SetAllReduce(ctx context.Context, backend string, o tp.GroupOpt
 	if backend == "" {
 		backend = "auto"
 	}
-	if err := checkStepBackend(len(t.ranks), backend); err != nil {
+	if err := checkStepBackend(t.place, backend); err != nil {
 		return err
 	}
 	c := t.comm
@@ -40,6 +40,11 @@ func (t *Target) SetAllReduce(ctx context.Context, backend string, o tp.GroupOpt
 		return err
 	}
 	defer unbind()
+	if backend == "nccl" && len(t.ranks) > 1 {
+		if err := t.stepNCCL(); err != nil { // stepnccl.go: the communicators, made once per target
+			return err
+		}
+	}
 	var auto *tp.AutoTable
 	if backend == "auto" {
 		if auto = o.Auto; auto == nil {
@@ -63,11 +68,11 @@ func (t *Target) AllReduceTime() time.Duration {
 	return t.comm.total
 }
 
-// RankGPUs is the GPU ordinal each rank runs on (today all share one).
+// RankGPUs is the GPU ordinal each rank runs on.
 func (t *Target) RankGPUs() []int {
 	g := make([]int, len(t.ranks))
-	for i := range g {
-		g[i] = t.dev.Ordinal
+	for i, R := range t.ranks {
+		g[i] = R.rd.dev.Ordinal
 	}
 	return g
 }
@@ -90,7 +95,7 @@ func (t *Target) dropGraphs() {
 
 func (t *Target) cacheKeys() (machine, table string) {
 	return fmt.Sprintf("%s gpu=%q sm=%d.%d sms=%d", tp.MachineKey(), t.dev.Name, t.dev.Major, t.dev.Minor, t.dev.SMs),
-		fmt.Sprintf("%dx%d", len(t.ranks), t.cfg.Dim)
+		fmt.Sprintf("%dx%d%s", len(t.ranks), t.cfg.Dim, t.placeKey())
 }
 
 // loadOrCalibrate returns auto's table for this target's ranks and hidden
@@ -228,4 +233,13 @@ func (t *Target) timeAllReduce(b string, T int) (float64, error) {
 	}
 	slices.Sort(us)
 	return us[len(us)/2], nil
+}
+
+// placeKey tells tables of ranks on distinct GPUs from those of ranks
+// sharing one ("" when they share one, as the tables cached before).
+func (t *Target) placeKey() string {
+	if !t.place.distinct() {
+		return ""
+	}
+	return "@" + joinInts(t.place.gpus)
 }

@@ -7,10 +7,12 @@
 // float32 KV cache, every decode and verify step captured as a CUDA graph
 // (kernels chained by programmatic dependent launch on sm_90) and replayed,
 // argmax or sampling on the device. A Target may split the model over
-// tensor-parallel ranks that share the GPU. The package also provides GPU
-// allreduce backends (oneshot, twoshot, host, nccl) for ranks that share
-// one GPU or sit on peer GPUs, with a P2P self-test before peer access is
-// trusted.
+// tensor-parallel ranks that share one GPU or run one per GPU (rankdev.go:
+// each rank's context, kernels, stream, weights and cache on its GPU, one
+// step graph across them). The ranks join through one implementation of
+// the GPU allreduce backends (oneshot, twoshot, host: arKernel in
+// stepcomm.go; nccl across GPUs), inside the step and in cuda.Group for
+// allreduce-bench, with a P2P self-test before peer access is trusted.
 //
 // The decoder itself is engine/model's Step, the one model definition
 // both devices run: a Target implements its operations (model.Ops,

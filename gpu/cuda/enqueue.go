@@ -97,7 +97,11 @@ func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]i
 	if t.tune.Skip[cat] {
 		return nil
 	}
-	fn, err := t.dev.fn(name)
+	d := t.dev
+	if t.ld != nil {
+		d = t.ld
+	}
+	fn, err := d.fn(name)
 	if err != nil {
 		return err
 	}
@@ -107,7 +111,7 @@ func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]i
 		}
 	}
 	lf := launch
-	if t.pdl && cat != "embed" && cat != "fc" { // embed (fc in a head) follows the step's parameter copy, not a kernel
+	if t.pdl && cat != "embed" && cat != "fc" && cat != "kv_keep" { // kv_keep follows a copy too // embed (fc in a head) follows the step's parameter copy, not a kernel
 		lf = launchPDL
 	}
 	times := 1
@@ -120,7 +124,7 @@ func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]i
 		}
 	}
 	if t.tune.Nop[cat] {
-		nop, err := t.dev.fn("nop")
+		nop, err := d.fn("nop")
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ type launcher struct {
 	mqks   int       // quantized products' K split, when set (cuda-check); else mqSplit picks
 	stream cu.Stream // the step's stream: graphs are captured and replayed here
 	ls     cu.Stream // where kernels launch: stream, or a rank's during its phase (onRanks)
+	ld     *Device   // a remote rank's GPU during its phase (onRanks): its kernels launch; nil: dev's
 	pdl    bool      // launch with programmatic dependent launch (sm_90)
 	prof   *profiler // set while ProfileStep times each kernel
 	eps    float32   // the model's RMSNorm epsilon (fused norms)

@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"gorgonia.org/cu"
 
@@ -51,7 +52,7 @@ func fitsError(need memNeed, cfg model.Config, name string, free, total int64) e
 	if need.format != kvBF16 {
 		hint = ", a bf16 cache (RIGSCOPE_CUDA_KV=bf16 halves it)"
 	}
-	return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position %s KV cache needs %.2f GiB (weights %.2f + KV cache %.2f + run state %.2f), %s has %.2f GiB free of %.2f GiB (%.2f kept for the runtime); use a smaller model, a quantized file or a shorter --ctx%s (one rank per GPU is not built yet)",
+	return fmt.Errorf("cuda: out of device memory: the model (dim %d, %d layers, vocab %d) with a %d-position %s KV cache needs %.2f GiB (weights %.2f + KV cache %.2f + run state %.2f), %s has %.2f GiB free of %.2f GiB (%.2f kept for the runtime); use a smaller model, a quantized file, a shorter --ctx%s, or one rank per GPU (--gpus 0,1,.. with --tp N: each GPU holds its rank's share)",
 		cfg.Dim, cfg.Layers, cfg.Vocab, need.ctx, need.format, gib(need.total()), gib(need.weights), gib(need.kv), gib(need.other),
 		name, gib(free), gib(total), gib(runtimeMargin), hint)
 }
@@ -81,16 +82,17 @@ func stateBytes(cfg model.Config, ctxLen, sms, tp int, f kvFormat) memNeed {
 
 // MaxContext is the longest context, up to the model's own (cfg.MaxSeq),
 // in steps of 1024 positions, for which a target of cfg with weightBytes
-// of weights and tp ranks fits on the GPU the ranks go to (gpus[0], else
-// GPU 0), leaving a tenth of the free memory for drafters and the
-// runtime; 0 when not even 1024 positions fit. The cache is counted in
-// the format RIGSCOPE_CUDA_KV sets (a bf16 cache fits about twice the
-// positions). The engine takes it as the default context on the GPU
-// (--ctx 0).
+// of weights and tp ranks fits on the GPUs the ranks go to (gpus, else
+// GPU 0; with one rank per GPU each holds its share of the weights and
+// the cache, and the one with the least free memory decides), leaving a
+// tenth of the free memory for drafters and the runtime; 0 when not even
+// 1024 positions fit. The cache is counted in the format RIGSCOPE_CUDA_KV
+// sets (a bf16 cache fits about twice the positions). The engine takes it
+// as the default context on the GPU (--ctx 0).
 func MaxContext(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, error) {
-	ord := 0
+	ords := []int{0}
 	if len(gpus) > 0 {
-		ord = gpus[0]
+		ords = distinctInts(gpus)
 	}
 	tune, err := CurrentTuning()
 	if err != nil {
@@ -99,44 +101,82 @@ func MaxContext(cfg model.Config, weightBytes int64, tp int, gpus []int) (int, e
 	if err := driverInit(); err != nil {
 		return 0, err
 	}
+	best := -1
+	for _, ord := range ords {
+		free, sms, err := freeOn(ord)
+		if err != nil {
+			return 0, err
+		}
+		k := int64(len(ords))
+		n := contextFitsShare(cfg, free*9/10-runtimeMargin-weightBytes/k, sms, max(1, tp), tune.KV, len(ords))
+		if best < 0 || n < best {
+			best = n
+		}
+	}
+	return best, nil
+}
+
+// freeOn is GPU ord's free memory and SM count.
+func freeOn(ord int) (free int64, sms int, err error) {
 	dev, err := cu.GetDevice(ord)
 	if err != nil {
-		return 0, fmt.Errorf("cuda: device %d: %w", ord, err)
+		return 0, 0, fmt.Errorf("cuda: device %d: %w", ord, err)
 	}
-	sms, err := dev.Attribute(cu.MultiprocessorCount)
-	if err != nil {
-		return 0, fmt.Errorf("cuda: device %d attributes: %w", ord, err)
+	if sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+		return 0, 0, fmt.Errorf("cuda: device %d attributes: %w", ord, err)
 	}
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
-		return 0, fmt.Errorf("cuda: device %d: retain primary context: %w", ord, err)
+		return 0, 0, fmt.Errorf("cuda: device %d: retain primary context: %w", ord, err)
 	}
 	defer dev.ReleasePrimaryCtx() // a target's Device holds its own reference
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cu.SetCurrentContext(ctx); err != nil {
-		return 0, fmt.Errorf("cuda: device %d: make context current: %w", ord, err)
+		return 0, 0, fmt.Errorf("cuda: device %d: make context current: %w", ord, err)
 	}
-	free, _, err := cu.MemInfo()
+	f, _, err := cu.MemInfo()
 	if err != nil {
-		return 0, fmt.Errorf("cuda: device %d memory: %w", ord, err)
+		return 0, 0, fmt.Errorf("cuda: device %d memory: %w", ord, err)
 	}
-	return contextFits(cfg, int64(free)*9/10-runtimeMargin-weightBytes, sms, max(1, tp), tune.KV), nil
+	return int64(f), sms, nil
 }
 
 // contextFits is the longest context up to cfg.MaxSeq, in steps of 1024
 // positions (or cfg.MaxSeq itself), whose run state in format f fits
 // budget bytes; 0 when 1024 positions do not.
 func contextFits(cfg model.Config, budget int64, sms, tp int, f kvFormat) int {
+	return contextFitsShare(cfg, budget, sms, tp, f, 1)
+}
+
+// contextFitsShare is contextFits for one of gpus GPUs that hold a
+// 1/gpus share of the cache each (one rank per GPU).
+func contextFitsShare(cfg model.Config, budget int64, sms, tp int, f kvFormat, gpus int) int {
+	fits := func(n int) bool {
+		st := stateBytes(cfg, n, sms, tp, f)
+		st.kv /= int64(max(1, gpus))
+		return st.total() <= budget
+	}
 	best := 0
 	for n := 1024; n <= cfg.MaxSeq; n += 1024 {
-		if stateBytes(cfg, n, sms, tp, f).total() > budget {
+		if !fits(n) {
 			break
 		}
 		best = n
 	}
-	if best > 0 && cfg.MaxSeq%1024 != 0 && stateBytes(cfg, cfg.MaxSeq, sms, tp, f).total() <= budget {
+	if best > 0 && cfg.MaxSeq%1024 != 0 && fits(cfg.MaxSeq) {
 		best = cfg.MaxSeq
 	}
 	return best
+}
+
+// distinctInts is v without repeats, in order.
+func distinctInts(v []int) []int {
+	var out []int
+	for _, x := range v {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

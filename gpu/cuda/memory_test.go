@@ -73,3 +73,18 @@ func TestFitsError(t *testing.T) {
 		t.Errorf("bf16 refusal: %v", err)
 	}
 }
+
+// One rank per GPU: each GPU holds a share of the cache, so two GPUs fit a
+// longer context than one for the same budget, never a shorter one.
+func TestContextFitsShare(t *testing.T) {
+	cfg := kvTestConfig
+	for _, budget := range []int64{4 << 30, 16 << 30, 64 << 30} {
+		one, two := contextFitsShare(cfg, budget, 132, 2, kvBF16, 1), contextFitsShare(cfg, budget, 132, 2, kvBF16, 2)
+		if one != contextFits(cfg, budget, 132, 2, kvBF16) {
+			t.Errorf("budget %d: one GPU's share %d, contextFits %d", budget, one, contextFits(cfg, budget, 132, 2, kvBF16))
+		}
+		if two < one || one > 0 && one < cfg.MaxSeq && two == one {
+			t.Errorf("budget %d: one GPU fits %d positions, each of two %d", budget, one, two)
+		}
+	}
+}

@@ -179,9 +179,11 @@ func syntheticMoE(cfg model.Config, fl int, mat func(rows, cols int, tile bool) 
 }
 
 // allocMoE gives every rank of an MoE model its scratch (moeBufs).
-func (t *Target) allocMoE(alloc func(int64) cu.DevicePtr) error {
+func (t *Target) allocMoE() error {
 	k := t.cfg.MoE.PerToken
+	var err error
 	for _, R := range t.ranks {
+		alloc := t.allocOn(R.rd, &err) // on the rank's GPU
 		fl := 0
 		for _, L := range R.m.layers {
 			if L.moe != nil {
@@ -197,8 +199,8 @@ func (t *Target) allocMoE(alloc func(int64) cu.DevicePtr) error {
 			wts: alloc(4 * int64(MaxTokens*k)),
 			h:   alloc(4 * int64(MaxTokens*k*fl)),
 		}
-		if R.moe.xn == 0 || R.moe.ids == 0 || R.moe.wts == 0 || R.moe.h == 0 {
-			return fmt.Errorf("cuda: MoE scratch of rank %d: allocation failed", R.r)
+		if err != nil || R.moe.xn == 0 || R.moe.ids == 0 || R.moe.wts == 0 || R.moe.h == 0 {
+			return fmt.Errorf("cuda: MoE scratch of rank %d: allocation failed: %v", R.r, err)
 		}
 	}
 	return nil

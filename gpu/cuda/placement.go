@@ -17,17 +17,52 @@ import (
 // per message size from a table measured on this GPU (calibrate.go).
 var StepBackends = []string{"oneshot", "twoshot", "host", "auto"}
 
-// checkStepBackend refuses, with the reason, a backend the ranks of one
-// GPU cannot join with.
-func checkStepBackend(ranks int, backend string) error {
+// rankPlacement is where a target's ranks run: gpus[r] is rank r's GPU
+// ordinal (all the same when the ranks share one GPU); peer is the P2P
+// self-test's verdict across distinct GPUs ("" = passed, or the ranks
+// share one GPU; else the failing pair and what failed).
+type rankPlacement struct {
+	gpus []int
+	peer string
+}
+
+// distinct says whether the ranks run on more than one GPU.
+func (p rankPlacement) distinct() bool {
+	for _, g := range p.gpus {
+		if g != p.gpus[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// checkStepBackend refuses, with the reason, a backend the ranks placed by
+// p cannot join with inside a step.
+func checkStepBackend(p rankPlacement, backend string) error {
+	ranks := len(p.gpus)
 	switch backend {
-	case "", "oneshot", "twoshot", "host", "auto":
+	case "", "oneshot", "twoshot", "auto":
+		if p.distinct() && p.peer != "" && ranks > 1 {
+			return fmt.Errorf("cuda: allreduce %s unavailable: it reads the peers' partial sums through peer memory and the P2P self-test between GPUs %s failed (%s); use host (staged through pinned host memory)", nameOr(backend, "auto"), joinInts(p.gpus), p.peer)
+		}
+		return nil
+	case "host":
 		return nil
 	case "nccl":
 		if ranks <= 1 {
 			return nil
 		}
-		return fmt.Errorf("cuda: allreduce nccl unavailable here: the %d ranks share GPU 0 and NCCL refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU); use oneshot, twoshot, host or auto", ranks)
+		if p.distinct() {
+			for i, g := range p.gpus {
+				for _, h := range p.gpus[:i] {
+					if g == h {
+						return fmt.Errorf("cuda: allreduce nccl unavailable: GPUs %s place two ranks on GPU %d and NCCL refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU)", joinInts(p.gpus), g)
+					}
+				}
+			}
+			return nil
+		}
+		return fmt.Errorf("cuda: allreduce nccl unavailable here: the %d ranks share GPU %d and NCCL refuses two ranks on one GPU (ncclInvalidUsage: duplicate GPU); use oneshot, twoshot, host or auto", ranks, p.gpus[0])
 	}
 	if tp.CheckBackend(backend) == nil {
 		return fmt.Errorf("cuda: allreduce %q is a CPU backend; GPU ranks join with %v", backend, StepBackends)
@@ -35,34 +70,49 @@ func checkStepBackend(ranks int, backend string) error {
 	return fmt.Errorf("cuda: unknown allreduce backend %q (GPU ranks: %v)", backend, StepBackends)
 }
 
+func nameOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 // placeRanks checks a --gpus list against the n visible GPUs and returns
-// the GPU the ranks run on. Today the ranks of one target share one GPU:
-// no list (GPU 0), or a list of one GPU. One rank per GPU (a list of tp
-// distinct GPUs) is refused by name until it is implemented; the GPU
-// allreduce backends across GPUs are measured by allreduce-bench.
-func placeRanks(tp int, gpus []int, n int) (int, error) {
+// each rank's GPU: no list puts rank i on GPU i when at least tp GPUs are
+// visible, else every rank on GPU 0; a list of one GPU puts every rank
+// there (sharing it); a list of tp distinct GPUs puts rank i on gpus[i].
+func placeRanks(tp int, gpus []int, n int) ([]int, error) {
 	if n < 1 {
-		return 0, errors.New("cuda: no CUDA device found")
+		return nil, errors.New("cuda: no CUDA device found")
 	}
 	seen := map[int]bool{}
 	for _, g := range gpus {
 		switch {
 		case g < 0 || g >= n:
-			return 0, fmt.Errorf("cuda: --gpus names GPU %d; this machine has %d GPU(s), numbered 0 to %d (rigscope gpus lists them)", g, n, n-1)
+			return nil, fmt.Errorf("cuda: --gpus names GPU %d; this machine has %d GPU(s), numbered 0 to %d (rigscope gpus lists them)", g, n, n-1)
 		case seen[g]:
-			return 0, fmt.Errorf("cuda: --gpus names GPU %d twice; list each GPU once (one per rank, or one for all ranks to share)", g)
+			return nil, fmt.Errorf("cuda: --gpus names GPU %d twice; list each GPU once (one per rank, or one for all ranks to share)", g)
 		}
 		seen[g] = true
 	}
+	out := make([]int, tp)
 	switch {
 	case len(gpus) == 0:
-		return 0, nil
+		if n >= tp {
+			for r := range out {
+				out[r] = r
+			}
+		}
 	case len(gpus) == 1:
-		return gpus[0], nil
+		for r := range out {
+			out[r] = gpus[0]
+		}
 	case len(gpus) != tp:
-		return 0, fmt.Errorf("cuda: --gpus lists %d GPUs for %d tensor-parallel ranks; list one GPU per rank, or one GPU for all ranks to share", len(gpus), tp)
+		return nil, fmt.Errorf("cuda: --gpus lists %d GPUs for %d tensor-parallel ranks; list one GPU per rank, or one GPU for all ranks to share", len(gpus), tp)
+	default:
+		copy(out, gpus)
 	}
-	return 0, fmt.Errorf("cuda: one rank per GPU (--gpus %s) is not implemented yet: the ranks of a GPU target share one GPU (--gpus %d); allreduce-bench --device cuda measures the backends across GPUs", joinInts(gpus), gpus[0])
+	return out, nil
 }
 
 func joinInts(v []int) string {
@@ -88,19 +138,28 @@ func callBytes(b string, r, R, n int) (sent, recv int64) {
 		return v, v
 	case "host":
 		return int64(4 * n), int64(4 * R * n)
+	case "nccl": // a ring allreduce: reduce-scatter and all-gather, (R-1)/R of the message each
+		v := int64(4 * 2 * (R - 1) * n / R)
+		return v, v
 	}
 	return 0, 0
 }
 
+// stepNCCLWhyNot is why a step cannot join through nccl here ("" when it
+// can: libnccl loads and two or more GPUs are visible); the cuda build
+// sets it (stepnccl.go).
+var stepNCCLWhyNot = func() string { return "NCCL needs a -tags cuda build" }
+
 // StepBackendInfo describes the step backends for the run controls (the
 // panel's allreduce choice with --device cuda).
 func StepBackendInfo() []tp.BackendInfo {
+	ncclWhyNot := stepNCCLWhyNot()
 	return []tp.BackendInfo{
 		{Name: "oneshot", Available: true, Exact: true, Summary: "every rank reads every rank's partial sums and adds them: one kernel per rank"},
 		{Name: "twoshot", Available: true, Exact: true, Summary: "reduce-scatter by segments, then all-gather: two kernels per rank"},
 		{Name: "host", Available: true, Exact: true, Summary: "staged through pinned host memory: each rank copies its partial sums to the host and reads every rank's copy (GPUs without peer access)"},
 		{Name: "auto", Available: true, Exact: true, Summary: "picks oneshot, twoshot or host per message size from a table measured on this GPU"},
-		{Name: "nccl", Reason: "NCCL refuses two ranks on one GPU, and the ranks of a GPU target share one GPU (one rank per GPU is not implemented yet)", Summary: "NVIDIA NCCL"},
+		{Name: "nccl", Available: ncclWhyNot == "", Reason: ncclWhyNot, Summary: "NVIDIA NCCL (libnccl.so.2 loaded at run time), ranks on distinct GPUs only (NCCL refuses two ranks on one GPU); sums in its own order, so not bitwise TP 1's"},
 	}
 }
 

@@ -65,7 +65,7 @@ func (t *Target) prefillable(b model.Batch) bool {
 		t.pf.chunk = PrefillChunk
 	}
 	return t.pf.mode != prefillOff && len(b.Tokens) > MaxTokens && b.Parent == nil && b.Logits != model.LogitsAll &&
-		t.prof == nil && t.prefillModel()
+		t.prof == nil && !t.anyRemote() && t.prefillModel() // the prefill path runs the ranks on the home GPU
 }
 
 // prefillModel says whether the prefill path runs this model: the Llama

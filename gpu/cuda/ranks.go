@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"gorgonia.org/cu"
@@ -35,19 +36,36 @@ type rankState struct {
 
 	stream cu.Stream // TP > 1: the rank's phases run here (onRanks)
 	done   cu.Event  // recorded on stream at the end of each phase
+	rd     *rankDev  // its GPU, and what the ranks there share (rankdev.go)
 }
 
-// sliceAttnScratch points every rank at its slice of the Target's
-// attention partials and counters (sized for all query heads).
-func (t *Target) sliceAttnScratch() {
+// sliceAttnScratch points every home rank at its slice of the Target's
+// attention partials and counters (sized for all query heads); a remote
+// rank gets its own on its GPU.
+func (t *Target) sliceAttnScratch() error {
 	var rows, cnts int64
 	for _, R := range t.ranks {
+		if R.rd.remote {
+			var err error
+			alloc := t.allocOn(R.rd, &err)
+			n := int64(R.dims.hq) * MaxTokens * int64(t.S)
+			nc := int64(R.dims.hk * attnRowGroups(t.cfg))
+			R.pm, R.pl, R.pacc, R.attnCnt = alloc(4*n), alloc(4*n), alloc(4*n*int64(t.cfg.HeadDim)), alloc(4*nc)
+			if err == nil {
+				err = t.in(R.rd, func() error { return cu.MemsetD32(R.attnCnt, 0, nc) })
+			}
+			if err != nil {
+				return fmt.Errorf("cuda: attention scratch of rank %d: %w", R.r, err)
+			}
+			continue
+		}
 		R.pm, R.pl = t.pm+cu.DevicePtr(4*rows*int64(t.S)), t.pl+cu.DevicePtr(4*rows*int64(t.S))
 		R.pacc = t.pacc + cu.DevicePtr(4*rows*int64(t.S*t.cfg.HeadDim))
 		R.attnCnt = t.attnCnt + cu.DevicePtr(4*cnts)
 		rows += int64(R.dims.hq) * MaxTokens
 		cnts += int64(R.dims.hk * attnRowGroups(t.cfg))
 	}
+	return nil
 }
 
 // rankStreams says whether the ranks of a TP > 1 target run their phases on
@@ -64,11 +82,18 @@ func (t *Target) makeRankStreams() error {
 		return fmt.Errorf("cuda: fork event: %w", err)
 	}
 	for r, R := range t.ranks {
-		if R.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
-			return fmt.Errorf("cuda: stream of rank %d: %w", r, err)
-		}
-		if R.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
-			return fmt.Errorf("cuda: event of rank %d: %w", r, err)
+		err := t.in(R.rd, func() error { // on the rank's GPU
+			var err error
+			if R.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+				return fmt.Errorf("cuda: stream of rank %d: %w", r, err)
+			}
+			if R.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+				return fmt.Errorf("cuda: event of rank %d: %w", r, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	t.multiStream = true
@@ -80,12 +105,15 @@ func (t *Target) closeRankStreams() {
 	var zs cu.Stream
 	var ze cu.Event
 	for _, R := range t.ranks {
-		if R.stream != zs {
-			R.stream.Destroy()
-		}
-		if R.done != ze {
-			cu.DestroyEvent(&R.done)
-		}
+		t.in(R.rd, func() error {
+			if R.stream != zs {
+				R.stream.Destroy()
+			}
+			if R.done != ze {
+				cu.DestroyEvent(&R.done)
+			}
+			return nil
+		})
 	}
 	if t.fork != ze {
 		cu.DestroyEvent(&t.fork)
@@ -96,9 +124,13 @@ func (t *Target) closeRankStreams() {
 // from the target's stream and joined back into it, so that the ranks'
 // kernels overlap (captured into the step's graph as parallel branches);
 // or, with one rank, rank streams off, or while profiling, one after
-// another on the target's stream.
+// another on the target's stream. A remote rank's phase (rankdev.go) is
+// enqueued with its GPU's context current and its GPU's kernels.
 func (t *Target) onRanks(phase func(R *rankState) error) error {
 	if !t.multiStream || t.prof != nil {
+		if t.anyRemote() {
+			return fmt.Errorf("cuda: ranks on other GPUs (%s) run on their own streams: profiling kernel by kernel and RIGSCOPE_CUDA_RANKSTREAMS=0 are for ranks sharing one GPU", joinInts(t.place.gpus))
+		}
 		for _, R := range t.ranks {
 			if err := phase(R); err != nil {
 				return err
@@ -110,20 +142,30 @@ func (t *Target) onRanks(phase func(R *rankState) error) error {
 		return fmt.Errorf("cuda: fork: %w", err)
 	}
 	for r, R := range t.ranks {
-		if err := R.stream.Wait(t.fork, 0); err != nil {
-			return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
-		}
-		t.ls = R.stream
-		err := phase(R)
-		t.ls = t.stream
-		if err != nil {
+		err := t.in(R.rd, func() error {
+			if err := R.stream.Wait(t.fork, 0); err != nil {
+				return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
+			}
+			t.ls, t.ld = R.stream, R.rd.dev
+			defer func() { t.ls, t.ld = t.stream, nil }()
+			var err error
+			if t.failRank == r+1 {
+				err = errors.New("cuda: failure injected by the check (failRank)")
+			} else {
+				err = phase(R)
+			}
+			// Joined even when the phase failed, so that a capture in
+			// progress ends cleanly (and is then discarded by replay).
+			if e := R.done.Record(R.stream); e != nil && err == nil {
+				err = fmt.Errorf("cuda: rank %d: join: %w", r, e)
+			}
 			return err
+		})
+		if e := t.stream.Wait(R.done, 0); e != nil && err == nil {
+			err = fmt.Errorf("cuda: join rank %d: %w", r, e)
 		}
-		if err := R.done.Record(R.stream); err != nil {
-			return fmt.Errorf("cuda: rank %d: join: %w", r, err)
-		}
-		if err := t.stream.Wait(R.done, 0); err != nil {
-			return fmt.Errorf("cuda: join rank %d: %w", r, err)
+		if err != nil { // the step stops here: its capture is discarded (replay), no rank waits on another
+			return fmt.Errorf("cuda: rank %d on GPU %d: %w", r, R.rd.dev.Ordinal, err)
 		}
 	}
 	return nil
@@ -142,45 +184,51 @@ func LoadTP(d *Device, ws []*model.Weights, ctxLen int) (*Target, error) {
 
 // loadTPKV is LoadTP with the cache's format given (the checks compare
 // both in one process).
+// With RIGSCOPE_CUDA_RANKDEVS=each every rank but rank 0 opens d again
+// and takes the path of a rank on another GPU (rankdev.go).
 func loadTPKV(d *Device, ws []*model.Weights, ctxLen int, kv kvFormat) (*Target, error) {
-	unbind, err := d.Bind()
+	devs, pl, err := sharedRanks(d, len(ws))
 	if err != nil {
 		return nil, err
 	}
-	defer unbind()
-	cfg := ws[0].Cfg
-	if err := checkImplemented(cfg, len(ws)); err != nil {
-		return nil, err
-	}
-	need := stateBytes(cfg, ctxLen, d.SMs, len(ws), kv)
-	dims := make([]shardDims, len(ws))
-	for r, w := range ws {
-		if err := checkTypes(w); err != nil { // quantized weights stay as stored (quant.cu)
-			return nil, err
-		}
-		need.weights += modelBytes(w)
-		dims[r] = weightDims(w)
-	}
-	if err := d.checkFits(need, cfg); err != nil {
-		return nil, err
-	}
-	ms := make([]*dmodel, 0, len(ws))
-	free := func() {
-		for _, m := range ms {
-			m.free()
-		}
-	}
-	for _, w := range ws {
-		m, err := uploadModel(w)
-		if err != nil {
-			free()
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	t, err := newTarget(d, ms, dims, ctxLen, kv)
+	return loadOn(devs, pl, ws, ctxLen, kv) // rankdev.go
+}
+
+// sharedRanks places n ranks on d: the same Device for every rank, or,
+// with RIGSCOPE_CUDA_RANKDEVS=each, d opened again for every rank but
+// rank 0 (the path of ranks on other GPUs, rankdev.go).
+func sharedRanks(d *Device, n int) ([]*Device, rankPlacement, error) {
+	tune, err := CurrentTuning()
 	if err != nil {
-		free()
+		return nil, rankPlacement{}, err
+	}
+	devs := make([]*Device, n)
+	pl := rankPlacement{gpus: make([]int, n)}
+	for r := range devs {
+		devs[r], pl.gpus[r] = d, d.Ordinal
+		if r > 0 && tune.RankDevices {
+			if devs[r], err = Open(d.Ordinal); err != nil {
+				return nil, pl, fmt.Errorf("cuda: GPU %d for rank %d: %w", d.Ordinal, r, err)
+			}
+		}
+	}
+	return devs, pl, nil
+}
+
+// newTarget makes the run state for the ranks' models ms (dims: their
+// local sizes) on d, the KV caches in format kv; on error the caller frees
+// ms.
+func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
+	devs := make([]*Device, len(ms))
+	for r := range devs {
+		devs[r] = d
+	}
+	t, err := newTargetOn(rankDevices(devs), ms, dims, ctxLen, kv)
+	if err == nil {
+		t.place = rankPlacement{gpus: make([]int, len(ms))}
+		for r := range t.place.gpus {
+			t.place.gpus[r] = d.Ordinal
+		}
 	}
 	return t, err
 }
@@ -221,38 +269,49 @@ func loadSyntheticKVType(d *Device, cfg model.Config, tp, ctxLen int, seed uint3
 	if err := model.CheckTP(cfg, tp); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
+	devs, pl, err := sharedRanks(d, tp)
+	if err != nil {
+		return nil, err
+	}
 	unbind, err := d.Bind()
 	if err != nil {
 		return nil, err
 	}
 	defer unbind()
-	need := stateBytes(cfg, ctxLen, d.SMs, tp, kv)
+	rds := rankDevices(devs)
 	dims := make([]shardDims, tp)
 	for r := range dims {
 		dims[r] = syntheticDims(cfg, model.Shard{Rank: r, Size: tp})
-		need.weights += 2 * dims[r].weights(cfg)
 	}
-	if err := d.checkFits(need, cfg); err != nil {
+	if err := checkFitsPerGPU(rds, cfg, ctxLen, kv, func(r int) int64 { return 2 * dims[r].weights(cfg) }); err != nil {
 		return nil, err
 	}
 	var ms []*dmodel
+	free := func() {
+		for r, m := range ms {
+			inCtx(rds[r], d, func() error { m.free(); return nil })
+		}
+	}
 	for r := range dims {
-		m, err := syntheticModel(d, cfg, dims[r], seed+uint32(1000*r), dt)
+		var m *dmodel
+		err := inCtx(rds[r], d, func() error {
+			var e error
+			m, e = syntheticModel(devs[r], cfg, dims[r], seed+uint32(1000*r), dt)
+			return e
+		})
 		if err != nil {
-			for _, m := range ms {
-				m.free()
-			}
+			free()
 			return nil, err
 		}
 		ms = append(ms, m)
 	}
-	t, err := newTarget(d, ms, dims, ctxLen, kv)
+	t, err := newTargetOn(rds, ms, dims, ctxLen, kv)
 	if err != nil {
-		for _, m := range ms {
-			m.free()
-		}
+		free()
+		return nil, err
 	}
-	return t, err
+	t.place = pl
+	return t, nil
 }
 
 // weights counts a shard's weight elements (embedding and output included).

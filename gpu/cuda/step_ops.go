@@ -51,24 +51,22 @@ func (o *targetOps) endPhase() error {
 }
 
 // Embed: every rank embeds the step's tokens into its own x (the
-// replicated activations), times scale (Gemma 3).
+// replicated activations) from its own copy of the embedding, times scale
+// (Gemma 3), on its stream (the first phase of the step).
 func (o *targetOps) Embed(T int, scale float32) error {
 	t := (*Target)(o)
-	m0 := t.ranks[0].m
-	suf, err := kernelSuffix(m0.emb.dt)
+	suf, err := kernelSuffix(t.ranks[0].m.emb.dt)
 	if err != nil {
 		return err
 	}
-	for _, R := range t.ranks {
+	o.queue(func(R *rankState) error {
 		// step.tokens is at byte offset 16 of struct Step.
 		if err := t.kernel("embed", 0, "embed_"+suf, [3]int{T, 1, 1}, [3]int{128, 1, 1},
-			ptr(R.x), ptr(m0.emb.w), ptr(m0.emb.s), ptr(t.step+16), i32(t.cfg.Dim)); err != nil {
+			ptr(R.x), ptr(R.m.emb.w), ptr(R.m.emb.s), ptr(R.rd.step+16), i32(t.cfg.Dim)); err != nil {
 			return err
 		}
-		if err := t.scaleEmbedding(R, T, scale); err != nil { // arch.go
-			return err
-		}
-	}
+		return t.scaleEmbedding(R, T, scale) // arch.go
+	})
 	return nil
 }
 
@@ -100,13 +98,13 @@ func (o *targetOps) Attend(l, T int) error {
 		rc := c
 		rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
 		name, grid := attnLaunch(rc, t.S, T, t.tune.AttnRows)
-		a := &t.attn[l]
+		a := &R.rd.attn[l]
 		name = t.kv.kernel(attnKernel(name, L, a))
 		kvBytes := int64(2 * t.kv.elemBytes() * R.kvw * (t.n + T))
 		attQ := attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
 		if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 			ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
-			ptr(t.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
+			ptr(R.rd.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
 			ptr(t.attXF(R, L)), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ)); err != nil {
 			return err
 		}
@@ -270,7 +268,10 @@ func (o *targetOps) Logits(first, rows int, softcap float32) error {
 		return err
 	}
 	err := t.onRanks(func(R *rankState) error {
-		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, R.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm)
+		if err := t.matvec("output", t.outputRows(R)+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, R.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm); err != nil {
+			return err
+		}
+		return t.logitsHome(R, rows) // a remote rank's rows to the shared logits (rankdev.go)
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -30,22 +31,30 @@ type stepComm struct {
 	total   time.Duration // rank 0's allreduce time so far
 
 	calls   int            // allreduces per step: 2 per layer
-	partTab cu.DevicePtr   // (ranks) pointers to the ranks' partial sums R.part
-	hostTab cu.DevicePtr   // (ranks) device pointers of the pinned staging buffers
-	host    []pinned       // host: (MaxTokens, dim) float32 per rank, mapped
-	hostDev []cu.DevicePtr // host[r] in the device's address space
-	stamps  cu.DevicePtr   // (calls, ranks, 2) uint64: start and end of each call, ns
-	cnts    cu.DevicePtr   // (calls, ranks) uint32 finished blocks, 0 between calls
-	hstamps pinned         // stamps copied back after each step
+	tabs    []commTabs     // per rank: the tables its kernels read (on its GPU; ranks of one GPU share them)
+	host    []pinned       // host: (MaxTokens, dim) float32 per rank, mapped (portable: every GPU's context maps it)
+	stamps  []cu.DevicePtr // per rank, on its GPU: (calls, 2) uint64 start and end of each call, ns
+	cnts    []cu.DevicePtr // per rank, on its GPU: (calls) uint32 finished blocks, 0 between calls
+	hstamps pinned         // (ranks, calls, 2): stamps copied back after each step
+	comms   []uintptr      // nccl across GPUs: one communicator per rank, made once (stepnccl.go)
 }
 
-// newStepComm allocates the comm's buffers for t's ranks (TP > 1); the
-// caller frees them with the target (t.bufs) and free.
-func (t *Target) newStepComm(alloc func(int64) cu.DevicePtr) (*stepComm, error) {
+// commTabs are the pointer tables the allreduce kernels of the ranks of
+// one GPU read: every rank's partial sums R.part (peer pointers for ranks
+// on other GPUs, valid after the P2P self-test enabled peer access) and
+// every rank's mapped staging buffer host[r] in this GPU's address space.
+type commTabs struct {
+	partTab, hostTab cu.DevicePtr // (ranks) pointers
+	hostDev          cu.DevicePtr // this rank's staging buffer, as its GPU maps it
+	selfTab          cu.DevicePtr // (1) this rank's own partials (nccl sums them in place: stepnccl.go)
+}
+
+// newStepComm allocates the comm's buffers for t's ranks (TP > 1), each
+// rank's on its GPU; the caller frees them with the target and free.
+func (t *Target) newStepComm() (*stepComm, error) {
 	R, dim := len(t.ranks), t.cfg.Dim
 	c := &stepComm{backend: "oneshot", calls: 2 * t.cfg.Layers}
 	parts := make([]uint64, R)
-	hosts := make([]uint64, R)
 	for r, rk := range t.ranks {
 		parts[r] = uint64(rk.part)
 		p, err := allocMapped(4 * MaxTokens * dim)
@@ -54,56 +63,100 @@ func (t *Target) newStepComm(alloc func(int64) cu.DevicePtr) (*stepComm, error) 
 			return nil, err
 		}
 		c.host = append(c.host, p)
-		d, err := p.devicePtr()
+	}
+	byDev := map[*rankDev]*commTabs{}
+	for r, rk := range t.ranks {
+		var err error
+		alloc := t.allocOn(rk.rd, &err)
+		c.stamps = append(c.stamps, alloc(int64(16*c.calls)))
+		c.cnts = append(c.cnts, alloc(int64(4*c.calls)))
+		tabs := byDev[rk.rd]
+		if tabs == nil {
+			tabs = &commTabs{partTab: alloc(int64(8 * R)), hostTab: alloc(int64(8 * R))}
+			byDev[rk.rd] = tabs
+		}
 		if err != nil {
 			c.free()
-			return nil, err
+			return nil, fmt.Errorf("cuda: allreduce buffers of rank %d: %w", r, err)
 		}
-		c.hostDev, hosts[r] = append(c.hostDev, d), uint64(d)
+		mine := *tabs
+		mine.selfTab = alloc(8)
+		if err != nil {
+			c.free()
+			return nil, fmt.Errorf("cuda: allreduce buffers of rank %d: %w", r, err)
+		}
+		err = t.in(rk.rd, func() error {
+			if err := cu.MemcpyHtoD(mine.selfTab, hostPtr([]uint64{uint64(rk.part)}), 8); err != nil {
+				return fmt.Errorf("cuda: allreduce self table: %w", err)
+			}
+			hosts := make([]uint64, R)
+			for q, p := range c.host { // the staging buffers in this GPU's address space
+				d, err := p.devicePtr()
+				if err != nil {
+					return err
+				}
+				hosts[q] = uint64(d)
+			}
+			mine.hostDev = cu.DevicePtr(hosts[r])
+			for _, up := range []struct {
+				dst cu.DevicePtr
+				src []uint64
+			}{{tabs.partTab, parts}, {tabs.hostTab, hosts}} {
+				if err := cu.MemcpyHtoD(up.dst, hostPtr(up.src), int64(8*R)); err != nil {
+					return fmt.Errorf("cuda: allreduce tables: %w", err)
+				}
+			}
+			if err := cu.MemsetD32(c.stamps[r], 0, int64(4*c.calls)); err != nil {
+				return fmt.Errorf("cuda: allreduce stamps: %w", err)
+			}
+			if err := cu.MemsetD32(c.cnts[r], 0, int64(c.calls)); err != nil {
+				return fmt.Errorf("cuda: allreduce counters: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			c.free()
+			return nil, fmt.Errorf("cuda: allreduce of rank %d on GPU %d: %w", r, rk.rd.dev.Ordinal, err)
+		}
+		c.tabs = append(c.tabs, mine)
 	}
-	c.partTab, c.hostTab = alloc(int64(8*R)), alloc(int64(8*R))
-	c.stamps = alloc(int64(16 * c.calls * R))
-	c.cnts = alloc(int64(4 * c.calls * R))
 	var err error
 	if c.hstamps, err = allocPinned(16 * c.calls * R); err != nil {
 		c.free()
 		return nil, err
 	}
-	for _, up := range []struct {
-		dst cu.DevicePtr
-		src []uint64
-	}{{c.partTab, parts}, {c.hostTab, hosts}} {
-		if up.dst == 0 {
-			c.free()
-			return nil, fmt.Errorf("cuda: allreduce tables for %d ranks: out of device memory", R)
-		}
-		if err := cu.MemcpyHtoD(up.dst, hostPtr(up.src), int64(8*R)); err != nil {
-			c.free()
-			return nil, fmt.Errorf("cuda: allreduce tables: %w", err)
-		}
-	}
-	if c.stamps == 0 || c.cnts == 0 {
-		c.free()
-		return nil, fmt.Errorf("cuda: allreduce stamps for %d calls: out of device memory", c.calls)
-	}
-	if err := cu.MemsetD32(c.stamps, 0, int64(4*c.calls*R)); err != nil {
-		c.free()
-		return nil, fmt.Errorf("cuda: allreduce stamps: %w", err)
-	}
-	if err := cu.MemsetD32(c.cnts, 0, int64(c.calls*R)); err != nil {
-		c.free()
-		return nil, fmt.Errorf("cuda: allreduce counters: %w", err)
-	}
 	return c, nil
+}
+
+// copyStampsBack enqueues the copies of every rank's stamps to hstamps
+// (after the step, before its synchronize): a home rank's on the target's
+// stream, a remote rank's on its own (onRemote).
+func (t *Target) copyStampsBack() error {
+	c := t.comm
+	n := int64(16 * c.calls)
+	dst := func(R *rankState) unsafe.Pointer { return unsafe.Add(c.hstamps.p, int64(R.r)*n) }
+	for _, R := range t.ranks {
+		if R.rd.remote {
+			continue
+		}
+		if err := cu.MemcpyDtoHAsync(dst(R), c.stamps[R.r], n, t.stream); err != nil {
+			return fmt.Errorf("cuda: copy rank %d's allreduce times back: %w", R.r, err)
+		}
+	}
+	return t.onRemote(func(R *rankState) error {
+		return cu.MemcpyDtoHAsync(dst(R), c.stamps[R.r], n, R.stream)
+	})
 }
 
 // free releases the comm's host memory (its device buffers are the
 // target's).
 func (c *stepComm) free() {
+	ncclDestroy(c.comms)
+	c.comms = nil
 	for _, p := range c.host {
 		p.free()
 	}
-	c.host, c.hostDev = nil, nil
+	c.host = nil
 	c.hstamps.free()
 	c.hstamps = pinned{}
 }
@@ -120,10 +173,63 @@ func (c *stepComm) pick(n int) string {
 }
 
 // stamp returns the pointers of call i's start and end stamps and its
-// block counter for rank r.
+// block counter for rank r (on its GPU).
 func (c *stepComm) stamp(call, r, R int) (t0, t1, cnt cu.DevicePtr) {
-	k := call*R + r
-	return c.stamps + cu.DevicePtr(16*k), c.stamps + cu.DevicePtr(16*k+8), c.cnts + cu.DevicePtr(4*k)
+	return c.stamps[r] + cu.DevicePtr(16*call), c.stamps[r] + cu.DevicePtr(16*call+8), c.cnts[r] + cu.DevicePtr(4*call)
+}
+
+// arRank is one rank as the allreduce kernels see it: x, to which the
+// sum of all ranks' partials is added; its partials; the tables on its
+// GPU; its call's stamps (0: not timed).
+type arRank struct {
+	r           int
+	x, part     cu.DevicePtr
+	tabs        commTabs
+	t0, t1, cnt cu.DevicePtr
+}
+
+// arCall is one rank's kernel in one phase of an allreduce.
+type arCall struct {
+	name  string
+	n     int   // elements its grid covers (arGrid)
+	bytes int64 // what it reads (profiling)
+	args  []arg
+}
+
+// arPhases is how many phases backend b has: the ranks' kernels of a phase
+// are joined (every rank's done) before the next phase starts.
+func arPhases(b string) (int, error) {
+	switch b {
+	case "oneshot":
+		return 1, nil
+	case "twoshot", "host":
+		return 2, nil
+	}
+	return 0, fmt.Errorf("cuda: allreduce backend %q on GPU ranks (have %v)", b, StepBackends)
+}
+
+// arKernel is rank rk's kernel in phase ph of backend b over R ranks of n
+// floats each: the one implementation of the GPU allreduce backends, run
+// inside a step (Target.allReduceAdd: phases joined by the step graph's
+// fork and join) and by allreduce-bench (Group: phases joined by event
+// barriers), with the ranks sharing one GPU or one per GPU (peers'
+// buffers through peer pointers; host through mapped pinned memory).
+// Every rank adds the sum in rank order, so all backends give the same
+// bits.
+func arKernel(b string, ph int, rk arRank, R, n int) arCall {
+	switch {
+	case b == "oneshot":
+		return arCall{"ars_add", n, int64(4 * n * R), []arg{ptr(rk.x), ptr(rk.tabs.partTab), i32(R), i64(n), ptr(rk.t0), ptr(rk.t1), ptr(rk.cnt)}}
+	case b == "twoshot" && ph == 0:
+		lo, hi := n*rk.r/R, n*(rk.r+1)/R
+		return arCall{"ars_reduce", hi - lo, int64(4 * (hi - lo) * R), []arg{ptr(rk.tabs.partTab), i32(R), i32(rk.r), i64(lo), i64(hi), ptr(rk.t0)}}
+	case b == "twoshot":
+		return arCall{"ars_gather_add", n, int64(4 * n), []arg{ptr(rk.x), ptr(rk.tabs.partTab), i32(R), i64(n), ptr(rk.t1), ptr(rk.cnt)}}
+	case b == "host" && ph == 0:
+		return arCall{"ars_put", n, int64(4 * n), []arg{ptr(rk.tabs.hostDev), ptr(rk.part), i64(n), ptr(rk.t0)}}
+	default: // host, phase 1
+		return arCall{"ars_add", n, int64(4 * n * R), []arg{ptr(rk.x), ptr(rk.tabs.hostTab), i32(R), i64(n), 0, ptr(rk.t1), ptr(rk.cnt)}}
+	}
 }
 
 // allReduceAdd enqueues allreduce number call of the step: every rank adds
@@ -132,47 +238,24 @@ func (t *Target) allReduceAdd(T, call int) error {
 	c, R := t.comm, len(t.ranks)
 	n := T * t.cfg.Dim
 	b := c.pick(n)
-	grid := func(m int) [3]int { return arGrid(t.dev.SMs, m) }
-	block := [3]int{256, 1, 1}
-	bytes := int64(4 * n * R)
-	switch b {
-	case "oneshot":
-		return t.onRanks(func(rk *rankState) error {
-			t0, t1, cnt := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", bytes, "ars_add", grid(n), block,
-				ptr(rk.x), ptr(c.partTab), i32(R), i64(n), ptr(t0), ptr(t1), ptr(cnt))
-		})
-	case "twoshot":
-		err := t.onRanks(func(rk *rankState) error {
-			t0, _, _ := c.stamp(call, rk.r, R)
-			lo, hi := n*rk.r/R, n*(rk.r+1)/R
-			return t.kernel("allreduce", int64(4*(hi-lo)*R), "ars_reduce", grid(hi-lo), block,
-				ptr(c.partTab), i32(R), i32(rk.r), i64(lo), i64(hi), ptr(t0))
-		})
-		if err != nil {
-			return err
-		}
-		return t.onRanks(func(rk *rankState) error {
-			_, t1, cnt := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", int64(4*n), "ars_gather_add", grid(n), block,
-				ptr(rk.x), ptr(c.partTab), i32(R), i64(n), ptr(t1), ptr(cnt))
-		})
-	case "host":
-		err := t.onRanks(func(rk *rankState) error {
-			t0, _, _ := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", int64(4*n), "ars_put", grid(n), block,
-				ptr(c.hostDev[rk.r]), ptr(rk.part), i64(n), ptr(t0))
-		})
-		if err != nil {
-			return err
-		}
-		return t.onRanks(func(rk *rankState) error {
-			_, t1, cnt := c.stamp(call, rk.r, R)
-			return t.kernel("allreduce", bytes, "ars_add", grid(n), block,
-				ptr(rk.x), ptr(c.hostTab), i32(R), i64(n), 0, ptr(t1), ptr(cnt))
-		})
+	if b == "nccl" {
+		return t.ncclAllReduceAdd(T, call) // stepnccl.go
 	}
-	return fmt.Errorf("cuda: allreduce backend %q inside a step (have %v)", b, StepBackends)
+	phases, err := arPhases(b)
+	if err != nil {
+		return err
+	}
+	for ph := range phases {
+		err := t.onRanks(func(rk *rankState) error {
+			t0, t1, cnt := c.stamp(call, rk.r, R)
+			k := arKernel(b, ph, arRank{r: rk.r, x: rk.x, part: rk.part, tabs: c.tabs[rk.r], t0: t0, t1: t1, cnt: cnt}, R, n)
+			return t.kernel("allreduce", k.bytes, k.name, arGrid(rk.rd.dev.SMs, k.n), [3]int{256, 1, 1}, k.args...)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // collect reads the stamps of the last step, of T tokens (copied back into
@@ -184,7 +267,7 @@ func (c *stepComm) collect(R, T, dim int) {
 	b := c.pick(n)
 	for call := range c.calls {
 		for r := range R {
-			k := 2 * (call*R + r)
+			k := 2 * (r*c.calls + call)
 			t0, t1 := st[k], st[k+1]
 			if t0 == 0 || t1 < t0 {
 				continue // not run (a measurement knob skipped it)

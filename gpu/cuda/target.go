@@ -55,8 +55,10 @@ type Target struct {
 	maxPos   int
 	kv       kvFormat // the KV caches' element type (kvformat.go)
 
-	multiStream bool     // TP > 1 ranks on their own streams (rankStreams)
-	fork        cu.Event // recorded on stream where the ranks' phases fork
+	place       rankPlacement // each rank's GPU and the P2P verdict (placement.go, rankdev.go)
+	multiStream bool          // TP > 1 ranks on their own streams (rankStreams)
+	failRank    int           // cuda-check: rank failRank-1's phases fail (a rank failing mid-step); 0: none
+	fork        cu.Event      // recorded on stream where the ranks' phases fork
 
 	// device buffers
 	x             cu.DevicePtr // (MaxTokens, dim) float32: rank 0's activations (each rank has its copy)
@@ -100,11 +102,15 @@ func NewTarget(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, 
 	if err != nil {
 		return nil, err
 	}
-	ord, err := placeRanks(max(1, tp), gpus, n)
+	ords, err := placeRanks(max(1, tp), gpus, n)
 	if err != nil {
 		return nil, err
 	}
-	d, err := Open(ord)
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	devs, pl, err := openRanks(ords, tune.RankDevices)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +120,7 @@ func NewTarget(src loader.Source, tp int, gpus []int, ctxLen int) (spec.Target, 
 			return nil, err
 		}
 	}
-	return LoadTP(d, ws, ctxLen)
+	return loadOn(devs, pl, ws, ctxLen, tune.KV)
 }
 
 // Load uploads w to d with a cache of ctxLen positions. Device memory is
@@ -146,11 +152,11 @@ func attnRowGroups(cfg model.Config) int {
 // tensor cores (store_xf): 512 bytes per 16 k per group of 8 rows.
 func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 512 }
 
-// newTarget makes the run state for the ranks' models ms (dims: their
-// local sizes) on d, the KV caches in format kv; on error the caller frees
-// ms.
-func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
+// newTargetOn is newTarget with each rank's GPU rds[r] (rank 0's is home,
+// whose context is bound): each rank's buffers are allocated on its GPU.
+func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
 	c := ms[0].cfg
+	d := rds[0].dev
 	t := &Target{launcher: launcher{dev: d, eps: c.NormEps, gelu: c.Gemma.On}, cfg: c, kv: kv, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	var err error
 	if t.tune, err = CurrentTuning(); err != nil {
@@ -191,7 +197,8 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvForma
 	hd, hq := c.HeadDim, c.Heads
 	t.x = alloc(T * 4 * int64(c.Dim))
 	for r, m := range ms {
-		R := &rankState{m: m, dims: dims[r], r: r, x: t.x}
+		R := &rankState{m: m, dims: dims[r], r: r, x: t.x, rd: rds[r]}
+		alloc := t.allocOn(R.rd, &err) // on the rank's GPU
 		if r > 0 {
 			R.x = alloc(T * 4 * int64(c.Dim))
 		}
@@ -209,7 +216,7 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvForma
 		t.ranks = append(t.ranks, R)
 	}
 	if len(ms) > 1 && err == nil {
-		t.comm, err = t.newStepComm(alloc)
+		t.comm, err = t.newStepComm()
 	}
 	t.logits = alloc(T * 4 * int64(c.Vocab))
 	t.ids = alloc(T * 4)
@@ -222,9 +229,14 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvForma
 	if t.attnCnt = alloc(4 * nCnt); err == nil {
 		err = cu.MemsetD32(t.attnCnt, 0, nCnt)
 	}
-	t.sliceAttnScratch()
+	if err == nil {
+		err = t.sliceAttnScratch()
+	}
 	if err == nil && len(ms) > 1 && rankStreams() {
 		err = t.makeRankStreams()
+	}
+	if err == nil && t.anyRemote() && !t.multiStream {
+		err = fmt.Errorf("cuda: ranks on other GPUs (%s) run on their own streams; RIGSCOPE_CUDA_RANKSTREAMS=0 is for ranks sharing one GPU", joinInts(ordinalsOf(devsOf(rds))))
 	}
 	t.amPart = alloc(T * argmaxBlocks * 8)
 	if t.amCnt = alloc(4 * T); err == nil {
@@ -235,10 +247,14 @@ func newTarget(d *Device, ms []*dmodel, dims []shardDims, ctxLen int, kv kvForma
 		return nil, err
 	}
 	if t.attn, err = uploadAttention(ms[0], t.maxPos, alloc); err == nil {
-		err = t.allocPostSums(alloc)
+		rds[0].step, rds[0].path, rds[0].attn = t.step, t.path, t.attn
+		err = t.initRemote(ms) // rankdev.go
 	}
 	if err == nil {
-		err = t.allocMoE(alloc) // moe.go
+		err = t.allocPostSums()
+	}
+	if err == nil {
+		err = t.allocMoE() // moe.go
 	}
 	if err != nil {
 		t.Close()
@@ -288,8 +304,9 @@ func (t *Target) Close() error {
 	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
 	t.closeRankStreams()
+	t.freeRemote()
 	for _, R := range t.ranks {
-		R.m.free()
+		t.in(R.rd, func() error { R.m.free(); return nil })
 	}
 	t.ranks = nil
 	t.stream.Destroy()
@@ -344,15 +361,21 @@ func (t *Target) KeepPath(base int, path []int) error {
 		if err := cu.MemcpyHtoDAsync(t.path, t.hids.p, int64(4*len(path)), t.stream); err != nil {
 			return fmt.Errorf("cuda: kv keep: %w", err)
 		}
-		fn, err := t.dev.fn("kv_keep")
+		err := t.onRemote(func(R *rankState) error { // rankdev.go
+			if !t.firstOn(R) {
+				return nil
+			}
+			return cu.MemcpyHtoDAsync(R.rd.path, t.hids.p, int64(4*len(path)), R.stream)
+		})
+		if err != nil {
+			return fmt.Errorf("cuda: kv keep: %w", err)
+		}
+		err = t.onRanks(func(R *rankState) error {
+			return t.kernel("kv_keep", 0, "kv_keep", [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1},
+				ptr(R.kc), ptr(R.vc), i64(t.slots), i32(R.kvw*t.kv.elemBytes()/4), i32(base), ptr(R.rd.path), i32(len(path))) // width in 32-bit words
+		})
 		if err != nil {
 			return err
-		}
-		for _, R := range t.ranks {
-			if err := launch(fn, [3]int{t.cfg.Layers, 1, 1}, [3]int{256, 1, 1}, 0, t.stream,
-				ptr(R.kc), ptr(R.vc), i64(t.slots), i32(R.kvw*t.kv.elemBytes()/4), i32(base), ptr(t.path), i32(len(path))); err != nil { // width in 32-bit words
-				return err
-			}
 		}
 		if err := t.stream.Synchronize(); err != nil {
 			return fmt.Errorf("cuda: kv keep: %w", err)
@@ -507,6 +530,9 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := cu.MemcpyHtoDAsync(t.step, t.hstep.p, int64(stepBytes), t.stream); err != nil {
 		return 0, fmt.Errorf("cuda: step parameters: %w", err)
 	}
+	if err := t.copyStepParams(); err != nil { // rankdev.go
+		return 0, err
+	}
 	if err := t.enqueueStep(T, b.Logits); err != nil {
 		return 0, err
 	}
@@ -524,15 +550,15 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 		return 0, err
 	}
 	if c := t.comm; c != nil {
-		if err := cu.MemcpyDtoHAsync(c.hstamps.p, c.stamps, int64(c.hstamps.n), t.stream); err != nil {
-			return 0, fmt.Errorf("cuda: copy allreduce times back: %w", err)
+		if err := t.copyStampsBack(); err != nil { // stepcomm.go
+			return 0, err
 		}
 	}
 	if err := t.timer.mark(1, t.stream); err != nil {
 		return 0, err
 	}
 	if err := t.stream.Synchronize(); err != nil {
-		return 0, fmt.Errorf("cuda: forward of %d tokens at %d: %w", T, t.n, err)
+		return 0, fmt.Errorf("cuda: forward of %d tokens at %d: %w%s", T, t.n, err, t.rankFailures())
 	}
 	if err := t.timer.collect(); err != nil {
 		return 0, err

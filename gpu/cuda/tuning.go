@@ -21,6 +21,7 @@ type Tuning struct {
 	MQM         bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
 	L2Prefetch  bool     // RIGSCOPE_CUDA_L2PF=0: the products do not prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch)
 	RankStreams bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
+	RankDevices bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
 	SplitX      bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
 	AttnRows    int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin     int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
@@ -50,6 +51,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		MQM:         get("RIGSCOPE_CUDA_MQM") == "1",
 		L2Prefetch:  get("RIGSCOPE_CUDA_L2PF") != "0",
 		RankStreams: get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
+		RankDevices: get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
 		AttnRows:    8,
 		AttnMin:     32,

@@ -24,6 +24,8 @@ func TestParseTuning(t *testing.T) {
 			func(w *Tuning) {
 				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.L2Prefetch = false, false, false, false, false, false
 			}, false},
+		{"rank devices", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "each"}, func(w *Tuning) { w.RankDevices = true }, false},
+		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},
 		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
 		{"attention", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "4", "RIGSCOPE_CUDA_ATTMIN": "128", "RIGSCOPE_CUDA_ATTS": "7"},
 			func(w *Tuning) { w.AttnRows, w.AttnMin, w.AttnSplits = 4, 128, 7 }, false},

@@ -183,7 +183,7 @@ func (p Program) usage(w io.Writer) {
 // ranks run on, as ordinals ("0,2,4,6": rank i on the i-th; one ordinal:
 // every rank on it). The device checks the list against the GPUs it sees.
 func GPUsFlag(fs *flag.FlagSet, dst *[]int) {
-	fs.Func("gpus", "with --device cuda: GPU ordinals for the tensor-parallel ranks, e.g. 0,2,4,6 (one: all ranks share it; default GPU 0)", func(s string) error {
+	fs.Func("gpus", "with --device cuda: GPU ordinals for the tensor-parallel ranks, one per rank, e.g. 0,2,4,6 (one: all ranks share it; default: rank i on GPU i when at least --tp GPUs are visible, else all on GPU 0)", func(s string) error {
 		v, err := ParseGPUs(s)
 		*dst = v
 		return err

@@ -65,8 +65,8 @@ func runCUDAAllReduceBench(ctx context.Context, cfg gpuBenchConfig, stdout, stde
 			fmt.Fprintf(stdout, format+"\n", a...)
 		}
 	}
-	say("# rigscope allreduce-bench --device cuda: float32 sum in place, %d GPU(s), GPU 0 = %s", nGPU, d0)
-	say("# time = median of %d calls (5 from 16M up) timed with CUDA events on rank 0 from the end of a 200 us spin that every GPU runs while the host enqueues the call (host launch latency is not counted), through an entry barrier (skipped by nccl and by oneshot across GPUs, which synchronize the ranks themselves), to an exit barrier (host: wall time), after one checked call; maxrelerr = max|got-ref|/max|ref| over all ranks, ref = float64 sum", cfg.Iters)
+	say("# rigscope allreduce-bench --device cuda: float32 sum, %d GPU(s), GPU 0 = %s", nGPU, d0)
+	say("# oneshot, twoshot, host: the forward step's own allreduce kernels (ars_*: every rank adds the sum into its zeroed output; host through mapped pinned memory); time = median of %d calls (5 from 16M up) timed with CUDA events on rank 0 from the end of a 200 us spin that every GPU runs while the host enqueues the call (host launch latency is not counted), through an entry barrier (skipped by nccl, which synchronizes the ranks itself), to an exit barrier, after one checked call (outputs poisoned first); maxrelerr = max|got-ref|/max|ref| over all ranks, ref = float64 sum", cfg.Iters)
 	if v, err := cuda.NCCLVersion(); err != nil {
 		say("# nccl: %v", err)
 	} else {
