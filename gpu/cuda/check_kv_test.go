@@ -55,6 +55,9 @@ func runKVChecks(ctx context.Context, d *Device, models string, want map[string]
 		}
 	}
 	if want["kv"] {
+		if err := checkKVRows(d, stdout); err != nil {
+			errs = append(errs, err)
+		}
 		if err := checkKV(ctx, d, models, stdout); err != nil {
 			errs = append(errs, err)
 		}
@@ -279,8 +282,40 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 		a, b := 1/median(times[kvF32]), 1/median(times[kvBF16])
 		mib := func(f kvFormat) float64 { return float64(kvCacheBytes(cfg, n, 1, f)) / (1 << 20) }
 		fmt.Fprintf(stdout, "%-6d %12.1f %12.1f %8.3f %14.0f %14.0f\n", n, a, b, b/a, mib(kvF32), mib(kvBF16))
+		for _, T := range []int{1, 5} {
+			line := fmt.Sprintf("  attention kernels of a step, T=%d (ungraphed, events; median of 5): ", T)
+			for _, f := range kvFormats {
+				us, gbps, err := attnProfile(ts[f], T, 5)
+				if err != nil {
+					return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+				}
+				line += fmt.Sprintf("%s %.1f us (%.0f GB/s)  ", f, us, gbps)
+			}
+			fmt.Fprintln(stdout, line)
+		}
 	}
 	return nil
+}
+
+// attnProfile is the device time of a step's attention kernels (all
+// layers, ProfileStep) and their cache read rate: medians of n profiles.
+func attnProfile(t *Target, T, n int) (us, gbps float64, err error) {
+	var uss, rates []float64
+	for range n {
+		kts, err := t.ProfileStep(T)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, k := range kts {
+			if k.Kind == "attention" {
+				uss, rates = append(uss, k.Micros), append(rates, k.GBps)
+			}
+		}
+	}
+	if len(uss) == 0 {
+		return 0, 0, fmt.Errorf("profile of T=%d: no attention kernels", T)
+	}
+	return median(uss), median(rates), nil
 }
 
 // timeDecode is the wall time of one decode step at t's current length,
