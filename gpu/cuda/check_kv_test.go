@@ -26,21 +26,32 @@ import (
 //     same inputs): max |a-b| / max |b| per row, the largest reported.
 //     This is the bf16 rounding of K and V alone (2^-9 relative per value);
 //   - verify of 8 tokens against 8 decode steps, a tree of 8 against
-//     decode, a decode after KeepPath (archVerify), for both formats: bf16
-//     must agree with decode at least as well as float32 does (the
-//     kernels round the new slots at the store, before any read, so a
-//     step of 1 or k tokens reads the same cached values);
+//     decode, a decode after KeepPath (archVerify), for both formats, and
+//     the cache slots the verify stores against the decode steps' (slotDiff).
+//     The GPU's steps are not batch-invariant: a T=8 step's K and V differ
+//     from T=1 steps' at float32's level (float32: rows within about 7e-6).
+//     A bf16 cache stores a value whose difference crosses a rounding
+//     boundary one bf16 step (2^-8) apart, and those steps make its rows
+//     differ about 50-100 times more (bench/cuda/wip/kvbf16-cpu-amplification.patch:
+//     the same on the CPU). So bf16's rows are held to a share of the bf16
+//     rounding itself (kvRowShare of the teacher-forced rel), its slots to
+//     single-step differences in few elements; the strict check that the
+//     kernels read what they stored is checkKVRows (one attention launch of
+//     T tokens against T launches of one, same inputs: 1e-5);
 //   - the prefill path (the default mode in chunks of PrefillChunk, and of
 //     64 after 7 cached slots) against the 16-token path, for both formats.
 //
 // It fails when bf16's greedy tokens match the reference on fewer than
 // kvMinAgree prompts, when a verify, tree or KeepPath row's argmax differs
-// from decode, when bf16's verify/tree/keep rel exceeds float32's by more
-// than kvSlack, or when a prefill variant's greedy tokens differ from the
+// from decode, when bf16's verify/tree/keep rel exceeds kvRowShare of its
+// teacher-forced rel against float32, when a bf16 slot of the verify is
+// more than one bf16 step from decode's or more than kvSlotShare of them
+// differ, or when a prefill variant's greedy tokens differ from the
 // 16-token path's.
 const (
-	kvMinAgree = 11   // of 12
-	kvSlack    = 1e-5 // verify/tree/keep rel of bf16 over float32's
+	kvMinAgree  = 11   // of 12
+	kvRowShare  = 0.25 // bf16's verify/tree/keep rel, of its teacher-forced rel vs float32
+	kvSlotShare = 0.01 // bf16 slot elements of a verify that may differ from decode's (by one step)
 )
 
 // runKVChecks runs the checks of want among pfkernels (the prefill
@@ -75,10 +86,11 @@ type kvResult struct {
 	rows     [][]float32 // teacher-forced logits (rows, vocab), per prompt
 	agree    int         // greedy = reference
 	ver      archRow
-	pfRel    []float64 // per prefill variant: max prompt-logits rel against the 16-token path
-	pfDecRel []float64 // ... of the first decode step after it
-	pfSame   []int     // ... greedy = 16-token path
-	path     string    // the prefill path (PrefillPath)
+	pfRel    []float64  // per prefill variant: max prompt-logits rel against the 16-token path
+	pfDecRel []float64  // ... of the first decode step after it
+	pfSame   []int      // ... greedy = 16-token path
+	path     string     // the prefill path (PrefillPath)
+	slots    kvSlotDiff // the verify's stored slots vs decode's
 }
 
 func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) error {
@@ -113,6 +125,7 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 	}
 	fmt.Fprintln(stdout)
 	var fails []string
+	var b16Rel float64 // bf16's teacher-forced rel vs float32
 	for _, f := range kvFormats {
 		r := res[f]
 		same, rel := 0, 0.0
@@ -121,6 +134,9 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 				same++
 			}
 			rel = math.Max(rel, rowsRel(r.rows[pi], f32.rows[pi], w.Cfg.Vocab))
+		}
+		if f == kvBF16 {
+			b16Rel = rel
 		}
 		v := r.ver
 		fmt.Fprintf(stdout, "%-8s %4d/%-2d %4d/%-2d %12.2e %6d/%-2d %9.2e %6d/%-2d %9.2e %9.2e", f, r.agree, n, same, n, rel,
@@ -132,6 +148,7 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 			}
 		}
 		fmt.Fprintf(stdout, "  (prefill path: %s)\n", r.path)
+		fmt.Fprintf(stdout, "%-8s %v\n", f, r.slots)
 		if v.verArg != v.verN || v.treeArg != 5*n {
 			fails = append(fails, fmt.Sprintf("%s: verify argmax = decode %d/%d, tree %d/%d", f, v.verArg, v.verN, v.treeArg, 5*n))
 		}
@@ -143,9 +160,12 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		what   string
 		b, f32 float64
 	}{{"verify", b16.ver.verRel, f32.ver.verRel}, {"tree", b16.ver.treeRel, f32.ver.treeRel}, {"keep", b16.ver.keepRel, f32.ver.keepRel}} {
-		if c.b > c.f32+kvSlack {
-			fails = append(fails, fmt.Sprintf("bf16: %s vs decode rel %.2e, float32's %.2e", c.what, c.b, c.f32))
+		if c.b > kvRowShare*b16Rel {
+			fails = append(fails, fmt.Sprintf("bf16: %s vs decode rel %.2e (float32's %.2e), above %.2f of its rel vs float32 %.2e", c.what, c.b, c.f32, kvRowShare, b16Rel))
 		}
+	}
+	if sl := b16.slots; sl.maxSteps > 1 || float64(sl.differ) > kvSlotShare*float64(sl.n) {
+		fails = append(fails, fmt.Sprintf("bf16: %v (want at most 1 step, in at most %.0f%% of them)", sl, 100*kvSlotShare))
 	}
 	if len(fails) > 0 {
 		return fmt.Errorf("cuda-check: kv: %s", strings.Join(fails, "; "))
@@ -174,6 +194,11 @@ func kvRun(ctx context.Context, t *Target, ref *refPrompts) (*kvResult, []string
 		if err := archVerify(ctx, t, p.PromptIDs, toks, &r.ver, &notes, pi); err != nil {
 			return nil, nil, fmt.Errorf("prompt %d: verify: %w", pi, err)
 		}
+		sd, err := slotDiff(ctx, t, len(p.PromptIDs), toks[:8])
+		if err != nil {
+			return nil, nil, fmt.Errorf("prompt %d: cache slots: %w", pi, err)
+		}
+		r.slots.add(sd)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(os.Stderr, "kv %s: %s\n", t.kv, n)

@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +14,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
 )
 
@@ -171,4 +174,143 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 		rel = math.Max(rel, r)
 	}
 	return rel, same, nil
+}
+
+// kvSlotDiff is how the cache slots a verify stores differ from those
+// decode steps store for the same tokens (gocoder, -checks kv): the
+// diagnosis of a verify row's difference from decode. Values stored by
+// one path that the other's rounding would have put elsewhere are what
+// make a bf16 cache's verify rows differ more than a float32 one's: each
+// such element is one bf16 step (2^-8 relative) apart.
+type kvSlotDiff struct {
+	n, differ int     // elements compared, elements not equal
+	differ0   int     // ... of them in layer 0 (fed by the embedding, the norm and qkv product only)
+	n0        int     // elements of layer 0
+	rel       float64 // max over layers and slots of max|a-b| / max|b| per slot row
+	maxSteps  int     // bf16: the most bf16 steps between two values (uint16 distance)
+}
+
+func (a *kvSlotDiff) add(b kvSlotDiff) {
+	a.n, a.differ, a.differ0, a.n0 = a.n+b.n, a.differ+b.differ, a.differ0+b.differ0, a.n0+b.n0
+	a.rel, a.maxSteps = math.Max(a.rel, b.rel), max(a.maxSteps, b.maxSteps)
+}
+
+func (a kvSlotDiff) String() string {
+	return fmt.Sprintf("slots verify vs decode: %d of %d elements differ (layer 0: %d of %d), max rel %.2e, max bf16 steps %d",
+		a.differ, a.n, a.differ0, a.n0, a.rel, a.maxSteps)
+}
+
+// slotDiff decodes toks one by one after base, reads the k new slots of
+// every layer, then verifies them in one step and compares.
+func slotDiff(ctx context.Context, t *Target, base int, toks []int32) (kvSlotDiff, error) {
+	k := min(len(toks), MaxTokens)
+	if err := t.Rewind(base); err != nil {
+		return kvSlotDiff{}, err
+	}
+	for i := range k {
+		if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: toks[i : i+1], Logits: model.LogitsLast}); err != nil {
+			return kvSlotDiff{}, err
+		}
+	}
+	dec, err := readSlots(t, base, k)
+	if err != nil {
+		return kvSlotDiff{}, err
+	}
+	if err := t.Rewind(base); err != nil {
+		return kvSlotDiff{}, err
+	}
+	if _, err := t.ForwardIDs(ctx, model.Batch{Tokens: toks[:k], Logits: model.LogitsAll}); err != nil {
+		return kvSlotDiff{}, err
+	}
+	ver, err := readSlots(t, base, k)
+	if err != nil {
+		return kvSlotDiff{}, err
+	}
+	var d kvSlotDiff
+	R := t.ranks[0]
+	row := R.kvw * t.kv.elemBytes()
+	for l := range dec {
+		for kv := range 2 {
+			a, b := ver[l][kv], dec[l][kv]
+			for s := range k {
+				ra, rb := a[s*row:(s+1)*row], b[s*row:(s+1)*row]
+				va, vb := slotValues(ra, t.kv), slotValues(rb, t.kv)
+				var num, den float64
+				for i := range vb {
+					num = math.Max(num, math.Abs(float64(va[i]-vb[i])))
+					den = math.Max(den, math.Abs(float64(vb[i])))
+					if va[i] != vb[i] {
+						d.differ++
+						if l == 0 {
+							d.differ0++
+						}
+						if t.kv == kvBF16 {
+							sa, sb := bf16Order(binary.LittleEndian.Uint16(ra[2*i:])), bf16Order(binary.LittleEndian.Uint16(rb[2*i:]))
+							d.maxSteps = max(d.maxSteps, sa-sb, sb-sa)
+						}
+					}
+				}
+				d.n += len(vb)
+				if l == 0 {
+					d.n0 += len(vb)
+				}
+				if den > 0 {
+					d.rel = math.Max(d.rel, num/den)
+				}
+			}
+		}
+	}
+	return d, t.Rewind(base)
+}
+
+// readSlots copies slots [base, base+k) of every layer's K and V cache of
+// rank 0 back (raw bytes: [layer][0 K, 1 V]).
+func readSlots(t *Target, base, k int) ([][2][]byte, error) {
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return nil, err
+	}
+	defer unbind()
+	if err := t.stream.Synchronize(); err != nil {
+		return nil, err
+	}
+	R := t.ranks[0]
+	row := R.kvw * t.kv.elemBytes()
+	out := make([][2][]byte, t.cfg.Layers)
+	for l := range out {
+		kc, vc := t.layerCache(R, l)
+		for i, p := range []cu.DevicePtr{kc, vc} {
+			b := make([]byte, k*row)
+			if err := cu.MemcpyDtoH(unsafe.Pointer(&b[0]), p+cu.DevicePtr(base*row), int64(len(b))); err != nil {
+				return nil, fmt.Errorf("cuda check: read cache slots: %w", err)
+			}
+			out[l][i] = b
+		}
+	}
+	return out, nil
+}
+
+// slotValues is a raw cache row as float32 values.
+func slotValues(raw []byte, f kvFormat) []float32 {
+	if f == kvBF16 {
+		v := make([]float32, len(raw)/2)
+		for i := range v {
+			v[i] = tensor.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+		return v
+	}
+	v := make([]float32, len(raw)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return v
+}
+
+// bf16Order maps bf16 bits to integers in the order of their values, one
+// apart for neighbours (-0 and +0 both 0).
+func bf16Order(b uint16) int {
+	if b&0x8000 != 0 {
+		return -int(b & 0x7fff)
+	}
+	return int(b)
 }
