@@ -62,6 +62,9 @@ template <int BYTES> struct KVRaw { typedef uint4 T; };
 template <> struct KVRaw<8> { typedef uint2 T; };
 
 #define ATT_WARPS 4
+#ifndef ATT_KV_DEPTH  // bf16 chunks in flight (measurement builds may set 1 or 3)
+#define ATT_KV_DEPTH 2
+#endif
 // KVChunk is a thread's share of one 32-slot chunk of a KV head's K and V
 // rows, as loaded: raw cache elements in 16-byte loads (8-byte for bf16 at
 // head dim 16), widened to float32 only when written to shared memory
@@ -75,7 +78,7 @@ struct KVChunk {
   enum {
     EV = sizeof(KT) == 2 && HD >= 32 ? 8 : 4,  // elements per load
     NV = 32 * HD / EV / (ATT_WARPS * 32),       // loads per thread per chunk, of K and of V
-    DEPTH = sizeof(KT) == 2 ? 2 : 1             // chunks in flight
+    DEPTH = sizeof(KT) == 2 ? ATT_KV_DEPTH : 1  // chunks in flight
   };
   typedef typename KVRaw<EV * sizeof(KT)>::T Raw;
   Raw k[NV], v[NV];

@@ -9,11 +9,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"rigscope/engine/model"
+	"rigscope/engine/spec"
+	"rigscope/engine/tensor/cpu"
 )
 
 // The KV-format check (-checks kv): gocoder-14m-hf with a bf16 KV cache
@@ -25,6 +28,8 @@ import (
 //     16-token chunks to both (teacher forcing, so the rows compare the
 //     same inputs): max |a-b| / max |b| per row, the largest reported.
 //     This is the bf16 rounding of K and V alone (2^-9 relative per value);
+//   - the same rows against the CPU engine with the same cache format
+//     (cpuOracle: KVCache.BF16 rounds as the GPU's cache does);
 //   - verify of 8 tokens against 8 decode steps, a tree of 8 against
 //     decode, a decode after KeepPath (archVerify), for both formats, and
 //     the cache slots the verify stores against the decode steps' (slotDiff).
@@ -44,7 +49,8 @@ import (
 // It fails when bf16's greedy tokens match the reference on fewer than
 // kvMinAgree prompts, when a verify, tree or KeepPath row's argmax differs
 // from decode, when bf16's verify/tree/keep rel exceeds kvRowShare of its
-// teacher-forced rel against float32, when a bf16 slot of the verify is
+// teacher-forced rel against float32 (and so its rows against the CPU's
+// with a bf16 cache), when a bf16 slot of the verify is
 // more than one bf16 step from decode's or more than kvSlotShare of them
 // differ, or when a prefill variant's greedy tokens differ from the
 // 16-token path's.
@@ -115,6 +121,19 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		res[f], pfNames = r, names
 		fmt.Fprintf(os.Stderr, "kv %s: %v\n", f, time.Since(t0).Round(time.Millisecond))
 	}
+	// The oracle: the CPU engine with the same cache format, teacher-forced.
+	cpuRel := map[kvFormat]float64{}
+	pool := cpu.NewPool(runtime.NumCPU())
+	for _, f := range kvFormats {
+		ct := spec.NewRunnerTarget(cpuOracle(w, 1024, f, pool))
+		for pi, p := range ref.Prompts {
+			rows, err := forcedRows(ctx, ct, append(slices.Clone(p.PromptIDs), p.TargetGreedy...))
+			if err != nil {
+				return fmt.Errorf("cuda-check: kv: cpu %s, prompt %d: %w", f, pi, err)
+			}
+			cpuRel[f] = math.Max(cpuRel[f], rowsRel(res[f].rows[pi], rows, w.Cfg.Vocab))
+		}
+	}
 	n := len(ref.Prompts)
 	f32, b16 := res[kvF32], res[kvBF16]
 	fmt.Fprintf(stdout, "\nKV cache format on gocoder-14m-hf, %d public prompts: greedy vs the reference and vs the float32 cache; logits rel = max|a-b|/max|b| per row,\n"+
@@ -149,6 +168,7 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		}
 		fmt.Fprintf(stdout, "  (prefill path: %s)\n", r.path)
 		fmt.Fprintf(stdout, "%-8s %v\n", f, r.slots)
+		fmt.Fprintf(stdout, "%-8s teacher-forced rows vs the CPU engine with the same cache: rel %.2e\n", f, cpuRel[f])
 		if v.verArg != v.verN || v.treeArg != 5*n {
 			fails = append(fails, fmt.Sprintf("%s: verify argmax = decode %d/%d, tree %d/%d", f, v.verArg, v.verN, v.treeArg, 5*n))
 		}
@@ -163,6 +183,9 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		if c.b > kvRowShare*b16Rel {
 			fails = append(fails, fmt.Sprintf("bf16: %s vs decode rel %.2e (float32's %.2e), above %.2f of its rel vs float32 %.2e", c.what, c.b, c.f32, kvRowShare, b16Rel))
 		}
+	}
+	if c := cpuRel[kvBF16]; c > kvRowShare*b16Rel {
+		fails = append(fails, fmt.Sprintf("bf16: teacher-forced rows %.2e relative from the CPU's with a bf16 cache, above %.2f of its rel vs float32 %.2e", c, kvRowShare, b16Rel))
 	}
 	if sl := b16.slots; sl.maxSteps > 1 || float64(sl.differ) > kvSlotShare*float64(sl.n) {
 		fails = append(fails, fmt.Sprintf("bf16: %v (want at most 1 step, in at most %.0f%% of them)", sl, 100*kvSlotShare))
@@ -234,7 +257,7 @@ func kvRun(ctx context.Context, t *Target, ref *refPrompts) (*kvResult, []string
 
 // forcedRows feeds toks on a fresh cache in chunks of MaxTokens and
 // returns every position's logits (len(toks), vocab).
-func forcedRows(ctx context.Context, t *Target, toks []int32) ([]float32, error) {
+func forcedRows(ctx context.Context, t spec.Target, toks []int32) ([]float32, error) {
 	if err := t.Rewind(0); err != nil {
 		return nil, err
 	}
