@@ -180,8 +180,10 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 // decode steps store for the same tokens (gocoder, -checks kv): the
 // diagnosis of a verify row's difference from decode. Values stored by
 // one path that the other's rounding would have put elsewhere are what
-// make a bf16 cache's verify rows differ more than a float32 one's: each
-// such element is one bf16 step (2^-8 relative) apart.
+// make a bf16 cache's verify rows differ more than a float32 one's: such an
+// element is one bf16 step (2^-8 of its binade) apart; small values may be
+// many steps apart (a float32-level difference of the row is many steps of
+// a value near zero), so the steps are reported, not held to one.
 type kvSlotDiff struct {
 	n, differ int     // elements compared, elements not equal
 	differ0   int     // ... of them in layer 0 (fed by the embedding, the norm and qkv product only)
