@@ -62,23 +62,27 @@ template <int BYTES> struct KVRaw { typedef uint4 T; };
 template <> struct KVRaw<8> { typedef uint2 T; };
 
 #define ATT_WARPS 4
-#ifndef ATT_KV_DEPTH  // bf16 chunks in flight (measurement builds may set 1 or 3)
-#define ATT_KV_DEPTH 2
+#ifndef ATT_KV_DEPTH  // bf16 chunks in flight below head dim 256 (measurement builds may set 1 or 2)
+#define ATT_KV_DEPTH 3
 #endif
 // KVChunk is a thread's share of one 32-slot chunk of a KV head's K and V
 // rows, as loaded: raw cache elements in 16-byte loads (8-byte for bf16 at
 // head dim 16), widened to float32 only when written to shared memory
 // (put). A bf16 chunk takes half the registers of a float32 one, so the
-// attention keeps DEPTH = 2 chunks in flight with a bf16 cache: the same
-// bytes in flight as float32's one chunk (a decode at long contexts runs
-// about 2 blocks per SM and is bound by the loads in flight: with one
-// chunk, bf16 moved half the bytes per round trip and was no faster).
+// attention keeps DEPTH chunks in flight with a bf16 cache: 3 (2 at head
+// dim 256, where 3 spills). A decode at long contexts runs about 2 blocks
+// per SM and waits on each chunk's round trip: with one chunk, bf16 moved
+// half the bytes per trip and was slower than float32. H200, llama-8b
+// shape, 32 layers' attention of a decode at 4096 (ungraphed): float32
+// 772 us, bf16 with one chunk in 8-byte loads 1059, two 750, three 754;
+// graphed decode vs float32 0.941x, 0.974x, 1.001x; verify T=5 2234,
+// 2014, 1847 us (float32 1769).
 template <int HD, typename KT>
 struct KVChunk {
   enum {
     EV = sizeof(KT) == 2 && HD >= 32 ? 8 : 4,  // elements per load
     NV = 32 * HD / EV / (ATT_WARPS * 32),       // loads per thread per chunk, of K and of V
-    DEPTH = sizeof(KT) == 2 ? ATT_KV_DEPTH : 1  // chunks in flight
+    DEPTH = sizeof(KT) != 2 ? 1 : HD >= 256 ? 2 : ATT_KV_DEPTH  // chunks in flight
   };
   typedef typename KVRaw<EV * sizeof(KT)>::T Raw;
   Raw k[NV], v[NV];
