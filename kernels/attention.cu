@@ -8,7 +8,7 @@
 //
 // qkv (T, ldq) holds q (hq*HD), k (hk*HD), v (hk*HD) per token; cs, sn
 // (maxPos, HD/2) are the RoPE tables; Kc, Vc (slots, hk*HD) the layer's
-// cache, float32 or bf16 (KT: kv_ld4, kv_st). out (T, hq*HD), and when xf
+// cache, float32 or bf16 (KT: KVChunk, kv_st). out (T, hq*HD), and when xf
 // is set the same split for wo (store_xf).
 //
 // grid (hk, S, RG), block 128 (4 warps). Block (h, s, rg) serves KV head h
@@ -33,7 +33,8 @@
 // slots from the first one any query of the step sees (the cache slot of
 // position p is p).
 // The KV cache holds float32 or bf16 (KT; gpu/cuda/kvformat.go): kv_ld4
-// reads 4 consecutive elements widened to float32 (exact), kv_st rounds a
+// reads 4 consecutive elements widened to float32 (exact; the prefill's
+// pf_attn), KVChunk a thread's share of 32 slots (below), kv_st rounds a
 // value to the cache's type (bf16: to nearest even). Everything after the
 // load is float32 whatever the cache holds.
 __device__ __forceinline__ float4 kv_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
@@ -44,8 +45,76 @@ __device__ __forceinline__ float4 kv_ld4(const __nv_bfloat16* p) {
 }
 __device__ __forceinline__ void kv_st(float* p, float v) { *p = v; }
 __device__ __forceinline__ void kv_st(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+// kv_widen: the elements of one raw load (16 or 8 bytes of the cache's
+// type; the pointer argument only picks the type) as float32, exactly.
+__device__ __forceinline__ void kv_widen(const uint4& u, float* o, const float*) {
+  o[0] = __uint_as_float(u.x), o[1] = __uint_as_float(u.y), o[2] = __uint_as_float(u.z), o[3] = __uint_as_float(u.w);
+}
+__device__ __forceinline__ void kv_widen(const uint2& u, float* o, const __nv_bfloat16*) {
+  o[0] = __uint_as_float(u.x << 16), o[1] = __uint_as_float(u.x & 0xffff0000u);
+  o[2] = __uint_as_float(u.y << 16), o[3] = __uint_as_float(u.y & 0xffff0000u);
+}
+__device__ __forceinline__ void kv_widen(const uint4& u, float* o, const __nv_bfloat16*) {
+  kv_widen(make_uint2(u.x, u.y), o, (const __nv_bfloat16*)nullptr);
+  kv_widen(make_uint2(u.z, u.w), o + 4, (const __nv_bfloat16*)nullptr);
+}
+template <int BYTES> struct KVRaw { typedef uint4 T; };
+template <> struct KVRaw<8> { typedef uint2 T; };
 
 #define ATT_WARPS 4
+#ifndef ATT_KV_DEPTH  // bf16 chunks in flight below head dim 256 (measurement builds may set 1 or 2)
+#define ATT_KV_DEPTH 3
+#endif
+// KVChunk is a thread's share of one 32-slot chunk of a KV head's K and V
+// rows, as loaded: raw cache elements in 16-byte loads (8-byte for bf16 at
+// head dim 16), widened to float32 only when written to shared memory
+// (put). A bf16 chunk takes half the registers of a float32 one, so the
+// attention keeps DEPTH chunks in flight with a bf16 cache: 3 (2 at head
+// dim 256, where 3 spills). A decode at long contexts runs about 2 blocks
+// per SM and waits on each chunk's round trip: with one chunk, bf16 moved
+// half the bytes per trip and was slower than float32. H200, llama-8b
+// shape, 32 layers' attention of a decode at 4096 (ungraphed): float32
+// 772 us, bf16 with one chunk in 8-byte loads 1059, two 750, three 754;
+// graphed decode vs float32 0.941x, 0.974x, 1.001x; verify T=5 2234,
+// 2014, 1847 us (float32 1769).
+template <int HD, typename KT>
+struct KVChunk {
+  enum {
+    EV = sizeof(KT) == 2 && HD >= 32 ? 8 : 4,  // elements per load
+    NV = 32 * HD / EV / (ATT_WARPS * 32),       // loads per thread per chunk, of K and of V
+    DEPTH = sizeof(KT) != 2 ? 1 : HD >= 256 ? 2 : ATT_KV_DEPTH  // chunks in flight
+  };
+  typedef typename KVRaw<EV * sizeof(KT)>::T Raw;
+  Raw k[NV], v[NV];
+  // load reads slots [j0, j0+cnt) of head h (zeros past cnt; cnt <= 32).
+  __device__ __forceinline__ void load(const KT* Kc, const KT* Vc, int j0, int cnt, int width, int h) {
+#pragma unroll
+    for (int i = 0; i < NV; i++) {
+      const int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / EV), ce = f % (HD / EV);
+      if (sl < cnt) {
+        const long off = (long)(j0 + sl) * width + h * HD + EV * ce;
+        k[i] = *reinterpret_cast<const Raw*>(Kc + off);
+        v[i] = *reinterpret_cast<const Raw*>(Vc + off);
+      } else {
+        k[i] = Raw{};
+        v[i] = Raw{};
+      }
+    }
+  }
+  // put writes K (or V) widened into buf (32 slots, HD floats each).
+  template <int LD>
+  __device__ __forceinline__ void put(float (*buf)[LD], bool values) const {
+#pragma unroll
+    for (int i = 0; i < NV; i++) {
+      const int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / EV), ce = f % (HD / EV);
+      float o[EV];
+      kv_widen(values ? v[i] : k[i], o, (const KT*)nullptr);
+#pragma unroll
+      for (int e = 0; e < EV; e += 4)
+        *reinterpret_cast<float4*>(&buf[sl][EV * ce + e]) = make_float4(o[e], o[e + 1], o[e + 2], o[e + 3]);
+    }
+  }
+};
 template <int HD>
 struct Vec {  // the EPL = HD/32 (at least 1) elements of a row a lane owns
   enum { EPL = HD >= 32 ? HD / 32 : 1 };
@@ -161,28 +230,21 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   // Chunks of 32 slots: n0 over the cached range [lo0, hi0), then (last
   // split) one over the new slots [base, base+T). Each chunk of K and V is
   // loaded by the whole block at once (coalesced, all loads in flight) into
-  // registers, one chunk ahead: the first before the prologue when it is
-  // cached, the next while this one's V products run.
-  constexpr int NL = 32 * HD / 4 / (ATT_WARPS * 32);  // float4 per thread per chunk
+  // registers, DEPTH chunks ahead (KVChunk): the first ones before the
+  // prologue when they are cached, chunk c+DEPTH while chunk c's V
+  // products run.
+  typedef KVChunk<HD, KT> Chunk;
+  constexpr int DEPTH = Chunk::DEPTH;
   const int lo0 = c0 + min(nb, s * per), hi0 = c0 + min(nb, (s + 1) * per);
   const int n0 = (hi0 - lo0 + 31) / 32, nc = n0 + (s == S - 1 && T > 0 ? 1 : 0);
-  float4 kr[NL], vr[NL];
-  auto load_chunk = [&](int c) {
-    const int j0 = c < n0 ? lo0 + 32 * c : base, cntj = min(32, (c < n0 ? hi0 : base + T) - j0);
-#pragma unroll
-    for (int i = 0; i < NL; i++) {
-      int f = threadIdx.x + i * ATT_WARPS * 32, sl = f / (HD / 4), c4 = f % (HD / 4);
-      if (sl < cntj) {
-        long off = (long)(j0 + sl) * width + h * HD + 4 * c4;
-        kr[i] = kv_ld4(Kc + off);
-        vr[i] = kv_ld4(Vc + off);
-      } else {
-        kr[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-        vr[i] = kr[i];
-      }
-    }
+  Chunk ch[DEPTH];
+  auto load_chunk = [&](Chunk& k, int c) {
+    const int j0 = c < n0 ? lo0 + 32 * c : base;
+    k.load(Kc, Vc, j0, min(32, (c < n0 ? hi0 : base + T) - j0), width, h);
   };
-  if (n0 > 0) load_chunk(0);  // cached slots: written by earlier steps
+#pragma unroll
+  for (int u = 0; u < DEPTH; u++)
+    if (u < n0) load_chunk(ch[u], u);  // cached slots: written by earlier steps
   pdl_wait();
 #ifdef ATT_EMPTY  // measurement builds (bench/cuda/variants.sh): what the parts cost
   pdl_trigger();
@@ -303,17 +365,18 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 #pragma unroll
     for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
   }
-  if (n0 == 0 && nc > 0) load_chunk(0);  // new slots only: after the prologue stored them
+#pragma unroll
+  for (int u = 0; u < DEPTH; u++)
+    if (u >= n0 && u < nc) load_chunk(ch[u], u);  // the new slots: after the prologue stored them
   __shared__ __align__(16) float buf[32][HD + 4];
-  for (int c = 0; c < nc; c++) {
-    {
+  for (int cd = 0; cd < nc; cd += DEPTH) {
+#pragma unroll
+    for (int u = 0; u < DEPTH; u++) {  // unrolled: ch[u] stays in registers
+      const int c = cd + u;
+      if (c >= nc) break;  // block-uniform
       const int j0 = c < n0 ? lo0 + 32 * c : base, hi = c < n0 ? hi0 : base + T;
       __syncthreads();  // the previous chunk's V reads are done
-#pragma unroll
-      for (int i = 0; i < NL; i++) {
-        int f = threadIdx.x + i * ATT_WARPS * 32;
-        *reinterpret_cast<float4*>(&buf[f / (HD / 4)][4 * (f % (HD / 4))]) = kr[i];
-      }
+      ch[u].put(buf, false);
       __syncthreads();
       const int j = j0 + lane;
       float sc[RPW];
@@ -352,13 +415,9 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
         sc[i] = p;
       }
       __syncthreads();  // K reads are done
-#pragma unroll
-      for (int i = 0; i < NL; i++) {
-        int f = threadIdx.x + i * ATT_WARPS * 32;
-        *reinterpret_cast<float4*>(&buf[f / (HD / 4)][4 * (f % (HD / 4))]) = vr[i];
-      }
+      ch[u].put(buf, true);
       __syncthreads();
-      if (c + 1 < nc) load_chunk(c + 1);
+      if (c + DEPTH < nc) load_chunk(ch[u], c + DEPTH);
 #pragma unroll 4
       for (int jj = 0; jj < 32; jj++) {
         Vec<HD> vv;

@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+
+	"rigscope/engine/tensor"
+)
 
 // KVCache holds one rank's keys and values by position (slot). Slots
 // [0, Len) are valid; a forward pass appends at Len. Speculative decoding
@@ -9,6 +13,11 @@ type KVCache struct {
 	Layers, Slots, Width int         // Width = kvl*hd
 	K, V                 [][]float32 // per layer (Slots, Width)
 	Len                  int
+	// BF16: keys and values are rounded to bf16 (to nearest even) as they
+	// are stored, before any read; the storage stays float32. This is the
+	// GPU's bf16 cache (gpu/cuda, RIGSCOPE_CUDA_KV=bf16) on the CPU, so
+	// that the CPU stays its oracle. Latent caches are not rounded.
+	BF16 bool
 }
 
 // NewKVCache allocates a cache of slots positions for kvHeads*headDim floats.
@@ -30,6 +39,21 @@ func NewLatentCache(layers, slots, width int) *KVCache {
 		c.K[l] = make([]float32, slots*width)
 	}
 	return c
+}
+
+// store writes T rows of keys k and values v (T, Width) of layer l at
+// slots [base, base+T), rounded to bf16 when c.BF16.
+func (c *KVCache) store(l, base, T int, k, v []float32) {
+	w := c.Width
+	K, V := c.K[l][base*w:(base+T)*w], c.V[l][base*w:(base+T)*w]
+	copy(K, k[:T*w])
+	copy(V, v[:T*w])
+	if c.BF16 {
+		for i := range K {
+			K[i] = tensor.BF16ToF32(tensor.F32ToBF16(K[i]))
+			V[i] = tensor.BF16ToF32(tensor.F32ToBF16(V[i]))
+		}
+	}
 }
 
 // Rewind forgets every slot at or after n.

@@ -63,11 +63,9 @@ func (o *runnerOps) Attend(l, T int) error {
 	r := (*Runner)(o)
 	o.at(l)
 	s, w, hd := &r.s, r.W, r.W.Cfg.HeadDim
-	hl, kvl := w.HeadsLocal, w.KVHeadsLocal
-	width := kvl * hd
+	hl := w.HeadsLocal
 	r.rowwise(T, rowRope)
-	copy(r.KV.K[l][s.base*width:(s.base+T)*width], s.k[:T*width])
-	copy(r.KV.V[l][s.base*width:(s.base+T)*width], s.v[:T*width])
+	r.KV.store(l, s.base, T, s.k, s.v)
 	s.attIn = s.att[:T*hl*hd]
 	r.attention(s.attIn, s.q[:T*hl*hd], l, s.base, T) // att (T, hl*hd)
 	return nil

@@ -267,7 +267,11 @@ func checkArchFixture(ctx context.Context, d *Device, path, name, refPath string
 // archCPU is the CPU engine's greedy continuation and first logits of
 // every prompt (the oracle).
 func archCPU(ctx context.Context, w *model.Weights, ctxLen int, ref *archRef) ([]cpuResult, error) {
-	ct := spec.NewRunnerTarget(model.NewRunner(w, ctxLen, nil, cpu.NewPool(runtime.NumCPU())))
+	tune, err := CurrentTuning()
+	if err != nil {
+		return nil, err
+	}
+	ct := spec.NewRunnerTarget(cpuOracle(w, ctxLen, tune.KV, cpu.NewPool(runtime.NumCPU())))
 	out := make([]cpuResult, len(ref.Prompts))
 	for i, p := range ref.Prompts {
 		if err := ct.Rewind(0); err != nil {
@@ -473,4 +477,13 @@ func withLayerTypes(path, config, tmp string) (string, error) {
 		return "", fmt.Errorf("write %s: %w", out, err)
 	}
 	return out, w.Close()
+}
+
+// cpuOracle is the CPU engine's runner to compare with a GPU target whose
+// cache is in format kv: with a bf16 cache, the CPU's rounds its values as
+// the GPU's (KVCache.BF16).
+func cpuOracle(w *model.Weights, ctxLen int, kv kvFormat, pool *cpu.Pool) *model.Runner {
+	r := model.NewRunner(w, ctxLen, nil, pool)
+	r.KV.BF16 = kv == kvBF16
+	return r
 }

@@ -9,11 +9,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"rigscope/engine/model"
+	"rigscope/engine/spec"
+	"rigscope/engine/tensor/cpu"
 )
 
 // The KV-format check (-checks kv): gocoder-14m-hf with a bf16 KV cache
@@ -25,22 +28,43 @@ import (
 //     16-token chunks to both (teacher forcing, so the rows compare the
 //     same inputs): max |a-b| / max |b| per row, the largest reported.
 //     This is the bf16 rounding of K and V alone (2^-9 relative per value);
+//   - the same rows against the CPU engine with the same cache format
+//     (cpuOracle: KVCache.BF16 rounds as the GPU's cache does); with bf16
+//     the GPU's float32-level differences from the CPU (7e-6) are
+//     amplified as above, over every position of a prompt: H200 2.3e-3,
+//     0.39 of the bf16 rounding's 5.8e-3 (kvOracleShare);
 //   - verify of 8 tokens against 8 decode steps, a tree of 8 against
-//     decode, a decode after KeepPath (archVerify), for both formats: bf16
-//     must agree with decode at least as well as float32 does (the
-//     kernels round the new slots at the store, before any read, so a
-//     step of 1 or k tokens reads the same cached values);
+//     decode, a decode after KeepPath (archVerify), for both formats, and
+//     the cache slots the verify stores against the decode steps' (slotDiff).
+//     The GPU's steps are not batch-invariant: a T=8 step's K and V differ
+//     from T=1 steps' at float32's level (float32: rows within about 7e-6).
+//     A bf16 cache stores a value whose difference crosses a rounding
+//     boundary one bf16 step (2^-8) apart, and those steps make its rows
+//     differ about 50-100 times more (bench/cuda/wip/kvbf16-cpu-amplification.patch:
+//     the same on the CPU). So bf16's rows are held to a share of the bf16
+//     rounding itself (kvRowShare of the teacher-forced rel), its slots to
+//     few differing elements (kvSlotShare; a kernel that read a fresh slot
+//     unrounded would move the next layers' K and V by about 1e-3, a large
+//     share of them); the strict check that the kernels read what they
+//     stored is checkKVRows (one attention launch of T tokens against T
+//     launches of one, same inputs: 1e-5). H200 (session 12): float32
+//     slots 74% differ (layer 0: none; max rel 6.6e-6), bf16 0.56% (max rel
+//     5.2e-3, one bf16 step); rows vs decode 5.4e-4 = 0.09 of the rounding;
 //   - the prefill path (the default mode in chunks of PrefillChunk, and of
 //     64 after 7 cached slots) against the 16-token path, for both formats.
 //
 // It fails when bf16's greedy tokens match the reference on fewer than
 // kvMinAgree prompts, when a verify, tree or KeepPath row's argmax differs
-// from decode, when bf16's verify/tree/keep rel exceeds float32's by more
-// than kvSlack, or when a prefill variant's greedy tokens differ from the
+// from decode, when bf16's verify/tree/keep rel exceeds kvRowShare of its
+// teacher-forced rel against float32 (its rows against the CPU's with a
+// bf16 cache: kvOracleShare), when more than kvSlotShare of the verify's
+// bf16 slot elements differ from decode's, or when a prefill variant's greedy tokens differ from the
 // 16-token path's.
 const (
-	kvMinAgree = 11   // of 12
-	kvSlack    = 1e-5 // verify/tree/keep rel of bf16 over float32's
+	kvMinAgree    = 11   // of 12
+	kvRowShare    = 0.25 // bf16's verify/tree/keep rel, of its teacher-forced rel vs float32
+	kvOracleShare = 0.6  // bf16's teacher-forced rel vs the CPU's bf16 cache, of its rel vs float32
+	kvSlotShare   = 0.02 // bf16 slot elements of a verify that may differ from decode's
 )
 
 // runKVChecks runs the checks of want among pfkernels (the prefill
@@ -55,6 +79,9 @@ func runKVChecks(ctx context.Context, d *Device, models string, want map[string]
 		}
 	}
 	if want["kv"] {
+		if err := checkKVRows(d, stdout); err != nil {
+			errs = append(errs, err)
+		}
 		if err := checkKV(ctx, d, models, stdout); err != nil {
 			errs = append(errs, err)
 		}
@@ -72,10 +99,11 @@ type kvResult struct {
 	rows     [][]float32 // teacher-forced logits (rows, vocab), per prompt
 	agree    int         // greedy = reference
 	ver      archRow
-	pfRel    []float64 // per prefill variant: max prompt-logits rel against the 16-token path
-	pfDecRel []float64 // ... of the first decode step after it
-	pfSame   []int     // ... greedy = 16-token path
-	path     string    // the prefill path (PrefillPath)
+	pfRel    []float64  // per prefill variant: max prompt-logits rel against the 16-token path
+	pfDecRel []float64  // ... of the first decode step after it
+	pfSame   []int      // ... greedy = 16-token path
+	path     string     // the prefill path (PrefillPath)
+	slots    kvSlotDiff // the verify's stored slots vs decode's
 }
 
 func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) error {
@@ -100,6 +128,19 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		res[f], pfNames = r, names
 		fmt.Fprintf(os.Stderr, "kv %s: %v\n", f, time.Since(t0).Round(time.Millisecond))
 	}
+	// The oracle: the CPU engine with the same cache format, teacher-forced.
+	cpuRel := map[kvFormat]float64{}
+	pool := cpu.NewPool(runtime.NumCPU())
+	for _, f := range kvFormats {
+		ct := spec.NewRunnerTarget(cpuOracle(w, 1024, f, pool))
+		for pi, p := range ref.Prompts {
+			rows, err := forcedRows(ctx, ct, append(slices.Clone(p.PromptIDs), p.TargetGreedy...))
+			if err != nil {
+				return fmt.Errorf("cuda-check: kv: cpu %s, prompt %d: %w", f, pi, err)
+			}
+			cpuRel[f] = math.Max(cpuRel[f], rowsRel(res[f].rows[pi], rows, w.Cfg.Vocab))
+		}
+	}
 	n := len(ref.Prompts)
 	f32, b16 := res[kvF32], res[kvBF16]
 	fmt.Fprintf(stdout, "\nKV cache format on gocoder-14m-hf, %d public prompts: greedy vs the reference and vs the float32 cache; logits rel = max|a-b|/max|b| per row,\n"+
@@ -110,6 +151,7 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 	}
 	fmt.Fprintln(stdout)
 	var fails []string
+	var b16Rel float64 // bf16's teacher-forced rel vs float32
 	for _, f := range kvFormats {
 		r := res[f]
 		same, rel := 0, 0.0
@@ -118,6 +160,9 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 				same++
 			}
 			rel = math.Max(rel, rowsRel(r.rows[pi], f32.rows[pi], w.Cfg.Vocab))
+		}
+		if f == kvBF16 {
+			b16Rel = rel
 		}
 		v := r.ver
 		fmt.Fprintf(stdout, "%-8s %4d/%-2d %4d/%-2d %12.2e %6d/%-2d %9.2e %6d/%-2d %9.2e %9.2e", f, r.agree, n, same, n, rel,
@@ -129,6 +174,8 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 			}
 		}
 		fmt.Fprintf(stdout, "  (prefill path: %s)\n", r.path)
+		fmt.Fprintf(stdout, "%-8s %v\n", f, r.slots)
+		fmt.Fprintf(stdout, "%-8s teacher-forced rows vs the CPU engine with the same cache: rel %.2e\n", f, cpuRel[f])
 		if v.verArg != v.verN || v.treeArg != 5*n {
 			fails = append(fails, fmt.Sprintf("%s: verify argmax = decode %d/%d, tree %d/%d", f, v.verArg, v.verN, v.treeArg, 5*n))
 		}
@@ -140,9 +187,15 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 		what   string
 		b, f32 float64
 	}{{"verify", b16.ver.verRel, f32.ver.verRel}, {"tree", b16.ver.treeRel, f32.ver.treeRel}, {"keep", b16.ver.keepRel, f32.ver.keepRel}} {
-		if c.b > c.f32+kvSlack {
-			fails = append(fails, fmt.Sprintf("bf16: %s vs decode rel %.2e, float32's %.2e", c.what, c.b, c.f32))
+		if c.b > kvRowShare*b16Rel {
+			fails = append(fails, fmt.Sprintf("bf16: %s vs decode rel %.2e (float32's %.2e), above %.2f of its rel vs float32 %.2e", c.what, c.b, c.f32, kvRowShare, b16Rel))
 		}
+	}
+	if c := cpuRel[kvBF16]; c > kvOracleShare*b16Rel {
+		fails = append(fails, fmt.Sprintf("bf16: teacher-forced rows %.2e relative from the CPU's with a bf16 cache, above %.2f of its rel vs float32 %.2e", c, kvOracleShare, b16Rel))
+	}
+	if sl := b16.slots; float64(sl.differ) > kvSlotShare*float64(sl.n) {
+		fails = append(fails, fmt.Sprintf("bf16: %v (want at most %.0f%% differing)", sl, 100*kvSlotShare))
 	}
 	if len(fails) > 0 {
 		return fmt.Errorf("cuda-check: kv: %s", strings.Join(fails, "; "))
@@ -171,6 +224,11 @@ func kvRun(ctx context.Context, t *Target, ref *refPrompts) (*kvResult, []string
 		if err := archVerify(ctx, t, p.PromptIDs, toks, &r.ver, &notes, pi); err != nil {
 			return nil, nil, fmt.Errorf("prompt %d: verify: %w", pi, err)
 		}
+		sd, err := slotDiff(ctx, t, len(p.PromptIDs), toks[:8])
+		if err != nil {
+			return nil, nil, fmt.Errorf("prompt %d: cache slots: %w", pi, err)
+		}
+		r.slots.add(sd)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(os.Stderr, "kv %s: %s\n", t.kv, n)
@@ -206,7 +264,7 @@ func kvRun(ctx context.Context, t *Target, ref *refPrompts) (*kvResult, []string
 
 // forcedRows feeds toks on a fresh cache in chunks of MaxTokens and
 // returns every position's logits (len(toks), vocab).
-func forcedRows(ctx context.Context, t *Target, toks []int32) ([]float32, error) {
+func forcedRows(ctx context.Context, t spec.Target, toks []int32) ([]float32, error) {
 	if err := t.Rewind(0); err != nil {
 		return nil, err
 	}
@@ -279,8 +337,40 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 		a, b := 1/median(times[kvF32]), 1/median(times[kvBF16])
 		mib := func(f kvFormat) float64 { return float64(kvCacheBytes(cfg, n, 1, f)) / (1 << 20) }
 		fmt.Fprintf(stdout, "%-6d %12.1f %12.1f %8.3f %14.0f %14.0f\n", n, a, b, b/a, mib(kvF32), mib(kvBF16))
+		for _, T := range []int{1, 5} {
+			line := fmt.Sprintf("  attention kernels of a step, T=%d (ungraphed, events; median of 5): ", T)
+			for _, f := range kvFormats {
+				us, gbps, err := attnProfile(ts[f], T, 5)
+				if err != nil {
+					return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+				}
+				line += fmt.Sprintf("%s %.1f us (%.0f GB/s)  ", f, us, gbps)
+			}
+			fmt.Fprintln(stdout, line)
+		}
 	}
 	return nil
+}
+
+// attnProfile is the device time of a step's attention kernels (all
+// layers, ProfileStep) and their cache read rate: medians of n profiles.
+func attnProfile(t *Target, T, n int) (us, gbps float64, err error) {
+	var uss, rates []float64
+	for range n {
+		kts, err := t.ProfileStep(T)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, k := range kts {
+			if k.Kind == "attention" {
+				uss, rates = append(uss, k.Micros), append(rates, k.GBps)
+			}
+		}
+	}
+	if len(uss) == 0 {
+		return 0, 0, fmt.Errorf("profile of T=%d: no attention kernels", T)
+	}
+	return median(uss), median(rates), nil
 }
 
 // timeDecode is the wall time of one decode step at t's current length,

@@ -244,7 +244,7 @@ func checkModelStats(ctx context.Context, d *Device, path string, draft bool, re
 	}
 	defer gt.Close()
 	pool := cpu.NewPool(runtime.NumCPU())
-	ct := spec.NewRunnerTarget(model.NewRunner(w, ctxLen, nil, pool))
+	ct := spec.NewRunnerTarget(cpuOracle(w, ctxLen, gt.kv, pool))
 	matchRef := 0
 	for pi, p := range ref.Prompts {
 		t0 := time.Now()
@@ -466,7 +466,7 @@ func checkFeatures(ctx context.Context, d *Device, path, head string, prompt []i
 		return nil, 0, err
 	}
 	defer gt.Close()
-	ct := spec.NewRunnerTarget(model.NewRunner(w, ctxLen, nil, cpu.NewPool(runtime.NumCPU())))
+	ct := spec.NewRunnerTarget(cpuOracle(w, ctxLen, gt.kv, cpu.NewPool(runtime.NumCPU())))
 	steps := []struct {
 		toks    []int32
 		mode    model.LogitsMode
