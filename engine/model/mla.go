@@ -35,6 +35,9 @@ type MLA struct {
 // and kv_a_layernorm with DeepseekV3RMSNorm's default, not rms_norm_eps.
 const mlaNormEps = 1e-6
 
+// MLANormEps is the latent norms' epsilon, for a device's own kernels.
+const MLANormEps = mlaNormEps
+
 // Enabled says whether the model uses latent attention.
 func (a *MLA) Enabled() bool { return *a != MLA{} }
 

@@ -20,7 +20,11 @@ import (
 )
 
 // checkMoE runs the tiny-moe preset (4 experts, top 2, random weights) in
-// each expert type the kernels read (moe.cu) and checks, per type: the
+// each expert type the kernels read (moe.cu), and the tiny-mla preset
+// (DeepSeek-V3's block: latent attention, a dense first layer, sigmoid
+// grouped routing with the bias and a shared expert) in f32 and bf16,
+// after the MoE and latent attention kernels alone (checkMoEKernels,
+// checkMLAKernels), and checks, per preset and type: the
 // GPU's first-step logits against the CPU engine's, its greedy tokens
 // against the CPU's, a verify of 8 tokens against 8 decode steps (a
 // verify's dense products are other kernels than decode's: within
@@ -34,17 +38,22 @@ func checkMoE(ctx context.Context, d *Device, stdout io.Writer) error {
 		failed = append(failed, err.Error())
 		fmt.Fprintf(stdout, "FAIL: %v\n", err)
 	}
-	fmt.Fprintf(stdout, "\nmoe check (tiny-moe preset, 4 experts top 2): vs the CPU engine, verify of 8 vs 8 decode steps (argmax, max rel), TP 2 vs TP 1\n")
-	fmt.Fprintf(stdout, "%-6s %10s %8s %14s %8s %10s %8s\n", "type", "cpu rel", "=cpu", "verify=decode", "ver rel", "tp2 rel", "=tp1")
-	for _, dt := range []string{"f32", "bf16", "f16"} {
-		msg, err := checkMoEType(ctx, d, dt, stdout)
+	if err := checkMLAKernels(d, stdout); err != nil { // check_mla_kernels_test.go
+		failed = append(failed, err.Error())
+		fmt.Fprintf(stdout, "FAIL: %v\n", err)
+	}
+	fmt.Fprintf(stdout, "\nmoe check (tiny-moe: 4 experts top 2; tiny-mla: DeepSeek-V3's block): vs the CPU engine, verify of 8 vs 8 decode steps (argmax, max rel), TP 2 vs TP 1\n")
+	fmt.Fprintf(stdout, "%-15s %10s %8s %14s %8s %10s %8s\n", "preset type", "cpu rel", "=cpu", "verify=decode", "ver rel", "tp2 rel", "=tp1")
+	for _, c := range []struct{ preset, dt string }{{"tiny-moe", "f32"}, {"tiny-moe", "bf16"}, {"tiny-moe", "f16"}, {"tiny-mla", "f32"}, {"tiny-mla", "bf16"}} {
+		name := c.preset + " " + c.dt
+		msg, err := checkMoEType(ctx, d, c.preset, c.dt, stdout)
 		if err != nil {
-			failed = append(failed, dt+": "+err.Error())
-			fmt.Fprintf(stdout, "%-6s ERROR: %v\n", dt, err)
+			failed = append(failed, name+": "+err.Error())
+			fmt.Fprintf(stdout, "%-15s ERROR: %v\n", name, err)
 		}
 		for _, m := range msg {
-			failed = append(failed, dt+": "+m)
-			fmt.Fprintf(stdout, "%-6s FAIL: %s\n", dt, m)
+			failed = append(failed, name+": "+m)
+			fmt.Fprintf(stdout, "%-15s FAIL: %s\n", name, m)
 		}
 	}
 	// Quantized experts are refused by name.
@@ -60,8 +69,8 @@ func checkMoE(ctx context.Context, d *Device, stdout io.Writer) error {
 	return nil
 }
 
-func checkMoEType(ctx context.Context, d *Device, dt string, stdout io.Writer) (fails []string, err error) {
-	src, err := synthetic.Open("synthetic:tiny-moe?dtype=" + dt + "&seed=5")
+func checkMoEType(ctx context.Context, d *Device, preset, dt string, stdout io.Writer) (fails []string, err error) {
+	src, err := synthetic.Open("synthetic:" + preset + "?dtype=" + dt + "&seed=5")
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +158,7 @@ func checkMoEType(ctx context.Context, d *Device, dt string, stdout io.Writer) (
 		return nil, fmt.Errorf("tp 2 greedy: %w", err)
 	}
 	tp2Rel := relDiff(gl2, gl)
-	fmt.Fprintf(stdout, "%-6s %10.1e %8v %11d/%-2d %8.1e %10.1e %8v\n", dt, cpuRel, sameCPU, sameArg, k, verRel, tp2Rel, slices.Equal(toks2, toks))
+	fmt.Fprintf(stdout, "%-15s %10.1e %8v %11d/%-2d %8.1e %10.1e %8v\n", preset+" "+dt, cpuRel, sameCPU, sameArg, k, verRel, tp2Rel, slices.Equal(toks2, toks))
 	if cpuRel > archGPUTol {
 		fails = append(fails, fmt.Sprintf("first-step logits %.2e relative from the CPU engine", cpuRel))
 	}
