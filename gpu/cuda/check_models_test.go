@@ -41,7 +41,7 @@ type refPrompts struct {
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, moe, prefill, cublas, pfkernels, kv, kvbench, fp8, sample)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 )
 
@@ -59,11 +59,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "quant", "arch", "moe", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample":
+		case "kernels", "models", "eagle", "tp", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, moe, prefill, cublas, pfkernels, kv, kvbench, fp8, sample)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample)", c)
 		}
 	}
 	if head == "" {
@@ -102,6 +102,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	}
 	if want["moe"] {
 		if err := checkMoE(ctx, d, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["presets"] {
+		if err := checkPresetSteps(ctx, d, *checkPresets, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}
