@@ -86,7 +86,7 @@ func checkMLAKernels(d *Device, w io.Writer) (err error) {
 		{name: "tree of 8, halves", qr: 32, r: 64, rope: 32, nope: 16, vd: 48, hl: 2, base: 5, T: 8, tree: true},
 		{name: "decode at 0", qr: 16, r: 16, rope: 8, nope: 8, vd: 8, hl: 3, base: 0, T: 1},
 	} {
-		if err := checkMLACase(c, rng, fns, s, up, down, poisoned, w); err != nil {
+		if err := checkMLACase(c, rng, fns, s, upB, up, down, poisoned, w); err != nil {
 			return fmt.Errorf("mla kernels %s: %w", c.name, err)
 		}
 	}
@@ -95,7 +95,7 @@ func checkMLAKernels(d *Device, w io.Writer) (err error) {
 
 // checkMLACase is one case of checkMLAKernels.
 func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s cu.Stream,
-	up func([]float32) (cu.DevicePtr, error), down func(cu.DevicePtr, int) ([]float32, error), poisoned func(int) []float32, w io.Writer) error {
+	upB func([]byte) (cu.DevicePtr, error), up func([]float32) (cu.DevicePtr, error), down func(cu.DevicePtr, int) ([]float32, error), poisoned func(int) []float32, w io.Writer) error {
 	qr, r, rope, nope, vd, hl, base, T := c.qr, c.r, c.rope, c.nope, c.vd, c.hl, c.base, c.T
 	qk, width, lda := nope+rope, r+rope, qr+r+rope
 	slots := base + T + 8
@@ -114,8 +114,8 @@ func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s
 	cache := append(randv(base*width, 1, 0), poisoned((slots-base)*width)...)
 	maxPos := base + T + 64
 	cs, sn := cpu.NewRopeTable(rope, maxPos, 10000).Tables(maxPos)
-	// The step: positions base+depth for a tree (node i's parent i/2 for
-	// i > 0... here parent (i-1)/2: a binary tree), base+t for a chain.
+	// The step: a chain (parent t-1, position base+t), or a binary tree
+	// (node t's parent (t-1)/2, position base + its depth).
 	st := stepParams{Base: int32(base), T: int32(T)}
 	parent := make([]int, T)
 	for t := range T {
@@ -156,9 +156,7 @@ func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s
 	}
 	// run launches the three kernels for step st, outputs poisoned first.
 	run := func(st stepParams, nT int, qOff int) (qn, att []float32, err error) {
-		hs := make([]float32, (unsafe.Sizeof(st)+3)/4)
-		*(*stepParams)(unsafe.Pointer(&hs[0])) = st
-		dSt, e1 := up(hs)
+		dSt, e1 := upB(unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st)))
 		dQn, e2 := up(poisoned(nT * qr))
 		dAtt, e3 := up(poisoned(nT * hl * vd))
 		if err := firstErr(e1, e2, e3); err != nil {
