@@ -22,7 +22,8 @@
 #define MLA_MAXW 1088  // most cached floats per slot (kv rank + rope): 1024 + 64
 #define MLA_MAXQK 512  // most query dims per head (nope + rope)
 #define MLA_CHUNK 128  // slots scored per pass of mla_attend
-#define MLA_WARPS 4
+#define MLA_THREADS 256  // mla_attend's block (gpu/cuda/mla.go's mlaThreads)
+#define MLA_PER ((MLA_MAXW + MLA_THREADS - 1) / MLA_THREADS)  // latent dims per thread
 
 // mla_rmsnorm writes rmsnorm(in[0:n]) * g to out (the CPU's RMSNorm: x *
 // (1/sqrt(mean(x²) + eps)) * g); the whole block calls it.
@@ -75,7 +76,8 @@ extern "C" __global__ void mla_cache(float* cache, const float* a, int lda, int 
 // q (T, hl*(nope+rope)) the queries (rope dims not yet rotated); ukt (hl,
 // r, nope) and uv (hl, vd, r) float32 the head's up-projections; cache
 // (slots, r+rope). Token t sees slot s < base, and base+j when bit j of
-// its mask is set. Block MLA_WARPS*32.
+// its mask is set. Block MLA_THREADS. Every sum is one warp's (lanes in a
+// fixed order) or one thread's, in slot order.
 extern "C" __global__ void mla_attend(float* att, const float* q, const float* cache, const float* ukt, const float* uv,
                                       const Step* st, const float* cs, const float* sn, int hl, int nope, int rope, int r,
                                       int vd, float scale, int inter) {
@@ -108,9 +110,9 @@ extern "C" __global__ void mla_attend(float* att, const float* q, const float* c
   const int base = st->base, n = base + st->T;
   const unsigned mask = st->mask[t];
   float m = -INFINITY, l = 0.f;
-  float acc[MLA_MAXW / (MLA_WARPS * 32) + 1];
-  const int per = (r + blockDim.x - 1) / blockDim.x;
-  for (int i = 0; i < per; i++) acc[i] = 0.f;
+  float acc[MLA_PER];  // latent dims threadIdx.x + i*MLA_THREADS
+#pragma unroll
+  for (int i = 0; i < MLA_PER; i++) acc[i] = 0.f;
   for (int c0 = 0; c0 < n; c0 += MLA_CHUNK) {
     const int cn = min(MLA_CHUNK, n - c0);
     for (int k = warp; k < cn; k += nw) {
@@ -136,8 +138,9 @@ extern "C" __global__ void mla_attend(float* att, const float* q, const float* c
     float cl = 0.f;
     for (int k = 0; k < cn; k++) cl += sc[k];
     l = l * f + cl;
-    for (int i = 0; i < per; i++) {
-      const int j = threadIdx.x + i * blockDim.x;
+#pragma unroll
+    for (int i = 0; i < MLA_PER; i++) {
+      const int j = threadIdx.x + i * MLA_THREADS;
       if (j >= r) break;
       float a = 0.f;
       for (int k = 0; k < cn; k++) {
@@ -150,8 +153,9 @@ extern "C" __global__ void mla_attend(float* att, const float* q, const float* c
     __syncthreads();
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;
-  for (int i = 0; i < per; i++) {
-    const int j = threadIdx.x + i * blockDim.x;
+#pragma unroll
+  for (int i = 0; i < MLA_PER; i++) {
+    const int j = threadIdx.x + i * MLA_THREADS;
     if (j < r) lat[j] = acc[i] * inv;
   }
   __syncthreads();

@@ -168,7 +168,7 @@ func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s
 			launch(fns["mla_qnorm"], [3]int{nT, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(dQn), ptr(aRows), i32(lda), i32(qr), ptr(dGq), f32(model.MLANormEps)),
 			launch(fns["mla_cache"], [3]int{nT, 1, 1}, [3]int{128, 1, 1}, 0, s, ptr(dCache), ptr(aRows), i32(lda), i32(qr), ptr(dGkv), ptr(dSt),
 				ptr(dCS), ptr(dSN), i32(r), i32(rope), f32(model.MLANormEps), i32(inter)),
-			launch(fns["mla_attend"], [3]int{hl, nT, 1}, [3]int{128, 1, 1}, 0, s, ptr(dAtt), ptr(qRows), ptr(dCache), ptr(dUKT), ptr(dUV), ptr(dSt),
+			launch(fns["mla_attend"], [3]int{hl, nT, 1}, [3]int{mlaThreads, 1, 1}, 0, s, ptr(dAtt), ptr(qRows), ptr(dCache), ptr(dUKT), ptr(dUV), ptr(dSt),
 				ptr(dCS), ptr(dSN), i32(hl), i32(nope), i32(rope), i32(r), i32(vd), f32(scale), i32(inter))); err != nil {
 			return nil, nil, err
 		}

@@ -140,6 +140,10 @@ func (t *Target) allocMLA(alloc func(int64) cu.DevicePtr) error {
 	return nil
 }
 
+// mlaThreads is mla_attend's block (mla.cu's MLA_THREADS: it must be
+// launched with exactly this many).
+const mlaThreads = 256
+
 // mlaScale is the CPU's score scale, 1/sqrt(nope + rope) as a float32.
 func mlaScale(a model.MLA) float32 { return float32(1 / math.Sqrt(float64(a.QKDim()))) }
 
@@ -179,7 +183,7 @@ func (t *Target) latentAttention(R *rankState, l, T int) error {
 		return err
 	}
 	cacheBytes := int64(4 * (r + rope) * (t.n + T))
-	return t.kernel("attention", cacheBytes+D.upBytes, "mla_attend", [3]int{hl, T, 1}, [3]int{128, 1, 1},
+	return t.kernel("attention", cacheBytes+D.upBytes, "mla_attend", [3]int{hl, T, 1}, [3]int{mlaThreads, 1, 1},
 		ptr(R.att), ptr(B.q), ptr(kc), ptr(D.ukt), ptr(D.uv), ptr(t.step), ptr(at.cs), ptr(at.sn),
 		i32(hl), i32(a.NopeDim), i32(rope), i32(r), i32(a.VDim), f32(mlaScale(a)), i32(inter)) // att (T, hl*v)
 }
