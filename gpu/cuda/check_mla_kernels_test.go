@@ -137,7 +137,7 @@ func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s
 		st.Pos[t] = int32(base + depth)
 	}
 	half := rope / 2
-	scale := mlaScale(model.MLA{NopeDim: nope, RopeDim: rope})
+	scale := (&model.Config{MLA: model.MLA{NopeDim: nope, RopeDim: rope}}).MLAScale()
 	inter := 0
 	if c.inter {
 		inter = 1

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/cu"
 
@@ -28,9 +27,9 @@ import (
 // at TP > 1 each rank computes the whole latent and keeps its own copy
 // (replicated, as the CPU's ranks), and attends with its own heads
 // (QB, W_UK, W_UV split by heads: model.MLALayer). The RoPE tables are the
-// layer's (dattn), over the rope dims (Config.HeadDim = rope); the score
-// scale is the CPU's 1/sqrt(nope+rope) (RoPE scaling with latent attention
-// is refused by the config check, as on the CPU).
+// layer's (dattn: the CPU's, with its RoPE scaling), over the rope dims
+// (Config.HeadDim = rope); the score scale is the CPU's (Config.MLAScale:
+// with YaRN, times mscale²).
 
 // dmla is one layer's latent attention weights of one rank on the device.
 type dmla struct {
@@ -144,9 +143,6 @@ func (t *Target) allocMLA(alloc func(int64) cu.DevicePtr) error {
 // launched with exactly this many).
 const mlaThreads = 256
 
-// mlaScale is the CPU's score scale, 1/sqrt(nope + rope) as a float32.
-func mlaScale(a model.MLA) float32 { return float32(1 / math.Sqrt(float64(a.QKDim()))) }
-
 // latentAttention enqueues layer l's latent attention for rank R on T
 // tokens: the latents into the rank's cache, att (T, hl·v) for wo.
 func (t *Target) latentAttention(R *rankState, l, T int) error {
@@ -185,5 +181,5 @@ func (t *Target) latentAttention(R *rankState, l, T int) error {
 	cacheBytes := int64(4 * (r + rope) * (t.n + T))
 	return t.kernel("attention", cacheBytes+D.upBytes, "mla_attend", [3]int{hl, T, 1}, [3]int{mlaThreads, 1, 1},
 		ptr(R.att), ptr(B.q), ptr(kc), ptr(D.ukt), ptr(D.uv), ptr(t.step), ptr(at.cs), ptr(at.sn),
-		i32(hl), i32(a.NopeDim), i32(rope), i32(r), i32(a.VDim), f32(mlaScale(a)), i32(inter)) // att (T, hl*v)
+		i32(hl), i32(a.NopeDim), i32(rope), i32(r), i32(a.VDim), f32(c.MLAScale()), i32(inter)) // att (T, hl*v)
 }
