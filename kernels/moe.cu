@@ -59,16 +59,41 @@ __device__ __forceinline__ float moe_dot(const WT* __restrict__ w, const float* 
   return s;
 }
 
+// moe_logits: logits (T, E) = router · (rmsnorm(x[t]) * g), grid (E/8,
+// T), block 256: a warp per expert, so the router's E·dim floats are read
+// by E/8 blocks at once (moe_route alone would read them with one block
+// per token). The products are moe_route's own (the same normed x, the
+// same dot), so the logits do not depend on which kernel computed them.
+extern "C" __global__ void moe_logits(float* logits, const float* x, const float* g, const float* router, int dim, int E, float eps) {
+  pdl_wait();
+  __shared__ float xs[MOE_MAXDIM];
+  const long t = blockIdx.y;
+  const float* xr = x + t * dim;
+  float ss = 0.f;
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
+  const float inv = 1.f / sqrtf(block_sum2(ss, 0.f).x / dim + eps);
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) xs[i] = xr[i] * inv * g[i];
+  __syncthreads();
+  const int e = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
+  if (e < E) {
+    const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
+    if ((threadIdx.x & 31) == 0) logits[t * E + e] = s;
+  }
+  pdl_trigger();
+}
+
 // moe_route: one block (256 threads) per token t. xn (T, dim) the normed
 // activations, ids and wts (T, k); router f32 (E, dim). The router is
 // replicated: every rank computes the same choice from the same x.
 // sigmoid 1: each score is its logit's sigmoid (in double, rounded to
 // float, as the CPU), else a softmax over the logits; bias (E) or null is
 // added to the scores to choose; groups > 1: E/groups experts per group,
-// topkGroups groups chosen from (moe.go's route, in its order).
+// topkGroups groups chosen from (moe.go's route, in its order). logits
+// (T, E), when not null, are the router's logits moe_logits computed
+// (router is then not read), else this block computes them.
 extern "C" __global__ void moe_route(float* xn, int* ids, float* wts, const float* x, const float* g,
                                      const float* router, int dim, int E, int k, int normTopK, float scale, float eps,
-                                     int sigmoid, const float* bias, int groups, int topkGroups) {
+                                     int sigmoid, const float* bias, int groups, int topkGroups, const float* logits) {
   pdl_wait();
   __shared__ float lg[MOE_MAXE], ch[MOE_MAXE];  // logits then scores; the choice
   __shared__ unsigned char tk[MOE_MAXE];        // taken by the top-k so far
@@ -86,9 +111,13 @@ extern "C" __global__ void moe_route(float* xn, int* ids, float* wts, const floa
   }
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  for (int e = warp; e < E; e += nw) {
-    const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
-    if (lane == 0) lg[e] = s;
+  if (logits) {
+    for (int e = threadIdx.x; e < E; e += blockDim.x) lg[e] = logits[t * E + e];
+  } else {
+    for (int e = warp; e < E; e += nw) {
+      const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
+      if (lane == 0) lg[e] = s;
+    }
   }
   __syncthreads();
   pdl_trigger();

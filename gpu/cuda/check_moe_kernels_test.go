@@ -32,7 +32,7 @@ type moeKernelCase struct {
 	scale                 float32
 }
 
-// checkMoEKernels runs moe_route, moe_glu_bf16 and moe_down_bf16 (moe.cu)
+// checkMoEKernels runs moe_logits, moe_route, moe_glu_bf16 and moe_down_bf16 (moe.cu)
 // on random inputs for T tokens and checks: the chosen experts against a
 // float64 top-k of float64 router logits (softmax, or DeepSeek-V3's
 // sigmoid with the bias and groups: moeRef64), the output against a float64
@@ -86,7 +86,7 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
 	}
 	fns := map[string]cu.Function{}
-	for _, n := range []string{"moe_route", "moe_glu_bf16", "moe_down_bf16"} {
+	for _, n := range []string{"moe_logits", "moe_route", "moe_glu_bf16", "moe_down_bf16"} {
 		if fns[n], err = d.fn(n); err != nil {
 			return err
 		}
@@ -174,6 +174,10 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 			wts, e4 := poison(n * k)
 			h, e5 := poison(n * k * fl)
 			out, e6 := poison(n * dim)
+			lg, e7 := poison(n * E)
+			if e7 != nil {
+				return nil, nil, nil, e7
+			}
 			if c.add {
 				out, e6 = up(f32b(xs))
 			}
@@ -181,8 +185,9 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				return nil, nil, nil, err
 			}
 			if err := firstErr(
+				launch(fns["moe_logits"], [3]int{(E + 7) / 8, n, 1}, [3]int{256, 1, 1}, 0, s, ptr(lg), ptr(dx), ptr(dG), ptr(dRouter), i32(dim), i32(E), f32(1e-5)),
 				launch(fns["moe_route"], [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(xn), ptr(ids), ptr(wts), ptr(dx), ptr(dG), ptr(dRouter),
-					i32(dim), i32(E), i32(k), i32(norm), f32(c.scale), f32(1e-5), i32(sig), ptr(dBias), i32(c.groups), i32(c.topkGroups)),
+					i32(dim), i32(E), i32(k), i32(norm), f32(c.scale), f32(1e-5), i32(sig), ptr(dBias), i32(c.groups), i32(c.topkGroups), ptr(lg)),
 				launch(fns["moe_glu_bf16"], [3]int{(fl + 7) / 8, n * k, 1}, [3]int{256, 1, 1}, 0, s, ptr(h), ptr(ids), ptr(xn), ptr(dGate), ptr(dUp),
 					i32(dim), i32(fl), i32(k)),
 				launch(fns["moe_down_bf16"], [3]int{(dim + 7) / 8, n, 1}, [3]int{256, 1, 1}, 0, s, ptr(out), ptr(ids), ptr(wts), ptr(h), ptr(dDown),

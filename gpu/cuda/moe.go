@@ -20,7 +20,8 @@ import (
 //
 //	shared     so = Down_s·(silu(Gate_s·xn) ⊙ (Up_s·xn)), xn = RMSNorm(x; ffn_norm)
 //	           (the dense MLP's glu and matvec kernels)
-//	moe_route  xn = RMSNorm(x; ffn_norm), logits = router·xn, softmax or
+//	moe_logits logits = router·RMSNorm(x; ffn_norm), (E/8, T) blocks
+//	moe_route  xn = RMSNorm(x; ffn_norm), from the logits softmax or
 //	           sigmoid scores (+ the correction bias, grouped: choosing
 //	           only), top k, weights -> ids, wts (T, k) in device memory
 //	moe_glu    h[t,j] = silu(gate_e·xn[t]) ⊙ (up_e·xn[t]), e = ids[t,j]
@@ -58,6 +59,7 @@ type moeBufs struct {
 	ids cu.DevicePtr // (MaxTokens, k) int32 chosen experts, ascending
 	wts cu.DevicePtr // (MaxTokens, k) f32 their weights
 	h   cu.DevicePtr // (MaxTokens·k, fl) f32 the experts' GLU outputs
+	lg  cu.DevicePtr // (MaxTokens, experts) f32 the router's logits (moe_logits)
 	sh  cu.DevicePtr // (MaxTokens, sl) f32 the shared expert's GLU output; 0 without
 	so  cu.DevicePtr // (MaxTokens, dim) f32 the shared expert's output; 0 without
 }
@@ -247,6 +249,7 @@ func (t *Target) allocMoE(alloc func(int64) cu.DevicePtr) error {
 			ids: alloc(4 * int64(MaxTokens*k)),
 			wts: alloc(4 * int64(MaxTokens*k)),
 			h:   alloc(4 * int64(MaxTokens*k*fl)),
+			lg:  alloc(4 * int64(MaxTokens*t.cfg.MoE.Experts)),
 		}
 		if sl > 0 {
 			R.moe.sh = alloc(4 * int64(MaxTokens*sl))
@@ -255,7 +258,7 @@ func (t *Target) allocMoE(alloc func(int64) cu.DevicePtr) error {
 				return fmt.Errorf("cuda: shared expert scratch of rank %d: allocation failed", R.r)
 			}
 		}
-		if R.moe.xn == 0 || R.moe.ids == 0 || R.moe.wts == 0 || R.moe.h == 0 {
+		if R.moe.xn == 0 || R.moe.ids == 0 || R.moe.wts == 0 || R.moe.h == 0 || R.moe.lg == 0 {
 			return fmt.Errorf("cuda: MoE scratch of rank %d: allocation failed", R.r)
 		}
 	}
@@ -301,14 +304,20 @@ func (t *Target) moeBlock(R *rankState, l, T int) error {
 	if groups < 2 {
 		groups = 0
 	}
-	if err := t.kernel("moe_route", int64(4*E*dim), "moe_route", [3]int{T, 1, 1}, [3]int{256, 1, 1},
+	const warps = 8 // moe.cu's MOE_WARPS
+	// The router's logits by (E/8, T) blocks (one block per token would
+	// read the E·dim router alone), then the choice per token.
+	if err := t.kernel("moe_logits", int64(4*E*dim), "moe_logits", [3]int{(E + warps - 1) / warps, T, 1}, [3]int{32 * warps, 1, 1},
+		ptr(B.lg), ptr(R.x), ptr(L.ffnNorm), ptr(D.router), i32(dim), i32(E), f32(t.eps)); err != nil {
+		return err
+	}
+	if err := t.kernel("moe_route", 0, "moe_route", [3]int{T, 1, 1}, [3]int{256, 1, 1},
 		ptr(B.xn), ptr(B.ids), ptr(B.wts), ptr(R.x), ptr(L.ffnNorm), ptr(D.router),
 		i32(dim), i32(E), i32(k), i32(norm), f32(c.MoE.RoutedScale), f32(t.eps),
-		i32(sig), ptr(D.bias), i32(groups), i32(c.MoE.TopKGroups)); err != nil {
+		i32(sig), ptr(D.bias), i32(groups), i32(c.MoE.TopKGroups), ptr(B.lg)); err != nil {
 		return err
 	}
 	active := int64(T*k) * D.expert // an upper bound: tokens may share experts
-	const warps = 8                 // moe.cu's MOE_WARPS
 	if err := t.kernel("moe_glu", active*2/3, "moe_glu_"+suf, [3]int{(D.fl + warps - 1) / warps, T * k, 1}, [3]int{32 * warps, 1, 1},
 		ptr(B.h), ptr(B.ids), ptr(B.xn), ptr(D.gate), ptr(D.up), i32(dim), i32(D.fl), i32(k)); err != nil {
 		return err
