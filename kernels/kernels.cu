@@ -567,6 +567,7 @@ extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
 
 #include "arch.cu"
 #include "moe.cu"
+#include "mla.cu"
 #include "gemm.cu"
 #include "cublas.cu"
 #include "flash.cu"

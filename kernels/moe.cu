@@ -3,13 +3,18 @@
 // step stays one CUDA graph (gpu/cuda/moe.go; the CPU's oracle is
 // engine/model/moe_forward.go, moe.go's route):
 //
-//   moe_route   xn = rmsnorm(x) * g; logits = router · xn; softmax, top k
-//               (ties to the lower id), ids ascending, weights (divided by
-//               their sum with norm_topk, times scale)     grid T
+//   moe_route   xn = rmsnorm(x) * g; logits = router · xn; softmax or
+//               sigmoid scores; choice = scores + bias (DeepSeek-V3's
+//               correction bias, for choosing only); with groups, only the
+//               topk_group best groups (a group scores its two best
+//               choices) are chosen from; top k of the choices (ties to
+//               the lower id), ids ascending, weights the unbiased scores
+//               (divided by their sum with norm_topk, times scale) grid T
 //   moe_glu_W   h[t,j] = silu(gate_e · xn[t]) * (up_e · xn[t]),
 //               e = ids[t,j]                                grid (fl/8, T*k)
-//   moe_down_W  o[t] = sum over j ascending of w[t,j] * (down_e · h[t,j]);
-//               x[t] += o[t] (add) or part[t] = o[t]        grid (dim/8, T)
+//   moe_down_W  o[t] = init[t] + sum over j ascending of w[t,j] *
+//               (down_e · h[t,j]) (init: the shared expert's output, or
+//               0); x[t] += o[t] (add) or part[t] = o[t]    grid (dim/8, T)
 //
 // Experts are stacked: gate and up (E*fl, dim) with expert e's rows at
 // e*fl, down (E*dim, fl) with expert e's rows at e*dim, so a (token, slot)
@@ -21,6 +26,7 @@
 
 #define MOE_MAXE 512  // most experts moe_route scores (gpu/cuda refuses more)
 #define MOE_MAXK 16   // most experts per token
+#define MOE_MAXG 64   // most expert groups
 #define MOE_MAXDIM 8192  // widest hidden size moe_route norms in shared memory
 #define MOE_WARPS 8   // warps per block (one output row each) in glu and down
 
@@ -53,13 +59,44 @@ __device__ __forceinline__ float moe_dot(const WT* __restrict__ w, const float* 
   return s;
 }
 
+// moe_logits: logits (T, E) = router · (rmsnorm(x[t]) * g), grid (E/8,
+// T), block 256: a warp per expert, so the router's E·dim floats are read
+// by E/8 blocks at once (moe_route alone would read them with one block
+// per token). The products are moe_route's own (the same normed x, the
+// same dot), so the logits do not depend on which kernel computed them.
+extern "C" __global__ void moe_logits(float* logits, const float* x, const float* g, const float* router, int dim, int E, float eps) {
+  pdl_wait();
+  __shared__ float xs[MOE_MAXDIM];
+  const long t = blockIdx.y;
+  const float* xr = x + t * dim;
+  float ss = 0.f;
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
+  const float inv = 1.f / sqrtf(block_sum2(ss, 0.f).x / dim + eps);
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) xs[i] = xr[i] * inv * g[i];
+  __syncthreads();
+  const int e = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
+  if (e < E) {
+    const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
+    if ((threadIdx.x & 31) == 0) logits[t * E + e] = s;
+  }
+  pdl_trigger();
+}
+
 // moe_route: one block (256 threads) per token t. xn (T, dim) the normed
 // activations, ids and wts (T, k); router f32 (E, dim). The router is
 // replicated: every rank computes the same choice from the same x.
+// sigmoid 1: each score is its logit's sigmoid (in double, rounded to
+// float, as the CPU), else a softmax over the logits; bias (E) or null is
+// added to the scores to choose; groups > 1: E/groups experts per group,
+// topkGroups groups chosen from (moe.go's route, in its order). logits
+// (T, E), when not null, are the router's logits moe_logits computed
+// (router is then not read), else this block computes them.
 extern "C" __global__ void moe_route(float* xn, int* ids, float* wts, const float* x, const float* g,
-                                     const float* router, int dim, int E, int k, int normTopK, float scale, float eps) {
+                                     const float* router, int dim, int E, int k, int normTopK, float scale, float eps,
+                                     int sigmoid, const float* bias, int groups, int topkGroups, const float* logits) {
   pdl_wait();
   __shared__ float lg[MOE_MAXE], ch[MOE_MAXE];  // logits then scores; the choice
+  __shared__ unsigned char tk[MOE_MAXE];        // taken by the top-k so far
   __shared__ float xs[MOE_MAXDIM];               // xn[t], which the router products read
   const long t = blockIdx.x;
   const float* xr = x + t * dim;
@@ -74,47 +111,82 @@ extern "C" __global__ void moe_route(float* xn, int* ids, float* wts, const floa
   }
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  for (int e = warp; e < E; e += nw) {
-    const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
-    if (lane == 0) lg[e] = s;
+  if (logits) {
+    for (int e = threadIdx.x; e < E; e += blockDim.x) lg[e] = logits[t * E + e];
+  } else {
+    for (int e = warp; e < E; e += nw) {
+      const float s = moe_dot<float>(router + (long)e * dim, xs, dim);
+      if (lane == 0) lg[e] = s;
+    }
   }
   __syncthreads();
   pdl_trigger();
   if (warp != 0) return;
   // Warp 0 scores and chooses. Softmax with the max subtracted and exp in
   // double rounded to float (as the CPU's softmaxExact; the sum is the
-  // lanes' partial sums, in a fixed order).
-  float m = -INFINITY;
-  for (int e = lane; e < E; e += 32) m = fmaxf(m, lg[e]);
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  float sum = 0.f;
-  for (int e = lane; e < E; e += 32) {
-    lg[e] = (float)exp((double)(lg[e] - m));
-    sum += lg[e];
+  // lanes' partial sums, in a fixed order), or each logit's sigmoid.
+  if (sigmoid) {
+    for (int e = lane; e < E; e += 32) lg[e] = (float)(1.0 / (1.0 + exp(-(double)lg[e])));
+  } else {
+    float m = -INFINITY;
+    for (int e = lane; e < E; e += 32) m = fmaxf(m, lg[e]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float sum = 0.f;
+    for (int e = lane; e < E; e += 32) {
+      lg[e] = (float)exp((double)(lg[e] - m));
+      sum += lg[e];
+    }
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    sum = __shfl_sync(0xffffffffu, sum, 0);  // lane 0's order for every lane
+    for (int e = lane; e < E; e += 32) lg[e] /= sum;
   }
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  sum = __shfl_sync(0xffffffffu, sum, 0);  // lane 0's order for every lane
   for (int e = lane; e < E; e += 32) {
-    lg[e] /= sum;
-    ch[e] = lg[e];  // scores are >= 0: a taken expert's choice becomes -1
+    ch[e] = bias ? lg[e] + bias[e] : lg[e];
+    tk[e] = 0;
+  }
+  __syncwarp();
+  if (groups > 1 && lane == 0) {
+    // A group's score is the sum of its two best choices; the topkGroups
+    // best groups (the lower index on ties) keep their choices, the
+    // others' become 0 (transformers' masked_fill).
+    const int per = E / groups;
+    float gs[MOE_MAXG];
+    for (int gi = 0; gi < groups; gi++) {
+      float a = -INFINITY, b = -INFINITY;
+      for (int e = gi * per; e < (gi + 1) * per; e++) {
+        const float v = ch[e];
+        if (v > a) { b = a; a = v; } else if (v > b) b = v;
+      }
+      gs[gi] = a + b;
+    }
+    unsigned long long keep = 0;
+    for (int n = 0; n < topkGroups; n++) {
+      int best = -1;
+      for (int gi = 0; gi < groups; gi++)
+        if (!(keep >> gi & 1) && (best < 0 || gs[gi] > gs[best])) best = gi;
+      keep |= 1ull << best;
+    }
+    for (int gi = 0; gi < groups; gi++)
+      if (!(keep >> gi & 1))
+        for (int e = gi * per; e < (gi + 1) * per; e++) ch[e] = 0.f;
   }
   __syncwarp();
   // Top k by repeated selection: the largest not yet taken, the lower id
   // on ties; then ids ascending.
   int sel[MOE_MAXK];
   for (int j = 0; j < k; j++) {
-    float bv = -2.f;
-    int bi = E;
+    float bv = 0.f;
+    int bi = E;  // none yet
     for (int e = lane; e < E; e += 32)
-      if (ch[e] > bv) { bv = ch[e]; bi = e; }
+      if (!tk[e] && (bi == E || ch[e] > bv)) { bv = ch[e]; bi = e; }
     for (int o = 16; o > 0; o >>= 1) {
       const float v = __shfl_xor_sync(0xffffffffu, bv, o);
       const int i = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (v > bv || (v == bv && i < bi)) { bv = v; bi = i; }
+      if (i < E && (bi == E || v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
     }
-    if (bi >= E) bi = j;  // NaN logits: no expert compares; keep the ids in range
+    if (bi >= E) bi = j;  // no expert left (k > E is refused): keep the ids in range
     sel[j] = bi;
-    if (lane == 0) ch[bi] = -1.f;
+    if (lane == 0) tk[bi] = 1;
     __syncwarp();
   }
   if (lane != 0) return;
@@ -123,6 +195,7 @@ extern "C" __global__ void moe_route(float* xn, int* ids, float* wts, const floa
   float w[MOE_MAXK];
   float ws = 0.f;
   for (int j = 0; j < k; j++) { w[j] = lg[sel[j]]; ws += w[j]; }
+  if (normTopK && sigmoid) ws += 1e-20f;
   for (int j = 0; j < k; j++) {
     float v = w[j];
     if (normTopK) v /= ws;
@@ -153,12 +226,13 @@ __device__ void moe_glu_body(float* h, const int* ids, const float* xn, const WT
 // warp: the token's k slots summed in order (ids ascending), then added to
 // x (add 1: TP 1) or stored as this rank's partial sums (add 0).
 template <class WT>
-__device__ void moe_down_body(float* out, const int* ids, const float* wts, const float* h, const WT* down, int dim, int fl, int k, int add) {
+__device__ void moe_down_body(float* out, const int* ids, const float* wts, const float* h, const WT* down, int dim, int fl, int k, int add,
+                              const float* init) {
   pdl_wait();
   const int t = blockIdx.y;
   const int d = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
   if (d < dim) {
-    float acc = 0.f;
+    float acc = init ? init[(long)t * dim + d] : 0.f;
     for (int j = 0; j < k; j++) {
       const int tj = t * k + j;
       const float y = moe_dot<WT>(down + ((long)ids[tj] * dim + d) * fl, h + (long)tj * fl, fl);
@@ -178,8 +252,8 @@ __device__ void moe_down_body(float* out, const int* ids, const float* wts, cons
     moe_glu_body<WT>(h, ids, xn, gate, up, dim, fl, k);                                                         \
   }                                                                                                             \
   extern "C" __global__ void moe_down_##S(float* out, const int* ids, const float* wts, const float* h,         \
-                                          const WT* down, int dim, int fl, int k, int add) {                    \
-    moe_down_body<WT>(out, ids, wts, h, down, dim, fl, k, add);                                                 \
+                                          const WT* down, int dim, int fl, int k, int add, const float* init) { \
+    moe_down_body<WT>(out, ids, wts, h, down, dim, fl, k, add, init);                                           \
   }
 MOE_ALL(bf16, __nv_bfloat16)
 MOE_ALL(f16, __half)

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,21 +159,37 @@ func TestArchFixturesRefused(t *testing.T) {
 	}
 }
 
-// TestLatentAttentionYaRNRefused: DeepSeek-V3 with its YaRN rope_scaling
-// is refused by name (YaRN is implemented for ordinary attention; with
-// latent attention DeepSeek also scales the softmax by mscale², which is
-// not).
-func TestLatentAttentionYaRNRefused(t *testing.T) {
-	dir := editHF(t, "arch/tiny-deepseekv3-hf", func(cfg map[string]any) {
-		cfg["rope_scaling"] = map[string]any{"type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
-			"original_max_position_embeddings": 256.0, "beta_fast": 32.0, "beta_slow": 1.0}
-	})
+// TestLatentAttentionYaRN: DeepSeek-V3's YaRN rope_scaling (mscale =
+// mscale_all_dim) loads with latent attention, its softmax scale times
+// mscale(factor, mscale_all_dim)² (Config.MLAScale); with mscale other
+// than mscale_all_dim (a YaRN attention factor other than 1, which
+// transformers applies to the rope dims' cos and sin only) it is refused
+// by name.
+func TestLatentAttentionYaRN(t *testing.T) {
+	yarn := func(mscale, all float64) func(cfg map[string]any) {
+		return func(cfg map[string]any) {
+			cfg["rope_scaling"] = map[string]any{"type": "yarn", "factor": 40.0, "mscale": mscale, "mscale_all_dim": all,
+				"original_max_position_embeddings": 256.0, "beta_fast": 32.0, "beta_slow": 1.0}
+		}
+	}
+	dir := editHF(t, "arch/tiny-deepseekv3-hf", yarn(1, 1))
 	src, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("Open(%q): %v", dir, err)
+	}
+	cfg := src.Config()
+	src.Close()
+	m := 0.1*math.Log(40) + 1
+	if want := m * m / math.Sqrt(float64(cfg.MLA.QKDim())); math.Abs(float64(cfg.MLAScale())-want) > 1e-7*want {
+		t.Errorf("MLAScale %g, want %g", cfg.MLAScale(), want)
+	}
+	dir = editHF(t, "arch/tiny-deepseekv3-hf", yarn(1, 0.707))
+	src, err = Open(dir, Options{})
 	if err == nil {
 		src.Close()
-		t.Fatalf("Open(%q) succeeded; want a refusal", dir)
+		t.Fatalf("Open(%q) with mscale 1, mscale_all_dim 0.707 succeeded; want a refusal", dir)
 	}
-	for _, w := range []string{"latent attention", "RoPE scaling yarn", "not implemented"} {
+	for _, w := range []string{"latent attention", "RoPE scaling yarn", "attention factor other than 1", "not implemented"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("message lacks %q: %v", w, err)
 		}

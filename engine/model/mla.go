@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
@@ -21,7 +22,9 @@ import (
 //	out_h = W_UV_h · Σ softmax(score) c
 //
 // RoPE turns the rope dims in Config.RopeLayout: interleaved pairs (2i,
-// 2i+1) for rope_interleave (DeepSeek's checkpoints), else halves.
+// 2i+1) for rope_interleave (DeepSeek's checkpoints), else halves, with the
+// config's RoPE scaling (its divisors over the rope dims); with YaRN the
+// scores are also multiplied by mscale(factor, mscale_all_dim)² (MLAScale).
 // Config.HeadDim is RopeDim.
 type MLA struct {
 	QRank   int // q_lora_rank
@@ -34,6 +37,9 @@ type MLA struct {
 // mlaNormEps is the latent norms' epsilon: transformers builds q_a_layernorm
 // and kv_a_layernorm with DeepseekV3RMSNorm's default, not rms_norm_eps.
 const mlaNormEps = 1e-6
+
+// MLANormEps is the latent norms' epsilon, for a device's own kernels.
+const MLANormEps = mlaNormEps
 
 // Enabled says whether the model uses latent attention.
 func (a *MLA) Enabled() bool { return *a != MLA{} }
@@ -62,12 +68,28 @@ func (a *MLA) check(c *Config) error {
 		return fmt.Errorf("qk_rope_head_dim %d differs from the head dim %d RoPE turns", a.RopeDim, c.HeadDim)
 	case c.KVHeads != c.Heads:
 		return fmt.Errorf("latent attention with %d kv heads for %d heads: every head has its own key and value", c.KVHeads, c.Heads)
-	case c.RopeScaling.Type != RopeScaleNone:
-		return fmt.Errorf("latent attention with RoPE scaling %s is not implemented (DeepSeek's YaRN also scales the softmax by mscale²)", c.RopeScaling)
+	case c.RopeScaling.Type == RopeScaleYaRN && c.RopeScaling.AttnFactor != 1:
+		// transformers multiplies the rope dims' cos and sin by it, which
+		// here would scale only the rope part of each score: not
+		// implemented (DeepSeek's mscale = mscale_all_dim makes it 1).
+		return fmt.Errorf("latent attention with RoPE scaling %s: a YaRN attention factor other than 1 (mscale differing from mscale_all_dim) is not implemented", c.RopeScaling)
 	case c.SlidingWindow > 0 || c.QKNorm || c.QKVBias:
 		return fmt.Errorf("latent attention with a sliding window, q/k norms or q/k/v biases is not implemented")
 	}
 	return nil
+}
+
+// MLAScale is latent attention's score scale: 1/sqrt(nope + rope), times
+// mscale(factor, mscale_all_dim)² with YaRN scaling that states
+// mscale_all_dim (DeepSeek-V3Attention's softmax scale in transformers),
+// rounded to float32 once.
+func (c *Config) MLAScale() float32 {
+	s := 1 / math.Sqrt(float64(c.MLA.QKDim()))
+	if r := c.RopeScaling; r.Type == RopeScaleYaRN && r.MScaleAllDim != 0 {
+		m := yarnMScale(float64(r.Factor), float64(r.MScaleAllDim))
+		s *= m * m
+	}
+	return float32(s)
 }
 
 // headDims are a layer's attention widths per head: what a query head

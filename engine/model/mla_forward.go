@@ -1,10 +1,6 @@
 package model
 
-import (
-	"math"
-
-	"rigscope/engine/tensor/cpu"
-)
+import "rigscope/engine/tensor/cpu"
 
 // mlaScratch holds latent attention's buffers for a batch of up to cap
 // tokens (allocated at the first pass of a batch size) and the step in
@@ -104,7 +100,7 @@ func (r *Runner) mlaStep(lo, hi, worker int) {
 	L, cache, base := s.layer, s.cache, s.base
 	hl, qk, rk, nope, vd := w.HeadsLocal, a.QKDim(), a.KVRank, a.NopeDim, a.VDim
 	width := rk + a.RopeDim
-	scale := float32(1 / math.Sqrt(float64(qk)))
+	scale := c.MLAScale()
 	slots := r.KV.Slots
 	qc := s.qc[worker*width : (worker+1)*width] // (r+rope)
 	lat := s.lat[worker*rk : (worker+1)*rk]     // (r)

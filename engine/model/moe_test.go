@@ -81,10 +81,18 @@ func TestMoEConfigCheck(t *testing.T) {
 		{"first dense beyond the layers", func(c *Config) { c.MoE = MoE{Experts: 4, PerToken: 2, FFN: 8, FirstDense: 3} }, "first_k_dense_replace 3"},
 		{"kv_lora_rank 0", func(c *Config) { c.MLA = mla; c.MLA.KVRank = 0 }, "kv_lora_rank 0 is not between 1"},
 		{"rope dims not the head dim", func(c *Config) { c.MLA = mla; c.MLA.RopeDim = 8 }, "qk_rope_head_dim 8 differs from the head dim 16"},
-		{"latent attention with scaling", func(c *Config) {
+		{"latent attention with a YaRN attention factor", func(c *Config) {
+			c.MLA = mla
+			c.RopeScaling = RopeScaling{Type: RopeScaleYaRN, Factor: 40, OrigContext: 4096, BetaFast: 32, BetaSlow: 1, AttnFactor: 1.0857, MScaleAllDim: 0.707}
+		}, "a YaRN attention factor other than 1"},
+		{"latent attention with DeepSeek's YaRN", func(c *Config) {
+			c.MLA = mla
+			c.RopeScaling = RopeScaling{Type: RopeScaleYaRN, Factor: 40, OrigContext: 4096, BetaFast: 32, BetaSlow: 1, AttnFactor: 1, MScaleAllDim: 1}
+		}, ""},
+		{"latent attention with linear scaling", func(c *Config) {
 			c.MLA = mla
 			c.RopeScaling = RopeScaling{Type: RopeScaleLinear, Factor: 2}
-		}, "latent attention with RoPE scaling linear"},
+		}, ""},
 		{"valid", func(c *Config) { c.MoE = MoE{Experts: 8, PerToken: 2, FFN: 8, Groups: 2, TopKGroups: 1}; c.MLA = mla }, ""},
 	} {
 		c := base
@@ -106,6 +114,30 @@ func TestExtensionsNameMoE(t *testing.T) {
 	for _, want := range []string{"mixture of experts (8 experts, top 2, softmax scores)", "multi-head latent attention (q rank 1, kv rank 2, qk 3+4, v 5)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Extensions() = %q, want %q in it", got, want)
+		}
+	}
+}
+
+// TestMLAScale: latent attention's score scale is 1/sqrt(nope + rope),
+// times mscale(factor, mscale_all_dim)² with YaRN (transformers'
+// DeepseekV3Attention), and nothing else changes it.
+func TestMLAScale(t *testing.T) {
+	mla := MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128}
+	yarn := RopeScaling{Type: RopeScaleYaRN, Factor: 40, OrigContext: 4096, BetaFast: 32, BetaSlow: 1, AttnFactor: 1, MScaleAllDim: 1}
+	m := 0.1*math.Log(40) + 1 // 1.368888
+	for _, tc := range []struct {
+		name string
+		rs   RopeScaling
+		want float64
+	}{
+		{"none", RopeScaling{}, 1 / math.Sqrt(192)},
+		{"linear", RopeScaling{Type: RopeScaleLinear, Factor: 4}, 1 / math.Sqrt(192)},
+		{"DeepSeek-V3 yarn", yarn, m * m / math.Sqrt(192)},
+		{"yarn without mscale_all_dim", RopeScaling{Type: RopeScaleYaRN, Factor: 40, OrigContext: 4096, BetaFast: 32, BetaSlow: 1, AttnFactor: 1}, 1 / math.Sqrt(192)},
+	} {
+		c := Config{MLA: mla, RopeScaling: tc.rs}
+		if got := c.MLAScale(); math.Abs(float64(got)-tc.want) > 1e-7*tc.want {
+			t.Errorf("%s: scale %.9g, want %.9g", tc.name, got, tc.want)
 		}
 	}
 }

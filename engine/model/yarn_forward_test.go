@@ -12,7 +12,8 @@ import (
 )
 
 // edited is a weight source with its config replaced and its query
-// weights multiplied by qScale (1: untouched).
+// weights (attn_q, or latent attention's attn_q_b) multiplied by qScale
+// (1: untouched).
 type edited struct {
 	model.WeightSource
 	cfg    model.Config
@@ -23,7 +24,7 @@ func (e edited) Config() model.Config { return e.cfg }
 
 func (e edited) Tensor(name string) (*tensor.Tensor, error) {
 	t, err := e.WeightSource.Tensor(name)
-	if err != nil || e.qScale == 1 || !strings.HasSuffix(name, ".attn_q.weight") {
+	if err != nil || e.qScale == 1 || !strings.HasSuffix(name, ".attn_q.weight") && !strings.HasSuffix(name, "."+model.PartQB+".weight") {
 		return t, err
 	}
 	if t.DType != tensor.F32 {
@@ -81,6 +82,39 @@ func TestYaRNForward(t *testing.T) {
 	}
 	if d := maxDiff(got, plain); d < 1e-3 {
 		t.Errorf("yarn attention factor %g changed the logits by only %g", a, d)
+	}
+}
+
+// YaRN with latent attention on the tiny-mla preset (rope dim 8): with
+// factor 1 it is plain RoPE bit for bit; with a ramp that keeps every pair
+// and DeepSeek's mscale = mscale_all_dim (attention factor 1) only the
+// softmax scale changes, by mscale(factor, mscale_all_dim)², which
+// scaling the queries (attn_q_b: nope and rope dims alike) by it also
+// gives.
+func TestYaRNLatentForward(t *testing.T) {
+	src := tinySource(t, "synthetic:tiny-mla")
+	plainCfg := src.Config()
+	plain := lastLogits(t, src)
+
+	one := plainCfg
+	one.RopeScaling = model.RopeScaling{Type: model.RopeScaleYaRN, Factor: 1, OrigContext: 4096, BetaFast: 32, BetaSlow: 1, AttnFactor: 1, MScaleAllDim: 1}
+	if i := firstBitDiff(lastLogits(t, edited{src, one, 1}), plain); i >= 0 {
+		t.Errorf("yarn factor 1: logit %d differs from plain RoPE's", i)
+	}
+
+	kept := plainCfg
+	kept.RopeScaling = model.RopeScaling{Type: model.RopeScaleYaRN, Factor: 4, OrigContext: 4096, BetaFast: 0.05, BetaSlow: 0.01, AttnFactor: 1, MScaleAllDim: 1}
+	if d := kept.RopeScaling.Divisors(kept.RopeTheta, kept.HeadDim); d[len(d)-1] != 1 {
+		t.Fatalf("divisors %v: want every pair kept", d)
+	}
+	m := 0.1*math.Log(4) + 1
+	got := lastLogits(t, edited{src, kept, 1})
+	want := lastLogits(t, edited{src, plainCfg, float32(m * m)})
+	if d := maxDiff(got, want); d > 1e-4 {
+		t.Errorf("yarn mscale %g: logits differ from q scaled by %g by %g", m, m*m, d)
+	}
+	if d := maxDiff(got, plain); d < 1e-3 {
+		t.Errorf("yarn mscale %g changed the logits by only %g", m, d)
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 // gpuMissing names each extension cfg uses that the GPU does not
 // implement at tp ranks: the config's Extensions less the ones arch.go
 // runs (RoPE scaling of every kind, q/k/v biases, q/k head norms, sliding
-// windows, Gemma 3's block, softmax-routed mixtures of experts: moe.go).
-// DeepSeek-V3's router and shared experts, latent attention and Gemma 3's
-// final logit soft-capping stay refused.
+// windows, Gemma 3's block), mixtures of experts (moe.go: softmax or
+// sigmoid scores, the correction bias, grouped choice, shared experts,
+// dense first layers) and latent attention (mla.go), each within its
+// kernels' limits. Gemma 3's final logit soft-capping stays refused.
 func gpuMissing(cfg model.Config, tp int) []string {
 	c := cfg
 	c.RopeScaling = model.RopeScaling{}
@@ -25,6 +26,12 @@ func gpuMissing(cfg model.Config, tp int) []string {
 		c.MoE = model.MoE{}
 		for _, s := range moeMissing(cfg) {
 			miss = append(miss, "mixture of experts ("+m.String()+"): "+s)
+		}
+	}
+	if a := cfg.MLA; a.Enabled() {
+		c.MLA = model.MLA{}
+		for _, s := range mlaMissing(cfg) {
+			miss = append(miss, "multi-head latent attention ("+a.String()+"): "+s)
 		}
 	}
 	if g := cfg.Gemma; g.On {
@@ -46,29 +53,24 @@ func checkImplemented(cfg model.Config, tp int) error {
 	return nil
 }
 
-// Limits of the kernels (moe.cu's MOE_MAXE, MOE_MAXK, MOE_MAXDIM).
+// Limits of the kernels (moe.cu's MOE_MAXE, MOE_MAXK, MOE_MAXDIM, MOE_MAXG).
 const (
 	moeMaxExperts  = 512
 	moeMaxPerToken = 16
 	moeMaxDim      = 8192
+	moeMaxGroups   = 64
 )
 
 // moeMissing names what the GPU's MoE kernels do not implement in m
-// (nil: all of it): DeepSeek-V3's router and shared experts stay on the CPU.
+// (nil: all of it).
 func moeMissing(cfg model.Config) []string {
 	m := cfg.MoE
 	var miss []string
-	if m.Scoring != model.ScoreSoftmax {
+	if m.Scoring != model.ScoreSoftmax && m.Scoring != model.ScoreSigmoid {
 		miss = append(miss, fmt.Sprintf("%s router scores", m.Scoring))
 	}
-	if m.ScoreBias {
-		miss = append(miss, "the router's score correction bias")
-	}
-	if m.Groups > 1 {
-		miss = append(miss, fmt.Sprintf("grouped expert choice (%d groups)", m.Groups))
-	}
-	if m.SharedFFN > 0 {
-		miss = append(miss, "shared experts")
+	if m.Groups > moeMaxGroups {
+		miss = append(miss, fmt.Sprintf("grouped expert choice with %d groups (at most %d)", m.Groups, moeMaxGroups))
 	}
 	if m.Experts > moeMaxExperts {
 		miss = append(miss, fmt.Sprintf("%d experts (at most %d)", m.Experts, moeMaxExperts))
@@ -78,6 +80,29 @@ func moeMissing(cfg model.Config) []string {
 	}
 	if cfg.Dim > moeMaxDim {
 		miss = append(miss, fmt.Sprintf("hidden size %d (the router kernel holds at most %d)", cfg.Dim, moeMaxDim))
+	}
+	return miss
+}
+
+// Limits of the kernels (mla.cu's MLA_MAXW, MLA_MAXQK).
+const (
+	mlaMaxWidth = 1088
+	mlaMaxQK    = 512
+)
+
+// mlaMissing names what the GPU's latent attention kernels do not
+// implement in cfg (nil: all of it).
+func mlaMissing(cfg model.Config) []string {
+	a := cfg.MLA
+	var miss []string
+	if a.KVRank+a.RopeDim > mlaMaxWidth {
+		miss = append(miss, fmt.Sprintf("a latent of %d + %d floats per token (at most %d)", a.KVRank, a.RopeDim, mlaMaxWidth))
+	}
+	if a.QKDim() > mlaMaxQK {
+		miss = append(miss, fmt.Sprintf("query heads of %d dims (at most %d)", a.QKDim(), mlaMaxQK))
+	}
+	if a.RopeDim%2 != 0 {
+		miss = append(miss, fmt.Sprintf("an odd rope dim %d", a.RopeDim))
 	}
 	return miss
 }

@@ -41,7 +41,7 @@ type refPrompts struct {
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, allreduce, quant, arch, moe, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
 	checkParts     = flag.String("parts", "kernels,bandwidth,mma,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma (quant only), models)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 )
@@ -60,11 +60,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "allreduce", "quant", "arch", "moe", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates":
+		case "kernels", "models", "eagle", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, allreduce, quant, arch, moe, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)", c)
 		}
 	}
 	if head == "" {
@@ -113,6 +113,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	}
 	if want["moe"] {
 		if err := checkMoE(ctx, d, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["presets"] {
+		if err := checkPresetSteps(ctx, d, *checkPresets, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -24,11 +24,18 @@ type moeKernelCase struct {
 	fl        int // expert FFN columns (not a multiple of 8: the kernels' one-element loads)
 	norm, add bool
 	T         int
+	// DeepSeek-V3's router: sigmoid scores, a correction bias for
+	// choosing, groups (topk of groups), the routed scale; shared: moe_down
+	// starts each sum from a shared expert's output (init).
+	sigmoid, bias, shared bool
+	groups, topkGroups    int
+	scale                 float32
 }
 
-// checkMoEKernels runs moe_route, moe_glu_bf16 and moe_down_bf16 (moe.cu)
+// checkMoEKernels runs moe_logits, moe_route, moe_glu_bf16 and moe_down_bf16 (moe.cu)
 // on random inputs for T tokens and checks: the chosen experts against a
-// float64 top-k of float64 router logits, the output against a float64
+// float64 top-k of float64 router logits (softmax, or DeepSeek-V3's
+// sigmoid with the bias and groups: moeRef64), the output against a float64
 // reference of the same experts (bf16 weights as stored), and every row
 // against the same row run alone (T = 1) bit for bit, experts and
 // weights included: a verify step sums each token's experts as decode does.
@@ -79,7 +86,7 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
 	}
 	fns := map[string]cu.Function{}
-	for _, n := range []string{"moe_route", "moe_glu_bf16", "moe_down_bf16"} {
+	for _, n := range []string{"moe_logits", "moe_route", "moe_glu_bf16", "moe_down_bf16"} {
 		if fns[n], err = d.fn(n); err != nil {
 			return err
 		}
@@ -91,6 +98,10 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		{name: "mixtral-like E8 k2 norm", dim: 256, E: 8, k: 2, fl: 128, norm: true, T: 8},
 		{name: "qwen3-like E64 k8 norm add", dim: 128, E: 64, k: 8, fl: 52, norm: true, add: true, T: 16},
 		{name: "E16 k4 no norm", dim: 192, E: 16, k: 4, fl: 40, T: 5},
+		{name: "deepseek-like E64 g8/4 k6", dim: 256, E: 64, k: 6, fl: 48, norm: true, T: 16,
+			sigmoid: true, bias: true, shared: true, groups: 8, topkGroups: 3, scale: 2.5},
+		{name: "sigmoid E16 k4 bias add", dim: 128, E: 16, k: 4, fl: 40, add: true, T: 7, sigmoid: true, bias: true, shared: true},
+		{name: "sigmoid E32 g4/1 k3 no bias", dim: 64, E: 32, k: 3, fl: 24, norm: true, T: 3, sigmoid: true, groups: 4, topkGroups: 1, scale: 1.5},
 	} {
 		dim, E, k, fl, T := c.dim, c.E, c.k, c.fl, c.T
 		randv := func(n int, a float64) []float32 {
@@ -126,6 +137,21 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		if err := firstErr(e1, e2, e3, e4, e5); err != nil {
 			return err
 		}
+		var bias, init []float32
+		var dBias cu.DevicePtr
+		if c.bias {
+			bias = randv(E, 0.3)
+			if dBias, err = up(f32b(bias)); err != nil {
+				return err
+			}
+		}
+		if c.shared {
+			init = randv(T*dim, 0.5)
+		}
+		sig := 0
+		if c.sigmoid {
+			sig = 1
+		}
 		norm, add := 0, 0
 		if c.norm {
 			norm = 1
@@ -134,13 +160,24 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 			add = 1
 		}
 		// run is the three kernels on rows xs (n, dim): out (n, dim), ids, wts.
-		run := func(xs []float32, n int) ([]float32, []int32, []float32, error) {
+		run := func(xs, in []float32, n int) ([]float32, []int32, []float32, error) {
+			var dInit cu.DevicePtr
+			if in != nil {
+				var err error
+				if dInit, err = up(f32b(in)); err != nil {
+					return nil, nil, nil, err
+				}
+			}
 			dx, e1 := up(f32b(xs))
 			xn, e2 := poison(n * dim)
 			ids, e3 := poison(n * k)
 			wts, e4 := poison(n * k)
 			h, e5 := poison(n * k * fl)
 			out, e6 := poison(n * dim)
+			lg, e7 := poison(n * E)
+			if e7 != nil {
+				return nil, nil, nil, e7
+			}
 			if c.add {
 				out, e6 = up(f32b(xs))
 			}
@@ -148,12 +185,13 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				return nil, nil, nil, err
 			}
 			if err := firstErr(
+				launch(fns["moe_logits"], [3]int{(E + 7) / 8, n, 1}, [3]int{256, 1, 1}, 0, s, ptr(lg), ptr(dx), ptr(dG), ptr(dRouter), i32(dim), i32(E), f32(1e-5)),
 				launch(fns["moe_route"], [3]int{n, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(xn), ptr(ids), ptr(wts), ptr(dx), ptr(dG), ptr(dRouter),
-					i32(dim), i32(E), i32(k), i32(norm), f32(0), f32(1e-5)),
+					i32(dim), i32(E), i32(k), i32(norm), f32(c.scale), f32(1e-5), i32(sig), ptr(dBias), i32(c.groups), i32(c.topkGroups), ptr(lg)),
 				launch(fns["moe_glu_bf16"], [3]int{(fl + 7) / 8, n * k, 1}, [3]int{256, 1, 1}, 0, s, ptr(h), ptr(ids), ptr(xn), ptr(dGate), ptr(dUp),
 					i32(dim), i32(fl), i32(k)),
 				launch(fns["moe_down_bf16"], [3]int{(dim + 7) / 8, n, 1}, [3]int{256, 1, 1}, 0, s, ptr(out), ptr(ids), ptr(wts), ptr(h), ptr(dDown),
-					i32(dim), i32(fl), i32(k), i32(add))); err != nil {
+					i32(dim), i32(fl), i32(k), i32(add), ptr(dInit))); err != nil {
 				return nil, nil, nil, err
 			}
 			o, e1 := downF(out, n*dim)
@@ -161,7 +199,7 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 			wt, e3 := downF(wts, n*k)
 			return o, id, wt, firstErr(e1, e2, e3)
 		}
-		out, ids, wts, err := run(x, T)
+		out, ids, wts, err := run(x, init, T)
 		if err != nil {
 			return fmt.Errorf("moe kernels %s: %w", c.name, err)
 		}
@@ -180,25 +218,12 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				xn[i] = float64(xr[i]) * inv * float64(g[i])
 			}
 			sc := make([]float64, E)
-			mx := math.Inf(-1)
 			for e := range E {
 				for i := range dim {
 					sc[e] += float64(router[e*dim+i]) * xn[i]
 				}
-				mx = math.Max(mx, sc[e])
 			}
-			var sum float64
-			for e := range sc {
-				sc[e] = math.Exp(sc[e] - mx)
-				sum += sc[e]
-			}
-			order := make([]int, E)
-			for e := range order {
-				order[e] = e
-			}
-			sort.SliceStable(order, func(a, b int) bool { return sc[order[a]] > sc[order[b]] })
-			want := slices.Clone(order[:k])
-			sort.Ints(want)
+			want, wantW := moeRef64(c, sc, bias)
 			got := make([]int, k)
 			for j := range k {
 				got[j] = int(ids[t*k+j])
@@ -207,20 +232,19 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				sameExperts++
 			}
 			// The output from the experts the GPU chose (a near-tie the
-			// float64 top-k breaks the other way is counted above).
-			var wsum float64
+			// float64 top-k breaks the other way is counted above), with
+			// the float64 weights of those experts.
 			for _, e := range got {
 				if e < 0 || e >= E {
 					return fmt.Errorf("moe kernels %s: token %d routed to expert %d of %d", c.name, t, e, E)
 				}
-				wsum += sc[e] / sum
+			}
+			if !slices.Equal(got, want) {
+				_, wantW = moeWeights64(c, sc, got)
 			}
 			ref := make([]float64, dim)
 			for j, e := range got {
-				wt := sc[e] / sum
-				if c.norm {
-					wt /= wsum
-				}
+				wt := wantW[j]
 				hh := make([]float64, fl)
 				for f := range fl {
 					var a, b float64
@@ -248,6 +272,9 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				if c.add {
 					want += float64(xr[dd])
 				}
+				if init != nil {
+					want += float64(init[t*dim+dd])
+				}
 				gv := float64(out[t*dim+dd])
 				if math.IsNaN(gv) {
 					return fmt.Errorf("moe kernels %s: token %d element %d unwritten (NaN)", c.name, t, dd)
@@ -256,7 +283,11 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				den += want * want
 			}
 			// The row alone.
-			o1, id1, wt1, err := run(xr, 1)
+			var in1 []float32
+			if init != nil {
+				in1 = init[t*dim : (t+1)*dim]
+			}
+			o1, id1, wt1, err := run(xr, in1, 1)
 			if err != nil {
 				return fmt.Errorf("moe kernels %s: row %d alone: %w", c.name, t, err)
 			}
@@ -275,6 +306,87 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		}
 	}
 	return nil
+}
+
+// moeRef64 is moe.go's route in float64 for one token's router logits:
+// the k experts (ascending) and their weights.
+func moeRef64(c moeKernelCase, logits []float64, bias []float32) ([]int, []float64) {
+	E := len(logits)
+	sc := scores64(c, logits)
+	choice := slices.Clone(sc)
+	for e := range bias {
+		choice[e] += float64(bias[e])
+	}
+	if c.groups > 1 {
+		per := E / c.groups
+		gs := make([]float64, c.groups)
+		for g := range gs {
+			v := slices.Clone(choice[g*per : (g+1)*per])
+			sort.Sort(sort.Reverse(sort.Float64Slice(v)))
+			gs[g] = v[0] + v[1]
+		}
+		order := make([]int, c.groups)
+		for g := range order {
+			order[g] = g
+		}
+		sort.SliceStable(order, func(a, b int) bool { return gs[order[a]] > gs[order[b]] })
+		for _, g := range order[c.topkGroups:] {
+			clear(choice[g*per : (g+1)*per])
+		}
+	}
+	order := make([]int, E)
+	for e := range order {
+		order[e] = e
+	}
+	sort.SliceStable(order, func(a, b int) bool { return choice[order[a]] > choice[order[b]] })
+	ids := slices.Clone(order[:c.k])
+	sort.Ints(ids)
+	_, w := moeWeights64(c, logits, ids)
+	return ids, w
+}
+
+// scores64 is the router's scores of logits: softmax or sigmoid.
+func scores64(c moeKernelCase, logits []float64) []float64 {
+	sc := make([]float64, len(logits))
+	if c.sigmoid {
+		for e, v := range logits {
+			sc[e] = 1 / (1 + math.Exp(-v))
+		}
+		return sc
+	}
+	mx, sum := math.Inf(-1), 0.0
+	for _, v := range logits {
+		mx = math.Max(mx, v)
+	}
+	for e, v := range logits {
+		sc[e] = math.Exp(v - mx)
+		sum += sc[e]
+	}
+	for e := range sc {
+		sc[e] /= sum
+	}
+	return sc
+}
+
+// moeWeights64 is the weights of experts ids: their scores, divided by
+// their sum with norm, times the routed scale.
+func moeWeights64(c moeKernelCase, logits []float64, ids []int) ([]int, []float64) {
+	sc := scores64(c, logits)
+	w := make([]float64, len(ids))
+	var sum float64
+	for j, e := range ids {
+		w[j] = sc[e]
+		sum += w[j]
+	}
+	for j := range w {
+		if c.norm {
+			w[j] /= sum
+		}
+		if c.scale != 0 {
+			w[j] *= float64(c.scale)
+		}
+	}
+	return ids, w
 }
 
 func bitsEqual(a, b []float32) bool {

@@ -20,7 +20,12 @@ import (
 )
 
 // checkMoE runs the tiny-moe preset (4 experts, top 2, random weights) in
-// each expert type the kernels read (moe.cu) and checks, per type: the
+// each expert type the kernels read (moe.cu), and the tiny-mla preset
+// (DeepSeek-V3's block: latent attention, a dense first layer, sigmoid
+// grouped routing with the bias and a shared expert) in f32 and bf16 and
+// in f32 with DeepSeek-V3's YaRN (the CPU's tables and mscale² scale),
+// after the MoE and latent attention kernels alone (checkMoEKernels,
+// checkMLAKernels), and checks, per preset and type: the
 // GPU's first-step logits against the CPU engine's, its greedy tokens
 // against the CPU's, a verify of 8 tokens against 8 decode steps (a
 // verify's dense products are other kernels than decode's: within
@@ -34,17 +39,28 @@ func checkMoE(ctx context.Context, d *Device, stdout io.Writer) error {
 		failed = append(failed, err.Error())
 		fmt.Fprintf(stdout, "FAIL: %v\n", err)
 	}
-	fmt.Fprintf(stdout, "\nmoe check (tiny-moe preset, 4 experts top 2): vs the CPU engine, verify of 8 vs 8 decode steps (argmax, max rel), TP 2 vs TP 1\n")
-	fmt.Fprintf(stdout, "%-6s %10s %8s %14s %8s %10s %8s\n", "type", "cpu rel", "=cpu", "verify=decode", "ver rel", "tp2 rel", "=tp1")
-	for _, dt := range []string{"f32", "bf16", "f16"} {
-		msg, err := checkMoEType(ctx, d, dt, stdout)
+	if err := checkMLAKernels(d, stdout); err != nil { // check_mla_kernels_test.go
+		failed = append(failed, err.Error())
+		fmt.Fprintf(stdout, "FAIL: %v\n", err)
+	}
+	fmt.Fprintf(stdout, "\nmoe check (tiny-moe: 4 experts top 2; tiny-mla: DeepSeek-V3's block): vs the CPU engine, verify of 8 vs 8 decode steps (argmax, max rel), TP 2 vs TP 1\n")
+	fmt.Fprintf(stdout, "%-20s %10s %8s %14s %8s %10s %8s\n", "preset type", "cpu rel", "=cpu", "verify=decode", "ver rel", "tp2 rel", "=tp1")
+	for _, c := range []struct {
+		preset, dt string
+		yarn       bool // DeepSeek-V3's YaRN (factor 40 over 16 original positions, mscale = mscale_all_dim = 1)
+	}{{"tiny-moe", "f32", false}, {"tiny-moe", "bf16", false}, {"tiny-moe", "f16", false}, {"tiny-mla", "f32", false}, {"tiny-mla", "bf16", false}, {"tiny-mla", "f32", true}} {
+		name := c.preset + " " + c.dt
+		if c.yarn {
+			name += " yarn"
+		}
+		msg, err := checkMoEType(ctx, d, c.preset, c.dt, c.yarn, stdout)
 		if err != nil {
-			failed = append(failed, dt+": "+err.Error())
-			fmt.Fprintf(stdout, "%-6s ERROR: %v\n", dt, err)
+			failed = append(failed, name+": "+err.Error())
+			fmt.Fprintf(stdout, "%-20s ERROR: %v\n", name, err)
 		}
 		for _, m := range msg {
-			failed = append(failed, dt+": "+m)
-			fmt.Fprintf(stdout, "%-6s FAIL: %s\n", dt, m)
+			failed = append(failed, name+": "+m)
+			fmt.Fprintf(stdout, "%-20s FAIL: %s\n", name, m)
 		}
 	}
 	// Quantized experts are refused by name.
@@ -60,12 +76,20 @@ func checkMoE(ctx context.Context, d *Device, stdout io.Writer) error {
 	return nil
 }
 
-func checkMoEType(ctx context.Context, d *Device, dt string, stdout io.Writer) (fails []string, err error) {
-	src, err := synthetic.Open("synthetic:tiny-moe?dtype=" + dt + "&seed=5")
+func checkMoEType(ctx context.Context, d *Device, preset, dt string, yarn bool, stdout io.Writer) (fails []string, err error) {
+	syn, err := synthetic.Open("synthetic:" + preset + "?dtype=" + dt + "&seed=5")
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
+	defer syn.Close()
+	var src model.WeightSource = syn
+	name := preset + " " + dt
+	if yarn {
+		cfg := syn.Config()
+		cfg.RopeScaling = model.RopeScaling{Type: model.RopeScaleYaRN, Factor: 40, OrigContext: 16, BetaFast: model.YaRNBetaFast, BetaSlow: model.YaRNBetaSlow,
+			AttnFactor: model.YaRNAttentionFactor(40, 0, 1, 1), MScaleAllDim: 1}
+		src, name = configSource{syn, cfg}, name+" yarn"
+	}
 	const ctxLen, n, k = 256, 16, 8
 	rng := rand.New(rand.NewPCG(11, 0))
 	prompt := make([]int32, 12)
@@ -149,7 +173,7 @@ func checkMoEType(ctx context.Context, d *Device, dt string, stdout io.Writer) (
 		return nil, fmt.Errorf("tp 2 greedy: %w", err)
 	}
 	tp2Rel := relDiff(gl2, gl)
-	fmt.Fprintf(stdout, "%-6s %10.1e %8v %11d/%-2d %8.1e %10.1e %8v\n", dt, cpuRel, sameCPU, sameArg, k, verRel, tp2Rel, slices.Equal(toks2, toks))
+	fmt.Fprintf(stdout, "%-20s %10.1e %8v %11d/%-2d %8.1e %10.1e %8v\n", name, cpuRel, sameCPU, sameArg, k, verRel, tp2Rel, slices.Equal(toks2, toks))
 	if cpuRel > archGPUTol {
 		fails = append(fails, fmt.Sprintf("first-step logits %.2e relative from the CPU engine", cpuRel))
 	}
@@ -164,6 +188,14 @@ func checkMoEType(ctx context.Context, d *Device, dt string, stdout io.Writer) (
 	}
 	return fails, nil
 }
+
+// configSource is a weight source with its config replaced.
+type configSource struct {
+	model.WeightSource
+	cfg model.Config
+}
+
+func (c configSource) Config() model.Config { return c.cfg }
 
 // moeCPU is the CPU engine's first logits and n greedy tokens after prompt.
 func moeCPU(ctx context.Context, w *model.Weights, ctxLen int, prompt []int32, n int) ([]float32, []int32, error) {

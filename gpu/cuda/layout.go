@@ -13,6 +13,7 @@ type shardDims struct {
 	vocabLo     int // first logits column of its output rows
 	vocab       int // its output rows
 	moeFFN      int // its columns of each expert in the MoE layers (0: none)
+	moeShared   int // its columns of the shared expert in the MoE layers (0: none)
 }
 
 func weightDims(w *model.Weights) shardDims {
@@ -20,6 +21,7 @@ func weightDims(w *model.Weights) shardDims {
 	for i := range w.Layers {
 		if L := w.Layers[i].MoE; L != nil {
 			d.moeFFN = L.FFNHi - L.FFNLo
+			d.moeShared = L.SharedHi - L.SharedLo
 			break
 		}
 	}
@@ -40,7 +42,8 @@ func syntheticDims(cfg model.Config, sh model.Shard) shardDims {
 		hq: hl, hk: (lo+hl-1)/group - kvLo + 1,
 		ffn:     cfg.FFN*(r+1)/tp - cfg.FFN*r/tp,
 		vocabLo: cfg.Vocab * r / tp, vocab: cfg.Vocab*(r+1)/tp - cfg.Vocab*r/tp,
-		moeFFN: cfg.MoE.FFN*(r+1)/tp - cfg.MoE.FFN*r/tp,
+		moeFFN:    cfg.MoE.FFN*(r+1)/tp - cfg.MoE.FFN*r/tp,
+		moeShared: cfg.MoE.SharedFFN*(r+1)/tp - cfg.MoE.SharedFFN*r/tp,
 	}
 }
 

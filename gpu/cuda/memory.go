@@ -62,6 +62,9 @@ func fitsError(need memNeed, cfg model.Config, name string, free, total int64) e
 func kvCacheBytes(cfg model.Config, ctxLen, tp int, f kvFormat) int64 {
 	d0 := syntheticDims(cfg, model.Shard{Rank: 0, Size: tp})
 	kvw := d0.hk * cfg.HeadDim
+	if a := cfg.MLA; a.Enabled() { // one float32 latent cache per rank (mla.go)
+		return int64(tp) * int64(cfg.Layers) * int64(ctxLen+MaxTokens) * int64(a.KVRank+a.RopeDim) * 4
+	}
 	return int64(tp) * 2 * int64(cfg.Layers) * int64(ctxLen+MaxTokens) * int64(kvw) * int64(f.elemBytes())
 }
 

@@ -12,15 +12,21 @@ import (
 	"rigscope/engine/tensor/cpu"
 )
 
-// The sparse mixture-of-experts MLP on the GPU (Mixtral, Qwen3-MoE; the
-// kernels are kernels/moe.cu, the oracle engine/model/moe_forward.go):
-// three kernels per layer and rank, all on the device, so the step stays
-// one CUDA graph:
+// The sparse mixture-of-experts MLP on the GPU (Mixtral, Qwen3-MoE,
+// DeepSeek-V3; the kernels are kernels/moe.cu, the oracle
+// engine/model/moe_forward.go): three kernels per layer and rank, all on
+// the device, so the step stays one CUDA graph, plus the shared expert's
+// two products when the model has one:
 //
-//	moe_route  xn = RMSNorm(x; ffn_norm), logits = router·xn, softmax,
-//	           top k, weights -> ids, wts (T, k) in device memory
+//	shared     so = Down_s·(silu(Gate_s·xn) ⊙ (Up_s·xn)), xn = RMSNorm(x; ffn_norm)
+//	           (the dense MLP's glu and matvec kernels)
+//	moe_logits logits = router·RMSNorm(x; ffn_norm), (E/8, T) blocks
+//	moe_route  xn = RMSNorm(x; ffn_norm), from the logits softmax or
+//	           sigmoid scores (+ the correction bias, grouped: choosing
+//	           only), top k, weights -> ids, wts (T, k) in device memory
 //	moe_glu    h[t,j] = silu(gate_e·xn[t]) ⊙ (up_e·xn[t]), e = ids[t,j]
-//	moe_down   x[t] += Σ_j wts[t,j]·(down_e·h[t,j]), j ascending (expert id)
+//	moe_down   x[t] += so[t] + Σ_j wts[t,j]·(down_e·h[t,j]), j ascending
+//	           (expert id), summed from so: the CPU's order
 //
 // Only the chosen experts' rows are read (the kernels index the stacked
 // experts by the ids in device memory). At TP > 1 every rank holds its
@@ -38,6 +44,13 @@ type dmoe struct {
 	down   cu.DevicePtr // (experts·dim, fl): expert e's rows at e·dim
 	fl     int          // this rank's expert FFN columns
 	expert int64        // bytes of one expert's gate, up and down
+	bias   cu.DevicePtr // f32 (experts) the score correction bias; 0 without
+
+	// The shared expert (this rank's sl columns), on the dense MLP's
+	// kernels; sl 0 without.
+	sgate, sup dweight // (sl, dim)
+	sdown      dweight // (dim, sl)
+	sl         int
 }
 
 // moeBufs is a rank's MoE scratch, sized for MaxTokens.
@@ -46,6 +59,9 @@ type moeBufs struct {
 	ids cu.DevicePtr // (MaxTokens, k) int32 chosen experts, ascending
 	wts cu.DevicePtr // (MaxTokens, k) f32 their weights
 	h   cu.DevicePtr // (MaxTokens·k, fl) f32 the experts' GLU outputs
+	lg  cu.DevicePtr // (MaxTokens, experts) f32 the router's logits (moe_logits)
+	sh  cu.DevicePtr // (MaxTokens, sl) f32 the shared expert's GLU output; 0 without
+	so  cu.DevicePtr // (MaxTokens, dim) f32 the shared expert's output; 0 without
 }
 
 // expertTensors lists w's MoE tensors (routers and experts).
@@ -149,13 +165,34 @@ func (m *dmodel) uploadMoE(L *model.MoELayer, dim int) (*dmoe, error) {
 		return nil, err
 	}
 	D.expert = tensorBytes(L.Gate[0]) + tensorBytes(L.Up[0]) + tensorBytes(L.Down[0])
+	if L.ScoreBias != nil {
+		if len(L.ScoreBias) != E {
+			return nil, fmt.Errorf("score correction bias of %d experts, want %d", len(L.ScoreBias), E)
+		}
+		if D.bias, err = m.uploadVec(L.ScoreBias); err != nil {
+			return nil, fmt.Errorf("score correction bias: %w", err)
+		}
+	}
+	if L.SharedGate != nil {
+		D.sl = L.SharedHi - L.SharedLo
+		if D.sgate, err = m.uploadLayerMatrix(L.SharedGate); err != nil {
+			return nil, fmt.Errorf("shared expert: %w", err)
+		}
+		if D.sup, err = m.uploadLayerMatrix(L.SharedUp); err != nil {
+			return nil, fmt.Errorf("shared expert: %w", err)
+		}
+		if D.sdown, err = m.uploadLayerMatrix(L.SharedDown); err != nil {
+			return nil, fmt.Errorf("shared expert: %w", err)
+		}
+	}
 	return D, nil
 }
 
 // syntheticMoE makes an MoE layer's bf16 experts (fl columns of each on
-// this rank) and f32 router on the device, from mat and vec
+// this rank), f32 router, score bias (when cfg has one) and shared expert
+// (sl columns on this rank; 0: none) on the device, from mat and vec
 // (syntheticModel's random fills), for benchmarks.
-func syntheticMoE(cfg model.Config, fl int, mat func(rows, cols int, tile bool) (dweight, error), vec func(n int) (cu.DevicePtr, error)) (*dmoe, error) {
+func syntheticMoE(cfg model.Config, fl, sl int, mat func(rows, cols int, tile bool) (dweight, error), vec func(n int) (cu.DevicePtr, error)) (*dmoe, error) {
 	E, dim := cfg.MoE.Experts, cfg.Dim
 	if fl <= 0 {
 		return nil, fmt.Errorf("cuda: synthetic MoE layer with %d expert columns on a rank", fl)
@@ -175,6 +212,22 @@ func syntheticMoE(cfg model.Config, fl int, mat func(rows, cols int, tile bool) 
 		}
 		*p.dst = w.w
 	}
+	if cfg.MoE.ScoreBias {
+		if D.bias, err = vec(E); err != nil {
+			return nil, err
+		}
+	}
+	if sl > 0 {
+		D.sl = sl
+		for _, p := range []struct {
+			dst        *dweight
+			rows, cols int
+		}{{&D.sgate, sl, dim}, {&D.sup, sl, dim}, {&D.sdown, dim, sl}} {
+			if *p.dst, err = mat(p.rows, p.cols, true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return D, nil
 }
 
@@ -184,10 +237,10 @@ func (t *Target) allocMoE() error {
 	var err error
 	for _, R := range t.ranks {
 		alloc := t.allocOn(R.rd, &err) // on the rank's GPU
-		fl := 0
+		fl, sl := 0, 0
 		for _, L := range R.m.layers {
 			if L.moe != nil {
-				fl = max(fl, L.moe.fl)
+				fl, sl = max(fl, L.moe.fl), max(sl, L.moe.sl)
 			}
 		}
 		if fl == 0 {
@@ -198,8 +251,13 @@ func (t *Target) allocMoE() error {
 			ids: alloc(4 * int64(MaxTokens*k)),
 			wts: alloc(4 * int64(MaxTokens*k)),
 			h:   alloc(4 * int64(MaxTokens*k*fl)),
+			lg:  alloc(4 * int64(MaxTokens*t.cfg.MoE.Experts)),
 		}
-		if err != nil || R.moe.xn == 0 || R.moe.ids == 0 || R.moe.wts == 0 || R.moe.h == 0 {
+		if sl > 0 {
+			R.moe.sh = alloc(4 * int64(MaxTokens*sl))
+			R.moe.so = alloc(4 * int64(MaxTokens*t.cfg.Dim))
+		}
+		if err != nil || R.moe.xn == 0 || R.moe.ids == 0 || R.moe.wts == 0 || R.moe.h == 0 || R.moe.lg == 0 || (sl > 0 && (R.moe.sh == 0 || R.moe.so == 0)) {
 			return fmt.Errorf("cuda: MoE scratch of rank %d: allocation failed: %v", R.r, err)
 		}
 	}
@@ -221,17 +279,44 @@ func (t *Target) moeBlock(R *rankState, l, T int) error {
 	}
 	dim, E, k := c.Dim, c.MoE.Experts, c.MoE.PerToken
 	B := R.moe
-	norm := 0
+	var so cu.DevicePtr // the shared expert's output, which moe_down starts each sum from (0: none)
+	if D.sl > 0 {
+		// so = Down_s·(silu(Gate_s·xn) ⊙ (Up_s·xn)), the FFN norm fused (the
+		// dense MLP's kernels: SiLU, as the CPU's moeBlock).
+		t.gelu = false
+		if err := t.glu(B.sh, 0, R.x, D.sgate, D.sup, T, L.ffnNorm); err != nil {
+			return err
+		}
+		if err := t.matvec("down_shexp", B.so, dim, B.sh, 0, D.sdown, T, 0, 0); err != nil {
+			return err
+		}
+		so = B.so
+	}
+	norm, sig := 0, 0
 	if c.MoE.NormTopK {
 		norm = 1
 	}
-	if err := t.kernel("moe_route", int64(4*E*dim), "moe_route", [3]int{T, 1, 1}, [3]int{256, 1, 1},
+	if c.MoE.Scoring == model.ScoreSigmoid {
+		sig = 1
+	}
+	groups := c.MoE.Groups
+	if groups < 2 {
+		groups = 0
+	}
+	const warps = 8 // moe.cu's MOE_WARPS
+	// The router's logits by (E/8, T) blocks (one block per token would
+	// read the E·dim router alone), then the choice per token.
+	if err := t.kernel("moe_logits", int64(4*E*dim), "moe_logits", [3]int{(E + warps - 1) / warps, T, 1}, [3]int{32 * warps, 1, 1},
+		ptr(B.lg), ptr(R.x), ptr(L.ffnNorm), ptr(D.router), i32(dim), i32(E), f32(t.eps)); err != nil {
+		return err
+	}
+	if err := t.kernel("moe_route", 0, "moe_route", [3]int{T, 1, 1}, [3]int{256, 1, 1},
 		ptr(B.xn), ptr(B.ids), ptr(B.wts), ptr(R.x), ptr(L.ffnNorm), ptr(D.router),
-		i32(dim), i32(E), i32(k), i32(norm), f32(c.MoE.RoutedScale), f32(t.eps)); err != nil {
+		i32(dim), i32(E), i32(k), i32(norm), f32(c.MoE.RoutedScale), f32(t.eps),
+		i32(sig), ptr(D.bias), i32(groups), i32(c.MoE.TopKGroups), ptr(B.lg)); err != nil {
 		return err
 	}
 	active := int64(T*k) * D.expert // an upper bound: tokens may share experts
-	const warps = 8                 // moe.cu's MOE_WARPS
 	if err := t.kernel("moe_glu", active*2/3, "moe_glu_"+suf, [3]int{(D.fl + warps - 1) / warps, T * k, 1}, [3]int{32 * warps, 1, 1},
 		ptr(B.h), ptr(B.ids), ptr(B.xn), ptr(D.gate), ptr(D.up), i32(dim), i32(D.fl), i32(k)); err != nil {
 		return err
@@ -241,14 +326,14 @@ func (t *Target) moeBlock(R *rankState, l, T int) error {
 		out, add = R.part, 0
 	}
 	return t.kernel("moe_down", active/3, "moe_down_"+suf, [3]int{(dim + warps - 1) / warps, T, 1}, [3]int{32 * warps, 1, 1},
-		ptr(out), ptr(B.ids), ptr(B.wts), ptr(B.h), ptr(D.down), i32(dim), i32(D.fl), i32(k), i32(add))
+		ptr(out), ptr(B.ids), ptr(B.wts), ptr(B.h), ptr(D.down), i32(dim), i32(D.fl), i32(k), i32(add), ptr(so))
 }
 
 // activeBytes is what one decode token reads of the layer's experts and
-// router: k experts.
+// router: k routed experts, the router and the shared expert.
 func (D *dmoe) activeBytes(cfg model.Config) int64 {
 	if D == nil {
 		return 0
 	}
-	return int64(cfg.MoE.PerToken)*D.expert + 4*int64(cfg.MoE.Experts*cfg.Dim)
+	return int64(cfg.MoE.PerToken)*D.expert + 4*int64(cfg.MoE.Experts*cfg.Dim) + D.sgate.bytes() + D.sup.bytes() + D.sdown.bytes()
 }

@@ -29,6 +29,7 @@ type rankState struct {
 	attXF, hXF     cu.DevicePtr // att and hbuf split for the tensor cores (xfBytes)
 	part           cu.DevicePtr // (MaxTokens, dim) partial sums of wo and down (TP > 1), joined by stepComm
 	moe            moeBufs      // an MoE model's scratch (moe.go)
+	mla            mlaBufs      // a latent attention model's scratch (mla.go)
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) in the target's kv format (float32 or bf16)
 	// The rank's slices of the Target's attention scratch, so that ranks
 	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
@@ -321,7 +322,13 @@ func (s shardDims) weights(cfg model.Config) int64 {
 	n := per*int64(cfg.Layers) + int64(cfg.Vocab)*dim + int64(s.vocab)*dim
 	if m := cfg.MoE; m.Enabled() { // MoE layers: every expert's slice and the f32 router (2 elements' bytes) for the dense MLP
 		sparse := int64(cfg.Layers - min(m.FirstDense, cfg.Layers))
-		n += sparse * (int64(m.Experts)*(3*dim*int64(s.moeFFN)+2*dim) - 3*dim*int64(s.ffn))
+		n += sparse * (int64(m.Experts)*(3*dim*int64(s.moeFFN)+2*dim) + 3*dim*int64(s.moeShared) - 3*dim*int64(s.ffn))
+	}
+	if a := cfg.MLA; a.Enabled() { // latent attention in place of qkv and wo; the f32 up-projections count 2 elements
+		hq := int64(s.hq)
+		qk, r := int64(a.QKDim()), int64(a.KVRank)
+		mla := int64(a.QRank+a.KVRank+a.RopeDim)*dim + hq*qk*int64(a.QRank) + 2*hq*r*int64(a.NopeDim+a.VDim) + dim*hq*int64(a.VDim)
+		n += int64(cfg.Layers) * (mla - dim*(hq+2*int64(s.hk))*hd - dim*hq*hd)
 	}
 	return n
 }

@@ -119,7 +119,7 @@ func (o *targetOps) Attend(l, T int) error {
 // attXF is wo's input split by the attention, when wo is on the tensor
 // cores (0: not split).
 func (t *Target) attXF(R *rankState, L *dlayer) cu.DevicePtr {
-	if t.tune.SplitX && L.wo.tiled {
+	if t.tune.SplitX && L.wo.tiled && L.mla == nil { // mla_attend does not split att
 		return R.attXF
 	}
 	return 0
@@ -134,10 +134,13 @@ func (t *Target) hXF(R *rankState, L *dlayer) cu.DevicePtr {
 	return 0
 }
 
-// LatentAttention is refused: the GPU has no latent attention kernels
-// (checkImplemented refuses such a model before loading).
+// LatentAttention: the latent and query products, the latents into the
+// rank's cache and the absorbed attention (mla.go, kernels/mla.cu), into
+// att (T, hl·v) for AddProduct's wo.
 func (o *targetOps) LatentAttention(l, T int) error {
-	return fmt.Errorf("cuda: the GPU path does not implement latent attention (MLA, layer %d); run this model with --device cpu", l)
+	t := (*Target)(o)
+	o.queue(func(R *rankState) error { return t.latentAttention(R, l, T) })
+	return nil
 }
 
 // MixtureOfExperts: route, the chosen experts' GLU and their weighted

@@ -157,6 +157,9 @@ func xfBytes(k int) int64 { return int64((MaxTokens+7)/8) * int64((k+15)/16) * 5
 func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv kvFormat) (*Target, error) {
 	c := ms[0].cfg
 	d := rds[0].dev
+	if c.MLA.Enabled() { // the latent cache is float32 (mla.cu)
+		kv = kvF32
+	}
 	t := &Target{launcher: launcher{dev: d, eps: c.NormEps, gelu: c.Gemma.On}, cfg: c, kv: kv, graphs: map[graphKey]*graph{}, UseGraphs: true}
 	var err error
 	if t.tune, err = CurrentTuning(); err != nil {
@@ -169,8 +172,9 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		t.S = t.tune.AttnSplits
 	}
 	t.maxPos = t.slots + 64
-	switch c.HeadDim {
-	case 16, 32, 64, 128, 256:
+	switch {
+	case c.MLA.Enabled(): // mla_attend, not the attention kernel (an even rope dim: mlaMissing)
+	case c.HeadDim == 16, c.HeadDim == 32, c.HeadDim == 64, c.HeadDim == 128, c.HeadDim == 256:
 	default:
 		return nil, fmt.Errorf("cuda: head dim %d is not supported by the attention kernel (16, 32, 64, 128 or 256); run this model with --device cpu", c.HeadDim)
 	}
@@ -204,12 +208,23 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		}
 		R.nqkv = (R.dims.hq + 2*R.dims.hk) * hd
 		R.kvw = R.dims.hk * hd
+		vd := hd // an output head's width
+		if a := c.MLA; a.Enabled() {
+			// One latent cache (r + rope per slot), replicated on every
+			// rank; vc is kc, so KeepPath's kv_keep moves each slot twice,
+			// the same copy (mla.go).
+			R.kvw, vd = a.KVRank+a.RopeDim, a.VDim
+		}
 		R.qkv = alloc(T * 4 * int64(R.nqkv))
-		R.att = alloc(T * 4 * int64(R.dims.hq*hd))
+		R.att = alloc(T * 4 * int64(R.dims.hq*vd))
 		R.hbuf = alloc(T * 4 * int64(R.dims.ffn))
 		R.attXF, R.hXF = alloc(xfBytes(R.dims.hq*hd)), alloc(xfBytes(R.dims.ffn))
 		R.kc = alloc(int64(kv.elemBytes()) * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
-		R.vc = alloc(int64(kv.elemBytes()) * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
+		if c.MLA.Enabled() {
+			R.vc = R.kc
+		} else {
+			R.vc = alloc(int64(kv.elemBytes()) * int64(c.Layers) * int64(t.slots) * int64(R.kvw))
+		}
 		if len(ms) > 1 || c.Gemma.On { // TP > 1: partial sums; Gemma 3: outputs for the post-norms (arch.go)
 			R.part = alloc(T * 4 * int64(c.Dim))
 		}
@@ -255,6 +270,9 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 	}
 	if err == nil {
 		err = t.allocMoE() // moe.go
+	}
+	if err == nil {
+		err = t.allocMLA() // mla.go
 	}
 	if err != nil {
 		t.Close()

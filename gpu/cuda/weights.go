@@ -117,6 +117,7 @@ type dlayer struct {
 	bias, qkNorm      cu.DevicePtr // f32 (hq*hd+2*hk*hd) q|k|v biases, (2*hd) q|k head norms; 0 without (arch.go)
 	postAttn, postFFN cu.DevicePtr // f32 (dim) Gemma 3's post-attention and post-MLP norms; 0 without
 	moe               *dmoe        // an MoE layer's router and experts (moe.go), in place of gate, up, down; nil for a dense MLP
+	mla               *dmla        // latent attention's weights (mla.go), in place of qkv; nil without
 }
 
 // dmodel is the whole model on one device.
@@ -284,9 +285,15 @@ func matrices(w *model.Weights) []*tensor.Tensor {
 	ts := []*tensor.Tensor{w.TokEmbd, w.Output}
 	for i := range w.Layers {
 		L := &w.Layers[i]
-		ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo)
-		if L.MoE == nil { // an MoE layer's experts: expertTensors (moe.go)
+		if a := L.MLA; a != nil { // latent attention's products (mla.go)
+			ts = append(ts, a.QA, a.KVA, a.QB, L.Wo)
+		} else {
+			ts = append(ts, L.Wq, L.Wk, L.Wv, L.Wo)
+		}
+		if L.MoE == nil { // an MoE layer's routed experts: expertTensors (moe.go)
 			ts = append(ts, L.Gate, L.Up, L.Down)
+		} else if L.MoE.SharedGate != nil { // its shared expert runs on the dense MLP's kernels
+			ts = append(ts, L.MoE.SharedGate, L.MoE.SharedUp, L.MoE.SharedDown)
 		}
 	}
 	return ts
@@ -328,7 +335,7 @@ func modelBytes(w *model.Weights) int64 {
 	if c := quantCols(w); c > 0 {
 		n += qscratchBytes(c)
 	}
-	return n + expertBytes(w) // moe.go
+	return n + expertBytes(w) + mlaBytes(w) // moe.go, mla.go
 }
 
 // uploadModel copies one rank's weights to the current device.
@@ -363,7 +370,11 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 		if D.ffnNorm, err = m.uploadVec(L.FFNNorm); err != nil {
 			return fail(err)
 		}
-		if D.qkv, err = m.uploadLayerMatrix(L.Wq, L.Wk, L.Wv); err != nil {
+		if L.MLA != nil { // mla.go
+			if D.mla, err = m.uploadMLA(L.MLA); err != nil {
+				return fail(fmt.Errorf("cuda: layer %d latent attention: %w", i, err))
+			}
+		} else if D.qkv, err = m.uploadLayerMatrix(L.Wq, L.Wk, L.Wv); err != nil {
 			return fail(err)
 		}
 		if D.wo, err = m.uploadLayerMatrix(L.Wo); err != nil {
@@ -454,11 +465,18 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt t
 		steps := []func() error{
 			func() (e error) { D.attnNorm, e = vec(cfg.Dim); return },
 			func() (e error) { D.ffnNorm, e = vec(cfg.Dim); return },
-			func() (e error) { D.qkv, e = layerMat((sh.hq+2*sh.hk)*hd, cfg.Dim); return },
-			func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*hd); return },
+		}
+		if cfg.MLA.Enabled() { // mla.go
+			steps = append(steps,
+				func() (e error) { D.mla, e = syntheticMLA(cfg, sh.hq, layerMat, vec); return },
+				func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*cfg.MLA.VDim); return })
+		} else {
+			steps = append(steps,
+				func() (e error) { D.qkv, e = layerMat((sh.hq+2*sh.hk)*hd, cfg.Dim); return },
+				func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*hd); return })
 		}
 		if cfg.MoE.Sparse(i) { // moe.go (bf16 experts; an FP8 synthetic MoE is not built)
-			steps = append(steps, func() (e error) { D.moe, e = syntheticMoE(cfg, sh.moeFFN, mat, vec); return })
+			steps = append(steps, func() (e error) { D.moe, e = syntheticMoE(cfg, sh.moeFFN, sh.moeShared, mat, vec); return })
 		} else {
 			steps = append(steps,
 				func() (e error) { D.gate, e = layerMat(sh.ffn, cfg.Dim); return },
@@ -485,7 +503,7 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt t
 func (m *dmodel) weightBytes() int64 {
 	n := m.out.bytes()
 	for _, L := range m.layers {
-		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes() + L.moe.activeBytes(m.cfg)
+		n += L.qkv.bytes() + L.wo.bytes() + L.gate.bytes() + L.up.bytes() + L.down.bytes() + L.moe.activeBytes(m.cfg) + L.mla.bytes()
 	}
 	return n
 }

@@ -29,8 +29,8 @@ var moePresets = map[string]model.Config{
 	// of the 4 for the layer kind decode time is spent in). 256 experts,
 	// top 8 of 4 of 8 groups, 1 shared; latent attention with q rank
 	// 1536, kv rank 512, qk 128+64, v 128. About 71 GB in bf16. Plain
-	// RoPE over its original 4096 positions (the real config's YaRN is
-	// not implemented).
+	// RoPE over its original 4096 positions (the real config's YaRN
+	// changes the tables and the softmax scale, not what a step reads).
 	"deepseek-v3": {Arch: "deepseek3", Dim: 7168, Layers: 4, Heads: 128, KVHeads: 128, HeadDim: 64, FFN: 18432, Vocab: 129280,
 		MaxSeq: 4096, NormEps: 1e-6, RopeTheta: 10000,
 		MLA: model.MLA{QRank: 1536, KVRank: 512, NopeDim: 128, RopeDim: 64, VDim: 128},

@@ -103,7 +103,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var rows []row
 	for _, name := range strings.Split(*shapes, ",") {
 		cfg, ok := benchShapes[name]
-		if p := synthetic.Presets[name]; !ok && p.MoE.Enabled() { // mixtral-8x7b, qwen3-30b-a3b: weight GB is what a token reads (its k experts)
+		if p, found := synthetic.Presets[name]; !ok && found { // qwen3-8b, mixtral-8x7b, qwen3-30b-a3b, deepseek-v3: weight GB is what a token reads (an MoE layer's k experts, its shared expert and router)
 			cfg, ok = p, true
 		}
 		if !ok {
