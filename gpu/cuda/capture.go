@@ -125,22 +125,28 @@ func (t *Target) captureLayer(l, T int) error {
 	return nil
 }
 
-// copyCaptureBack enqueues the captured slots' copies to the host (after
-// the step, before its synchronize).
+// copyCaptureBack enqueues the copy of the captured slots to the host
+// (after the step, before its synchronize): one copy from the first
+// captured layer's slot to the last's (the slots between come along; a
+// copy's fixed cost is most of the cost at a step's sizes).
 func (t *Target) copyCaptureBack(T int) error {
 	c := &t.cap
-	if c.on == nil {
+	lo, hi := -1, -1
+	for l, on := range c.on {
+		if on {
+			if lo < 0 {
+				lo = l
+			}
+			hi = l
+		}
+	}
+	if lo < 0 {
 		return nil
 	}
 	n := int64(T * t.cfg.Dim * 4)
-	for l, on := range c.on {
-		if !on {
-			continue
-		}
-		off := int64(l) * n
-		if err := cu.MemcpyDtoHAsync(unsafe.Add(c.host.p, off), c.dev+cu.DevicePtr(off), n, t.stream); err != nil {
-			return fmt.Errorf("cuda: copy captured layer %d back: %w", l, err)
-		}
+	off := int64(lo) * n
+	if err := cu.MemcpyDtoHAsync(unsafe.Add(c.host.p, off), c.dev+cu.DevicePtr(off), int64(hi-lo+1)*n, t.stream); err != nil {
+		return fmt.Errorf("cuda: copy captured layers %d..%d back: %w", lo, hi, err)
 	}
 	return nil
 }

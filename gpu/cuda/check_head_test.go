@@ -11,10 +11,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"gorgonia.org/cu"
+
+	"rigscope/engine"
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/stepstats"
 	"rigscope/engine/tensor"
 )
 
@@ -112,6 +116,37 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		return err
 	}
 	defer unbind()
+	// Device time per replay of each graph, back to back (the host's share
+	// of the parts above is their host time less this).
+	fmt.Fprintf(stdout, "graphs, device time per replay back to back (us):")
+	for _, g := range []struct {
+		name string
+		s    cu.Stream
+		op   func(int) error
+	}{
+		{"decode", t.stream, func(int) error { return t.enqueueStep(1, model.LogitsLast) }},
+		{"verify of 5 (no capture)", t.stream, func(int) error { return t.enqueueStep(k+1, model.LogitsAll) }},
+		{"verify of 5 (capture)", t.stream, func(int) error {
+			t.SetCapture(hw.FeatureLayers())
+			defer t.SetCapture(nil)
+			return t.enqueueStep(k+1, model.LogitsAll)
+		}},
+		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k) }},
+		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k) }},
+		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1) }},
+	} {
+		tg, rel, err := streamTimer(g.s)
+		if err != nil {
+			return err
+		}
+		us, err := tg(reps, g.op)
+		rel()
+		if err != nil {
+			return fmt.Errorf("%s graph: %w", g.name, err)
+		}
+		fmt.Fprintf(stdout, " %s %.1f;", g.name, us)
+	}
+	fmt.Fprintln(stdout)
 	p := &profiler{}
 	h.prof = p
 	err = h.enqueueChain(k+1, k)
@@ -238,4 +273,67 @@ func usPerCall(warm, reps int, f func() error) (float64, error) {
 		}
 	}
 	return float64(time.Since(t0).Microseconds()) / float64(reps), nil
+}
+
+// stepParts is where the product's speculative steps spend host time
+// (the loop's own split of each step: draft, verify, other), summed over
+// a device's runs: the first speculative step of a run apart (it extends
+// the head over the prompt unless the drafter did when it observed the
+// prompt), and the decode time per step, so their sum can be read against
+// the decode time the tok/s figure comes from.
+type stepParts struct {
+	runs, later       int
+	first, rest       stepstats.Step // summed: first speculative steps, later ones
+	decode            time.Duration  // summed decode time (tokens after the first / tok/s)
+	steps, plainSteps int            // all steps of the speculative runs; plain steps among them
+	eagle, plain      []float64      // tok/s per run
+}
+
+func (p *stepParts) add(steps []stepstats.Step, eagle, plain engine.Stats) {
+	p.runs++
+	seen := false
+	for _, s := range steps {
+		p.steps++
+		switch {
+		case s.Drafted == 0:
+			p.plainSteps++
+		case !seen:
+			seen = true
+			p.first.Draft += s.Draft
+			p.first.Verify += s.Verify
+			p.first.Other += s.Other
+		default:
+			p.later++
+			p.rest.Draft += s.Draft
+			p.rest.Verify += s.Verify
+			p.rest.Other += s.Other
+		}
+	}
+	if n := eagle.GeneratedTokens - 1; n > 0 && eagle.DecodeTokensPerS > 0 {
+		p.decode += time.Duration(float64(n) / eagle.DecodeTokensPerS * float64(time.Second))
+	}
+	p.eagle = append(p.eagle, eagle.DecodeTokensPerS)
+	p.plain = append(p.plain, plain.DecodeTokensPerS)
+}
+
+func (p *stepParts) print(w io.Writer, dev string) {
+	if p.runs == 0 || p.later == 0 {
+		return
+	}
+	us := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
+	fmt.Fprintf(w, "eagle3 product steps on %s, host time in us (first speculative step of a run / later ones, mean):\n", dev)
+	fmt.Fprintf(w, "  draft %.1f / %.1f  verify+accept+observe %.1f / %.1f  other %.1f / %.1f  sum %.1f / %.1f\n",
+		us(p.first.Draft, p.runs), us(p.rest.Draft, p.later), us(p.first.Verify, p.runs), us(p.rest.Verify, p.later),
+		us(p.first.Other, p.runs), us(p.rest.Other, p.later),
+		us(p.first.Draft+p.first.Verify+p.first.Other, p.runs), us(p.rest.Draft+p.rest.Verify+p.rest.Other, p.later))
+	fmt.Fprintf(w, "  decode time per step %.1f (%.1f steps a run, %d plain)\n", us(p.decode, p.steps), float64(p.steps)/float64(p.runs), p.plainSteps)
+	fmt.Fprintf(w, "  tok/s per prompt, eagle:")
+	for _, v := range p.eagle {
+		fmt.Fprintf(w, " %.0f", v)
+	}
+	fmt.Fprintf(w, "\n  tok/s per prompt, plain:")
+	for _, v := range p.plain {
+		fmt.Fprintf(w, " %.0f", v)
+	}
+	fmt.Fprintln(w)
 }

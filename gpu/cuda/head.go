@@ -256,38 +256,57 @@ func (h *Head) hstep(i int) *stepParams {
 func (h *Head) dstep(i int) cu.DevicePtr { return h.steps + cu.DevicePtr(i*stepBytes) }
 
 // GreedyChain implements eagle3.ChainRunner. Rows beyond MaxTokens (the
-// first chain after a prompt) go through in graphed chunks of MaxTokens
-// first; the last chunk and the k-1 draft steps are one graph.
+// first chain after a prompt the drafter did not extend when observed) go
+// through in graphed chunks of MaxTokens first; the last chunk and the k-1
+// draft steps are one graph.
 func (h *Head) GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error) {
+	if k < 1 || k > spec.MaxK {
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", len(tokens), k)
+	}
+	if err := h.rows(ctx, first, tokens, feats, k); err != nil {
+		return nil, err
+	}
+	return h.hout.ints()[:k], nil
+}
+
+// Extend implements eagle3.ChainRunner: the extended rows only (a prompt's
+// catch-up, run as prefill work), in graphed chunks of MaxTokens.
+func (h *Head) Extend(ctx context.Context, first int, tokens []int32, feats []float32) error {
+	return h.rows(ctx, first, tokens, feats, 0)
+}
+
+// rows writes the extended rows first.. and, with k > 0, drafts k tokens
+// after the last one (into hout).
+func (h *Head) rows(ctx context.Context, first int, tokens []int32, feats []float32, k int) error {
 	n := len(tokens)
 	switch {
-	case n == 0 || k < 1 || k > spec.MaxK:
-		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", n, k)
+	case n == 0 || k < 0 || k > spec.MaxK:
+		return fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", n, k)
 	case len(feats) < n*h.fw:
-		return nil, fmt.Errorf("cuda: EAGLE-3 chain: %d feature floats for %d rows of %d", len(feats), n, h.fw)
-	case first < 0 || first+n+k-1 > h.slots:
-		return nil, fmt.Errorf("cuda: EAGLE-3 chain at %d of %d rows and %d tokens exceeds the head's cache of %d", first, n, k, h.slots)
+		return fmt.Errorf("cuda: EAGLE-3 chain: %d feature floats for %d rows of %d", len(feats), n, h.fw)
+	case first < 0 || first+n+max(k-1, 0) > h.slots:
+		return fmt.Errorf("cuda: EAGLE-3 chain at %d of %d rows and %d tokens exceeds the head's cache of %d", first, n, k, h.slots)
 	}
 	for _, id := range tokens {
 		if id < 0 || int(id) >= h.cfg.Vocab {
-			return nil, fmt.Errorf("cuda: EAGLE-3 chain: token id %d outside the vocabulary of %d", id, h.cfg.Vocab)
+			return fmt.Errorf("cuda: EAGLE-3 chain: token id %d outside the vocabulary of %d", id, h.cfg.Vocab)
 		}
 	}
 	unbind, err := h.dev.Bind()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unbind()
 	for lo := 0; lo < n; lo += MaxTokens {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		hi := min(n, lo+MaxTokens)
 		if err := h.chunk(first+lo, tokens[lo:hi], feats[lo*h.fw:hi*h.fw], hi == n, k); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return h.hout.ints()[:k], nil
+	return nil
 }
 
 // chunk runs rows at slot base (at most MaxTokens) and, when last, the k

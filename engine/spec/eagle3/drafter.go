@@ -84,12 +84,15 @@ type ChainRunner interface {
 	// CPU chain does (draft step i at slot and position first+T+i-1...).
 	// It returns k target token ids, valid until the next call.
 	GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error)
+	// Extend writes the extended rows first..first+T-1 as GreedyChain
+	// does, and drafts nothing (a prompt's catch-up, run as prefill work).
+	Extend(ctx context.Context, first int, tokens []int32, feats []float32) error
 	Close() error
 }
 
 // SetDevice runs greedy chains on r (nil: on the CPU). The cached rows are
 // forgotten: they live in the other cache.
-func (d *Drafter) SetDevice(r ChainRunner) { d.dev, d.rows = r, 0 }
+func (d *Drafter) SetDevice(r ChainRunner) { d.dev, d.rows, d.rowsOnDev = r, 0, r != nil }
 
 // Close releases the device runner, if any (the head's weights are the
 // Head's to close).
@@ -153,6 +156,29 @@ func (d *Drafter) Observe(pos int, tokens []int32, feats [][]float32) {
 	copy(d.featTok[pos:], tokens)
 	d.featLen = pos + n
 	d.rows = min(d.rows, pos)
+	if d.dev != nil && d.rowsOnDev && d.featLen-1-d.rows > eagerRows {
+		d.extendDevice()
+	}
+}
+
+// eagerRows: an observation that leaves more rows to extend than one
+// speculative step can add (a prompt) is extended on the device when
+// observed, so that the catch-up is prefill work and the next draft step
+// runs one row before its chain. The rows are the ones Propose would
+// extend (the same tokens and features), so the drafts are unchanged.
+const eagerRows = spec.MaxK + 1
+
+// extendDevice extends the device's rows up to featLen-2 (row t pairs the
+// features of position t with the token at t+1; row featLen-1 waits for
+// its token, the next Propose's).
+func (d *Drafter) extendDevice() {
+	first, last := d.rows, d.featLen-1 // rows [first, last)
+	if err := d.dev.Extend(context.Background(), first, d.featTok[first+1:last+1], d.feats[first*d.fw:last*d.fw]); err != nil {
+		d.err = fmt.Errorf("eagle3: extend %d rows on the device: %w", last-first, err)
+		return
+	}
+	copy(d.rowTok[first:], d.featTok[first+1:last+1])
+	d.rows = last
 }
 
 // grow sizes the per-batch buffers for T rows.
