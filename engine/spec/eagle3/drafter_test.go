@@ -198,3 +198,70 @@ func TestSampledChainProbs(t *testing.T) {
 		}
 	}
 }
+
+// countingChain counts a chain runner's calls.
+type countingChain struct {
+	*eagle3.CPUChain
+	extends, chains int
+}
+
+func (c *countingChain) Extend(ctx context.Context, first int, tokens []int32, feats []float32) error {
+	c.extends++
+	return c.CPUChain.Extend(ctx, first, tokens, feats)
+}
+
+func (c *countingChain) GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error) {
+	c.chains++
+	return c.CPUChain.GreedyChain(ctx, first, tokens, feats, k)
+}
+
+// proposals records a drafter's proposals.
+type proposals struct {
+	*eagle3.Drafter
+	got [][]int32
+}
+
+func (p *proposals) Propose(ctx context.Context, seq []int32, req spec.Request) (spec.Proposal, error) {
+	prop, err := p.Drafter.Propose(ctx, seq, req)
+	p.got = append(p.got, prop.Tokens)
+	return prop, err
+}
+
+// TestChainRunnerEqualsCPU: greedy chains drafted through a ChainRunner
+// (the device path; here the CPU one) propose exactly what the drafter's
+// own chains propose, step by step, for short prompts (extended at the
+// first Propose) and long ones (extended when observed: prefill work, so
+// the first chain runs one row).
+func TestChainRunnerEqualsCPU(t *testing.T) {
+	s := newSynth(t)
+	const ctxLen = 160
+	tgt := spec.NewRunnerTarget(model.NewRunner(s.w, ctxLen, nil, cpu.NewPool(1)))
+	long := slices.Concat(synthPrompt, synthPrompt, synthPrompt[:9]) // 41 tokens: more rows than eagerRows
+	for _, prompt := range [][]int32{synthPrompt, long} {
+		for _, k := range []int{1, 3, 5} {
+			run := func(d *eagle3.Drafter) (spec.Result, [][]int32) {
+				p := &proposals{Drafter: d}
+				res, err := spec.Generate(context.Background(), tgt, prompt, spec.Options{MaxTokens: 24, EOS: -1, K: k, Drafter: p})
+				if err != nil {
+					t.Fatalf("Generate(%d-token prompt, k=%d): %v", len(prompt), k, err)
+				}
+				return res, p.got
+			}
+			want, wantProps := run(eagle3.New(s.head, ctxLen, nil))
+			d := eagle3.New(s.head, ctxLen, nil)
+			cc := &countingChain{CPUChain: eagle3.NewCPUChain(s.head, ctxLen+spec.MaxK*spec.MaxBranch, nil)}
+			d.SetDevice(cc)
+			got, gotProps := run(d)
+			if !slices.Equal(got.Tokens, want.Tokens) || !slices.EqualFunc(gotProps, wantProps, slices.Equal) {
+				t.Errorf("%d-token prompt, k=%d: through the runner %v proposed %v, CPU chains %v proposed %v", len(prompt), k, got.Tokens, gotProps, want.Tokens, wantProps)
+			}
+			wantExt := 0
+			if len(prompt) > 18 {
+				wantExt = 1
+			}
+			if cc.extends != wantExt || cc.chains == 0 {
+				t.Errorf("%d-token prompt, k=%d: %d extensions when observed (want %d), %d chains", len(prompt), k, cc.extends, wantExt, cc.chains)
+			}
+		}
+	}
+}
