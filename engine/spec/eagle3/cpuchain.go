@@ -3,8 +3,10 @@ package eagle3
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"rigscope/engine/sample"
+	"rigscope/engine/spec"
 	"rigscope/engine/tensor/cpu"
 )
 
@@ -23,7 +25,23 @@ type CPUChain struct {
 	out    []int32   // (k) the last chain's target ids
 }
 
-var _ ChainRunner = (*CPUChain)(nil)
+var _ PendingRunner = (*CPUChain)(nil)
+
+// CPUPending is a CPUChain's chain as a spec.PendingChain: the tokens,
+// drafted already (a target reads them with Tokens).
+type CPUPending struct{ tokens []int32 }
+
+func (p *CPUPending) Len() int        { return len(p.tokens) }
+func (p *CPUPending) Tokens() []int32 { return p.tokens }
+
+// EnqueueChain implements PendingRunner: the chain, drafted now.
+func (c *CPUChain) EnqueueChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) (spec.PendingChain, error) {
+	ids, err := c.GreedyChain(ctx, first, tokens, feats, k)
+	if err != nil {
+		return nil, err
+	}
+	return &CPUPending{tokens: slices.Clone(ids)}, nil
+}
 
 // NewCPUChain makes a chain runner over h with a cache of slots positions.
 func NewCPUChain(h *Head, slots int, pool *cpu.Pool) *CPUChain {

@@ -43,7 +43,10 @@ type Drafter struct {
 	toks   []int32   // (T)
 }
 
-var _ spec.FeatureDrafter = (*Drafter)(nil)
+var (
+	_ spec.FeatureDrafter     = (*Drafter)(nil)
+	_ spec.DeviceChainDrafter = (*Drafter)(nil)
+)
 
 // New makes a drafter over h whose cache holds ctxLen positions plus a
 // full proposal (MaxK*MaxBranch draft rows). pool runs its matrix
@@ -88,6 +91,16 @@ type ChainRunner interface {
 	// does, and drafts nothing (a prompt's catch-up, run as prefill work).
 	Extend(ctx context.Context, first int, tokens []int32, feats []float32) error
 	Close() error
+}
+
+// PendingRunner is a ChainRunner that can leave a greedy chain on its
+// device for the target's verify to read (spec.ChainVerifier).
+type PendingRunner interface {
+	ChainRunner
+	// EnqueueChain is GreedyChain without reading the tokens back: it
+	// returns the chain as the target reads it; nil with no error: not
+	// now (GreedyChain then runs it).
+	EnqueueChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) (spec.PendingChain, error)
 }
 
 // SetDevice runs greedy chains on r (nil: on the CPU). The cached rows are
@@ -349,6 +362,37 @@ func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spe
 			cands = spec.TopChildren(cands, logits[i*dv:(i+1)*dv], int32(f0+i), score[f0+i], req.Branch)
 		}
 	}
+	return p, nil
+}
+
+// ProposeOnDevice implements spec.DeviceChainDrafter: the greedy chain
+// Propose would draft on the device runner, left there when the runner
+// can (a PendingRunner); nil where Propose is needed (no such runner, a
+// tree or sampled request, nothing to extend from, or an error Propose
+// reports).
+func (d *Drafter) ProposeOnDevice(ctx context.Context, seq []int32, req spec.Request) (spec.PendingChain, error) {
+	pr, ok := d.dev.(PendingRunner)
+	n := len(seq)
+	switch {
+	case !ok || d.err != nil || req.Branch != 0 || req.Sampler != nil && !req.Sampler.P.Greedy():
+		return nil, nil
+	case n < 2 || req.K < 1 || n-1+req.MaxNodes() > d.slots:
+		return nil, nil
+	case d.featLen < n-1 || !slices.Equal(d.featTok[:n-1], seq[:n-1]):
+		return nil, nil
+	}
+	d.useCache(true)
+	first := d.firstStale(seq)
+	d.rows = min(d.rows, first) // rows past first are rewritten (or lost on error)
+	p, err := pr.EnqueueChain(ctx, first, seq[first+1:n], d.feats[first*d.fw:(n-1)*d.fw], req.K)
+	if err != nil || p == nil {
+		if err != nil {
+			err = fmt.Errorf("eagle3: draft on the device: %w", err)
+		}
+		return nil, err
+	}
+	copy(d.rowTok[first:], seq[first+1:n])
+	d.rows = n - 1
 	return p, nil
 }
 
