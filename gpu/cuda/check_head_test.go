@@ -103,6 +103,22 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		_, err := h.GreedyChain(ctx, base, prompt[:k+1], feats, k)
 		return err
 	})
+	if err != nil {
+		t.SetCapture(nil)
+		return err
+	}
+	// The product's order with the chain left on the device: chain, then
+	// the verify reading its tokens there (one synchronize).
+	piped, err := timeIt(func() error {
+		p, err := h.EnqueueChain(ctx, base, prompt[:k+1], feats, k)
+		if err != nil || p == nil {
+			return err
+		}
+		if _, _, err := t.VerifyChain(ctx, prompt[0], p); err != nil {
+			return err
+		}
+		return t.Rewind(base)
+	})
 	t.SetCapture(nil)
 	if err != nil {
 		return err
@@ -110,7 +126,7 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 	fmt.Fprintf(stdout, "\neagle3 step parts on %s (gocoder-14m-hf, us per call, host time, graphs warm)\n", d.Name)
 	fmt.Fprintf(stdout, "target decode %.1f  verify of %d %.1f  head chain (%d rows, %d tokens) %.1f  spec step %.1f = %.2f decode steps\n",
 		decode, k+1, verify, k+1, k, chain, verify+chain, (verify+chain)/decode)
-	fmt.Fprintf(stdout, "target verify of %d with the head's features captured and copied back %.1f; verify then chain, alternately %.1f a pair\n", k+1, verifyCap, pair)
+	fmt.Fprintf(stdout, "target verify of %d with the head's features captured and copied back %.1f; verify then chain, alternately %.1f a pair; chain left on the device then verify (one synchronize) %.1f\n", k+1, verifyCap, pair, piped)
 	unbind, err := d.Bind()
 	if err != nil {
 		return err

@@ -56,6 +56,9 @@ type Head struct {
 
 	hsteps, hout pinned // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
 	graphs       map[[2]int]*graph
+	done         cu.Event  // recorded after a chain left on the device (EnqueueChain)
+	pend         headChain // that chain, as the target's verify reads it
+	inflight     bool      // it may still run: its inputs' pinned copy is not to be overwritten yet
 
 	lres  cu.DevicePtr // the layer being enqueued: its residual stream (T, dim)
 	lstep int          // and its step parameters' index (dstep)
@@ -218,6 +221,11 @@ func (h *Head) allocState() error {
 	if h.hsteps, err = allocPinned(spec.MaxK*stepBytes + T*4*h.fw); err == nil {
 		h.hout, err = allocPinned(4 * spec.MaxK)
 	}
+	if err == nil {
+		if h.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			err = fmt.Errorf("cuda: EAGLE-3 head event: %w", err)
+		}
+	}
 	return err
 }
 
@@ -239,6 +247,10 @@ func (h *Head) Close() error {
 	h.hsteps.free()
 	h.hout.free()
 	h.hsteps, h.hout = pinned{}, pinned{}
+	if h.done != (cu.Event{}) {
+		cu.DestroyEvent(&h.done)
+		h.done = cu.Event{}
+	}
 	h.m.free()
 	if h.stream != (cu.Stream{}) {
 		h.stream.Destroy()
@@ -263,21 +275,49 @@ func (h *Head) GreedyChain(ctx context.Context, first int, tokens []int32, feats
 	if k < 1 || k > spec.MaxK {
 		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", len(tokens), k)
 	}
-	if err := h.rows(ctx, first, tokens, feats, k); err != nil {
+	if err := h.rows(ctx, first, tokens, feats, k, false); err != nil {
 		return nil, err
 	}
 	return h.hout.ints()[:k], nil
 }
 
+// headChain is a chain EnqueueChain left on the device: k target ids at
+// out, written when done is reached on the head's stream.
+type headChain struct {
+	h *Head
+	k int
+}
+
+func (c *headChain) Len() int { return c.k }
+
+// EnqueueChain implements eagle3.PendingRunner: GreedyChain without the
+// copy back and the synchronize; the target's VerifyChain waits for the
+// chain on the device and reads its tokens there. Nil (GreedyChain runs
+// it instead) when the tuning turns it off (RIGSCOPE_CUDA_EAGLEPIPE=0).
+func (h *Head) EnqueueChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) (spec.PendingChain, error) {
+	if !h.tune.EaglePipe {
+		return nil, nil
+	}
+	if k < 1 || k > spec.MaxK {
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", len(tokens), k)
+	}
+	if err := h.rows(ctx, first, tokens, feats, k, true); err != nil {
+		return nil, err
+	}
+	h.pend, h.inflight = headChain{h: h, k: k}, true
+	return &h.pend, nil
+}
+
 // Extend implements eagle3.ChainRunner: the extended rows only (a prompt's
 // catch-up, run as prefill work), in graphed chunks of MaxTokens.
 func (h *Head) Extend(ctx context.Context, first int, tokens []int32, feats []float32) error {
-	return h.rows(ctx, first, tokens, feats, 0)
+	return h.rows(ctx, first, tokens, feats, 0, false)
 }
 
 // rows writes the extended rows first.. and, with k > 0, drafts k tokens
-// after the last one (into hout).
-func (h *Head) rows(ctx context.Context, first int, tokens []int32, feats []float32, k int) error {
+// after the last one: into hout, or with pending left at out, the last
+// chunk not waited for (done is recorded after it).
+func (h *Head) rows(ctx context.Context, first int, tokens []int32, feats []float32, k int, pending bool) error {
 	n := len(tokens)
 	switch {
 	case n == 0 || k < 0 || k > spec.MaxK:
@@ -302,7 +342,7 @@ func (h *Head) rows(ctx context.Context, first int, tokens []int32, feats []floa
 			return err
 		}
 		hi := min(n, lo+MaxTokens)
-		if err := h.chunk(first+lo, tokens[lo:hi], feats[lo*h.fw:hi*h.fw], hi == n, k); err != nil {
+		if err := h.chunk(first+lo, tokens[lo:hi], feats[lo*h.fw:hi*h.fw], hi == n, k, pending && hi == n); err != nil {
 			return err
 		}
 	}
@@ -310,8 +350,16 @@ func (h *Head) rows(ctx context.Context, first int, tokens []int32, feats []floa
 }
 
 // chunk runs rows at slot base (at most MaxTokens) and, when last, the k
-// draft tokens after them, and waits for it.
-func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int) error {
+// draft tokens after them, and waits for it; pending: records done
+// instead (the tokens stay at out; the pinned inputs are not reused
+// before the target's verify has waited for done and synchronized).
+func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int, pending bool) error {
+	if h.inflight { // a chain left on the device that no verify waited for
+		if err := h.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda: EAGLE-3 chain: %w", err)
+		}
+		h.inflight = false
+	}
 	T := len(tokens)
 	st := h.hstep(0)
 	*st = stepParams{Base: int32(base), T: int32(T)}
@@ -335,6 +383,12 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 	}
 	if err := h.enqueueGraph(T, k); err != nil {
 		return err
+	}
+	if pending {
+		if err := h.done.Record(h.stream); err != nil {
+			return fmt.Errorf("cuda: EAGLE-3 chain event: %w", err)
+		}
+		return nil
 	}
 	if k > 0 {
 		if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {

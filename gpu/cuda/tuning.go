@@ -18,6 +18,7 @@ type Tuning struct {
 	TensorCores bool     // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
 	OutputTC    bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL         bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
+	EaglePipe   bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
 	RankStreams bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	SplitX      bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
 	AttnRows    int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
@@ -45,6 +46,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		TensorCores: get("RIGSCOPE_CUDA_TC") != "0",
 		OutputTC:    get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:         get("RIGSCOPE_CUDA_PDL") != "0",
+		EaglePipe:   get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
 		RankStreams: get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
 		AttnRows:    8,
