@@ -268,9 +268,53 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A draft step inside a chain (the head's autoregressive step: eagle_in,
+	// the layer, lm_head, argmax; no fc, no copies, no synchronize): the
+	// chain of 5 tokens after one row less the chain of 1, over 4.
+	five, err := timeIt(chain(1, 5))
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "\nEAGLE-3 head shaped for Llama-3-8B (hidden 4096, draft vocab 32000, bf16) on %s, us per call at %d cached\n", d.Name, base)
 	fmt.Fprintf(stdout, "llama-8b decode %.1f  head: one draft step (1 row, 1 token) %.1f = %.1f%% of decode  chain (5 rows, 4 tokens) %.1f = %.1f%% per token\n",
 		decode, one, 100*one/decode, four, 100*four/4/decode)
+	fmt.Fprintf(stdout, "head: chain of 1 row and 5 tokens %.1f; a draft step inside a chain ((that - 1 row 1 token)/4) %.1f = %.1f%% of decode\n",
+		five, (five-one)/4, 100*(five-one)/4/decode)
+	// Each kernel's bandwidth, head (a chain of 1 row and 1 token) against
+	// the target's decode kernels (ungraphed, events around each).
+	tk, err := t.ProfileStep(1)
+	if err != nil {
+		return err
+	}
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	p := &profiler{}
+	dh.prof = p
+	err = dh.enqueueChain(1, 1)
+	dh.prof = nil
+	if err == nil {
+		err = dh.stream.Synchronize()
+	}
+	unbind()
+	if err != nil {
+		return err
+	}
+	hk, err := p.kernelTimes()
+	if err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		who string
+		kt  []KernelTime
+	}{{"head (1 row, 1 token)", hk}, {"llama-8b decode", tk}} {
+		fmt.Fprintf(stdout, "%s kernels (us, GB/s):", x.who)
+		for _, k := range x.kt {
+			fmt.Fprintf(stdout, " %s %dx %.1f %.0f;", k.Kind, k.Launches, k.Micros, k.GBps)
+		}
+		fmt.Fprintln(stdout)
+	}
 	return nil
 }
 
