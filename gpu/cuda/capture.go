@@ -112,17 +112,25 @@ func (t *Target) prepareCapture() error {
 }
 
 // captureLayer enqueues the copy of x (T, dim) after layer l when l is
-// captured (inside the step: recorded into its graph).
+// captured (inside the step: recorded into its graph), by the copy_f32
+// kernel (with PDL, as the step's other kernels) or, with
+// RIGSCOPE_CUDA_CAPK=0, a memcpy.
 func (t *Target) captureLayer(l, T int) error {
 	c := &t.cap
 	if c.on == nil || !c.on[l] || c.dev == 0 {
 		return nil
 	}
-	n := int64(T * t.cfg.Dim * 4)
-	if err := cu.MemcpyDtoDAsync(c.dev+cu.DevicePtr(int64(l)*n), t.x, n, t.stream); err != nil {
-		return fmt.Errorf("cuda: capture layer %d: %w", l, err)
+	n := T * t.cfg.Dim // floats
+	dst := c.dev + cu.DevicePtr(int64(l)*int64(4*n))
+	if !t.tune.CaptureKernel {
+		if err := cu.MemcpyDtoDAsync(dst, t.x, int64(4*n), t.stream); err != nil {
+			return fmt.Errorf("cuda: capture layer %d: %w", l, err)
+		}
+		return nil
 	}
-	return nil
+	t.ls = t.stream
+	return t.kernel("capture", int64(4*n), "copy_f32", [3]int{min((n+255)/256, 64), 1, 1}, [3]int{256, 1, 1},
+		ptr(dst), ptr(t.x), i64(n))
 }
 
 // copyCaptureBack enqueues the copy of the captured slots to the host

@@ -416,7 +416,7 @@ func (h *Head) enqueueChain(T, k int) error {
 	}
 	last := h.res + cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim))
 	for j := 1; j < k; j++ {
-		if err := h.enqueueLayer(last, 1, j); err != nil {
+		if err := h.enqueueLayer(last, 1, j, h.tune.EagleInFold); err != nil {
 			return err
 		}
 		if err := h.enqueueDraftToken(last, j, k); err != nil {
@@ -433,7 +433,7 @@ func (h *Head) enqueueRows(T, k int) error {
 	if err := h.matvec("fc", h.res, h.cfg.Dim, h.feats, 0, h.fc, T, 0, 0); err != nil {
 		return err
 	}
-	if err := h.enqueueLayer(h.res, T, 0); err != nil {
+	if err := h.enqueueLayer(h.res, T, 0, false); err != nil {
 		return err
 	}
 	if k == 0 {
@@ -443,22 +443,21 @@ func (h *Head) enqueueRows(T, k int) error {
 }
 
 // enqueueLayer runs the decoder layer on T rows of the residual stream
-// res (T, dim) with step s's tokens, positions and mask.
-func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int) error {
+// res (T, dim) with step s's tokens, positions and mask; built: the
+// previous draft step's argmax built its input already (argmax_d2t_in).
+func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int, built bool) error {
 	c := h.cfg
 	suf, err := kernelSuffix(h.emb.dt)
 	if err != nil {
 		return err
 	}
-	nbr := 0
-	if c.NormBeforeResidual {
-		nbr = 1
-	}
 	// cat (T, 2*dim) = (input_layernorm(embed(tok)), hidden_norm(res)).
-	if err := h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
-		ptr(h.cat), ptr(res), ptr(h.emb.w), ptr(h.emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
-		i32(c.Dim), f32(c.NormEps), i32(nbr)); err != nil {
-		return err
+	if !built {
+		if err := h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
+			ptr(h.cat), ptr(res), ptr(h.emb.w), ptr(h.emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
+			i32(c.Dim), f32(c.NormEps), i32(h.nbr())); err != nil {
+			return err
+		}
 	}
 	// The decoder layer: engine/model's (model.Layers), run by the head's
 	// operations (head_ops.go) on res with step s.
@@ -477,7 +476,26 @@ func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	if j+1 < k {
 		next = h.dstep(j + 1)
 	}
-	return h.kernel("argmax", 0, "argmax_d2t", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
-		ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
-		ptr(h.d2t), ptr(h.out), i32(j), ptr(next))
+	args := []arg{ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
+		ptr(h.d2t), ptr(h.out), i32(j), ptr(next)}
+	if next == 0 || !h.tune.EagleInFold {
+		return h.kernel("argmax", 0, "argmax_d2t", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+	}
+	// The next step's input (eagle_in of its token and this output row),
+	// built by the argmax's last block.
+	suf, err := kernelSuffix(h.emb.dt)
+	if err != nil {
+		return err
+	}
+	args = append(args, ptr(h.cat), ptr(row), ptr(h.emb.w), ptr(h.emb.s), ptr(h.inNorm), ptr(h.hidNorm),
+		i32(c.Dim), f32(c.NormEps), i32(h.nbr()))
+	return h.kernel("argmax", 0, "argmax_d2t_in_"+suf, [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+}
+
+// nbr is the head's norm_before_residual as the kernels take it.
+func (h *Head) nbr() int {
+	if h.cfg.NormBeforeResidual {
+		return 1
+	}
+	return 0
 }
