@@ -327,7 +327,8 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 	var ids []int32
 	if pend != nil {
 		// The chain's tokens are read on the device by the verify, and come
-		// back with its ids: one synchronize for the step.
+		// back with its ids: one synchronize for the step. The step's Draft
+		// time is then the chain's enqueue; its device time lands in Verify.
 		var drafts []int32
 		if ids, drafts, err = cv.VerifyChain(ctx, g.next, pend); err != nil {
 			return StepInfo{}, err
