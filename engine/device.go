@@ -208,6 +208,16 @@ type accelFeatureTarget struct {
 func (a accelFeatureTarget) SetCapture(layers []int) { a.f.SetCapture(layers) }
 func (a accelFeatureTarget) Captured() [][]float32   { return a.f.Captured() }
 
+// VerifyChain keeps the device's verify of a greedy chain its head left
+// there visible through the wrapper (spec.ChainVerifier).
+func (a accelFeatureTarget) VerifyChain(ctx context.Context, next int32, p spec.PendingChain) ([]int32, []int32, error) {
+	cv, ok := a.Target.(spec.ChainVerifier)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s target verifies no chains left on its device", a.key)
+	}
+	return cv.VerifyChain(ctx, next, p)
+}
+
 // deviceTarget builds (or reuses) the accelerator target for cfg and joins
 // its ranks with cfg's backend for this run. Weights are uploaded once per
 // TP size and placement; swapping the backend between runs keeps them.

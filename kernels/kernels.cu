@@ -387,18 +387,15 @@ __device__ __forceinline__ float2 block_sum2(float a, float b) {
 // block 256): cat[t] = (rmsnorm(emb[tokens[t]]) * win, rmsnorm(h[t]) *
 // whid), cat (T, 2*dim), h (T, dim); with nbr (norm_before_residual) also
 // h[t] = rmsnorm(h[t]) * whid, where the residual stream starts.
+// eagle_in_row is one row of it (the whole block): c (2*dim), hr (dim),
+// tok the row's token.
 template <class WT>
-__device__ void eagle_in_body(float* cat, float* h, const void* w, const void* ws, const Step* st, const float* win,
-                              const float* whid, int dim, float eps, int nbr) {
-  pdl_wait();
-  const int t = blockIdx.x;
-  const long row = st->tokens[t];
-  float* c = cat + (long)t * 2 * dim;
-  float* hr = h + (long)t * dim;
+__device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws, long tok, const float* win,
+                             const float* whid, int dim, float eps, int nbr) {
   float se = 0.f, sh = 0.f;
   for (int k = threadIdx.x; k < dim / WT::E; k += blockDim.x) {
     float v[WT::E];
-    WT::load(w, ws, row, dim, k, v);
+    WT::load(w, ws, tok, dim, k, v);
 #pragma unroll
     for (int i = 0; i < WT::E; i++) { c[k * WT::E + i] = v[i]; se += v[i] * v[i]; }
   }
@@ -414,6 +411,13 @@ __device__ void eagle_in_body(float* cat, float* h, const void* w, const void* w
     c[dim + k] = v;
     if (nbr) hr[k] = v;
   }
+}
+template <class WT>
+__device__ void eagle_in_body(float* cat, float* h, const void* w, const void* ws, const Step* st, const float* win,
+                              const float* whid, int dim, float eps, int nbr) {
+  pdl_wait();
+  const int t = blockIdx.x;
+  eagle_in_row<WT>(cat + (long)t * 2 * dim, h + (long)t * dim, w, ws, st->tokens[t], win, whid, dim, eps, nbr);
 }
 #define EAGLE_IN(NAME, WT)                                                                                          \
   extern "C" __global__ void eagle_in_##NAME(float* cat, float* h, const void* w, const void* ws, const Step* st,  \
@@ -450,11 +454,18 @@ __device__ __forceinline__ void am_better(float& best, int& besti, float v, int 
 // one row) the winner is also mapped to its target id, out[oi] =
 // d2t[id], and fed to the next draft step (next->tokens[0]) when next is
 // set: the hand-off between the steps of a draft chain, in the same launch.
+// tail(id) runs in the whole last block after the winner is written (the
+// next draft step's eagle_in, argmax_d2t_in).
+struct NoTail {
+  __device__ void operator()(int) const {}
+};
+template <class Tail = NoTail>
 __device__ __forceinline__ void argmax_body(int* ids, const float* logits, int vocab, const Step* st, float2* part,
-                                            unsigned* cnt, const int* d2t, int* out, int oi, Step* next) {
+                                            unsigned* cnt, const int* d2t, int* out, int oi, Step* next,
+                                            Tail tail = Tail()) {
   __shared__ float bv[8];
   __shared__ int bi[8];
-  __shared__ int last;
+  __shared__ int last, winner;
   pdl_wait();
   const int row = blockIdx.y, nb = gridDim.x;
   const float* lr = logits + (long)row * vocab;
@@ -482,28 +493,33 @@ __device__ __forceinline__ void argmax_body(int* ids, const float* logits, int v
     last = atomicAdd(&cnt[row], 1u) == (unsigned)(nb - 1);
   }
   __syncthreads();
-  if (!last || warp != 0) return;
-  __threadfence();
-  best = -INFINITY;
-  besti = 0x7fffffff;
-  for (int b = lane; b < nb; b += 32) {
-    float2 p = __ldcg(part + row * nb + b);
-    am_better(best, besti, p.x, __float_as_int(p.y));
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    int oi = __shfl_xor_sync(0xffffffffu, besti, o);
-    am_better(best, besti, ov, oi);
-  }
-  if (lane == 0) {
-    const int id = besti == 0x7fffffff ? 0 : besti;
-    ids[row] = id;
-    cnt[row] = 0;
-    if (d2t) {
-      out[oi] = d2t[id];
-      if (next) next->tokens[0] = d2t[id];
+  if (!last) return;  // block-uniform
+  if (warp == 0) {
+    __threadfence();
+    best = -INFINITY;
+    besti = 0x7fffffff;
+    for (int b = lane; b < nb; b += 32) {
+      float2 p = __ldcg(part + row * nb + b);
+      am_better(best, besti, p.x, __float_as_int(p.y));
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      float ov = __shfl_xor_sync(0xffffffffu, best, o);
+      int oi = __shfl_xor_sync(0xffffffffu, besti, o);
+      am_better(best, besti, ov, oi);
+    }
+    if (lane == 0) {
+      const int id = besti == 0x7fffffff ? 0 : besti;
+      ids[row] = id;
+      cnt[row] = 0;
+      winner = id;
+      if (d2t) {
+        out[oi] = d2t[id];
+        if (next) next->tokens[0] = d2t[id];
+      }
     }
   }
+  __syncthreads();
+  tail(winner);
 }
 extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab, const Step* st, float2* part,
                                        unsigned* cnt) {
@@ -515,6 +531,32 @@ extern "C" __global__ void argmax_d2t(int* ids, const float* logits, int vocab, 
                                       unsigned* cnt, const int* d2t, int* out, int oi, Step* next) {
   argmax_body(ids, logits, vocab, st, part, cnt, d2t, out, oi, next);
 }
+// argmax_d2t_in_W: argmax_d2t, then the last block builds the next draft
+// step's layer input as eagle_in would (one row: cat (2*dim) from the
+// drafted token's embedding and the output row h (dim)), one launch less
+// per draft step.
+template <class WT>
+struct EagleInTail {
+  float* cat; float* h; const void* w; const void* ws; const int* d2t; const float* win; const float* whid;
+  int dim; float eps; int nbr;
+  __device__ void operator()(int id) const { eagle_in_row<WT>(cat, h, w, ws, d2t[id], win, whid, dim, eps, nbr); }
+};
+#define ARGMAX_IN(NAME, WT)                                                                                          \
+  extern "C" __global__ void argmax_d2t_in_##NAME(int* ids, const float* logits, int vocab, const Step* st,          \
+                                                  float2* part, unsigned* cnt, const int* d2t, int* out, int oi,     \
+                                                  Step* next, float* cat, float* h, const void* w, const void* ws,   \
+                                                  const float* win, const float* whid, int dim, float eps, int nbr) { \
+    argmax_body(ids, logits, vocab, st, part, cnt, d2t, out, oi, next,                                               \
+                EagleInTail<WT>{cat, h, w, ws, d2t, win, whid, dim, eps, nbr});                                      \
+  }
+ARGMAX_IN(bf16, WBF16)
+ARGMAX_IN(f16, WF16)
+ARGMAX_IN(f32, WF32)
+ARGMAX_IN(q4k, WQ<QQ4K>)
+ARGMAX_IN(q5k, WQ<QQ5K>)
+ARGMAX_IN(q6k, WQ<QQ6K>)
+ARGMAX_IN(q40, WQ<QQ40>)
+ARGMAX_IN(q80, WQ<QQ80>)
 
 // ---------------------------------------------------- synthetic weights
 // Fill n elements with uniform values in [-a, a) from a hash of (seed, i).
@@ -558,6 +600,15 @@ extern "C" __global__ void kv_keep(unsigned* K, unsigned* V, long slots, int wid
       for (int i = threadIdx.x; i < width; i += blockDim.x) { K[dst + i] = K[src + i]; V[dst + i] = V[src + i]; }
     __syncthreads();
   }
+}
+
+// out[i] = in[i] for n floats: a layer's output copied out inside a step
+// (EAGLE-3 features, gpu/cuda capture.go), a kernel so that it joins the
+// step's programmatic dependent launches where a memcpy node would not.
+extern "C" __global__ void copy_f32(float* out, const float* in, long n) {
+  pdl_wait();
+  pdl_trigger();
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) out[i] = in[i];
 }
 
 // Elementwise out += a (the residual add after an allreduce).

@@ -306,35 +306,57 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 		return g.plainStep(ctx)
 	}
 	td := time.Now()
-	prop, err := g.o.Drafter.Propose(ctx, g.seq, req)
+	pend, cv, err := g.proposeOnDevice(ctx, req)
 	if err != nil {
-		return StepInfo{}, fmt.Errorf("drafter %s: %w", g.o.Drafter.Name(), err)
+		return StepInfo{}, err
+	}
+	var prop Proposal
+	if pend == nil {
+		if prop, err = g.o.Drafter.Propose(ctx, g.seq, req); err != nil {
+			return StepInfo{}, fmt.Errorf("drafter %s: %w", g.o.Drafter.Name(), err)
+		}
 	}
 	draftTime := time.Since(td)
-	if len(prop.Tokens) == 0 {
+	if pend == nil && len(prop.Tokens) == 0 {
 		st, err := g.plainStep(ctx)
 		st.Draft = draftTime
 		return st, err
+	}
+	tv := time.Now()
+	var logits []float32
+	var ids []int32
+	if pend != nil {
+		// The chain's tokens are read on the device by the verify, and come
+		// back with its ids: one synchronize for the step. The step's Draft
+		// time is then the chain's enqueue; its device time lands in Verify.
+		var drafts []int32
+		if ids, drafts, err = cv.VerifyChain(ctx, g.next, pend); err != nil {
+			return StepInfo{}, err
+		}
+		if len(ids) != len(drafts)+1 {
+			return StepInfo{}, fmt.Errorf("generate: verify of a device chain returned %d ids for %d drafts", len(ids), len(drafts))
+		}
+		prop.Tokens = drafts
 	}
 	children, depth, err := checkProposal(g.o.Drafter.Name(), prop, req, g.t.Vocab())
 	if err != nil {
 		return StepInfo{}, err
 	}
-	tv := time.Now()
 	n := len(prop.Tokens)
-	b := model.Batch{Tokens: append([]int32{g.next}, prop.Tokens...), Logits: model.LogitsAll}
-	if prop.Parent != nil {
-		b.Parent = make([]int32, n+1)
-		b.Pos = make([]int32, n+1)
-		b.Parent[0], b.Pos[0] = -1, int32(base)
-		for i, p := range prop.Parent {
-			b.Parent[i+1] = p + 1 // the context's token is batch row 0
-			b.Pos[i+1] = int32(base) + depth[i]
+	if pend == nil {
+		b := model.Batch{Tokens: append([]int32{g.next}, prop.Tokens...), Logits: model.LogitsAll}
+		if prop.Parent != nil {
+			b.Parent = make([]int32, n+1)
+			b.Pos = make([]int32, n+1)
+			b.Parent[0], b.Pos[0] = -1, int32(base)
+			for i, p := range prop.Parent {
+				b.Parent[i+1] = p + 1 // the context's token is batch row 0
+				b.Pos[i+1] = int32(base) + depth[i]
+			}
 		}
-	}
-	logits, ids, err := g.forward(ctx, b)
-	if err != nil {
-		return StepInfo{}, err
+		if logits, ids, err = g.forward(ctx, b); err != nil {
+			return StepInfo{}, err
+		}
 	}
 	var path []int
 	var tok int32
@@ -383,6 +405,30 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 	}
 	st.Verify = time.Since(tv)
 	return st, nil
+}
+
+// proposeOnDevice enqueues a greedy chain on the target's device when the
+// drafter and the target can pass it there (nil: draft on the host).
+func (g *gen) proposeOnDevice(ctx context.Context, req Request) (PendingChain, ChainVerifier, error) {
+	cv, ok := g.t.(ChainVerifier)
+	if !ok || req.Branch != 0 || !g.o.Sampler.P.Greedy() {
+		return nil, nil, nil
+	}
+	dd, ok := g.o.Drafter.(DeviceChainDrafter)
+	if !ok {
+		return nil, nil, nil
+	}
+	p, err := dd.ProposeOnDevice(ctx, g.seq, req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("drafter %s: %w", g.o.Drafter.Name(), err)
+	}
+	switch {
+	case p == nil:
+		return nil, nil, nil
+	case p.Len() < 1 || p.Len() > req.K:
+		return nil, nil, fmt.Errorf("drafter %s: enqueued a chain of %d tokens for k=%d", g.o.Drafter.Name(), p.Len(), req.K)
+	}
+	return p, cv, nil
 }
 
 // observe hands a feature drafter the captured features of the last target

@@ -137,6 +137,34 @@ type FeatureTarget interface {
 	Captured() [][]float32
 }
 
+// PendingChain is a greedy chain a drafter enqueued on the target's device
+// and did not read back: the target's verify reads its tokens there
+// (ChainVerifier), so drafting and verifying a step synchronize with the
+// device once.
+type PendingChain interface {
+	Len() int // tokens drafted
+}
+
+// DeviceChainDrafter is a drafter that can leave a greedy chain on the
+// target's device (an EAGLE-3 head running there).
+type DeviceChainDrafter interface {
+	Drafter
+	// ProposeOnDevice enqueues the greedy chain Propose would draft for
+	// seq and req (a chain request) and returns it unread; nil with no
+	// error: not this step (the loop calls Propose).
+	ProposeOnDevice(ctx context.Context, seq []int32, req Request) (PendingChain, error)
+}
+
+// ChainVerifier is a target that verifies a PendingChain on its device.
+type ChainVerifier interface {
+	Target
+	// VerifyChain runs the batch (next, the chain's tokens) with every
+	// logits row, as ForwardIDs would, and returns each row's argmax
+	// (Len()+1) and the chain's tokens (Len()). The slices are reused by
+	// the next call.
+	VerifyChain(ctx context.Context, next int32, p PendingChain) (ids, drafts []int32, err error)
+}
+
 // Proposal is what a drafter offers: a chain (Parent nil) or a tree in
 // topological order (Parent[i] < i; -1 attaches to the context).
 type Proposal struct {

@@ -112,35 +112,49 @@ func (t *Target) prepareCapture() error {
 }
 
 // captureLayer enqueues the copy of x (T, dim) after layer l when l is
-// captured (inside the step: recorded into its graph).
+// captured (inside the step: recorded into its graph), by the copy_f32
+// kernel (with PDL, as the step's other kernels) or, with
+// RIGSCOPE_CUDA_CAPK=0, a memcpy.
 func (t *Target) captureLayer(l, T int) error {
 	c := &t.cap
 	if c.on == nil || !c.on[l] || c.dev == 0 {
 		return nil
 	}
-	n := int64(T * t.cfg.Dim * 4)
-	if err := cu.MemcpyDtoDAsync(c.dev+cu.DevicePtr(int64(l)*n), t.x, n, t.stream); err != nil {
-		return fmt.Errorf("cuda: capture layer %d: %w", l, err)
+	n := T * t.cfg.Dim // floats
+	dst := c.dev + cu.DevicePtr(int64(l)*int64(4*n))
+	if !t.tune.CaptureKernel {
+		if err := cu.MemcpyDtoDAsync(dst, t.x, int64(4*n), t.stream); err != nil {
+			return fmt.Errorf("cuda: capture layer %d: %w", l, err)
+		}
+		return nil
 	}
-	return nil
+	t.ls = t.stream
+	return t.kernel("capture", int64(4*n), "copy_f32", [3]int{min((n+255)/256, 64), 1, 1}, [3]int{256, 1, 1},
+		ptr(dst), ptr(t.x), i64(n))
 }
 
-// copyCaptureBack enqueues the captured slots' copies to the host (after
-// the step, before its synchronize).
+// copyCaptureBack enqueues the copy of the captured slots to the host
+// (after the step, before its synchronize): one copy from the first
+// captured layer's slot to the last's (the slots between come along; a
+// copy's fixed cost is most of the cost at a step's sizes).
 func (t *Target) copyCaptureBack(T int) error {
 	c := &t.cap
-	if c.on == nil {
+	lo, hi := -1, -1
+	for l, on := range c.on {
+		if on {
+			if lo < 0 {
+				lo = l
+			}
+			hi = l
+		}
+	}
+	if lo < 0 {
 		return nil
 	}
 	n := int64(T * t.cfg.Dim * 4)
-	for l, on := range c.on {
-		if !on {
-			continue
-		}
-		off := int64(l) * n
-		if err := cu.MemcpyDtoHAsync(unsafe.Add(c.host.p, off), c.dev+cu.DevicePtr(off), n, t.stream); err != nil {
-			return fmt.Errorf("cuda: copy captured layer %d back: %w", l, err)
-		}
+	off := int64(lo) * n
+	if err := cu.MemcpyDtoHAsync(unsafe.Add(c.host.p, off), c.dev+cu.DevicePtr(off), int64(hi-lo+1)*n, t.stream); err != nil {
+		return fmt.Errorf("cuda: copy captured layers %d..%d back: %w", lo, hi, err)
 	}
 	return nil
 }

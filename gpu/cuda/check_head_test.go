@@ -11,10 +11,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"gorgonia.org/cu"
+
+	"rigscope/engine"
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/stepstats"
 	"rigscope/engine/tensor"
 )
 
@@ -99,6 +103,22 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		_, err := h.GreedyChain(ctx, base, prompt[:k+1], feats, k)
 		return err
 	})
+	if err != nil {
+		t.SetCapture(nil)
+		return err
+	}
+	// The product's order with the chain left on the device: chain, then
+	// the verify reading its tokens there (one synchronize).
+	piped, err := timeIt(func() error {
+		p, err := h.EnqueueChain(ctx, base, prompt[:k+1], feats, k)
+		if err != nil || p == nil {
+			return err
+		}
+		if _, _, err := t.VerifyChain(ctx, prompt[0], p); err != nil {
+			return err
+		}
+		return t.Rewind(base)
+	})
 	t.SetCapture(nil)
 	if err != nil {
 		return err
@@ -106,12 +126,43 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 	fmt.Fprintf(stdout, "\neagle3 step parts on %s (gocoder-14m-hf, us per call, host time, graphs warm)\n", d.Name)
 	fmt.Fprintf(stdout, "target decode %.1f  verify of %d %.1f  head chain (%d rows, %d tokens) %.1f  spec step %.1f = %.2f decode steps\n",
 		decode, k+1, verify, k+1, k, chain, verify+chain, (verify+chain)/decode)
-	fmt.Fprintf(stdout, "target verify of %d with the head's features captured and copied back %.1f; verify then chain, alternately %.1f a pair\n", k+1, verifyCap, pair)
+	fmt.Fprintf(stdout, "target verify of %d with the head's features captured and copied back %.1f; verify then chain, alternately %.1f a pair; chain left on the device then verify (one synchronize) %.1f\n", k+1, verifyCap, pair, piped)
 	unbind, err := d.Bind()
 	if err != nil {
 		return err
 	}
 	defer unbind()
+	// Device time per replay of each graph, back to back (the host's share
+	// of the parts above is their host time less this).
+	fmt.Fprintf(stdout, "graphs, device time per replay back to back (us):")
+	for _, g := range []struct {
+		name string
+		s    cu.Stream
+		op   func(int) error
+	}{
+		{"decode", t.stream, func(int) error { return t.enqueueStep(1, model.LogitsLast) }},
+		{"verify of 5 (no capture)", t.stream, func(int) error { return t.enqueueStep(k+1, model.LogitsAll) }},
+		{"verify of 5 (capture)", t.stream, func(int) error {
+			t.SetCapture(hw.FeatureLayers())
+			defer t.SetCapture(nil)
+			return t.enqueueStep(k+1, model.LogitsAll)
+		}},
+		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k) }},
+		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k) }},
+		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1) }},
+	} {
+		tg, rel, err := streamTimer(g.s)
+		if err != nil {
+			return err
+		}
+		us, err := tg(reps, g.op)
+		rel()
+		if err != nil {
+			return fmt.Errorf("%s graph: %w", g.name, err)
+		}
+		fmt.Fprintf(stdout, " %s %.1f;", g.name, us)
+	}
+	fmt.Fprintln(stdout)
 	p := &profiler{}
 	h.prof = p
 	err = h.enqueueChain(k+1, k)
@@ -217,9 +268,53 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A draft step inside a chain (the head's autoregressive step: eagle_in,
+	// the layer, lm_head, argmax; no fc, no copies, no synchronize): the
+	// chain of 5 tokens after one row less the chain of 1, over 4.
+	five, err := timeIt(chain(1, 5))
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "\nEAGLE-3 head shaped for Llama-3-8B (hidden 4096, draft vocab 32000, bf16) on %s, us per call at %d cached\n", d.Name, base)
 	fmt.Fprintf(stdout, "llama-8b decode %.1f  head: one draft step (1 row, 1 token) %.1f = %.1f%% of decode  chain (5 rows, 4 tokens) %.1f = %.1f%% per token\n",
 		decode, one, 100*one/decode, four, 100*four/4/decode)
+	fmt.Fprintf(stdout, "head: chain of 1 row and 5 tokens %.1f; a draft step inside a chain ((that - 1 row 1 token)/4) %.1f = %.1f%% of decode\n",
+		five, (five-one)/4, 100*(five-one)/4/decode)
+	// Each kernel's bandwidth, head (a chain of 1 row and 1 token) against
+	// the target's decode kernels (ungraphed, events around each).
+	tk, err := t.ProfileStep(1)
+	if err != nil {
+		return err
+	}
+	unbind, err := d.Bind()
+	if err != nil {
+		return err
+	}
+	p := &profiler{}
+	dh.prof = p
+	err = dh.enqueueChain(1, 1)
+	dh.prof = nil
+	if err == nil {
+		err = dh.stream.Synchronize()
+	}
+	unbind()
+	if err != nil {
+		return err
+	}
+	hk, err := p.kernelTimes()
+	if err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		who string
+		kt  []KernelTime
+	}{{"head (1 row, 1 token)", hk}, {"llama-8b decode", tk}} {
+		fmt.Fprintf(stdout, "%s kernels (us, GB/s):", x.who)
+		for _, k := range x.kt {
+			fmt.Fprintf(stdout, " %s %dx %.1f %.0f;", k.Kind, k.Launches, k.Micros, k.GBps)
+		}
+		fmt.Fprintln(stdout)
+	}
 	return nil
 }
 
@@ -238,4 +333,67 @@ func usPerCall(warm, reps int, f func() error) (float64, error) {
 		}
 	}
 	return float64(time.Since(t0).Microseconds()) / float64(reps), nil
+}
+
+// stepParts is where the product's speculative steps spend host time
+// (the loop's own split of each step: draft, verify, other), summed over
+// a device's runs: the first speculative step of a run apart (it extends
+// the head over the prompt unless the drafter did when it observed the
+// prompt), and the decode time per step, so their sum can be read against
+// the decode time the tok/s figure comes from.
+type stepParts struct {
+	runs, later       int
+	first, rest       stepstats.Step // summed: first speculative steps, later ones
+	decode            time.Duration  // summed decode time (tokens after the first / tok/s)
+	steps, plainSteps int            // all steps of the speculative runs; plain steps among them
+	eagle, plain      []float64      // tok/s per run
+}
+
+func (p *stepParts) add(steps []stepstats.Step, eagle, plain engine.Stats) {
+	p.runs++
+	seen := false
+	for _, s := range steps {
+		p.steps++
+		switch {
+		case s.Drafted == 0:
+			p.plainSteps++
+		case !seen:
+			seen = true
+			p.first.Draft += s.Draft
+			p.first.Verify += s.Verify
+			p.first.Other += s.Other
+		default:
+			p.later++
+			p.rest.Draft += s.Draft
+			p.rest.Verify += s.Verify
+			p.rest.Other += s.Other
+		}
+	}
+	if n := eagle.GeneratedTokens - 1; n > 0 && eagle.DecodeTokensPerS > 0 {
+		p.decode += time.Duration(float64(n) / eagle.DecodeTokensPerS * float64(time.Second))
+	}
+	p.eagle = append(p.eagle, eagle.DecodeTokensPerS)
+	p.plain = append(p.plain, plain.DecodeTokensPerS)
+}
+
+func (p *stepParts) print(w io.Writer, dev string) {
+	if p.runs == 0 || p.later == 0 {
+		return
+	}
+	us := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
+	fmt.Fprintf(w, "eagle3 product steps on %s, host time in us (first speculative step of a run / later ones, mean):\n", dev)
+	fmt.Fprintf(w, "  draft %.1f / %.1f  verify+accept+observe %.1f / %.1f  other %.1f / %.1f  sum %.1f / %.1f\n",
+		us(p.first.Draft, p.runs), us(p.rest.Draft, p.later), us(p.first.Verify, p.runs), us(p.rest.Verify, p.later),
+		us(p.first.Other, p.runs), us(p.rest.Other, p.later),
+		us(p.first.Draft+p.first.Verify+p.first.Other, p.runs), us(p.rest.Draft+p.rest.Verify+p.rest.Other, p.later))
+	fmt.Fprintf(w, "  decode time per step %.1f (%.1f steps a run, %d plain)\n", us(p.decode, p.steps), float64(p.steps)/float64(p.runs), p.plainSteps)
+	fmt.Fprintf(w, "  tok/s per prompt, eagle:")
+	for _, v := range p.eagle {
+		fmt.Fprintf(w, " %.0f", v)
+	}
+	fmt.Fprintf(w, "\n  tok/s per prompt, plain:")
+	for _, v := range p.plain {
+		fmt.Fprintf(w, " %.0f", v)
+	}
+	fmt.Fprintln(w)
 }

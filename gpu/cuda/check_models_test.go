@@ -23,6 +23,7 @@ import (
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/stepstats"
 	"rigscope/engine/tensor/cpu"
 )
 
@@ -44,6 +45,8 @@ var (
 	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
 	checkParts     = flag.String("parts", "kernels,bandwidth,mma,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma (quant only), models)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
+	checkEagleDevs = flag.String("eagledevs", "cuda,cpu", "devices of the eagle check's speculative table (comma-separated)")
+	checkEagle8B   = flag.Bool("eagle8b", true, "the eagle check also times the 8B-shaped head")
 )
 
 func TestCUDACheck(t *testing.T) {
@@ -145,8 +148,10 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 		if err := checkHeadTiming(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3 timing: %w", err))
 		}
-		if err := checkHead8B(ctx, d, stdout); err != nil {
-			errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
+		if *checkEagle8B {
+			if err := checkHead8B(ctx, d, stdout); err != nil {
+				errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -367,7 +372,11 @@ func checkEagle(ctx context.Context, d *Device, models, head string, stdout io.W
 		plainTokS, eagleTokS  float64
 	}
 	var rows []row
-	for _, dev := range []string{"cuda", "cpu"} {
+	parts := map[string]*stepParts{"cuda": {}, "cpu": {}}
+	for _, dev := range strings.Split(*checkEagleDevs, ",") {
+		if parts[dev] == nil {
+			return fmt.Errorf("-eagledevs: unknown device %q (cuda, cpu)", dev)
+		}
 		e, err := engine.Open(ctx, target, engine.Options{Device: dev})
 		if err != nil {
 			return fmt.Errorf("%s: %w", dev, err)
@@ -383,11 +392,18 @@ func checkEagle(ctx context.Context, d *Device, models, head string, stdout io.W
 				e.Close()
 				return fmt.Errorf("%s: prompt %d plain: %w", dev, p.Index, err)
 			}
-			toks, accepts, est, err := runCollect(ctx, e, engine.RunConfig{PromptIDs: p.PromptIDs, MaxTokens: maxTok,
+			toks, steps, est, err := runCollect(ctx, e, engine.RunConfig{PromptIDs: p.PromptIDs, MaxTokens: maxTok,
 				Drafter: engine.DrafterConfig{Kind: "eagle3", Path: head, K: k}})
 			if err != nil {
 				e.Close()
 				return fmt.Errorf("%s: prompt %d eagle3: %w", dev, p.Index, err)
+			}
+			parts[dev].add(steps, est, pst)
+			var accepts []int
+			for _, s := range steps {
+				if s.Drafted > 0 {
+					accepts = append(accepts, s.Accepted)
+				}
 			}
 			got := accepts[:min(len(accepts), len(p.Accepts4))]
 			for _, a := range got {
@@ -423,12 +439,12 @@ func checkEagle(ctx context.Context, d *Device, models, head string, stdout io.W
 		fmt.Fprintf(stdout, "%-6s %9d/%-2d %10.4f %12.4f %7d/%-2d %5d/%-2d %12.1f %12.1f\n",
 			r.dev, r.match, n, mean, ref.Mean4, r.greedy, n, r.refTok, n, r.plainTokS, r.eagleTokS)
 	}
+	parts["cuda"].print(stdout, "cuda") // nothing when the cuda device did not run
 	return nil
 }
 
-// runCollect runs cfg and returns the generated tokens and, per
-// speculative step, the drafts accepted.
-func runCollect(ctx context.Context, e *engine.Engine, cfg engine.RunConfig) (toks []int32, accepts []int, st engine.Stats, err error) {
+// runCollect runs cfg and returns the generated tokens and the steps.
+func runCollect(ctx context.Context, e *engine.Engine, cfg engine.RunConfig) (toks []int32, steps []stepstats.Step, st engine.Stats, err error) {
 	st, err = e.Run(ctx, cfg, func(ev engine.Event) {
 		switch ev.Kind {
 		case engine.EventTokens:
@@ -436,12 +452,10 @@ func runCollect(ctx context.Context, e *engine.Engine, cfg engine.RunConfig) (to
 				toks = append(toks, t.ID)
 			}
 		case engine.EventStep:
-			if ev.Step.Drafted > 0 {
-				accepts = append(accepts, ev.Step.Accepted)
-			}
+			steps = append(steps, ev.Step)
 		}
 	})
-	return toks, accepts, st, err
+	return toks, steps, st, err
 }
 
 // checkFeatures runs the same batches on the CUDA target and the CPU runner

@@ -56,6 +56,9 @@ type Head struct {
 
 	hsteps, hout pinned // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
 	graphs       map[[2]int]*graph
+	done         cu.Event  // recorded after a chain left on the device (EnqueueChain)
+	pend         headChain // that chain, as the target's verify reads it
+	inflight     bool      // it may still run: its inputs' pinned copy is not to be overwritten yet
 
 	lres  cu.DevicePtr // the layer being enqueued: its residual stream (T, dim)
 	lstep int          // and its step parameters' index (dstep)
@@ -218,6 +221,11 @@ func (h *Head) allocState() error {
 	if h.hsteps, err = allocPinned(spec.MaxK*stepBytes + T*4*h.fw); err == nil {
 		h.hout, err = allocPinned(4 * spec.MaxK)
 	}
+	if err == nil {
+		if h.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			err = fmt.Errorf("cuda: EAGLE-3 head event: %w", err)
+		}
+	}
 	return err
 }
 
@@ -239,6 +247,10 @@ func (h *Head) Close() error {
 	h.hsteps.free()
 	h.hout.free()
 	h.hsteps, h.hout = pinned{}, pinned{}
+	if h.done != (cu.Event{}) {
+		cu.DestroyEvent(&h.done)
+		h.done = cu.Event{}
+	}
 	h.m.free()
 	if h.stream != (cu.Stream{}) {
 		h.stream.Destroy()
@@ -256,43 +268,98 @@ func (h *Head) hstep(i int) *stepParams {
 func (h *Head) dstep(i int) cu.DevicePtr { return h.steps + cu.DevicePtr(i*stepBytes) }
 
 // GreedyChain implements eagle3.ChainRunner. Rows beyond MaxTokens (the
-// first chain after a prompt) go through in graphed chunks of MaxTokens
-// first; the last chunk and the k-1 draft steps are one graph.
+// first chain after a prompt the drafter did not extend when observed) go
+// through in graphed chunks of MaxTokens first; the last chunk and the k-1
+// draft steps are one graph.
 func (h *Head) GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error) {
-	n := len(tokens)
-	switch {
-	case n == 0 || k < 1 || k > spec.MaxK:
-		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", n, k)
-	case len(feats) < n*h.fw:
-		return nil, fmt.Errorf("cuda: EAGLE-3 chain: %d feature floats for %d rows of %d", len(feats), n, h.fw)
-	case first < 0 || first+n+k-1 > h.slots:
-		return nil, fmt.Errorf("cuda: EAGLE-3 chain at %d of %d rows and %d tokens exceeds the head's cache of %d", first, n, k, h.slots)
+	if k < 1 || k > spec.MaxK {
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", len(tokens), k)
 	}
-	for _, id := range tokens {
-		if id < 0 || int(id) >= h.cfg.Vocab {
-			return nil, fmt.Errorf("cuda: EAGLE-3 chain: token id %d outside the vocabulary of %d", id, h.cfg.Vocab)
-		}
-	}
-	unbind, err := h.dev.Bind()
-	if err != nil {
+	if err := h.rows(ctx, first, tokens, feats, k, false); err != nil {
 		return nil, err
-	}
-	defer unbind()
-	for lo := 0; lo < n; lo += MaxTokens {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi := min(n, lo+MaxTokens)
-		if err := h.chunk(first+lo, tokens[lo:hi], feats[lo*h.fw:hi*h.fw], hi == n, k); err != nil {
-			return nil, err
-		}
 	}
 	return h.hout.ints()[:k], nil
 }
 
+// headChain is a chain EnqueueChain left on the device: k target ids at
+// out, written when done is reached on the head's stream.
+type headChain struct {
+	h *Head
+	k int
+}
+
+func (c *headChain) Len() int { return c.k }
+
+// EnqueueChain implements eagle3.PendingRunner: GreedyChain without the
+// copy back and the synchronize; the target's VerifyChain waits for the
+// chain on the device and reads its tokens there. Nil (GreedyChain runs
+// it instead) when the tuning turns it off (RIGSCOPE_CUDA_EAGLEPIPE=0).
+func (h *Head) EnqueueChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) (spec.PendingChain, error) {
+	if !h.tune.EaglePipe {
+		return nil, nil
+	}
+	if k < 1 || k > spec.MaxK {
+		return nil, fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", len(tokens), k)
+	}
+	if err := h.rows(ctx, first, tokens, feats, k, true); err != nil {
+		return nil, err
+	}
+	h.pend, h.inflight = headChain{h: h, k: k}, true
+	return &h.pend, nil
+}
+
+// Extend implements eagle3.ChainRunner: the extended rows only (a prompt's
+// catch-up, run as prefill work), in graphed chunks of MaxTokens.
+func (h *Head) Extend(ctx context.Context, first int, tokens []int32, feats []float32) error {
+	return h.rows(ctx, first, tokens, feats, 0, false)
+}
+
+// rows writes the extended rows first.. and, with k > 0, drafts k tokens
+// after the last one: into hout, or with pending left at out, the last
+// chunk not waited for (done is recorded after it).
+func (h *Head) rows(ctx context.Context, first int, tokens []int32, feats []float32, k int, pending bool) error {
+	n := len(tokens)
+	switch {
+	case n == 0 || k < 0 || k > spec.MaxK:
+		return fmt.Errorf("cuda: EAGLE-3 chain of %d rows and %d tokens", n, k)
+	case len(feats) < n*h.fw:
+		return fmt.Errorf("cuda: EAGLE-3 chain: %d feature floats for %d rows of %d", len(feats), n, h.fw)
+	case first < 0 || first+n+max(k-1, 0) > h.slots:
+		return fmt.Errorf("cuda: EAGLE-3 chain at %d of %d rows and %d tokens exceeds the head's cache of %d", first, n, k, h.slots)
+	}
+	for _, id := range tokens {
+		if id < 0 || int(id) >= h.cfg.Vocab {
+			return fmt.Errorf("cuda: EAGLE-3 chain: token id %d outside the vocabulary of %d", id, h.cfg.Vocab)
+		}
+	}
+	unbind, err := h.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	for lo := 0; lo < n; lo += MaxTokens {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(n, lo+MaxTokens)
+		if err := h.chunk(first+lo, tokens[lo:hi], feats[lo*h.fw:hi*h.fw], hi == n, k, pending && hi == n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // chunk runs rows at slot base (at most MaxTokens) and, when last, the k
-// draft tokens after them, and waits for it.
-func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int) error {
+// draft tokens after them, and waits for it; pending: records done
+// instead (the tokens stay at out; the pinned inputs are not reused
+// before the target's verify has waited for done and synchronized).
+func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int, pending bool) error {
+	if h.inflight { // a chain left on the device that no verify waited for
+		if err := h.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda: EAGLE-3 chain: %w", err)
+		}
+		h.inflight = false
+	}
 	T := len(tokens)
 	st := h.hstep(0)
 	*st = stepParams{Base: int32(base), T: int32(T)}
@@ -316,6 +383,12 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 	}
 	if err := h.enqueueGraph(T, k); err != nil {
 		return err
+	}
+	if pending {
+		if err := h.done.Record(h.stream); err != nil {
+			return fmt.Errorf("cuda: EAGLE-3 chain event: %w", err)
+		}
+		return nil
 	}
 	if k > 0 {
 		if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {
@@ -343,7 +416,7 @@ func (h *Head) enqueueChain(T, k int) error {
 	}
 	last := h.res + cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim))
 	for j := 1; j < k; j++ {
-		if err := h.enqueueLayer(last, 1, j); err != nil {
+		if err := h.enqueueLayer(last, 1, j, h.tune.EagleInFold); err != nil {
 			return err
 		}
 		if err := h.enqueueDraftToken(last, j, k); err != nil {
@@ -360,7 +433,7 @@ func (h *Head) enqueueRows(T, k int) error {
 	if err := h.matvec("fc", h.res, h.cfg.Dim, h.feats, 0, h.fc, T, 0, 0); err != nil {
 		return err
 	}
-	if err := h.enqueueLayer(h.res, T, 0); err != nil {
+	if err := h.enqueueLayer(h.res, T, 0, false); err != nil {
 		return err
 	}
 	if k == 0 {
@@ -370,22 +443,21 @@ func (h *Head) enqueueRows(T, k int) error {
 }
 
 // enqueueLayer runs the decoder layer on T rows of the residual stream
-// res (T, dim) with step s's tokens, positions and mask.
-func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int) error {
+// res (T, dim) with step s's tokens, positions and mask; built: the
+// previous draft step's argmax built its input already (argmax_d2t_in).
+func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int, built bool) error {
 	c := h.cfg
 	suf, err := kernelSuffix(h.emb.dt)
 	if err != nil {
 		return err
 	}
-	nbr := 0
-	if c.NormBeforeResidual {
-		nbr = 1
-	}
 	// cat (T, 2*dim) = (input_layernorm(embed(tok)), hidden_norm(res)).
-	if err := h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
-		ptr(h.cat), ptr(res), ptr(h.emb.w), ptr(h.emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
-		i32(c.Dim), f32(c.NormEps), i32(nbr)); err != nil {
-		return err
+	if !built {
+		if err := h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
+			ptr(h.cat), ptr(res), ptr(h.emb.w), ptr(h.emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
+			i32(c.Dim), f32(c.NormEps), i32(h.nbr())); err != nil {
+			return err
+		}
 	}
 	// The decoder layer: engine/model's (model.Layers), run by the head's
 	// operations (head_ops.go) on res with step s.
@@ -404,7 +476,26 @@ func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	if j+1 < k {
 		next = h.dstep(j + 1)
 	}
-	return h.kernel("argmax", 0, "argmax_d2t", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
-		ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
-		ptr(h.d2t), ptr(h.out), i32(j), ptr(next))
+	args := []arg{ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
+		ptr(h.d2t), ptr(h.out), i32(j), ptr(next)}
+	if next == 0 || !h.tune.EagleInFold {
+		return h.kernel("argmax", 0, "argmax_d2t", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+	}
+	// The next step's input (eagle_in of its token and this output row),
+	// built by the argmax's last block.
+	suf, err := kernelSuffix(h.emb.dt)
+	if err != nil {
+		return err
+	}
+	args = append(args, ptr(h.cat), ptr(row), ptr(h.emb.w), ptr(h.emb.s), ptr(h.inNorm), ptr(h.hidNorm),
+		i32(c.Dim), f32(c.NormEps), i32(h.nbr()))
+	return h.kernel("argmax", 0, "argmax_d2t_in_"+suf, [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+}
+
+// nbr is the head's norm_before_residual as the kernels take it.
+func (h *Head) nbr() int {
+	if h.cfg.NormBeforeResidual {
+		return 1
+	}
+	return 0
 }

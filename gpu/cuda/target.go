@@ -76,6 +76,7 @@ type Target struct {
 
 	hstep   pinned    // stepParams
 	hids    pinned    // (MaxTokens) int32
+	hdrafts pinned    // (MaxTokens) int32: a verified device chain's tokens (chain.go)
 	hlogits pinned    // (MaxTokens, vocab) float32
 	out     []float32 // (rows, vocab) logits of the last forward
 	outIDs  []int32   // (rows) token ids of the last ForwardIDs
@@ -280,7 +281,9 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 	}
 	if t.hstep, err = allocPinned(stepBytes); err == nil {
 		if t.hids, err = allocPinned(T * 4); err == nil {
-			t.hlogits, err = allocPinned(T * 4 * c.Vocab)
+			if t.hlogits, err = allocPinned(T * 4 * c.Vocab); err == nil {
+				t.hdrafts, err = allocPinned(T * 4)
+			}
 		}
 	}
 	if err != nil {
@@ -315,11 +318,12 @@ func (t *Target) Close() error {
 	t.hstep.free()
 	t.hids.free()
 	t.hlogits.free()
+	t.hdrafts.free()
 	t.cap.host.free()
 	t.pf.host.free()
 	t.pf.feats.free()
 	t.pf = prefillState{}
-	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
+	t.hstep, t.hids, t.hlogits, t.hdrafts = pinned{}, pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
 	t.closeRankStreams()
 	t.freeRemote()
@@ -485,7 +489,7 @@ func (t *Target) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error)
 func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
 	T := len(b.Tokens)
 	if T <= MaxTokens {
-		return t.exec(ctx, b, idsOnly, 0, true)
+		return t.exec(ctx, b, idsOnly, 0, true, nil)
 	}
 	if t.prefillable(b) {
 		return t.runPrefill(ctx, b, idsOnly)
@@ -506,7 +510,7 @@ func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int,
 		if b.Logits == model.LogitsAll || b.Logits == model.LogitsLast && j == T {
 			c.Logits = b.Logits
 		}
-		n, err := t.exec(ctx, c, idsOnly, rows, i == 0)
+		n, err := t.exec(ctx, c, idsOnly, rows, i == 0, nil)
 		if err != nil {
 			t.n = start
 			return 0, err
@@ -518,8 +522,9 @@ func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int,
 
 // exec runs one step of at most MaxTokens tokens; its result rows land at
 // row0 of the outputs, and its captured features start a new forward when
-// first is set (else they are appended).
-func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int, first bool) (int, error) {
+// first is set (else they are appended). With ch, tokens 1..k of the step
+// are the chain's, read on the device after it (chain.go).
+func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int, first bool, ch *headChain) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -551,6 +556,9 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	if err := t.copyStepParams(); err != nil { // rankdev.go
 		return 0, err
 	}
+	if err := t.chainTokens(ch); err != nil { // chain.go (nil with remote ranks: VerifyChain)
+		return 0, err
+	}
 	if err := t.enqueueStep(T, b.Logits); err != nil {
 		return 0, err
 	}
@@ -565,6 +573,9 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 		}
 	}
 	if err := t.copyCaptureBack(T); err != nil {
+		return 0, err
+	}
+	if err := t.chainBack(ch); err != nil {
 		return 0, err
 	}
 	if c := t.comm; c != nil {

@@ -14,22 +14,25 @@ import (
 // ParseTuning. The knobs exist for comparisons in one device call
 // (bench/cuda/knobs.sh, variants.sh); the defaults are the measured best.
 type Tuning struct {
-	PTX         string   // RIGSCOPE_CUDA_PTX: a rebuilt PTX variant to load instead of the embedded one
-	TensorCores bool     // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
-	OutputTC    bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
-	PDL         bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
-	MQM         bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
-	L2Prefetch  bool     // RIGSCOPE_CUDA_L2PF=0: the products do not prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch)
-	RankStreams bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
-	RankDevices bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
-	SplitX      bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
-	AttnRows    int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
-	AttnMin     int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
-	AttnSplits  int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
-	KV          kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
-	Prefill     string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
-	Warps       []tcwRule
-	RowTiles    map[string]rowTileRule // nil: the default policy (tcLaunch)
+	PTX           string   // RIGSCOPE_CUDA_PTX: a rebuilt PTX variant (or a cubin built from it) to load instead of the embedded one
+	TensorCores   bool     // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
+	OutputTC      bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
+	PDL           bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
+	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
+	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=0: the products do not prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch)
+	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
+	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
+	CaptureKernel bool     // RIGSCOPE_CUDA_CAPK=0: EAGLE-3 features copied out of a step by memcpy nodes, not the copy_f32 kernel
+	RankStreams   bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
+	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
+	SplitX        bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
+	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
+	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
+	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
+	KV            kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
+	Prefill       string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
+	Warps         []tcwRule
+	RowTiles      map[string]rowTileRule // nil: the default policy (tcLaunch)
 	// Kinds left out, launched twice, or followed by an empty kernel
 	// (RIGSCOPE_CUDA_SKIP, _TWICE, _NOP): a step run with them computes
 	// garbage; its time against the plain step's is what is measured.
@@ -44,22 +47,25 @@ var CurrentTuning = sync.OnceValues(func() (Tuning, error) { return ParseTuning(
 func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	get := func(name string) string { v, _ := lookup(name); return v }
 	t := Tuning{
-		PTX:         get("RIGSCOPE_CUDA_PTX"),
-		TensorCores: get("RIGSCOPE_CUDA_TC") != "0",
-		OutputTC:    get("RIGSCOPE_CUDA_TCOUT") != "0",
-		PDL:         get("RIGSCOPE_CUDA_PDL") != "0",
-		MQM:         get("RIGSCOPE_CUDA_MQM") == "1",
-		L2Prefetch:  get("RIGSCOPE_CUDA_L2PF") != "0",
-		RankStreams: get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
-		RankDevices: get("RIGSCOPE_CUDA_RANKDEVS") == "each",
-		SplitX:      get("RIGSCOPE_CUDA_XF") != "0",
-		AttnRows:    8,
-		AttnMin:     32,
-		Prefill:     prefillCublas, // split where cuBLAS cannot be loaded (initPrefill)
-		Warps:       tcwRules(get("RIGSCOPE_CUDA_TCW")),
-		Skip:        kinds(get("RIGSCOPE_CUDA_SKIP")),
-		Twice:       kinds(get("RIGSCOPE_CUDA_TWICE")),
-		Nop:         kinds(get("RIGSCOPE_CUDA_NOP")),
+		PTX:           get("RIGSCOPE_CUDA_PTX"),
+		TensorCores:   get("RIGSCOPE_CUDA_TC") != "0",
+		OutputTC:      get("RIGSCOPE_CUDA_TCOUT") != "0",
+		PDL:           get("RIGSCOPE_CUDA_PDL") != "0",
+		MQM:           get("RIGSCOPE_CUDA_MQM") == "1",
+		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") != "0",
+		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
+		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
+		CaptureKernel: get("RIGSCOPE_CUDA_CAPK") != "0",
+		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
+		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
+		SplitX:        get("RIGSCOPE_CUDA_XF") != "0",
+		AttnRows:      8,
+		AttnMin:       32,
+		Prefill:       prefillCublas, // split where cuBLAS cannot be loaded (initPrefill)
+		Warps:         tcwRules(get("RIGSCOPE_CUDA_TCW")),
+		Skip:          kinds(get("RIGSCOPE_CUDA_SKIP")),
+		Twice:         kinds(get("RIGSCOPE_CUDA_TWICE")),
+		Nop:           kinds(get("RIGSCOPE_CUDA_NOP")),
 	}
 	if get("RIGSCOPE_CUDA_ATTROWS") == "4" {
 		t.AttnRows = 4

@@ -20,9 +20,9 @@ func TestParseTuning(t *testing.T) {
 		err  bool
 	}{
 		{"defaults", nil, func(*Tuning) {}, false},
-		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_L2PF": "0"},
+		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_L2PF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0"},
 			func(w *Tuning) {
-				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.L2Prefetch = false, false, false, false, false, false
+				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.L2Prefetch, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false, false
 			}, false},
 		{"rank devices", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "each"}, func(w *Tuning) { w.RankDevices = true }, false},
 		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},

@@ -43,7 +43,10 @@ type Drafter struct {
 	toks   []int32   // (T)
 }
 
-var _ spec.FeatureDrafter = (*Drafter)(nil)
+var (
+	_ spec.FeatureDrafter     = (*Drafter)(nil)
+	_ spec.DeviceChainDrafter = (*Drafter)(nil)
+)
 
 // New makes a drafter over h whose cache holds ctxLen positions plus a
 // full proposal (MaxK*MaxBranch draft rows). pool runs its matrix
@@ -84,12 +87,25 @@ type ChainRunner interface {
 	// CPU chain does (draft step i at slot and position first+T+i-1...).
 	// It returns k target token ids, valid until the next call.
 	GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error)
+	// Extend writes the extended rows first..first+T-1 as GreedyChain
+	// does, and drafts nothing (a prompt's catch-up, run as prefill work).
+	Extend(ctx context.Context, first int, tokens []int32, feats []float32) error
 	Close() error
+}
+
+// PendingRunner is a ChainRunner that can leave a greedy chain on its
+// device for the target's verify to read (spec.ChainVerifier).
+type PendingRunner interface {
+	ChainRunner
+	// EnqueueChain is GreedyChain without reading the tokens back: it
+	// returns the chain as the target reads it; nil with no error: not
+	// now (GreedyChain then runs it).
+	EnqueueChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) (spec.PendingChain, error)
 }
 
 // SetDevice runs greedy chains on r (nil: on the CPU). The cached rows are
 // forgotten: they live in the other cache.
-func (d *Drafter) SetDevice(r ChainRunner) { d.dev, d.rows = r, 0 }
+func (d *Drafter) SetDevice(r ChainRunner) { d.dev, d.rows, d.rowsOnDev = r, 0, r != nil }
 
 // Close releases the device runner, if any (the head's weights are the
 // Head's to close).
@@ -153,6 +169,29 @@ func (d *Drafter) Observe(pos int, tokens []int32, feats [][]float32) {
 	copy(d.featTok[pos:], tokens)
 	d.featLen = pos + n
 	d.rows = min(d.rows, pos)
+	if d.dev != nil && d.rowsOnDev && d.featLen-1-d.rows > eagerRows {
+		d.extendDevice()
+	}
+}
+
+// eagerRows: an observation that leaves more rows to extend than one
+// speculative step can add (a prompt) is extended on the device when
+// observed, so that the catch-up is prefill work and the next draft step
+// runs one row before its chain. The rows are the ones Propose would
+// extend (the same tokens and features), so the drafts are unchanged.
+const eagerRows = spec.MaxK + 1
+
+// extendDevice extends the device's rows up to featLen-2 (row t pairs the
+// features of position t with the token at t+1; row featLen-1 waits for
+// its token, the next Propose's).
+func (d *Drafter) extendDevice() {
+	first, last := d.rows, d.featLen-1 // rows [first, last)
+	if err := d.dev.Extend(context.Background(), first, d.featTok[first+1:last+1], d.feats[first*d.fw:last*d.fw]); err != nil {
+		d.err = fmt.Errorf("eagle3: extend %d rows on the device: %w", last-first, err)
+		return
+	}
+	copy(d.rowTok[first:], d.featTok[first+1:last+1])
+	d.rows = last
 }
 
 // grow sizes the per-batch buffers for T rows.
@@ -323,6 +362,37 @@ func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spe
 			cands = spec.TopChildren(cands, logits[i*dv:(i+1)*dv], int32(f0+i), score[f0+i], req.Branch)
 		}
 	}
+	return p, nil
+}
+
+// ProposeOnDevice implements spec.DeviceChainDrafter: the greedy chain
+// Propose would draft on the device runner, left there when the runner
+// can (a PendingRunner); nil where Propose is needed (no such runner, a
+// tree or sampled request, nothing to extend from, or an error Propose
+// reports).
+func (d *Drafter) ProposeOnDevice(ctx context.Context, seq []int32, req spec.Request) (spec.PendingChain, error) {
+	pr, ok := d.dev.(PendingRunner)
+	n := len(seq)
+	switch {
+	case !ok || d.err != nil || req.Branch != 0 || req.Sampler != nil && !req.Sampler.P.Greedy():
+		return nil, nil
+	case n < 2 || req.K < 1 || n-1+req.MaxNodes() > d.slots:
+		return nil, nil
+	case d.featLen < n-1 || !slices.Equal(d.featTok[:n-1], seq[:n-1]):
+		return nil, nil
+	}
+	d.useCache(true)
+	first := d.firstStale(seq)
+	d.rows = min(d.rows, first) // rows past first are rewritten (or lost on error)
+	p, err := pr.EnqueueChain(ctx, first, seq[first+1:n], d.feats[first*d.fw:(n-1)*d.fw], req.K)
+	if err != nil || p == nil {
+		if err != nil {
+			err = fmt.Errorf("eagle3: draft on the device: %w", err)
+		}
+		return nil, err
+	}
+	copy(d.rowTok[first:], seq[first+1:n])
+	d.rows = n - 1
 	return p, nil
 }
 

@@ -2,6 +2,7 @@ package eagle3_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -195,6 +196,108 @@ func TestSampledChainProbs(t *testing.T) {
 		}
 		if math.Abs(sum-1) > 1e-4 || q[p.Tokens[i]] == 0 {
 			t.Errorf("Probs[%d] sums to %g, q(token %d) = %g", i, sum, p.Tokens[i], q[p.Tokens[i]])
+		}
+	}
+}
+
+// countingChain counts a chain runner's calls.
+type countingChain struct {
+	*eagle3.CPUChain
+	extends, chains int
+}
+
+func (c *countingChain) Extend(ctx context.Context, first int, tokens []int32, feats []float32) error {
+	c.extends++
+	return c.CPUChain.Extend(ctx, first, tokens, feats)
+}
+
+func (c *countingChain) GreedyChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) ([]int32, error) {
+	c.chains++
+	return c.CPUChain.GreedyChain(ctx, first, tokens, feats, k)
+}
+
+func (c *countingChain) EnqueueChain(ctx context.Context, first int, tokens []int32, feats []float32, k int) (spec.PendingChain, error) {
+	c.chains++
+	return c.CPUChain.EnqueueChain(ctx, first, tokens, feats, k)
+}
+
+// proposals records a drafter's proposals.
+type proposals struct {
+	*eagle3.Drafter
+	got [][]int32
+}
+
+func (p *proposals) Propose(ctx context.Context, seq []int32, req spec.Request) (spec.Proposal, error) {
+	prop, err := p.Drafter.Propose(ctx, seq, req)
+	p.got = append(p.got, prop.Tokens)
+	return prop, err
+}
+
+// chainTarget verifies CPUChain's pending chains (spec.ChainVerifier), as
+// a device target reads a device head's, and records them.
+type chainTarget struct {
+	*spec.RunnerTarget
+	props [][]int32
+}
+
+func (t *chainTarget) VerifyChain(ctx context.Context, next int32, p spec.PendingChain) ([]int32, []int32, error) {
+	drafts := p.(*eagle3.CPUPending).Tokens()
+	t.props = append(t.props, drafts)
+	ids, err := spec.GreedyIDs(ctx, t.RunnerTarget, model.Batch{Tokens: append([]int32{next}, drafts...), Logits: model.LogitsAll})
+	return ids, drafts, err
+}
+
+// TestChainRunnerEqualsCPU: greedy chains drafted through a ChainRunner
+// (the device path; here the CPU one) propose exactly what the drafter's
+// own chains propose, step by step, for short prompts (extended at the
+// first Propose) and long ones (extended when observed: prefill work, so
+// the first chain runs one row), read back by the drafter or left "on the
+// device" for the target's verify (ProposeOnDevice, VerifyChain).
+func TestChainRunnerEqualsCPU(t *testing.T) {
+	s := newSynth(t)
+	const ctxLen = 160
+	rt := spec.NewRunnerTarget(model.NewRunner(s.w, ctxLen, nil, cpu.NewPool(1)))
+	long := slices.Concat(synthPrompt, synthPrompt, synthPrompt[:9]) // 41 tokens: more rows than eagerRows
+	for _, tc := range []struct {
+		prompt  []int32
+		k       int
+		pending bool
+	}{
+		{synthPrompt, 1, false}, {synthPrompt, 3, false}, {synthPrompt, 5, false},
+		{long, 1, false}, {long, 3, false}, {long, 5, false},
+		{synthPrompt, 4, true}, {long, 1, true}, {long, 4, true},
+	} {
+		name := fmt.Sprintf("%d-token prompt, k=%d, pending %v", len(tc.prompt), tc.k, tc.pending)
+		gen := func(tgt spec.Target, d spec.Drafter) spec.Result {
+			res, err := spec.Generate(context.Background(), tgt, tc.prompt, spec.Options{MaxTokens: 24, EOS: -1, K: tc.k, Drafter: d})
+			if err != nil {
+				t.Fatalf("%s: Generate: %v", name, err)
+			}
+			return res
+		}
+		ref := &proposals{Drafter: eagle3.New(s.head, ctxLen, nil)}
+		want := gen(rt, ref)
+		d := eagle3.New(s.head, ctxLen, nil)
+		cc := &countingChain{CPUChain: eagle3.NewCPUChain(s.head, ctxLen+spec.MaxK*spec.MaxBranch, nil)}
+		d.SetDevice(cc)
+		var got spec.Result
+		var props [][]int32
+		if tc.pending {
+			ct := &chainTarget{RunnerTarget: rt}
+			got, props = gen(ct, d), ct.props
+		} else {
+			p := &proposals{Drafter: d}
+			got, props = gen(rt, p), p.got
+		}
+		if !slices.Equal(got.Tokens, want.Tokens) || !slices.EqualFunc(props, ref.got, slices.Equal) {
+			t.Errorf("%s: through the runner %v proposed %v, CPU chains %v proposed %v", name, got.Tokens, props, want.Tokens, ref.got)
+		}
+		wantExt := 0
+		if len(tc.prompt) > 18 {
+			wantExt = 1
+		}
+		if cc.extends != wantExt || cc.chains == 0 {
+			t.Errorf("%s: %d extensions when observed (want %d), %d chains", name, cc.extends, wantExt, cc.chains)
 		}
 	}
 }
