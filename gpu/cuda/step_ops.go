@@ -26,8 +26,9 @@ var _ model.Ops = (*targetOps)(nil)
 // quantizes its output for the next one looks ahead to the output
 // projection) and the queued work of the phase in hand.
 type stepState struct {
-	mode  model.LogitsMode
-	phase []func(R *rankState) error
+	mode    model.LogitsMode
+	sampled bool // sample_row follows the step (Target.smp): Logits leaves out the argmax
+	phase   []func(R *rankState) error
 }
 
 // queue adds f to the phase in hand (run on every rank by endPhase).
@@ -272,7 +273,7 @@ func (o *targetOps) Logits(first, rows int, softcap float32) error {
 	err := t.onRanks(func(R *rankState) error {
 		return t.matvec("output", t.logits+cu.DevicePtr(4*R.dims.vocabLo), c.Vocab, R.x+cu.DevicePtr(4*first*c.Dim), 0, R.m.out, rows, 0, R.m.outNorm)
 	})
-	if err != nil {
+	if err != nil || o.st.sampled {
 		return err
 	}
 	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
