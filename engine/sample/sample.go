@@ -80,7 +80,7 @@ func (s *Sampler) Probs(out, logits []float32) {
 	}
 	var sum Sum128
 	for i, v := range logits {
-		q := float32(math.Exp(float64((v - m) * inv)))
+		q := float32(Exp(float64((v - m) * inv)))
 		out[i] = q
 		sum.Add(fixed63(q))
 	}

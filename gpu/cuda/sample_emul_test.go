@@ -27,7 +27,7 @@ func emulateSampleRow(logits []float32, p sample.Params, u float64, threads int)
 	inv := 1 / p.Temperature
 	part := make([]sample.Sum128, threads)
 	for i, v := range logits {
-		q := float32(math.Exp(float64((v - m) * inv)))
+		q := float32(sample.Exp(float64((v - m) * inv)))
 		prob[i] = q
 		part[i%threads].Add(fixed63(q))
 	}
