@@ -9,8 +9,9 @@
 // id. Every sum that decides something is exact there (integer counts of
 // fixed-point units), so the order in which threads add does not matter:
 //
-//   1. m = max(logits); q_i = (float)exp((double)((l_i - m) * (1/T))) with
-//      the float32 subtract, multiply and divide of the host; the
+//   1. m = max(logits); q_i = (float)Exp((double)((l_i - m) * (1/T))) with
+//      the float32 subtract, multiply and divide of the host and its Exp
+//      (sample.Exp, smp_exp: the same bits on every machine); the
 //      normalizer is the exact sum of floor(q_i * 2^63) (128 bits) as
 //      double, times 2^-63; p_i = (float)((double)q_i / normalizer).
 //   2. When top-k or top-p is on: ordered by p descending (index ascending
@@ -53,6 +54,30 @@ struct SmpShared {
   int cntAbove, group, cut, found;
   smp_u64 wAbove;
 };
+
+// smp_exp is sample.Exp: e**x by the same operations in the same order,
+// each rounded on its own (no contraction), so its bits are the host's.
+__device__ __forceinline__ double smp_exp(double x) {
+  const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10,
+               log2e = 1.44269504088896338700e+00, overflow = 7.09782712893383973096e+02,
+               underflow = -7.45133219101941108420e+02, nearZero = 1.0 / (1 << 28);
+  const double p1 = 1.66666666666666657415e-01, p2 = -2.77777777770155933842e-03, p3 = 6.61375632143793436117e-05,
+               p4 = -1.65339022054652515390e-06, p5 = 4.13813679705723846039e-08;
+  if (isnan(x) || x == INFINITY) return x;
+  if (x == -INFINITY || x < underflow) return 0.0;
+  if (x > overflow) return INFINITY;
+  if (-nearZero < x && x < nearZero) return __dadd_rn(1.0, x);
+  int k = 0;
+  if (x < 0) k = __double2int_rz(__dsub_rn(__dmul_rn(log2e, x), 0.5));
+  else if (x > 0) k = __double2int_rz(__dadd_rn(__dmul_rn(log2e, x), 0.5));
+  const double hi = __dsub_rn(x, __dmul_rn((double)k, ln2Hi)), lo = __dmul_rn((double)k, ln2Lo);
+  const double r = __dsub_rn(hi, lo), t = __dmul_rn(r, r);
+  const double poly =
+      __dadd_rn(p1, __dmul_rn(t, __dadd_rn(p2, __dmul_rn(t, __dadd_rn(p3, __dmul_rn(t, __dadd_rn(p4, __dmul_rn(t, p5))))))));
+  const double c = __dsub_rn(r, __dmul_rn(t, poly));
+  const double y = __dsub_rn(1.0, __dsub_rn(__dsub_rn(lo, __ddiv_rn(__dmul_rn(r, c), __dsub_rn(2.0, c))), hi));
+  return scalbn(y, k);
+}
 
 // smp_fixed is sample.Fixed: p in units of 2^-60, truncated.
 __device__ __forceinline__ smp_u64 smp_fixed(float p) {
@@ -150,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(SMP_THREADS)
   const float inv = __fdiv_rn(1.f, temp);
   smp_u64 hi = 0, lo = 0;
   for (int i = tid; i < vocab; i += SMP_THREADS) {
-    const float q = (float)exp((double)__fmul_rn(__fsub_rn(logits[i], m), inv));
+    const float q = (float)smp_exp((double)__fmul_rn(__fsub_rn(logits[i], m), inv));
     prob[i] = q;
     smp_add128(&hi, &lo, 0, smp_fixed63(q));
   }

@@ -111,7 +111,7 @@ extern "C" __global__ void __launch_bounds__(SMB_THREADS)
   const float inv = __fdiv_rn(1.f, temp);
   smp_u64 hi = 0, lo = 0;
   for (int i = tid; i < vocab; i += SMB_THREADS) {
-    const float q = (float)exp((double)__fmul_rn(__fsub_rn(logits[i], m), inv));
+    const float q = (float)smp_exp((double)__fmul_rn(__fsub_rn(logits[i], m), inv));
     prob[i] = q;
     smp_add128(&hi, &lo, 0, smp_fixed63(q));
   }

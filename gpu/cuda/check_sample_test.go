@@ -33,11 +33,12 @@ func runSampleCheck(ctx context.Context, d *Device, models string, want map[stri
 	return nil
 }
 
-// checkSample checks sample_row (kernels/sample.cu) against engine/sample,
-// the specification: on random logits rows (three vocabularies, Gaussian
-// and heavily tied values) and on gocoder-14m's real logits, for every
-// setting, the device's id with a uniform number against the host's
-// SampleU with the same number, and the kept-set sizes; a chi-square of
+// checkSample checks the sample kernels (kernels/sample.cu, sample_bins.cu)
+// against engine/sample, the specification: on random logits rows (three
+// vocabularies, Gaussian and heavily tied values) and on gocoder-14m's real
+// logits, for every setting, the device's id with a uniform number against
+// the host's SampleU with the same number, the kept-set sizes and the
+// probability rows to the bit (any difference fails); a chi-square of
 // many device draws against the host's probabilities; then spec.Generate
 // on gocoder and the llama-8b shape through SampleIDs against host
 // sampling over Forward's logits (same seed: same tokens; tok/s of both).
@@ -46,8 +47,8 @@ func checkSample(ctx context.Context, d *Device, models string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nsample_row against engine/sample (same logits, same uniform): ids equal, kept-set sizes equal\n")
-	fmt.Fprintf(stdout, "%-44s %-26s %14s %14s\n", "logits", "setting", "ids equal", "kept equal")
+	fmt.Fprintf(stdout, "\nsample kernels against engine/sample (same logits, same uniform): ids equal, kept-set sizes equal, probability rows equal to the bit\n")
+	fmt.Fprintf(stdout, "%-44s %-26s %14s %14s %10s\n", "logits", "setting", "ids equal", "kept equal", "rows bitwise")
 	rng := rand.New(rand.NewPCG(19, 1))
 	var bad, draws int
 	for _, kern := range checkedSampleKernels {
@@ -105,7 +106,7 @@ func checkSample(ctx context.Context, d *Device, models string, stdout io.Writer
 	fmt.Fprintf(stdout, "ids that differ in all: %d of %d (0 expected: the kernel computes engine/sample's probabilities to the bit)\n", bad, draws)
 	var errs []error
 	if bad > 0 {
-		errs = append(errs, fmt.Errorf("cuda-check: sample: %d of %d device ids (or kept-set sizes) differ from engine/sample's", bad, draws))
+		errs = append(errs, fmt.Errorf("cuda-check: sample: %d of %d device ids, kept-set sizes or probability rows differ from engine/sample's", bad, draws))
 	}
 	if err := sampleGenerate(ctx, d, models, stdout); err != nil {
 		errs = append(errs, fmt.Errorf("cuda-check: sample generate: %w", err))
@@ -148,8 +149,9 @@ func (b devBuf) free() { cu.MemFree(b.p) }
 var checkedSampleKernels = []string{sampleKernel, "sample_row"}
 
 // deviceDraws runs kernel kern over one row for each uniform number and
-// returns the ids and kept-set sizes.
-func deviceDraws(d *Device, kern string, row []float32, p sample.Params, us []float64) (ids, keep []int32, err error) {
+// returns the ids and kept-set sizes (and, when probs is not nil, copies the
+// probabilities the kernel left into it).
+func deviceDraws(d *Device, kern string, row []float32, p sample.Params, us []float64, probs []float32) (ids, keep []int32, err error) {
 	v := len(row)
 	lg, err := allocDev(4 * v)
 	if err != nil {
@@ -177,7 +179,12 @@ func deviceDraws(d *Device, kern string, row []float32, p sample.Params, us []fl
 	}
 	res := make([]int32, 2*len(us))
 	if err := cu.MemcpyDtoH(unsafe.Pointer(&res[0]), out.p, int64(4*len(res))); err != nil {
-		return nil, nil, fmt.Errorf("sample_row: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", kern, err)
+	}
+	if probs != nil {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&probs[0]), pb.p, int64(4*v)); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", kern, err)
+		}
 	}
 	return res[:len(us)], res[len(us):], nil
 }
@@ -188,20 +195,34 @@ func deviceDraws(d *Device, kern string, row []float32, p sample.Params, us []fl
 // draws.
 func compareSample(d *Device, kern string, rows []float32, vocab int, rng *rand.Rand, name string, stdout io.Writer) (diff, draws int, err error) {
 	const perRow = 64
-	probs := make([]float32, vocab)
+	probs, devProbs := make([]float32, vocab), make([]float32, vocab)
 	for _, p := range sampleSettings {
-		same, keepSame, total := 0, 0, 0
+		same, keepSame, total, probSame := 0, 0, 0, 0
 		for r := 0; r < len(rows)/vocab; r++ {
 			row := rows[r*vocab : (r+1)*vocab]
 			us := make([]float64, perRow)
 			for j := range us {
 				us[j] = rng.Float64()
 			}
-			ids, keep, err := deviceDraws(d, kern, row, p, us)
+			ids, keep, err := deviceDraws(d, kern, row, p, us, devProbs)
 			if err != nil {
 				return 0, 0, err
 			}
 			(&sample.Sampler{P: p}).Probs(probs, row)
+			bitsSame := true
+			for i := range probs {
+				if math.Float32bits(probs[i]) != math.Float32bits(devProbs[i]) {
+					if bitsSame && diff < 5 {
+						fmt.Fprintf(stdout, "  probabilities differ: %s %+v row %d: p[%d] host %.9g device %.9g\n", name, p, r, i, probs[i], devProbs[i])
+					}
+					bitsSame = false
+				}
+			}
+			if bitsSame {
+				probSame++
+			} else {
+				diff++
+			}
 			kept := keptSize(probs)
 			for j, u := range us {
 				want := sample.DrawU(probs, u)
@@ -219,7 +240,7 @@ func compareSample(d *Device, kern string, rows []float32, vocab int, rng *rand.
 				}
 			}
 		}
-		fmt.Fprintf(stdout, "%-44s %-26s %8d/%-5d %8d/%-5d\n", name, fmtParams(p), same, total, keepSame, total)
+		fmt.Fprintf(stdout, "%-44s %-26s %8d/%-5d %8d/%-5d %6d/%-3d\n", name, fmtParams(p), same, total, keepSame, total, probSame, len(rows)/vocab)
 		draws += total
 	}
 	return diff, draws, nil
@@ -283,7 +304,7 @@ func chiSquareSample(d *Device, row []float32, p sample.Params, name string, std
 	for i := range us {
 		us[i] = rng.Float64()
 	}
-	ids, _, err := deviceDraws(d, sampleKernel, row, p, us)
+	ids, _, err := deviceDraws(d, sampleKernel, row, p, us, nil)
 	if err != nil {
 		return err
 	}
