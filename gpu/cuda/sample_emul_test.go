@@ -9,7 +9,8 @@ import (
 	"rigscope/engine/sample"
 )
 
-// emulateSampleRow is kernels/sample.cu's sample_row step for step on the
+// emulateSampleRow is kernels/sample.cu's sample_row (and sample_bins.cu's
+// sample_row_bins, the same descent with other partial sums) step for step on the
 // CPU, with "threads" threads (each thread's strided partial sums, then a
 // block sum; contiguous slices for the inverse CDF): the check that the
 // kernel's algorithm (exact fixed-point sums, the radix descent to the
