@@ -52,5 +52,8 @@ func Exp(x float64) float64 {
 	poly := p1 + float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))
 	c := r - float64(t*poly)
 	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
+	if -1022 <= k && k <= 1023 { // 2**k is a normal float64: the product rounds as Ldexp does (exact unless the result is subnormal)
+		return y * math.Float64frombits(uint64(k+1023)<<52)
+	}
 	return math.Ldexp(y, k)
 }
