@@ -623,6 +623,7 @@ extern "C" __global__ void add_inplace(float* out, const float* a, long n) {
 #include "cublas.cu"
 #include "flash.cu"
 #include "sample.cu"
+#include "sample_bins.cu"
 
 #include "fp8.cu"
 #include "rate.cu"

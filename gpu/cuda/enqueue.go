@@ -239,7 +239,7 @@ func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 // logits, and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	t.qfuse, t.qin = nil, qready{}
-	t.st = stepState{mode: mode}
+	t.st = stepState{mode: mode, sampled: t.smp != nil}
 	err := model.Step((*targetOps)(t), &t.cfg, T, mode)
 	t.st = stepState{}
 	return err
@@ -369,6 +369,7 @@ type graphKey struct {
 	T       int
 	mode    model.LogitsMode
 	capture string
+	sampled bool // the logits rows are sampled after the graph: no argmax in it
 }
 
 // enqueueStep replays (capturing first if needed) the graph for (T, mode),
@@ -377,7 +378,7 @@ func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
 	if !t.UseGraphs || t.prof != nil {
 		return t.enqueue(T, mode)
 	}
-	return replay(t.stream, t.graphs, graphKey{T, mode, t.cap.key}, func() error { return t.enqueue(T, mode) })
+	return replay(t.stream, t.graphs, graphKey{T, mode, t.cap.key, t.smp != nil}, func() error { return t.enqueue(T, mode) })
 }
 
 // replay launches the graph captured for key on s, capturing it from

@@ -13,8 +13,22 @@ import (
 	"rigscope/engine/sample"
 )
 
-// sampleThreads is SMP_THREADS in kernels/sample.cu: one block per row.
-const sampleThreads = 1024
+// sampleKernels are the kernels that sample a row (one block a row) and
+// their block sizes: sample_row (kernels/sample.cu, SMP_THREADS) and
+// sample_row_bins (kernels/sample_bins.cu, SMB_THREADS), which compute the
+// same result; sampleKernel is the one steps launch.
+var sampleKernels = map[string]int{"sample_row": 1024, "sample_row_bins": 256}
+
+// sampleKernelFor is the kernel steps launch for a vocabulary: the shared
+// memory bins (256 threads) up to 16,384 entries, where they take half the
+// time (H200, V=4096, top-p: 37.5 against 66.8 us); above, 1024 threads
+// hide the softmax's float64 latency better (V=128,256: 536 against 1,303).
+func sampleKernelFor(vocab int) string {
+	if vocab <= 16384 {
+		return "sample_row_bins"
+	}
+	return "sample_row"
+}
 
 // checkSampleParams refuses settings sample_row does not implement the way
 // engine/sample does (greedy is ForwardIDs' argmax) and uniforms outside
@@ -41,7 +55,16 @@ func checkSampleParams(p sample.Params, u []float64) error {
 // (which may be logits itself) and row r's id into ids[r] (and, when info
 // is set, its kept-set size into info[r]).
 func enqueueSample(d *Device, s cu.Stream, ids, info, logits, prob cu.DevicePtr, vocab int, p sample.Params, u []float64) error {
-	fn, err := d.fn("sample_row")
+	return enqueueSampleWith(d, sampleKernelFor(vocab), s, ids, info, logits, prob, vocab, p, u)
+}
+
+// enqueueSampleWith is enqueueSample with the kernel named (sampleKernels).
+func enqueueSampleWith(d *Device, kernel string, s cu.Stream, ids, info, logits, prob cu.DevicePtr, vocab int, p sample.Params, u []float64) error {
+	threads, ok := sampleKernels[kernel]
+	if !ok {
+		return fmt.Errorf("cuda: no sampling kernel %q", kernel)
+	}
+	fn, err := d.fn(kernel)
 	if err != nil {
 		return err
 	}
@@ -51,22 +74,33 @@ func enqueueSample(d *Device, s cu.Stream, ids, info, logits, prob cu.DevicePtr,
 		if info != 0 {
 			inf = info + cu.DevicePtr(4*r)
 		}
-		if err := launch(fn, [3]int{1, 1, 1}, [3]int{sampleThreads, 1, 1}, 0, s,
+		if err := launch(fn, [3]int{1, 1, 1}, [3]int{threads, 1, 1}, 0, s,
 			ptr(ids+cu.DevicePtr(4*r)), ptr(inf), ptr(logits+off), ptr(prob+off), i32(vocab),
 			f32(p.Temperature), i32(p.TopK), f32(p.TopP), math.Float64bits(x)); err != nil {
-			return fmt.Errorf("cuda: sample row %d: %w", r, err)
+			return fmt.Errorf("cuda: %s row %d: %w", kernel, r, err)
 		}
 	}
 	return nil
 }
 
+// sampleStep is what SampleIDs hands exec: the settings and one uniform
+// number per logits row.
+type sampleStep struct {
+	p sample.Params
+	u []float64
+}
+
 // SampleIDs implements spec.SampleTarget: the step runs as ForwardIDs runs
-// it (the same captured graph, its argmax ignored), then sample_row picks
-// each logits row's token on the device with the host's uniform number, as
-// sample.Sampler.SampleU would over the row, and only the ids (4 bytes a
-// row) come back. The rows' logits on the device are overwritten with
-// their probabilities.
+// it, but its graph (keyed apart: graphKey.sampled) leaves out the argmax,
+// and exec launches sample_row after it, before the ids copy, so a sampled
+// token costs one synchronize as a greedy one does: each logits row's token
+// is picked on the device with the host's uniform number, as
+// sample.Sampler.SampleU picks it over the row (the same bits: see
+// kernels/sample.cu), and only the ids (4 bytes a row) come back. The
+// rows' logits on the device are overwritten with their probabilities.
 //
+// A batch longer than MaxTokens (a prompt on the prefill or chunked path)
+// runs as ForwardIDs and samples its last rows after it (once a prompt).
 // Only plain sampled steps come here: speculative verification at
 // temperature > 0 needs the target's probabilities on the host (rejection
 // sampling against the drafter's q) and calls Forward.
@@ -74,7 +108,26 @@ func (t *Target) SampleIDs(ctx context.Context, b model.Batch, p sample.Params, 
 	if err := checkSampleParams(p, u); err != nil {
 		return nil, err
 	}
-	if b.Logits == model.LogitsAll && len(b.Tokens) > MaxTokens {
+	if len(b.Tokens) <= MaxTokens {
+		want := 0
+		switch b.Logits {
+		case model.LogitsLast:
+			want = 1
+		case model.LogitsAll:
+			want = len(b.Tokens)
+		}
+		if want != len(u) {
+			return nil, fmt.Errorf("cuda: %d logits rows and %d uniform numbers", want, len(u))
+		}
+		t.smp = &sampleStep{p, u}
+		rows, err := t.exec(ctx, b, true, 0, true, nil)
+		t.smp = nil
+		if err != nil || rows == 0 {
+			return nil, err
+		}
+		return append([]int32(nil), t.outIDs[:rows]...), nil
+	}
+	if b.Logits == model.LogitsAll {
 		// The chunked path keeps only its last chunk's rows on the device.
 		return nil, fmt.Errorf("cuda: device sampling of every row of %d tokens; at most %d rows a call", len(b.Tokens), MaxTokens)
 	}

@@ -26,8 +26,9 @@ var _ model.Ops = (*targetOps)(nil)
 // quantizes its output for the next one looks ahead to the output
 // projection) and the queued work of the phase in hand.
 type stepState struct {
-	mode  model.LogitsMode
-	phase []func(R *rankState) error
+	mode    model.LogitsMode
+	sampled bool // sample_row follows the step (Target.smp): Logits leaves out the argmax
+	phase   []func(R *rankState) error
 }
 
 // queue adds f to the phase in hand (run on every rank by endPhase).
@@ -276,7 +277,7 @@ func (o *targetOps) Logits(first, rows int, softcap float32) error {
 		}
 		return t.logitsHome(R, rows) // a remote rank's rows to the shared logits (rankdev.go)
 	})
-	if err != nil {
+	if err != nil || o.st.sampled {
 		return err
 	}
 	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},

@@ -74,12 +74,13 @@ type Target struct {
 	attn          []dattn        // per layer: RoPE tables (maxPos, hd/2), sliding window, score scale (arch.go)
 	postSum       []cu.DevicePtr // Gemma 3 at TP > 1: per rank (MaxTokens, dim), zero between steps (joinRanks)
 
-	hstep   pinned    // stepParams
-	hids    pinned    // (MaxTokens) int32
-	hdrafts pinned    // (MaxTokens) int32: a verified device chain's tokens (chain.go)
-	hlogits pinned    // (MaxTokens, vocab) float32
-	out     []float32 // (rows, vocab) logits of the last forward
-	outIDs  []int32   // (rows) token ids of the last ForwardIDs
+	hstep   pinned      // stepParams
+	hids    pinned      // (MaxTokens) int32
+	hdrafts pinned      // (MaxTokens) int32: a verified device chain's tokens (chain.go)
+	hlogits pinned      // (MaxTokens, vocab) float32
+	out     []float32   // (rows, vocab) logits of the last forward
+	outIDs  []int32     // (rows) token ids of the last ForwardIDs
+	smp     *sampleStep // while SampleIDs runs a step: its rows are sampled in exec (sample.go)
 
 	graphs    map[graphKey]*graph
 	cap       featureCapture // hidden states copied out for EAGLE-3 (capture.go)
@@ -561,6 +562,14 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 	}
 	if err := t.enqueueStep(T, b.Logits); err != nil {
 		return 0, err
+	}
+	if t.smp != nil && idsOnly && rows > 0 { // SampleIDs: the rows' ids drawn on the device, in this step
+		if len(t.smp.u) != rows {
+			return 0, fmt.Errorf("cuda: %d logits rows and %d uniform numbers", rows, len(t.smp.u))
+		}
+		if err := enqueueSample(t.dev, t.stream, t.ids, 0, t.logits, t.logits, t.cfg.Vocab, t.smp.p, t.smp.u); err != nil {
+			return 0, err
+		}
 	}
 	if rows > 0 {
 		if idsOnly {
