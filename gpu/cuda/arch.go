@@ -138,14 +138,6 @@ func uploadAttention(m *dmodel, maxPos int, alloc func(int64) cu.DevicePtr) ([]d
 	return out, nil
 }
 
-// uploadRope writes plain RoPE's cos and sin (the CPU's cpu.RopeTable)
-// for positions [0, maxPos) to the device buffers cs and sn ((maxPos,
-// hd/2) float32 each).
-func uploadRope(cs, sn cu.DevicePtr, hd, maxPos int, theta float32) error {
-	c, s := cpu.NewRopeTable(hd, maxPos, theta).Tables(maxPos)
-	return uploadTables(cs, sn, c, s)
-}
-
 func uploadTables(cs, sn cu.DevicePtr, c, s []float32) error {
 	if err := cu.MemcpyHtoD(cs, unsafe.Pointer(&c[0]), int64(4*len(c))); err != nil {
 		return fmt.Errorf("cuda: upload rope table: %w", err)

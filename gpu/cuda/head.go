@@ -102,7 +102,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 	hd := &Head{
 		launcher: launcher{dev: d, tune: tune, pdl: d.Major >= 9 && tune.PDL, eps: c.NormEps},
 		cfg:      c,
-		mcfg:     model.Config{Layers: 1, Dim: c.Dim, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, NormEps: c.NormEps, RopeTheta: c.RopeTheta},
+		mcfg:     model.Config{Layers: 1, Dim: c.Dim, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, NormEps: c.NormEps, RopeTheta: c.RopeTheta, RopeScaling: c.RopeScaling},
 		slots:    slots,
 		maxPos:   slots + 64,
 		kvw:      c.KVHeads * c.HeadDim,
@@ -215,7 +215,8 @@ func (h *Head) allocState() error {
 	if err != nil {
 		return err
 	}
-	if err := uploadRope(h.ropeCos, h.ropeSin, hd, h.maxPos, c.RopeTheta); err != nil {
+	cs, sn := c.Rope(h.maxPos).Tables(h.maxPos) // the CPU head's table, scaled as its config says
+	if err := uploadTables(h.ropeCos, h.ropeSin, cs, sn); err != nil {
 		return err
 	}
 	if h.hsteps, err = allocPinned(spec.MaxK*stepBytes + T*4*h.fw); err == nil {

@@ -13,11 +13,23 @@ import (
 	"rigscope/engine/hfconfig"
 	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
+	"rigscope/engine/tensor/cpu"
 )
 
 // Architectures are the config.json architectures that mark a head
 // directory (SpecForge/SGLang's name, then vLLM's).
 var Architectures = []string{"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM"}
+
+// RopeTypes are the rope_scaling types a head may state (the Llama 3.1
+// heads state llama3); others (YaRN's attention factor, per-layer RoPE)
+// are refused by name.
+var RopeTypes = []string{"linear", "llama3"}
+
+// Rope is the head's RoPE table for positions [0, maxPos): the base
+// frequency and scaling of its config, the same table on every device.
+func (c Config) Rope(maxPos int) *cpu.RopeTable {
+	return cpu.NewScaledRopeTable(c.HeadDim, maxPos, c.RopeTheta, c.RopeScaling.Divisors(c.RopeTheta, c.HeadDim))
+}
 
 // NumAux is the number of target layers an EAGLE-3 head fuses.
 const NumAux = 3
@@ -44,7 +56,10 @@ type Config struct {
 	AuxFrom   string
 	NormEps   float32
 	RopeTheta float32
-	MaxPos    int
+	// RopeScaling is the head's rope_scaling (linear or llama3, as the
+	// Llama 3.1 heads state it; none for plain RoPE).
+	RopeScaling model.RopeScaling
+	MaxPos      int
 	// NormBeforeResidual (vLLM's norm_before_residual): the residual is
 	// hidden_norm(h) rather than h.
 	NormBeforeResidual bool
@@ -110,7 +125,7 @@ func ParseConfig(b []byte) (Config, error) {
 	if i < 0 {
 		return Config{}, fmt.Errorf("architectures %q: not an EAGLE-3 head (want one of %s)", rc.Architectures, strings.Join(Architectures, ", "))
 	}
-	items, err := hfconfig.Check(b)
+	items, err := hfconfig.CheckFor(b, hfconfig.Implemented{RopeTypes: RopeTypes})
 	if err != nil {
 		return Config{}, err
 	}
@@ -128,6 +143,9 @@ func ParseConfig(b []byte) (Config, error) {
 		return Config{}, err
 	}
 	if c.RopeTheta, err = rc.RopeBase(10000); err != nil {
+		return Config{}, err
+	}
+	if c.RopeScaling, err = rc.Scaling(); err != nil {
 		return Config{}, err
 	}
 	if c.KVHeads, c.HeadDim, err = rc.Shape(); err != nil {

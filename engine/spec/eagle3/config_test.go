@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor/cpu"
 	"rigscope/engine/spec/eagle3"
 )
 
@@ -46,8 +47,10 @@ func TestParseConfig(t *testing.T) {
 		{"negative layer", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [-1, 1, 2]}}`, nil, 0, 0, "negative"},
 		{"four layers", `{` + baseConfig + `, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2, 3]}}`, nil, 0, 0, "4 aux layers"},
 		{"bad theta", `{` + baseConfig + `, "rope_theta": -1}`, nil, 0, 0, "rope_theta"},
-		{"rope_scaling type key", `{` + baseConfig + `, "rope_scaling": {"type": "linear", "factor": 2}}`, nil, 0, 0, `rope_scaling.type = linear (factor 2)`},
-		{"llama3 in rope_parameters", `{` + baseConfig + `, "rope_parameters": {"rope_type": "llama3", "factor": 8, "rope_theta": 500000}}`, nil, 0, 0, `rope_parameters.rope_type = llama3 (factor 8)`},
+		{"rope_scaling linear, type key", `{` + baseConfig + `, "rope_scaling": {"type": "linear", "factor": 2}, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`, []int{0, 1, 2}, 0, 0, ""},
+		{"llama3 in rope_parameters", `{` + baseConfig + `, "rope_parameters": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192, "rope_theta": 500000}, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 1, 2]}}`, []int{0, 1, 2}, 500000, 0, ""},
+		{"llama3 missing a parameter", `{` + baseConfig + `, "rope_scaling": {"rope_type": "llama3", "factor": 8}}`, nil, 0, 0, "rope_scaling"},
+		{"yarn", `{` + baseConfig + `, "rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096}}`, nil, 0, 0, `rope_scaling.rope_type = yarn`},
 		{"attention bias", `{` + baseConfig + `, "attention_bias": true}`, nil, 0, 0, `attention_bias = true`},
 		{"theta 0", `{` + baseConfig + `, "rope_theta": 0}`, nil, 0, 0, "rope_theta: RoPE base 0"},
 		{"eps 1e39", `{` + baseConfig + `, "rms_norm_eps": 1e39}`, nil, 0, 0, "rms_norm_eps: norm epsilon 1e+39"},
@@ -113,4 +116,35 @@ func FuzzParseConfig(f *testing.F) {
 			t.Errorf("ParseConfig(%q) resolved to %d aux layers", b, len(cfg.AuxLayers))
 		}
 	})
+}
+
+// TestHeadRopeLlama31: the Llama 3.1 EAGLE-3 heads state llama3 RoPE
+// scaling (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B's config.json, trimmed);
+// the head's table keeps the high frequencies and stretches the low ones
+// by the factor, as the target's own table does.
+func TestHeadRopeLlama31(t *testing.T) {
+	cfg, err := eagle3.ParseConfig([]byte(`{"architectures": ["LlamaForCausalLMEagle3"], "hidden_size": 4096, "intermediate_size": 14336,
+		"num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 1, "rms_norm_eps": 1e-05, "max_position_embeddings": 2048,
+		"rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+		"rope_theta": 500000.0, "vocab_size": 128256, "draft_vocab_size": 32000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RopeScaling.Type != model.RopeScaleLlama3 || cfg.RopeScaling.Factor != 8 {
+		t.Fatalf("RopeScaling = %+v, want llama3 factor 8", cfg.RopeScaling)
+	}
+	const pos, hd = 1000, 128
+	cs, _ := cfg.Rope(pos + 1).Tables(pos + 1)
+	plain, _ := cpu.NewRopeTable(hd, pos+1, cfg.RopeTheta).Tables(pos + 1)
+	stretched, _ := cpu.NewScaledRopeTable(hd, pos+1, cfg.RopeTheta, slices.Repeat([]float32{8}, hd/2)).Tables(pos + 1)
+	row := func(tab []float32) []float32 { return tab[pos*hd/2 : (pos+1)*hd/2] }
+	if got, want := row(cs)[0], row(plain)[0]; got != want {
+		t.Errorf("pair 0 (wavelength 2π, kept): cos %g, want the plain table's %g", got, want)
+	}
+	if got, want := row(cs)[hd/2-1], row(stretched)[hd/2-1]; got != want {
+		t.Errorf("last pair (wavelength > 8192, stretched by 8): cos %g, want %g", got, want)
+	}
+	if row(cs)[hd/2-1] == row(plain)[hd/2-1] {
+		t.Errorf("last pair equals the plain table's: the scaling was not applied")
+	}
 }

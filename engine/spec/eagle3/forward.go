@@ -45,7 +45,7 @@ func newRunState(h *Head, slots int, pool *cpu.Pool) *runState {
 	return &runState{
 		h: h, pool: pool, slots: slots, kvw: kvw,
 		layer: model.Config{Layers: 1, Dim: c.Dim},
-		rope:  cpu.NewRopeTable(c.HeadDim, slots+1, c.RopeTheta),
+		rope:  c.Rope(slots + 1),
 		K:     make([]float32, slots*kvw),
 		V:     make([]float32, slots*kvw),
 	}
