@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"rigscope/engine/model"
-	"rigscope/engine/tensor/cpu"
 	"rigscope/engine/spec/eagle3"
+	"rigscope/engine/tensor/cpu"
 )
 
 func nil2() *rand.Rand { return rand.New(rand.NewPCG(2, 2)) }

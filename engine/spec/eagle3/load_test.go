@@ -112,7 +112,10 @@ func TestLoadBadInput(t *testing.T) {
 		{"missing tensor", func(h *headSpec) { delete(h.tensors, "midlayer.hidden_norm.weight") }, `no tensor "midlayer.hidden_norm.weight"`},
 		{"lm_head of the wrong size", func(h *headSpec) { h.tensors["lm_head.weight"] = f32Tensor(nil2(), 0.1, 99, 64) }, "lm_head.weight"},
 		{"two decoder layers", func(h *headSpec) { h.config["num_hidden_layers"] = 2 }, "only one-layer"},
-		{"scaled RoPE", func(h *headSpec) { h.config["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `rope_scaling.rope_type = llama3 (factor 8)`},
+		{"llama3 RoPE without its parameters", func(h *headSpec) { h.config["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `llama3 RoPE scaling without`},
+		{"YaRN RoPE", func(h *headSpec) {
+			h.config["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096.0}
+		}, `rope_scaling.rope_type = yarn`},
 		{"bias tensor", func(h *headSpec) { h.tensors["midlayer.self_attn.q_proj.bias"] = f32Tensor(nil2(), 0.1, 64) }, "biases: 1 tensor (midlayer.self_attn.q_proj.bias)"},
 		{"second decoder layer's tensors", func(h *headSpec) { h.tensors["layers.1.mlp.up_proj.weight"] = f32Tensor(nil2(), 0.1, 64, 64) }, "tensors nothing reads: 1 tensor (layers.1.mlp.up_proj.weight)"},
 		{"NaN in a norm", func(h *headSpec) {
