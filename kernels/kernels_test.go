@@ -5,16 +5,30 @@ import (
 	"testing"
 )
 
-// Both embedded PTX modules decompress to PTX for their architecture.
-func TestEmbeddedPTX(t *testing.T) {
+// The embedded images decompress to what their names say, in the order
+// a device of each compute capability tries them: the sm_90 cubin (an ELF
+// file) first on 9.0, the PTX of the architecture elsewhere and after it.
+func TestEmbeddedImages(t *testing.T) {
 	for _, tc := range []struct {
-		major  int
-		name   string
-		target string
-	}{{8, "sm_80", ".target sm_80"}, {9, "sm_90", ".target sm_90"}} {
-		name, ptx, err := For(tc.major, 0)
-		if err != nil || name != tc.name || !strings.Contains(ptx, tc.target) || !strings.Contains(ptx, ".entry ars_add") {
-			t.Errorf("For(%d, 0) = %s, %d bytes, %v; want %s PTX with the kernels", tc.major, name, len(ptx), err, tc.name)
+		major, minor int
+		names        []string
+	}{{8, 0, []string{"sm_80"}}, {8, 9, []string{"sm_80"}}, {9, 0, []string{"sm_90 cubin", "sm_90"}}, {10, 0, []string{"sm_90"}}, {12, 0, []string{"sm_90"}}} {
+		var names []string
+		for _, im := range For(tc.major, tc.minor) {
+			names = append(names, im.Name)
+			b, err := im.Load()
+			cubin := strings.HasSuffix(im.Name, "cubin")
+			switch {
+			case err != nil:
+				t.Errorf("%d.%d: %s: %v", tc.major, tc.minor, im.Name, err)
+			case cubin && !strings.HasPrefix(b, "\x7fELF"):
+				t.Errorf("%d.%d: %s is not an ELF file (%q...)", tc.major, tc.minor, im.Name, b[:min(8, len(b))])
+			case !cubin && (!strings.Contains(b, ".target "+im.Name) || !strings.Contains(b, ".entry ars_add")):
+				t.Errorf("%d.%d: %s: %d bytes, not PTX for %s with the kernels", tc.major, tc.minor, im.Name, len(b), im.Name)
+			}
+		}
+		if strings.Join(names, ",") != strings.Join(tc.names, ",") {
+			t.Errorf("For(%d, %d) = %v, want %v", tc.major, tc.minor, names, tc.names)
 		}
 	}
 }

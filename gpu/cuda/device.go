@@ -25,7 +25,7 @@ type Device struct {
 	Major, Minor int
 	SMs          int
 	TotalMem     int64
-	PTX          string // which embedded PTX was loaded ("sm_90", "sm_80")
+	PTX          string // which image was loaded ("sm_90 cubin", "sm_90", "sm_80", or RIGSCOPE_CUDA_PTX's path)
 
 	dev cu.Device
 	ctx cu.CUContext
@@ -109,27 +109,32 @@ func Open(ordinal int) (*Device, error) {
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: make context current: %w", ordinal, err)
 	}
-	name, ptx, err := kernels.For(d.Major, d.Minor)
-	if err != nil {
-		return nil, err
-	}
 	if path := tunedPTX(); path != "" { // a rebuilt variant, for comparisons (bench/cuda/variants.sh)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_PTX: %w", err)
 		}
-		name, ptx = path, string(b)
+		d.PTX = path
+		if d.mod, err = cu.LoadData(string(b)); err != nil {
+			return nil, fmt.Errorf("cuda: loading %s on %s (compute %d.%d) failed: %w", path, d.Name, d.Major, d.Minor, err)
+		}
+		return d, nil
 	}
-	d.PTX = name
-	if d.mod, err = cu.LoadData(ptx); err != nil {
-		return nil, fmt.Errorf("cuda: loading the %s PTX on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", name, d.Name, d.Major, d.Minor, err)
-	}
-	if t, _ := CurrentTuning(); !t.L2Prefetch { // RIGSCOPE_CUDA_L2PF=0
-		if err := d.setGlobalInt("l2_prefetch", 0); err != nil {
+	// The embedded images in order (kernels.For): if the driver refuses
+	// the cubin, the PTX it compiles itself.
+	var errs []error
+	for _, im := range kernels.For(d.Major, d.Minor) {
+		image, err := im.Load()
+		if err != nil {
 			return nil, err
 		}
+		if d.mod, err = cu.LoadData(image); err == nil {
+			d.PTX = im.Name
+			return d, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", im.Name, err))
 	}
-	return d, nil
+	return nil, fmt.Errorf("cuda: loading the kernels on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", d.Name, d.Major, d.Minor, errors.Join(errs...))
 }
 
 // setGlobalInt writes v into the module's __device__ int name (a switch

@@ -26,8 +26,10 @@ func TestKVKernelsEmbedded(t *testing.T) {
 		names = append(names, fmt.Sprintf("pf_attn_%d", hd))
 	}
 	names = append(names, "pf_fa_64", "pf_fa_128", "pf_kv")
-	for _, major := range []int{8, 9} {
-		arch, ptx, err := kernels.For(major, 0)
+	for _, major := range []int{8, 10} { // the sm_80 PTX, and the sm_90 PTX (a device newer than 9.0 loads it)
+		im := kernels.For(major, 0)[0]
+		arch := im.Name
+		ptx, err := im.Load()
 		if err != nil {
 			t.Fatal(err)
 		}
