@@ -53,8 +53,9 @@ __device__ __forceinline__ uint4 ld_stream(const void* p) {
 // previous kernel's tail and the loads after the wait find them in L2
 // (the loop itself is unchanged: loading registers before the wait made
 // ptxas hoist every later iteration's loads too, 24 to 100 more registers).
-// l2_prefetch is 1 unless gpu/cuda set it to 0 at load (RIGSCOPE_CUDA_L2PF=0,
-// for comparisons): then no product prefetches.
+// l2_prefetch is 1 unless gpu/cuda sets it to 0 at load, which it does
+// unless RIGSCOPE_CUDA_L2PF=1 (measured slower on the H200: tuning.go):
+// then no product prefetches.
 __device__ int l2_prefetch = 1;
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // A chunk is the 16 bytes one lane loads: E elements of a weight row.

@@ -5,8 +5,9 @@
 #      no fixtures): correctness of every quantized, FP8 and bf16 kernel
 #      (float64, T=k = T=1 bitwise), the int8 tensor-core Q4_K products
 #      (mma), instruction rates, and the bandwidth tables with plain and PDL
-#      rows (weights prefetched into L2 before pdl_wait, the default).
-#   2. the same tables with RIGSCOPE_CUDA_L2PF=0 (no prefetch): the A/B.
+#      rows (no L2 prefetch: the default since the final s12 tables).
+#   2. the same tables with RIGSCOPE_CUDA_L2PF=1 (weights prefetched into L2
+#      before pdl_wait): the A/B.
 #   3. with MODELS (a folder with gocoder-14m.Q8_0.gguf, gocoder-14m-hf and
 #      reference-public.json, as session 11's carry/m3): the quant and fp8
 #      checks' model parts (greedy vs the CPU and the reference; Q4_K_M and
@@ -30,11 +31,11 @@ t0=$(date +%s)
 timeout 420 $C -checks rates,quant,fp8,kernels -parts kernels,mma,bandwidth -bwsweep=false > "$O/quant-s12-check.txt" 2>&1
 echo "check: exit $? in $(( $(date +%s) - t0 )) s"
 t0=$(date +%s)
-RIGSCOPE_CUDA_L2PF=0 timeout 240 $C -checks quant,fp8 -parts bandwidth -bwsweep=false -bwmma=false > "$O/quant-s12-nol2pf.txt" 2>&1
-echo "no-prefetch tables: exit $? in $(( $(date +%s) - t0 )) s"
+RIGSCOPE_CUDA_L2PF=1 timeout 240 $C -checks quant,fp8 -parts bandwidth -bwsweep=false -bwmma=false > "$O/quant-s12-l2pf.txt" 2>&1
+echo "prefetch tables: exit $? in $(( $(date +%s) - t0 )) s"
 grep -E "FAIL|^--- |^ok|^PASS|instruction rates|^rate_|^(mv|mv\+add|glu\+norm|mv\+norm|geglu\+norm) |Q4_K plain products|^(qkv|wo|gate|down) |T=1 +[0-9.]+ us plain|^file |^Q4_K_M|^Q8_0 |^Q4_0 |32 FP8 layers" "$O/quant-s12-check.txt" | head -120
-echo "== without the L2 prefetch"
-grep -E "FAIL|T=1 +[0-9.]+ us plain|^file |^Q4_K_M|^Q8_0 |^Q4_0 |32 FP8 layers" "$O/quant-s12-nol2pf.txt" | head -40
+echo "== with the L2 prefetch (RIGSCOPE_CUDA_L2PF=1)"
+grep -E "FAIL|T=1 +[0-9.]+ us plain|^file |^Q4_K_M|^Q8_0 |^Q4_0 |32 FP8 layers" "$O/quant-s12-l2pf.txt" | head -40
 if [ -n "${MODELS:-}" ]; then
 	for k in 0 1; do
 		t0=$(date +%s)

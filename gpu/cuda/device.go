@@ -109,32 +109,46 @@ func Open(ordinal int) (*Device, error) {
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		return nil, fmt.Errorf("cuda: device %d: make context current: %w", ordinal, err)
 	}
-	if path := tunedPTX(); path != "" { // a rebuilt variant, for comparisons (bench/cuda/variants.sh)
+	if err := d.load(); err != nil {
+		return nil, err
+	}
+	if t, _ := CurrentTuning(); !t.L2Prefetch { // the kernels' default is 1 (kernels.cu l2_prefetch)
+		if err := d.setGlobalInt("l2_prefetch", 0); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// load loads the kernels' module: RIGSCOPE_CUDA_PTX's file when set (a
+// rebuilt variant or a cubin, for comparisons: bench/cuda/variants.sh),
+// else the embedded images in order (kernels.For): if the driver refuses
+// the cubin, the PTX it compiles itself.
+func (d *Device) load() error {
+	if path := tunedPTX(); path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("cuda: RIGSCOPE_CUDA_PTX: %w", err)
+			return fmt.Errorf("cuda: RIGSCOPE_CUDA_PTX: %w", err)
 		}
 		d.PTX = path
 		if d.mod, err = cu.LoadData(string(b)); err != nil {
-			return nil, fmt.Errorf("cuda: loading %s on %s (compute %d.%d) failed: %w", path, d.Name, d.Major, d.Minor, err)
+			return fmt.Errorf("cuda: loading %s on %s (compute %d.%d) failed: %w", path, d.Name, d.Major, d.Minor, err)
 		}
-		return d, nil
+		return nil
 	}
-	// The embedded images in order (kernels.For): if the driver refuses
-	// the cubin, the PTX it compiles itself.
 	var errs []error
 	for _, im := range kernels.For(d.Major, d.Minor) {
 		image, err := im.Load()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if d.mod, err = cu.LoadData(image); err == nil {
 			d.PTX = im.Name
-			return d, nil
+			return nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", im.Name, err))
 	}
-	return nil, fmt.Errorf("cuda: loading the kernels on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", d.Name, d.Major, d.Minor, errors.Join(errs...))
+	return fmt.Errorf("cuda: loading the kernels on %s (compute %d.%d) failed: %w (the driver may be older than the PTX; rebuild with `go generate ./kernels` using an older nvcc)", d.Name, d.Major, d.Minor, errors.Join(errs...))
 }
 
 // setGlobalInt writes v into the module's __device__ int name (a switch

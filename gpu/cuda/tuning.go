@@ -19,7 +19,7 @@ type Tuning struct {
 	OutputTC      bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL           bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
 	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
-	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=0: the products do not prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch)
+	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
 	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
 	CaptureKernel bool     // RIGSCOPE_CUDA_CAPK=0: EAGLE-3 features copied out of a step by memcpy nodes, not the copy_f32 kernel
@@ -52,7 +52,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		OutputTC:      get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:           get("RIGSCOPE_CUDA_PDL") != "0",
 		MQM:           get("RIGSCOPE_CUDA_MQM") == "1",
-		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") != "0",
+		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
 		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
 		CaptureKernel: get("RIGSCOPE_CUDA_CAPK") != "0",

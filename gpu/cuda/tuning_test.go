@@ -20,9 +20,9 @@ func TestParseTuning(t *testing.T) {
 		err  bool
 	}{
 		{"defaults", nil, func(*Tuning) {}, false},
-		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_L2PF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0"},
+		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0"},
 			func(w *Tuning) {
-				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.L2Prefetch, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false, false
+				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false
 			}, false},
 		{"rank devices", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "each"}, func(w *Tuning) { w.RankDevices = true }, false},
 		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},
@@ -57,6 +57,8 @@ func TestParseTuning(t *testing.T) {
 		{"kv unknown", map[string]string{"RIGSCOPE_CUDA_KV": "fp8"}, nil, true},
 		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
 		{"int8 tensor-core Q4_K", map[string]string{"RIGSCOPE_CUDA_MQM": "1"}, func(w *Tuning) { w.MQM = true }, false},
+		{"L2 prefetch on", map[string]string{"RIGSCOPE_CUDA_L2PF": "1"}, func(w *Tuning) { w.L2Prefetch = true }, false},
+		{"L2 prefetch not 1 stays off", map[string]string{"RIGSCOPE_CUDA_L2PF": "0"}, func(*Tuning) {}, false},
 		{"int8 tensor-core Q4_K not 1 stays off", map[string]string{"RIGSCOPE_CUDA_MQM": "yes"}, func(*Tuning) {}, false},
 	}
 	for _, c := range cases {
@@ -78,7 +80,7 @@ func TestParseTuning(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, want)
 		}
 	}
-	if def.TensorCores != true || def.AttnRows != 8 || def.AttnMin != 32 || def.RowTiles != nil || def.Warps != nil {
+	if def.TensorCores != true || def.L2Prefetch || def.AttnRows != 8 || def.AttnMin != 32 || def.RowTiles != nil || def.Warps != nil {
 		t.Errorf("defaults = %+v", def)
 	}
 }
