@@ -93,14 +93,19 @@ __device__ __forceinline__ smp_u64 smp_fixed63(float q) {
   return __double2ull_rz(__dmul_rn((double)q, SMP_UNIT63));
 }
 
-// Block-wide reductions: every thread gets the result.
-__device__ __forceinline__ float smp_max(float v, SmpShared& s) {
+// Block-wide reductions: every thread gets the result. S is the kernel's
+// shared struct (SmpShared, SmbShared in sample_bins.cu), whose per-warp
+// scratch arrays fred, hred/lred and ired have one entry per warp of the
+// block: smp_warps<S> is the block's warp count.
+template <class S> __host__ __device__ constexpr int smp_warps() { return sizeof(S::fred) / sizeof(float); }
+
+template <class S> __device__ __forceinline__ float smp_max(float v, S& s) {
   for (int o = 16; o; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();
   if ((threadIdx.x & 31) == 0) s.fred[threadIdx.x >> 5] = v;
   __syncthreads();
   v = s.fred[0];
-  for (int w = 1; w < SMP_WARPS; w++) v = fmaxf(v, s.fred[w]);
+  for (int w = 1; w < smp_warps<S>(); w++) v = fmaxf(v, s.fred[w]);
   return v;
 }
 
@@ -112,7 +117,7 @@ __device__ __forceinline__ void smp_add128(smp_u64* ah, smp_u64* al, smp_u64 bh,
 }
 
 // smp_sum128 is the exact block sum of (hi, lo): sample.Sum128.
-__device__ __forceinline__ void smp_sum128(smp_u64* hi, smp_u64* lo, SmpShared& s) {
+template <class S> __device__ __forceinline__ void smp_sum128(smp_u64* hi, smp_u64* lo, S& s) {
   for (int o = 16; o; o >>= 1) {
     const smp_u64 oh = __shfl_xor_sync(0xffffffffu, *hi, o), ol = __shfl_xor_sync(0xffffffffu, *lo, o);
     smp_add128(hi, lo, oh, ol);
@@ -121,33 +126,33 @@ __device__ __forceinline__ void smp_sum128(smp_u64* hi, smp_u64* lo, SmpShared& 
   if ((threadIdx.x & 31) == 0) { s.hred[threadIdx.x >> 5] = *hi; s.lred[threadIdx.x >> 5] = *lo; }
   __syncthreads();
   smp_u64 h = 0, l = 0;
-  for (int w = 0; w < SMP_WARPS; w++) smp_add128(&h, &l, s.hred[w], s.lred[w]);
+  for (int w = 0; w < smp_warps<S>(); w++) smp_add128(&h, &l, s.hred[w], s.lred[w]);
   *hi = h;
   *lo = l;
 }
 
-__device__ __forceinline__ int smp_imin(int v, SmpShared& s) {
+template <class S> __device__ __forceinline__ int smp_imin(int v, S& s) {
   for (int o = 16; o; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();
   if ((threadIdx.x & 31) == 0) s.ired[threadIdx.x >> 5] = v;
   __syncthreads();
   v = s.ired[0];
-  for (int w = 1; w < SMP_WARPS; w++) v = min(v, s.ired[w]);
+  for (int w = 1; w < smp_warps<S>(); w++) v = min(v, s.ired[w]);
   return v;
 }
-__device__ __forceinline__ int smp_imax(int v, SmpShared& s) {
+template <class S> __device__ __forceinline__ int smp_imax(int v, S& s) {
   for (int o = 16; o; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();
   if ((threadIdx.x & 31) == 0) s.ired[threadIdx.x >> 5] = v;
   __syncthreads();
   v = s.ired[0];
-  for (int w = 1; w < SMP_WARPS; w++) v = max(v, s.ired[w]);
+  for (int w = 1; w < smp_warps<S>(); w++) v = max(v, s.ired[w]);
   return v;
 }
 
 // smp_exclusive_scan returns the (exact) sum of v over the threads before
 // this one, in thread order.
-__device__ __forceinline__ smp_u64 smp_exclusive_scan(smp_u64 v, SmpShared& s) {
+template <class S> __device__ __forceinline__ smp_u64 smp_exclusive_scan(smp_u64 v, S& s) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   smp_u64 x = v;
   for (int o = 1; o < 32; o <<= 1) {

@@ -21,66 +21,10 @@ struct SmbShared {
   smp_u64 wAbove;
 };
 
-__device__ __forceinline__ float smb_max(float v, SmbShared& s) {
-  for (int o = 16; o; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) s.fred[threadIdx.x >> 5] = v;
-  __syncthreads();
-  v = s.fred[0];
-  for (int w = 1; w < SMB_WARPS; w++) v = fmaxf(v, s.fred[w]);
-  return v;
-}
+// The block reductions are sample.cu's (smp_max, smp_sum128, smp_imin,
+// smp_imax, smp_exclusive_scan) over SmbShared's per-warp scratch.
 
-__device__ __forceinline__ void smb_sum128(smp_u64* hi, smp_u64* lo, SmbShared& s) {
-  for (int o = 16; o; o >>= 1) {
-    const smp_u64 oh = __shfl_xor_sync(0xffffffffu, *hi, o), ol = __shfl_xor_sync(0xffffffffu, *lo, o);
-    smp_add128(hi, lo, oh, ol);
-  }
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) { s.hred[threadIdx.x >> 5] = *hi; s.lred[threadIdx.x >> 5] = *lo; }
-  __syncthreads();
-  smp_u64 h = 0, l = 0;
-  for (int w = 0; w < SMB_WARPS; w++) smp_add128(&h, &l, s.hred[w], s.lred[w]);
-  *hi = h;
-  *lo = l;
-}
-
-__device__ __forceinline__ int smb_imin(int v, SmbShared& s) {
-  for (int o = 16; o; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) s.ired[threadIdx.x >> 5] = v;
-  __syncthreads();
-  v = s.ired[0];
-  for (int w = 1; w < SMB_WARPS; w++) v = min(v, s.ired[w]);
-  return v;
-}
-__device__ __forceinline__ int smb_imax(int v, SmbShared& s) {
-  for (int o = 16; o; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) s.ired[threadIdx.x >> 5] = v;
-  __syncthreads();
-  v = s.ired[0];
-  for (int w = 1; w < SMB_WARPS; w++) v = max(v, s.ired[w]);
-  return v;
-}
-
-// smb_scan_u64 returns the exact sum of v over the threads before this one.
-__device__ __forceinline__ smp_u64 smb_scan_u64(smp_u64 v, SmbShared& s) {
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  smp_u64 x = v;
-  for (int o = 1; o < 32; o <<= 1) {
-    const smp_u64 y = __shfl_up_sync(0xffffffffu, x, o);
-    if (lane >= o) x += y;
-  }
-  __syncthreads();
-  if (lane == 31) s.lred[w] = x;
-  __syncthreads();
-  smp_u64 before = 0;
-  for (int i = 0; i < w; i++) before += s.lred[i];
-  return before + x - v;
-}
-
-// smb_scan_int is smb_scan_u64 for ints.
+// smb_scan_int is smp_exclusive_scan for ints.
 __device__ __forceinline__ int smb_scan_int(int v, SmbShared& s) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   int x = v;
@@ -107,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(SMB_THREADS)
   // 1. softmax of logits / T, as engine/sample.Probs computes it.
   float m = -INFINITY;
   for (int i = tid; i < vocab; i += SMB_THREADS) m = fmaxf(m, logits[i]);
-  m = smb_max(m, s);
+  m = smp_max(m, s);
   const float inv = __fdiv_rn(1.f, temp);
   smp_u64 hi = 0, lo = 0;
   for (int i = tid; i < vocab; i += SMB_THREADS) {
@@ -115,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(SMB_THREADS)
     prob[i] = q;
     smp_add128(&hi, &lo, 0, smp_fixed63(q));
   }
-  smb_sum128(&hi, &lo, s);
+  smp_sum128(&hi, &lo, s);
   const double norm =
       __dmul_rn(__dadd_rn(__dmul_rn(__ull2double_rn(hi), SMP_UNIT64), __ull2double_rn(lo)), 1.0 / SMP_UNIT63);
   for (int i = tid; i < vocab; i += SMB_THREADS) prob[i] = (float)__ddiv_rn((double)prob[i], norm);
@@ -215,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(SMB_THREADS)
     local += smp_fixed(p);
     nz += p > 0.f;
   }
-  smp_u64 acc = smb_scan_u64(local, s);
+  smp_u64 acc = smp_exclusive_scan(local, s);
   int first = 0x7fffffff, last = -1;
   for (int i = lo_i; i < hi_i; i++) {
     const float p = prob[i];
@@ -224,8 +168,8 @@ extern "C" __global__ void __launch_bounds__(SMB_THREADS)
     last = i;
     if (U < acc) { first = i; break; }
   }
-  first = smb_imin(first, s);
-  last = smb_imax(last, s);
+  first = smp_imin(first, s);
+  last = smp_imax(last, s);
   if (info) {  // the check's diagnostic: entries left with mass
     for (int o = 16; o; o >>= 1) nz += __shfl_xor_sync(0xffffffffu, nz, o);
     __syncthreads();
