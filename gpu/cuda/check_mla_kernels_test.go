@@ -12,7 +12,6 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
-	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
 )
 
@@ -37,40 +36,8 @@ func checkMLAKernels(d *Device, w io.Writer) (err error) {
 		return err
 	}
 	defer done()
-	var allocs []cu.DevicePtr
-	defer func() {
-		for _, p := range allocs {
-			cu.MemFree(p)
-		}
-	}()
-	upB := func(b []byte) (cu.DevicePtr, error) {
-		p, e := cu.MemAlloc(int64(len(b)))
-		if e != nil {
-			return 0, e
-		}
-		allocs = append(allocs, p)
-		return p, cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b)))
-	}
-	up := func(v []float32) (cu.DevicePtr, error) {
-		b := make([]byte, 4*len(v))
-		tensor.Encode(b, tensor.F32, v)
-		return upB(b)
-	}
-	down := func(p cu.DevicePtr, n int) ([]float32, error) {
-		out := make([]float32, n)
-		if e := s.Synchronize(); e != nil {
-			return nil, e
-		}
-		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
-	}
-	nan := float32(math.NaN())
-	poisoned := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = nan
-		}
-		return v
-	}
+	dh := newDevHelper(s)
+	defer dh.free()
 	fns := map[string]cu.Function{}
 	for _, n := range []string{"mla_qnorm", "mla_cache", "mla_attend"} {
 		if fns[n], err = d.fn(n); err != nil {
@@ -86,7 +53,7 @@ func checkMLAKernels(d *Device, w io.Writer) (err error) {
 		{name: "tree of 8, halves", qr: 32, r: 64, rope: 32, nope: 16, vd: 48, hl: 2, base: 5, T: 8, tree: true},
 		{name: "decode at 0", qr: 16, r: 16, rope: 8, nope: 8, vd: 8, hl: 3, base: 0, T: 1},
 	} {
-		if err := checkMLACase(c, rng, fns, s, upB, up, down, poisoned, w); err != nil {
+		if err := checkMLACase(c, rng, fns, dh, w); err != nil {
 			return fmt.Errorf("mla kernels %s: %w", c.name, err)
 		}
 	}
@@ -94,8 +61,7 @@ func checkMLAKernels(d *Device, w io.Writer) (err error) {
 }
 
 // checkMLACase is one case of checkMLAKernels.
-func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s cu.Stream,
-	upB func([]byte) (cu.DevicePtr, error), up func([]float32) (cu.DevicePtr, error), down func(cu.DevicePtr, int) ([]float32, error), poisoned func(int) []float32, w io.Writer) error {
+func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, dh *devHelper, w io.Writer) error {
 	qr, r, rope, nope, vd, hl, base, T := c.qr, c.r, c.rope, c.nope, c.vd, c.hl, c.base, c.T
 	qk, width, lda := nope+rope, r+rope, qr+r+rope
 	slots := base + T + 8
@@ -111,7 +77,10 @@ func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s
 	gq, gkv := randv(qr, 0.1, 1), randv(r, 0.1, 1)
 	ukt := randv(hl*r*nope, 1/math.Sqrt(float64(nope)), 0)
 	uv := randv(hl*vd*r, 1/math.Sqrt(float64(r)), 0)
-	cache := append(randv(base*width, 1, 0), poisoned((slots-base)*width)...)
+	cache := append(randv(base*width, 1, 0), make([]float32, (slots-base)*width)...)
+	for i := base * width; i < len(cache); i++ {
+		cache[i] = float32(math.NaN()) // slots not written yet
+	}
 	maxPos := base + T + 64
 	cs, sn := cpu.NewRopeTable(rope, maxPos, 10000).Tables(maxPos)
 	// The step: a chain (parent t-1, position base+t), or a binary tree
@@ -142,45 +111,38 @@ func checkMLACase(c mlaKernelCase, rng *rand.Rand, fns map[string]cu.Function, s
 	if c.inter {
 		inter = 1
 	}
-	dA, e1 := up(a)
-	dQ, e2 := up(q)
-	dGq, e3 := up(gq)
-	dGkv, e4 := up(gkv)
-	dUKT, e5 := up(ukt)
-	dUV, e6 := up(uv)
-	dCS, e7 := up(cs)
-	dSN, e8 := up(sn)
-	dCache, e9 := up(cache)
-	if err := firstErr(e1, e2, e3, e4, e5, e6, e7, e8, e9); err != nil {
-		return err
+	dA, dQ, dGq, dGkv := dh.up(f32bytes(a)), dh.up(f32bytes(q)), dh.up(f32bytes(gq)), dh.up(f32bytes(gkv))
+	dUKT, dUV, dCS, dSN := dh.up(f32bytes(ukt)), dh.up(f32bytes(uv)), dh.up(f32bytes(cs)), dh.up(f32bytes(sn))
+	dCache := dh.up(f32bytes(cache))
+	if dh.err != nil {
+		return dh.err
 	}
 	// run launches the three kernels for step st, outputs poisoned first.
 	run := func(st stepParams, nT int, qOff int) (qn, att []float32, err error) {
-		dSt, e1 := upB(unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st)))
-		dQn, e2 := up(poisoned(nT * qr))
-		dAtt, e3 := up(poisoned(nT * hl * vd))
-		if err := firstErr(e1, e2, e3); err != nil {
-			return nil, nil, err
+		dSt := dh.up(unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st)))
+		dQn, dAtt := dh.poison(nT*qr), dh.poison(nT*hl*vd)
+		if dh.err != nil {
+			return nil, nil, dh.err
 		}
 		aRows := dA + cu.DevicePtr(4*qOff*lda)
 		qRows := dQ + cu.DevicePtr(4*qOff*hl*qk)
 		if err := firstErr(
-			launch(fns["mla_qnorm"], [3]int{nT, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(dQn), ptr(aRows), i32(lda), i32(qr), ptr(dGq), f32(model.MLANormEps)),
-			launch(fns["mla_cache"], [3]int{nT, 1, 1}, [3]int{128, 1, 1}, 0, s, ptr(dCache), ptr(aRows), i32(lda), i32(qr), ptr(dGkv), ptr(dSt),
+			launch(fns["mla_qnorm"], [3]int{nT, 1, 1}, [3]int{256, 1, 1}, 0, dh.s, ptr(dQn), ptr(aRows), i32(lda), i32(qr), ptr(dGq), f32(model.MLANormEps)),
+			launch(fns["mla_cache"], [3]int{nT, 1, 1}, [3]int{128, 1, 1}, 0, dh.s, ptr(dCache), ptr(aRows), i32(lda), i32(qr), ptr(dGkv), ptr(dSt),
 				ptr(dCS), ptr(dSN), i32(r), i32(rope), f32(model.MLANormEps), i32(inter)),
-			launch(fns["mla_attend"], [3]int{hl, nT, 1}, [3]int{mlaThreads, 1, 1}, 0, s, ptr(dAtt), ptr(qRows), ptr(dCache), ptr(dUKT), ptr(dUV), ptr(dSt),
+			launch(fns["mla_attend"], [3]int{hl, nT, 1}, [3]int{mlaThreads, 1, 1}, 0, dh.s, ptr(dAtt), ptr(qRows), ptr(dCache), ptr(dUKT), ptr(dUV), ptr(dSt),
 				ptr(dCS), ptr(dSN), i32(hl), i32(nope), i32(rope), i32(r), i32(vd), f32(scale), i32(inter))); err != nil {
 			return nil, nil, err
 		}
-		qn, e1 = down(dQn, nT*qr)
-		att, e2 = down(dAtt, nT*hl*vd)
+		qn, e1 := dh.down(dQn, nT*qr)
+		att, e2 := dh.down(dAtt, nT*hl*vd)
 		return qn, att, firstErr(e1, e2)
 	}
 	qn, att, err := run(st, T, 0)
 	if err != nil {
 		return err
 	}
-	gotCache, err := down(dCache, slots*width)
+	gotCache, err := dh.down(dCache, slots*width)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -45,46 +44,8 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		return err
 	}
 	defer done()
-	var allocs []cu.DevicePtr
-	defer func() {
-		for _, p := range allocs {
-			cu.MemFree(p)
-		}
-	}()
-	up := func(b []byte) (cu.DevicePtr, error) {
-		p, e := cu.MemAlloc(int64(len(b)))
-		if e != nil {
-			return 0, e
-		}
-		allocs = append(allocs, p)
-		return p, cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b)))
-	}
-	f32b := func(v []float32) []byte {
-		b := make([]byte, 4*len(v))
-		tensor.Encode(b, tensor.F32, v)
-		return b
-	}
-	poison := func(n int) (cu.DevicePtr, error) {
-		b := make([]byte, 4*n)
-		for i := range n {
-			binary.LittleEndian.PutUint32(b[4*i:], 0x7fc00000)
-		}
-		return up(b)
-	}
-	downF := func(p cu.DevicePtr, n int) ([]float32, error) {
-		out := make([]float32, n)
-		if e := s.Synchronize(); e != nil {
-			return nil, e
-		}
-		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
-	}
-	downI := func(p cu.DevicePtr, n int) ([]int32, error) {
-		out := make([]int32, n)
-		if e := s.Synchronize(); e != nil {
-			return nil, e
-		}
-		return out, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n))
-	}
+	dh := newDevHelper(s)
+	defer dh.free()
 	fns := map[string]cu.Function{}
 	for _, n := range []string{"moe_logits", "moe_route", "moe_glu_bf16", "moe_down_bf16"} {
 		if fns[n], err = d.fn(n); err != nil {
@@ -129,20 +90,16 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		gateB, gate := bf(randv(E*fl*dim, 1/math.Sqrt(float64(dim))))
 		upB, upw := bf(randv(E*fl*dim, 1/math.Sqrt(float64(dim))))
 		downB, downw := bf(randv(E*dim*fl, 1/math.Sqrt(float64(fl))))
-		dRouter, e1 := up(f32b(router))
-		dG, e2 := up(f32b(g))
-		dGate, e3 := up(gateB)
-		dUp, e4 := up(upB)
-		dDown, e5 := up(downB)
-		if err := firstErr(e1, e2, e3, e4, e5); err != nil {
-			return err
+		dRouter, dG, dGate, dUp, dDown := dh.up(f32bytes(router)), dh.up(f32bytes(g)), dh.up(gateB), dh.up(upB), dh.up(downB)
+		if dh.err != nil {
+			return dh.err
 		}
 		var bias, init []float32
 		var dBias cu.DevicePtr
 		if c.bias {
 			bias = randv(E, 0.3)
-			if dBias, err = up(f32b(bias)); err != nil {
-				return err
+			if dBias = dh.up(f32bytes(bias)); dh.err != nil {
+				return dh.err
 			}
 		}
 		if c.shared {
@@ -163,26 +120,16 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 		run := func(xs, in []float32, n int) ([]float32, []int32, []float32, error) {
 			var dInit cu.DevicePtr
 			if in != nil {
-				var err error
-				if dInit, err = up(f32b(in)); err != nil {
-					return nil, nil, nil, err
-				}
+				dInit = dh.up(f32bytes(in))
 			}
-			dx, e1 := up(f32b(xs))
-			xn, e2 := poison(n * dim)
-			ids, e3 := poison(n * k)
-			wts, e4 := poison(n * k)
-			h, e5 := poison(n * k * fl)
-			out, e6 := poison(n * dim)
-			lg, e7 := poison(n * E)
-			if e7 != nil {
-				return nil, nil, nil, e7
-			}
+			dx := dh.up(f32bytes(xs))
+			xn, ids, wts, h, lg := dh.poison(n*dim), dh.poison(n*k), dh.poison(n*k), dh.poison(n*k*fl), dh.poison(n*E)
+			out := dh.poison(n * dim)
 			if c.add {
-				out, e6 = up(f32b(xs))
+				out = dh.up(f32bytes(xs))
 			}
-			if err := firstErr(e1, e2, e3, e4, e5, e6); err != nil {
-				return nil, nil, nil, err
+			if dh.err != nil {
+				return nil, nil, nil, dh.err
 			}
 			if err := firstErr(
 				launch(fns["moe_logits"], [3]int{(E + 7) / 8, n, 1}, [3]int{256, 1, 1}, 0, s, ptr(lg), ptr(dx), ptr(dG), ptr(dRouter), i32(dim), i32(E), f32(1e-5)),
@@ -194,9 +141,9 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 					i32(dim), i32(fl), i32(k), i32(add), ptr(dInit))); err != nil {
 				return nil, nil, nil, err
 			}
-			o, e1 := downF(out, n*dim)
-			id, e2 := downI(ids, n*k)
-			wt, e3 := downF(wts, n*k)
+			o, e1 := dh.down(out, n*dim)
+			id, e2 := dh.downInts(ids, n*k)
+			wt, e3 := dh.down(wts, n*k)
 			return o, id, wt, firstErr(e1, e2, e3)
 		}
 		out, ids, wts, err := run(x, init, T)

@@ -506,6 +506,18 @@ func (h *devHelper) down(p cu.DevicePtr, n int) ([]float32, error) {
 	return out, nil
 }
 
+// downInts synchronizes the stream and copies n int32s back.
+func (h *devHelper) downInts(p cu.DevicePtr, n int) ([]int32, error) {
+	out := make([]int32, n)
+	if err := h.s.Synchronize(); err != nil {
+		return nil, fmt.Errorf("cuda check: %w", err)
+	}
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n)); err != nil {
+		return nil, fmt.Errorf("cuda check: download: %w", err)
+	}
+	return out, nil
+}
+
 // downQX copies back the first T rows of the quantized activation in the
 // scratch at xq (rows of K): int8 q (T, K) and float2 (T, K/16) as
 // float32 pairs.
