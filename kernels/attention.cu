@@ -199,17 +199,32 @@ __device__ __forceinline__ float head_inv_rms(const float* x, const float* bias,
   return 1.f / sqrtf(ss / HD + eps);
 }
 
+// AttSmem is the attention block's shared memory, one struct for both
+// paths (attn_body, attn_fixed: attn_fixed.cu) so that the kernel that
+// picks one at run time allocates it once: the query rows (RoPE'd), a
+// 32-slot chunk of K or V widened, the q/k head norms' 1/rms, and
+// attn_fixed's table of each row's visible new slots (anc) and flags.
+template <int HD, int RB>
+struct AttSmem {
+  __align__(16) float qs[RB][HD];
+  __align__(16) float buf[32][HD + 4];
+  float qinv[RB], kinv[MAXT];
+  signed char anc[MAXT][MAXT];
+  int last, virt, ident;
+};
+
 template <int HD, int RPW, bool EXT, typename KT>
-__device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
+__device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl, float* pacc, unsigned* cnt,
                                           const float* qkv, int ldq, KT* Kc, KT* Vc, const Step* st,
                                           const float* __restrict__ cs, const float* __restrict__ sn,
                                           int hq, int hk, float scale, int interleaved, int minper,
                                           __nv_bfloat16* xf, const float* __restrict__ bias,
                                           const float* __restrict__ qkn, float eps, int window, int8_t* qo) {
   constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
-  __shared__ __align__(16) float qs[RB][HD];
-  __shared__ float qinv[RB], kinv[MAXT];  // qkn: 1/rms of each query row, of each new key row
-  __shared__ int last;
+  auto& qs = sm.qs;
+  auto& qinv = sm.qinv;  // qkn: 1/rms of each query row, of each new key row
+  auto& kinv = sm.kinv;
+  int& last = sm.last;
   const int h = blockIdx.x, s = blockIdx.y, S = gridDim.y, rg = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int T = st->T, base = st->base, G = hq / hk, R = G * T;
@@ -368,7 +383,7 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
 #pragma unroll
   for (int u = 0; u < DEPTH; u++)
     if (u >= n0 && u < nc) load_chunk(ch[u], u);  // the new slots: after the prologue stored them
-  __shared__ __align__(16) float buf[32][HD + 4];
+  auto& buf = sm.buf;
   for (int cd = 0; cd < nc; cd += DEPTH) {
 #pragma unroll
     for (int u = 0; u < DEPTH; u++) {  // unrolled: ch[u] stays in registers
@@ -524,27 +539,4 @@ __device__ __forceinline__ void attn_body(float* out, float* pm, float* pl, floa
   if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
 }
 
-// attn_HD_RPW: the Llama block; attnx_HD_RPW: with the extensions (bias,
-// qkn, window: the same arguments, which attn_ ignores; qo, when set: the
-// output also quantized for wo's quantized product, att_quant), so that plain
-// models keep the kernel they had (the extensions' loads cost registers:
-// attn_64_1 96 -> 118, attn_256_2 spilled). Each with a float32 cache, and
-// with a bf16 cache under the name with _kb appended (attn_128_2_kb).
-#define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                 \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF(                     \
-      float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc,       \
-      KT* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,     \
-      int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window,            \
-      int8_t* qo) {                                                                                          \
-    attn_body<HD, RPW, EXT, KT>(out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
-                                minper, xf, bias, qkn, eps, window, qo);                                     \
-  }
-#define ATT_KT(HD, KT, SUF)                                                                          \
-  ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \
-  ATT_INST(attnx, HD, 2, true, KT, SUF)
-#define ATT_ALL(HD) ATT_KT(HD, float, ) ATT_KT(HD, __nv_bfloat16, _kb)
-ATT_ALL(16)
-ATT_ALL(32)
-ATT_ALL(64)
-ATT_ALL(128)
-ATT_ALL(256)
+#include "attn_fixed.cu"

@@ -104,6 +104,7 @@ type kvResult struct {
 	pfSame   []int      // ... greedy = 16-token path
 	path     string     // the prefill path (PrefillPath)
 	slots    kvSlotDiff // the verify's stored slots vs decode's
+	chunk    int        // the attention's fixed chunk (attnPlan; 0: split by length)
 }
 
 func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) error {
@@ -121,6 +122,9 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 			return fmt.Errorf("cuda-check: kv %s: %w", f, err)
 		}
 		r, names, err := kvRun(ctx, t, ref)
+		if r != nil {
+			r.chunk = t.ap.chunk
+		}
 		t.Close()
 		if err != nil {
 			return fmt.Errorf("cuda-check: kv %s: %w", f, err)
@@ -174,10 +178,18 @@ func checkKV(ctx context.Context, d *Device, models string, stdout io.Writer) er
 			}
 		}
 		fmt.Fprintf(stdout, "  (prefill path: %s)\n", r.path)
-		fmt.Fprintf(stdout, "%-8s %v\n", f, r.slots)
+		fmt.Fprintf(stdout, "%-8s %v (attention chunk %d)\n", f, r.slots, r.chunk)
 		fmt.Fprintf(stdout, "%-8s teacher-forced rows vs the CPU engine with the same cache: rel %.2e\n", f, cpuRel[f])
 		if v.verArg != v.verN || v.treeArg != 5*n {
 			fails = append(fails, fmt.Sprintf("%s: verify argmax = decode %d/%d, tree %d/%d", f, v.verArg, v.verN, v.treeArg, 5*n))
+		}
+	}
+	for _, f := range kvFormats { // batch invariance: verify rows and slots are decode's
+		if r := res[f]; r.chunk > 0 {
+			if v := r.ver; v.verRel != 0 || v.treeRel != 0 || v.keepRel != 0 || r.slots.differ != 0 {
+				fails = append(fails, fmt.Sprintf("%s: fixed attention chunks of %d, yet verify rel %.2e, tree %.2e, keep %.2e, %d slot elements differ from decode (want all 0)",
+					f, r.chunk, v.verRel, v.treeRel, v.keepRel, r.slots.differ))
+			}
 		}
 	}
 	if b16.agree < kvMinAgree {
@@ -288,11 +300,17 @@ func rowsRel(a, b []float32, V int) float64 {
 	return m
 }
 
+// kvBenchChunks are the attention plans checkKVBench times: the split by
+// the step's length (0, not batch-invariant) and fixed chunks.
+var kvBenchChunks = []int{0, 32, 64, 128}
+
 // checkKVBench times decode steps (graphed, argmax on the device) of the
 // llama-8b shape (synthetic bf16 weights, as cuda-bench) with a float32
-// and a bf16 cache at 512 and 4096 cached positions: both targets loaded
-// at once, the formats alternating within each repeat so that they see
-// the same clocks; medians of 5 repeats of 50 steps after one warm-up.
+// and a bf16 cache at 512 and 4096 cached positions, each with every
+// attention plan of kvBenchChunks: both targets loaded at once, formats
+// and plans alternating within each repeat so that they see the same
+// clocks; medians of 5 repeats of 50 steps after one warm-up. First it
+// checks the batch invariance on this shape (kvInvariance).
 func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
 		NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
@@ -306,8 +324,19 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 		defer t.Close()
 		ts[f] = t
 	}
-	fmt.Fprintf(stdout, "\nKV cache format, llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats alternating\n")
-	fmt.Fprintf(stdout, "%-6s %12s %12s %8s %14s %14s\n", "ctx", "f32 tok/s", "bf16 tok/s", "ratio", "f32 KV MiB", "bf16 KV MiB")
+	var fails []string
+	for _, f := range kvFormats {
+		if err := kvInvariance(ctx, ts[f], "llama-8b shape", stdout); err != nil {
+			fails = append(fails, err.Error())
+		}
+	}
+	def := ts[kvF32].ap.chunk
+	fmt.Fprintf(stdout, "\nKV cache format and attention chunks (0: split by length), llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats and plans alternating\n")
+	fmt.Fprintf(stdout, "%-6s %-8s", "ctx", "cache")
+	for _, c := range kvBenchChunks {
+		fmt.Fprintf(stdout, " %9s %7s", fmt.Sprintf("chunk%d", c), "vs 0")
+	}
+	fmt.Fprintf(stdout, " %10s\n", "KV MiB")
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range ctxs {
 		for _, f := range kvFormats { // fill both caches to n-1 positions
@@ -322,32 +351,117 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 				}
 			}
 		}
-		times := map[kvFormat][]float64{}
+		times := map[kvFormat]map[int][]float64{}
 		for rep := 0; rep < 6; rep++ {
 			for _, f := range kvFormats {
-				s, err := timeDecode(ctx, ts[f], 50)
-				if err != nil {
-					return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+				if times[f] == nil {
+					times[f] = map[int][]float64{}
 				}
-				if rep > 0 {
-					times[f] = append(times[f], s)
+				for _, c := range kvBenchChunks {
+					if err := withAttnChunk(ts[f], c); err != nil {
+						return fmt.Errorf("cuda-check: kvbench: %w", err)
+					}
+					if _, err := timeDecode(ctx, ts[f], 2); err != nil { // capture
+						return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+					}
+					s, err := timeDecode(ctx, ts[f], 50)
+					if err != nil {
+						return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+					}
+					if rep > 0 {
+						times[f][c] = append(times[f][c], s)
+					}
 				}
 			}
 		}
-		a, b := 1/median(times[kvF32]), 1/median(times[kvBF16])
-		mib := func(f kvFormat) float64 { return float64(kvCacheBytes(cfg, n, 1, f)) / (1 << 20) }
-		fmt.Fprintf(stdout, "%-6d %12.1f %12.1f %8.3f %14.0f %14.0f\n", n, a, b, b/a, mib(kvF32), mib(kvBF16))
+		for _, f := range kvFormats {
+			fmt.Fprintf(stdout, "%-6d %-8s", n, f)
+			for _, c := range kvBenchChunks {
+				fmt.Fprintf(stdout, " %9.1f %7.3f", 1/median(times[f][c]), median(times[f][0])/median(times[f][c]))
+			}
+			fmt.Fprintf(stdout, " %10.0f\n", float64(kvCacheBytes(cfg, n, 1, f))/(1<<20))
+		}
 		for _, T := range []int{1, 5} {
-			line := fmt.Sprintf("  attention kernels of a step, T=%d (ungraphed, events; median of 5): ", T)
 			for _, f := range kvFormats {
-				us, gbps, err := attnProfile(ts[f], T, 5)
-				if err != nil {
-					return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+				line := fmt.Sprintf("  attention kernels of a step, %s T=%d (ungraphed, events; median of 5):", f, T)
+				for _, c := range kvBenchChunks {
+					if err := withAttnChunk(ts[f], c); err != nil {
+						return fmt.Errorf("cuda-check: kvbench: %w", err)
+					}
+					us, _, err := attnProfile(ts[f], T, 5)
+					if err != nil {
+						return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
+					}
+					line += fmt.Sprintf("  chunk%d %.1f us", c, us)
 				}
-				line += fmt.Sprintf("%s %.1f us (%.0f GB/s)  ", f, us, gbps)
+				fmt.Fprintln(stdout, line)
 			}
-			fmt.Fprintln(stdout, line)
 		}
+	}
+	for _, f := range kvFormats {
+		if err := withAttnChunk(ts[f], def); err != nil {
+			return fmt.Errorf("cuda-check: kvbench: %w", err)
+		}
+	}
+	if len(fails) > 0 {
+		return fmt.Errorf("cuda-check: kvbench: %s", strings.Join(fails, "; "))
+	}
+	return nil
+}
+
+// withAttnChunk switches t's attention to chunks of chunk slots (0: the
+// split by length), as Tuning.AttnChunk would at load, for a comparison
+// in one process: the captured steps are dropped; the scratch allocated at
+// load must hold the new plan's columns.
+func withAttnChunk(t *Target, chunk int) error {
+	tune := t.tune
+	tune.AttnChunk = chunk
+	p := newAttnPlan(t.cfg, t.slots, t.dev.SMs, tune)
+	if have := newAttnPlan(t.cfg, t.slots, t.dev.SMs, t.tune).cols(); p.cols() > have { // the load's plan sized the scratch
+		return fmt.Errorf("attention chunk %d needs %d partial columns, the target has %d", chunk, p.cols(), have)
+	}
+	unbind, err := t.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	if err := t.stream.Synchronize(); err != nil {
+		return err
+	}
+	t.dropGraphs()
+	t.ap = p
+	return nil
+}
+
+// kvInvariance checks that t's verify (chain, tree, KeepPath) rows and the
+// slots a verify stores are decode's (archVerify, slotDiff) after a
+// prompt of 200 random tokens: equal to the bit with fixed attention
+// chunks; reported only with the split by length.
+func kvInvariance(ctx context.Context, t *Target, name string, stdout io.Writer) error {
+	rng := rand.New(rand.NewPCG(7, uint64(len(t.kv))))
+	prompt := make([]int32, 200)
+	for i := range prompt {
+		prompt[i] = int32(rng.IntN(t.cfg.Vocab))
+	}
+	_, toks, err := gpuGreedy(ctx, t, prompt, 9)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", name, t.kv, err)
+	}
+	var row archRow
+	var notes []string
+	if err := archVerify(ctx, t, prompt, toks, &row, &notes, 0); err != nil {
+		return fmt.Errorf("%s %s: verify: %w", name, t.kv, err)
+	}
+	sd, err := slotDiff(ctx, t, len(prompt), toks[:8])
+	if err != nil {
+		return fmt.Errorf("%s %s: slots: %w", name, t.kv, err)
+	}
+	ok := row.verRel == 0 && row.treeRel == 0 && row.keepRel == 0 && sd.differ == 0
+	fmt.Fprintf(stdout, "\n%s, %s cache, attention chunk %d: verify of 8 vs decode rel %.2e (argmax %d/%d), tree %.2e, keep %.2e; %v; bitwise %v\n",
+		name, t.kv, t.ap.chunk, row.verRel, row.verArg, row.verN, row.treeRel, row.keepRel, sd, ok)
+	if !ok && t.ap.chunk > 0 {
+		return fmt.Errorf("%s %s: fixed attention chunks of %d, yet verify/tree/keep rows or slots differ from decode (rel %.2e, %.2e, %.2e; %d slot elements)",
+			name, t.kv, t.ap.chunk, row.verRel, row.treeRel, row.keepRel, sd.differ)
 	}
 	return nil
 }

@@ -18,33 +18,57 @@ import (
 	"rigscope/engine/tensor/cpu"
 )
 
-// The attention kernel's step rows (-checks kv): T tokens in one launch
-// (a verify chain) against the same T tokens in T launches of one token
-// (decode steps), from the same qkv rows on the same cache, for each
-// cache format. Every new slot is stored by the same arithmetic in both
-// runs, so the caches after them must be equal to the bit; each output row
-// is the same attention over the same stored values, summed in another
-// order (the splits depend on the cached length, the new slots are one
-// chunk of their own in a verify), so it must agree to float32's
-// reassociation: kvRowsTol. A kernel that attended to a fresh slot before
-// rounding it (or to another slot than it stored) differs by the bf16
-// rounding, about 1e-3.
+// The attention kernel's batch invariance (-checks kv): the T rows of one
+// launch (a verify: a chain, or a tree with positions base + depth)
+// against decode steps of one token, from the same qkv rows on the same
+// cache, for each cache format: for every node t, its path from the root
+// decoded one token a launch on a fresh copy of the cache. With fixed
+// chunks (attnPlan.chunk > 0: attn_fixed.cu) node t's output row must
+// equal the last decode's bit for bit, and every slot the decodes stored
+// (position base+i) the slot the verify stored for the path's node i. The
+// earlier split by length (chunk 0, RIGSCOPE_CUDA_ATTCHUNK=0) is held to
+// float32's reassociation instead (kvRowsTol: its splits depend on the
+// cached length, and the new slots are one chunk of their own in a
+// verify); its caches must still be equal to the bit.
 const kvRowsTol = 1e-5
 
 // kvRowCase is one shape of the check: heads, head dim, cached slots
-// before the step, tokens, splits.
-type kvRowCase struct{ hq, hk, hd, base, T, S int }
+// before the step, tokens, blocks per head (grid y), and a sliding window
+// (attnx_ kernels) when window > 0.
+type kvRowCase struct{ hq, hk, hd, base, T, S, window int }
 
-var kvRowCases = []kvRowCase{
-	{hq: 32, hk: 8, hd: 128, base: 1000, T: 8, S: 32}, // llama-8b's attention at TP 1
-	{hq: 4, hk: 2, hd: 64, base: 60, T: 8, S: 3},
-	{hq: 8, hk: 4, hd: 64, base: 300, T: 16, S: 7},
-	{hq: 8, hk: 8, hd: 256, base: 77, T: 5, S: 4},
-	{hq: 4, hk: 2, hd: 16, base: 33, T: 7, S: 2},
+// kvRowCases: llama-8b's attention at TP 1 for every T, small heads and
+// head dims 16 to 256, a step at position 0, steps across 32- and
+// 128-slot boundaries, windows shorter than the tree and than the cache.
+func kvRowCases() []kvRowCase {
+	var cs []kvRowCase
+	for T := 1; T <= MaxTokens; T++ {
+		cs = append(cs, kvRowCase{hq: 32, hk: 8, hd: 128, base: 1000, T: T, S: 32})
+	}
+	return append(cs,
+		kvRowCase{hq: 32, hk: 8, hd: 128, base: 4085, T: 16, S: 32},
+		kvRowCase{hq: 4, hk: 2, hd: 64, base: 60, T: 8, S: 3},
+		kvRowCase{hq: 8, hk: 4, hd: 64, base: 300, T: 16, S: 7},
+		kvRowCase{hq: 8, hk: 8, hd: 256, base: 77, T: 5, S: 4},
+		kvRowCase{hq: 8, hk: 8, hd: 256, base: 120, T: 16, S: 4},
+		kvRowCase{hq: 4, hk: 2, hd: 16, base: 33, T: 7, S: 2},
+		kvRowCase{hq: 4, hk: 2, hd: 32, base: 0, T: 5, S: 3},
+		kvRowCase{hq: 4, hk: 2, hd: 32, base: 30, T: 16, S: 1},
+		kvRowCase{hq: 8, hk: 4, hd: 64, base: 120, T: 12, S: 5},
+		kvRowCase{hq: 8, hk: 4, hd: 64, base: 300, T: 12, S: 7, window: 40},
+		kvRowCase{hq: 8, hk: 4, hd: 64, base: 300, T: 9, S: 7, window: 5},
+		kvRowCase{hq: 16, hk: 2, hd: 64, base: 1000, T: 16, S: 9, window: 200},
+	)
 }
 
-// checkKVRows runs kvRowCases for every cache format and prints the
-// largest row difference (max |a-b| / max |b| per row).
+// kvRowChunks are the chunk sizes checked: the earlier split (0) and
+// fixed chunks.
+var kvRowChunks = []int{0, 32, 64, 128}
+
+// checkKVRows runs kvRowCases for every cache format, chunk size and mask
+// (chain, tree) and prints per (format, chunk) the rows and slots that
+// differ from decode's and the largest row difference (max |a-b| / max
+// |b| per row).
 func checkKVRows(d *Device, w io.Writer) error {
 	s, done, err := d.checkStream()
 	if err != nil {
@@ -52,25 +76,29 @@ func checkKVRows(d *Device, w io.Writer) error {
 	}
 	defer done()
 	rng := rand.New(rand.NewPCG(19, 2))
-	fmt.Fprintf(w, "\nattention: T tokens in one launch vs T launches of one token, same qkv and cache; caches after both bitwise, output rows max|a-b|/max|b| (tolerance %.0e)\n", kvRowsTol)
-	fmt.Fprintf(w, "%-30s %8s %10s %s\n", "case", "cache", "row rel", "")
+	fmt.Fprintf(w, "\nattention: a verify of T tokens (chain, tree) vs decode steps of each node's path, same qkv and cache; rows and cache slots not bitwise equal, max row rel\n")
+	fmt.Fprintf(w, "%-8s %6s %6s %12s %12s %10s %s\n", "cache", "chunk", "cases", "rows differ", "slots differ", "row rel", "")
 	var fails []error
 	for _, kvf := range kvFormats {
-		for _, tc := range kvRowCases {
-			rel, sameCache, err := kvRowsRun(s, d, rng, tc, kvf)
-			if err != nil {
-				return err
+		for _, chunk := range kvRowChunks {
+			var r kvRowsResult
+			n := 0
+			for _, tc := range kvRowCases() {
+				for _, tree := range []bool{false, true} {
+					if err := kvRowsRun(s, d, rng, tc, kvf, chunk, tree, &r); err != nil {
+						return err
+					}
+					n++
+				}
 			}
 			st := "ok"
-			if rel > kvRowsTol || !sameCache {
-				st = "FAIL"
-				fails = append(fails, fmt.Errorf("cuda check kv rows %s %v: row rel %.2e, caches equal %v", kvf, tc, rel, sameCache))
+			bad := r.slotsDiffer > 0 || (chunk > 0 && r.rowsDiffer > 0) || (chunk == 0 && r.rel > kvRowsTol)
+			if bad {
+				st = "FAIL " + r.first
+				fails = append(fails, fmt.Errorf("cuda check kv rows %s chunk %d: %d of %d rows and %d of %d slots differ from decode, row rel %.2e (%s)",
+					kvf, chunk, r.rowsDiffer, r.rows, r.slotsDiffer, r.slots, r.rel, r.first))
 			}
-			cache := "bitwise"
-			if !sameCache {
-				cache = "differ"
-			}
-			fmt.Fprintf(w, "%-30s %8s %10.2e %s\n", fmt.Sprintf("%s %d/%d hd=%d base=%d T=%d S=%d", kvf, tc.hq, tc.hk, tc.hd, tc.base, tc.T, tc.S), cache, rel, st)
+			fmt.Fprintf(w, "%-8s %6d %6d %5d/%-6d %5d/%-6d %10.2e %s\n", kvf, chunk, n, r.rowsDiffer, r.rows, r.slotsDiffer, r.slots, r.rel, st)
 		}
 	}
 	if len(fails) > 0 {
@@ -79,101 +107,166 @@ func checkKVRows(d *Device, w io.Writer) error {
 	return nil
 }
 
-// kvRowsRun is one case of checkKVRows: the largest row rel and whether
-// the caches agree to the bit.
-func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvFormat) (float64, bool, error) {
+// kvRowsResult sums kvRowsRun's comparisons.
+type kvRowsResult struct {
+	rows, rowsDiffer   int     // output rows compared, not bitwise equal
+	slots, slotsDiffer int     // cache slot rows (K and V) compared, not bitwise equal
+	rel                float64 // the largest row difference
+	first              string  // the first case that differed
+}
+
+// kvRowsRun is one case of checkKVRows with a chain or a random tree
+// (positions base + depth, nodes after their parents).
+func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvFormat, chunk int, tree bool, res *kvRowsResult) error {
 	h := newDevHelper(s)
 	defer h.free()
-	slots := tc.base + tc.T
+	slots := tc.base + MaxTokens // the cache the plan is made for
 	width := tc.hk * tc.hd
 	ld := (tc.hq + 2*tc.hk) * tc.hd
+	cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
+	ap := attnPlan{S: tc.S}
+	if chunk > 0 {
+		ap = newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: tc.S, AttnChunk: chunk})
+	}
 	qkv := randn32(rng, tc.T*ld, 0, 1)
 	Kc, Vc := randn32(rng, slots*width, 0, 1), randn32(rng, slots*width, 0, 1)
 	kb, vb := kvCacheBytesOf(Kc, kvf), kvCacheBytesOf(Vc, kvf)
 	cs, sn := cpu.NewRopeTable(tc.hd, slots+8, 10000).Tables(slots + 8)
-	cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
-	rowsAll := tc.hq * MaxTokens * tc.S
-	qd, csd, snd := h.up(f32bytes(qkv)), h.up(f32bytes(cs)), h.up(f32bytes(sn))
-	pm, pl, pacc := h.poison(rowsAll), h.poison(rowsAll), h.poison(rowsAll*tc.hd)
-	cnt := h.up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
-	width4 := tc.hq * tc.hd
-	outV, outD := h.poison(tc.T*width4), h.poison(tc.T*width4)
-	kV, vV, kD, vD := h.up(kb), h.up(vb), h.up(kb), h.up(vb)
-	// steps: the verify (chain mask), then one per decode step
-	var steps []cu.DevicePtr
+	parent := make([]int, tc.T)
 	verify := stepParams{Base: int32(tc.base), T: int32(tc.T)}
-	for i := range tc.T {
-		verify.Pos[i], verify.Mask[i] = int32(tc.base+i), uint32(1)<<(i+1)-1
+	for i := range parent {
+		parent[i] = i - 1
+		if tree && i > 1 && rng.IntN(2) == 0 {
+			parent[i] = rng.IntN(i)
+		}
+		verify.Mask[i], verify.Pos[i] = 1<<i, int32(tc.base)
+		if p := parent[i]; p >= 0 {
+			verify.Mask[i] |= verify.Mask[p]
+			verify.Pos[i] = verify.Pos[p] + 1
+		}
 	}
 	stepBytesOf := func(p *stepParams) []byte {
 		return append([]byte(nil), (*[1 << 10]byte)(unsafe.Pointer(p))[:stepBytes:stepBytes]...)
 	}
-	steps = append(steps, h.up(stepBytesOf(&verify)))
-	for i := range tc.T {
+	rowsAll := tc.hq * MaxTokens * ap.cols()
+	qd, csd, snd := h.up(f32bytes(qkv)), h.up(f32bytes(cs)), h.up(f32bytes(sn))
+	pm, pl, pacc := h.poison(rowsAll), h.poison(rowsAll), h.poison(rowsAll*tc.hd)
+	cnt := h.up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
+	width4 := tc.hq * tc.hd
+	outV, outD := h.poison(tc.T*width4), h.poison(width4)
+	kV, vV, kD, vD, kO, vO := h.up(kb), h.up(vb), h.up(kb), h.up(vb), h.up(kb), h.up(vb) // verify, decode, the original
+	vstep := h.up(stepBytesOf(&verify))
+	dsteps := make([]cu.DevicePtr, tc.T) // decode at base+i
+	for i := range dsteps {
 		one := stepParams{Base: int32(tc.base + i), T: 1}
 		one.Pos[0], one.Mask[0] = int32(tc.base+i), 1
-		steps = append(steps, h.up(stepBytesOf(&one)))
+		dsteps[i] = h.up(stepBytesOf(&one))
 	}
 	if h.err != nil {
-		return 0, false, h.err
+		return h.err
 	}
 	scale := float32(1 / math.Sqrt(float64(tc.hd)))
 	run := func(out, kc, vc, qkv, step cu.DevicePtr, T int) error {
-		name, grid := attnLaunch(cfg, tc.S, T, 8)
+		name, grid := attnLaunch(cfg, ap.S, T, 8)
+		if tc.window > 0 {
+			name = attnKernel(name, &dlayer{}, &dattn{window: tc.window})
+		}
 		fn, err := d.fn(kvf.kernel(name))
 		if err != nil {
 			return err
 		}
 		return launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qkv), i32(ld), ptr(kc), ptr(vc),
 			ptr(step), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(0), i32(32), ptr(0),
-			ptr(0), ptr(0), f32(1e-6), i32(0), ptr(0))
+			ptr(0), ptr(0), f32(1e-6), i32(tc.window), ptr(0), i32(ap.chunk), i32(ap.np))
 	}
-	if err := run(outV, kV, vV, qd, steps[0], tc.T); err != nil {
-		return 0, false, err
-	}
-	for i := range tc.T {
-		off := cu.DevicePtr(4 * i * ld)
-		if err := run(outD+cu.DevicePtr(4*i*width4), kD, vD, qd+off, steps[1+i], 1); err != nil {
-			return 0, false, err
-		}
-	}
-	if err := s.Synchronize(); err != nil {
-		return 0, false, fmt.Errorf("cuda check kv rows: %w", err)
-	}
-	words := slots * width * kvf.elemBytes() / 4
-	same := true
-	for _, p := range [][2]cu.DevicePtr{{kV, kD}, {vV, vD}} {
-		a, err := h.down(p[0], words)
-		if err != nil {
-			return 0, false, err
-		}
-		b, err := h.down(p[1], words)
-		if err != nil {
-			return 0, false, err
-		}
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				same = false
-			}
-		}
+	if err := run(outV, kV, vV, qd, vstep, tc.T); err != nil {
+		return err
 	}
 	ov, err := h.down(outV, tc.T*width4)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
-	od, err := h.down(outD, tc.T*width4)
+	rowWords := width * kvf.elemBytes() / 4 // one slot row as float32 words
+	newSlots := func(p cu.DevicePtr) ([]float32, error) { // rows [base, base+T)
+		return h.down(p+cu.DevicePtr(4*tc.base*rowWords), tc.T*rowWords)
+	}
+	kAll, err := newSlots(kV)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
-	rel := 0.0
-	for t := range tc.T {
-		r := relMax(ov[t*width4:(t+1)*width4], od[t*width4:(t+1)*width4])
-		if math.IsNaN(r) {
-			return 0, false, fmt.Errorf("cuda check kv rows %s %v: row %d unwritten (NaN)", kvf, tc, t)
+	vAll, err := newSlots(vV)
+	if err != nil {
+		return err
+	}
+	cacheBytes := int64(len(kb))
+	desc := fmt.Sprintf("%s chunk %d %d/%d hd=%d base=%d T=%d S=%d window=%d tree=%v", kvf, chunk, tc.hq, tc.hk, tc.hd, tc.base, tc.T, tc.S, tc.window, tree)
+	differ := func() {
+		if res.first == "" {
+			res.first = desc
 		}
-		rel = math.Max(rel, r)
 	}
-	return rel, same, nil
+	for t := range tc.T {
+		var path []int // root first
+		for a := t; a >= 0; a = parent[a] {
+			path = append([]int{a}, path...)
+		}
+		for _, p := range [][2]cu.DevicePtr{{kD, kO}, {vD, vO}} { // a fresh cache for the path
+			if err := cu.MemcpyDtoDAsync(p[0], p[1], cacheBytes, s); err != nil {
+				return fmt.Errorf("cuda check kv rows: reset the cache: %w", err)
+			}
+		}
+		for i, a := range path {
+			if err := run(outD, kD, vD, qd+cu.DevicePtr(4*a*ld), dsteps[i], 1); err != nil {
+				return err
+			}
+		}
+		od, err := h.down(outD, width4)
+		if err != nil {
+			return err
+		}
+		row := ov[t*width4 : (t+1)*width4]
+		if math.IsNaN(relMax(row, od)) {
+			return fmt.Errorf("cuda check kv rows %s: row %d unwritten (NaN)", desc, t)
+		}
+		res.rows++
+		res.rel = math.Max(res.rel, relMax(row, od))
+		if !sameBits(row, od) {
+			res.rowsDiffer++
+			differ()
+		}
+		kd, err := newSlots(kD)
+		if err != nil {
+			return err
+		}
+		vd, err := newSlots(vD)
+		if err != nil {
+			return err
+		}
+		for i, a := range path { // decode's slot base+i, the verify's base+a
+			for _, p := range [][2][]float32{{kd, kAll}, {vd, vAll}} {
+				res.slots++
+				di, vi := i*rowWords, a*rowWords
+				if !sameBits(p[0][di:di+rowWords], p[1][vi:vi+rowWords]) {
+					res.slotsDiffer++
+					differ()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sameBits says whether a and b hold the same float32 bits.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // kvSlotDiff is how the cache slots a verify stores differ from those

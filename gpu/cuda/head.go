@@ -34,8 +34,9 @@ type Head struct {
 	emb, fc, qkv, wo, gate, up, down, lm    dweight
 	inNorm, hidNorm, postNorm, outNorm, d2t cu.DevicePtr // f32 (dim) norms; d2t int32 (draftVocab)
 
-	slots, S, maxPos, kvw, nqkv, fw int
-	kv                              kvFormat // the cache's element type, as the target's (Tuning.KV)
+	slots, maxPos, kvw, nqkv, fw int
+	ap                           attnPlan // the attention's blocks and chunks, as a target's (attnplan.go)
+	kv                           kvFormat // the cache's element type, as the target's (Tuning.KV)
 
 	// run state, sized for MaxTokens rows
 	feats  cu.DevicePtr // (MaxTokens, fw) float32 target features of the rows (after steps)
@@ -111,10 +112,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
 	}
-	hd.S = attnSplits(hd.mcfg, slots, d.SMs)
-	if tune.AttnSplits > 0 {
-		hd.S = tune.AttnSplits
-	}
+	hd.ap = newAttnPlan(hd.mcfg, slots, d.SMs, tune)
 	if err := hd.upload(h); err != nil {
 		hd.Close()
 		return nil, err
@@ -199,9 +197,9 @@ func (h *Head) allocState() error {
 	// uploads its inputs with one copy.
 	h.steps = alloc(int64(spec.MaxK*stepBytes) + T*4*int64(h.fw))
 	h.feats = h.steps + cu.DevicePtr(spec.MaxK*stepBytes)
-	h.pm = alloc(T * 4 * int64(hq*h.S))
-	h.pl = alloc(T * 4 * int64(hq*h.S))
-	h.pacc = alloc(T * 4 * int64(hq*h.S*hd))
+	h.pm = alloc(T * 4 * int64(hq*h.ap.cols()))
+	h.pl = alloc(T * 4 * int64(hq*h.ap.cols()))
+	h.pacc = alloc(T * 4 * int64(hq*h.ap.cols()*hd))
 	h.ropeCos = alloc(4 * int64(h.maxPos*hd/2))
 	h.ropeSin = alloc(4 * int64(h.maxPos*hd/2))
 	nCnt := int64(c.KVHeads * attnRowGroups(h.mcfg))

@@ -73,10 +73,11 @@ func kvCacheBytes(cfg model.Config, ctxLen, tp int, f kvFormat) int64 {
 func stateBytes(cfg model.Config, ctxLen, sms, tp int, f kvFormat) memNeed {
 	slots := ctxLen + MaxTokens
 	d0 := syntheticDims(cfg, model.Shard{Rank: 0, Size: tp})
-	S := attnSplits(cfg, slots, sms)
+	tune, _ := CurrentTuning() // the knobs were parsed before any load; a bad one fails there
+	ap := newAttnPlan(cfg, slots, sms, tune)
 	n := int64(tp) * MaxTokens * 4 * int64(cfg.Dim+(d0.hq+2*d0.hk)*cfg.HeadDim+d0.hq*cfg.HeadDim+d0.ffn)
 	n += MaxTokens * 4 * int64(cfg.Dim+cfg.Vocab)
-	n += MaxTokens * int64(cfg.Heads) * int64(S) * int64(cfg.HeadDim+2) * 4
+	n += MaxTokens * int64(cfg.Heads) * int64(ap.cols()) * int64(cfg.HeadDim+2) * 4 // attention partials
 	n += int64(slots+64) * int64(cfg.HeadDim) * 4
 	n += int64(tp) * (xfBytes(d0.hq*cfg.HeadDim) + xfBytes(d0.ffn))
 	n += prefillBytes(cfg, d0, tp)

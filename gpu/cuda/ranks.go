@@ -32,7 +32,7 @@ type rankState struct {
 	mla            mlaBufs      // a latent attention model's scratch (mla.go)
 	kc, vc         cu.DevicePtr // (layers, slots, kvw) in the target's kv format (float32 or bf16)
 	// The rank's slices of the Target's attention scratch, so that ranks
-	// can run at once: partials (hk, G*MaxTokens, S[, hd]) and counters.
+	// can run at once: partials (hk, G*MaxTokens, ap.cols()[, hd]) and counters.
 	pm, pl, pacc, attnCnt cu.DevicePtr
 
 	stream cu.Stream // TP > 1: the rank's phases run here (onRanks)
@@ -49,7 +49,7 @@ func (t *Target) sliceAttnScratch() error {
 		if R.rd.remote {
 			var err error
 			alloc := t.allocOn(R.rd, &err)
-			n := int64(R.dims.hq) * MaxTokens * int64(t.S)
+			n := int64(R.dims.hq) * MaxTokens * int64(t.ap.cols())
 			nc := int64(R.dims.hk * attnRowGroups(t.cfg))
 			R.pm, R.pl, R.pacc, R.attnCnt = alloc(4*n), alloc(4*n), alloc(4*n*int64(t.cfg.HeadDim)), alloc(4*nc)
 			if err == nil {
@@ -60,8 +60,8 @@ func (t *Target) sliceAttnScratch() error {
 			}
 			continue
 		}
-		R.pm, R.pl = t.pm+cu.DevicePtr(4*rows*int64(t.S)), t.pl+cu.DevicePtr(4*rows*int64(t.S))
-		R.pacc = t.pacc + cu.DevicePtr(4*rows*int64(t.S*t.cfg.HeadDim))
+		R.pm, R.pl = t.pm+cu.DevicePtr(4*rows*int64(t.ap.cols())), t.pl+cu.DevicePtr(4*rows*int64(t.ap.cols()))
+		R.pacc = t.pacc + cu.DevicePtr(4*rows*int64(t.ap.cols()*t.cfg.HeadDim))
 		R.attnCnt = t.attnCnt + cu.DevicePtr(4*cnts)
 		rows += int64(R.dims.hq) * MaxTokens
 		cnts += int64(R.dims.hk * attnRowGroups(t.cfg))

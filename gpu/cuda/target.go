@@ -50,9 +50,10 @@ type Target struct {
 	ranks []*rankState
 	cfg   model.Config
 
-	slots, S int
-	maxPos   int
-	kv       kvFormat // the KV caches' element type (kvformat.go)
+	slots  int
+	ap     attnPlan // the attention's blocks and chunks (attnplan.go)
+	maxPos int
+	kv     kvFormat // the KV caches' element type (kvformat.go)
 
 	place       rankPlacement // each rank's GPU and the P2P verdict (placement.go, rankdev.go)
 	multiStream bool          // TP > 1 ranks on their own streams (rankStreams)
@@ -65,7 +66,7 @@ type Target struct {
 	logits        cu.DevicePtr // (MaxTokens, vocab) float32
 	ids           cu.DevicePtr // (MaxTokens) int32
 	step          cu.DevicePtr // stepParams
-	pm, pl, pacc  cu.DevicePtr // attention partials (hk, G*MaxTokens, S[, hd]), sliced per rank
+	pm, pl, pacc  cu.DevicePtr // attention partials (hk, G*MaxTokens, ap.cols()[, hd]), sliced per rank
 	attnCnt       cu.DevicePtr // (hk, attnRowGroups) uint32 finished splits, zero between launches, sliced per rank
 	amPart, amCnt cu.DevicePtr // argmax partials (MaxTokens, argmaxBlocks) float2 and row counters
 	path          cu.DevicePtr // (MaxTokens) int32
@@ -135,14 +136,6 @@ func LoadSynthetic(d *Device, cfg model.Config, ctxLen int, seed uint32) (*Targe
 	return LoadSyntheticTP(d, cfg, 1, ctxLen, seed)
 }
 
-// attnSplits is how many parts the attention kernel splits the cache into
-// (grid (hk, S, row groups)): about two blocks per SM at most, at most 32,
-// and no more than 32-slot chunks in the cache.
-func attnSplits(cfg model.Config, slots, sms int) int {
-	s := (2*sms + cfg.KVHeads - 1) / cfg.KVHeads
-	return max(1, min(s, 32, (slots+31)/32))
-}
-
 // attnRowGroups is the most row groups (grid z) the attention kernel uses:
 // query rows (G*T) per KV head in blocks of at least attnMinRows.
 func attnRowGroups(cfg model.Config) int {
@@ -168,10 +161,7 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 	}
 	t.pdl = d.Major >= 9 && t.tune.PDL
 	t.slots = ctxLen + MaxTokens
-	t.S = attnSplits(c, t.slots, d.SMs)
-	if t.tune.AttnSplits > 0 {
-		t.S = t.tune.AttnSplits
-	}
+	t.ap = newAttnPlan(c, t.slots, d.SMs, t.tune)
 	t.maxPos = t.slots + 64
 	switch {
 	case c.MLA.Enabled(): // mla_attend, not the attention kernel (an even rope dim: mlaMissing)
@@ -237,9 +227,9 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 	t.logits = alloc(T * 4 * int64(c.Vocab))
 	t.ids = alloc(T * 4)
 	t.step = alloc(int64(stepBytes))
-	t.pm = alloc(T * 4 * int64(hq*t.S))
-	t.pl = alloc(T * 4 * int64(hq*t.S))
-	t.pacc = alloc(T * 4 * int64(hq*t.S*hd))
+	t.pm = alloc(T * 4 * int64(hq*t.ap.cols()))
+	t.pl = alloc(T * 4 * int64(hq*t.ap.cols()))
+	t.pacc = alloc(T * 4 * int64(hq*t.ap.cols()*hd))
 	t.path = alloc(T * 4)
 	nCnt := int64(c.KVHeads * attnRowGroups(c))
 	if t.attnCnt = alloc(4 * nCnt); err == nil {

@@ -1,0 +1,45 @@
+package cuda
+
+import "rigscope/engine/model"
+
+// attnMaxChunks bounds the partial columns of the batch-invariant
+// attention (attnPlan.np): a longer cache gets longer chunks, so that
+// the partials stay a small share of memory and the merge short.
+const attnMaxChunks = 1024
+
+// attnPlan is how the attention kernel divides a cache of a target (or
+// an EAGLE head): S blocks per KV head and row group (grid y, fixed per
+// CUDA graph) and, with chunk > 0, fixed chunks of chunk slots at
+// multiples of chunk, np of them at most (kernels/attn_fixed.cu: a row
+// at position p then gets the same bits in a decode step as in a verify;
+// Tuning.AttnChunk); chunk 0 is the earlier split by the step's length
+// (attn_body; RIGSCOPE_CUDA_ATTCHUNK=0, for comparisons).
+type attnPlan struct{ S, chunk, np int }
+
+// newAttnPlan is the plan for a cache of slots slots on a GPU of sms SMs.
+func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
+	p := attnPlan{S: attnSplits(cfg, slots, sms)}
+	if tune.AttnSplits > 0 {
+		p.S = tune.AttnSplits
+	}
+	if tune.AttnChunk > 0 {
+		p.chunk = tune.AttnChunk
+		for (slots+p.chunk-1)/p.chunk > attnMaxChunks {
+			p.chunk *= 2
+		}
+		p.np = (slots + p.chunk - 1) / p.chunk
+	}
+	return p
+}
+
+// cols is the partial columns the attention scratch (pm, pl, pacc) holds
+// per query row: a split's (S) or a chunk's (np).
+func (p attnPlan) cols() int { return max(p.S, p.np) }
+
+// attnSplits is how many parts the attention kernel splits the cache into
+// (grid (hk, S, row groups)): about two blocks per SM at most, at most 32,
+// and no more than 32-slot chunks in the cache.
+func attnSplits(cfg model.Config, slots, sms int) int {
+	s := (2*sms + cfg.KVHeads - 1) / cfg.KVHeads
+	return max(1, min(s, 32, (slots+31)/32))
+}

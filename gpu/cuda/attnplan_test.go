@@ -1,0 +1,39 @@
+package cuda
+
+import (
+	"testing"
+
+	"rigscope/engine/model"
+)
+
+// newAttnPlan: the split count by shape (or the knob), the chunk from the
+// knob doubled until at most attnMaxChunks chunks cover the cache, none
+// with the split by length; the scratch holds the larger of S and np.
+func TestNewAttnPlan(t *testing.T) {
+	llama := model.Config{Heads: 32, KVHeads: 8, HeadDim: 128}
+	cases := []struct {
+		name       string
+		slots, sms int
+		tune       Tuning
+		S, ch, np  int
+		cols       int
+	}{
+		{"llama ctx 4160 on an H200", 4176, 132, Tuning{AttnChunk: 32}, 32, 32, 131, 131},
+		{"short cache", 528, 132, Tuning{AttnChunk: 32}, 17, 32, 17, 17},
+		{"split by length", 4176, 132, Tuning{}, 32, 0, 0, 32},
+		{"chunk 128", 4176, 132, Tuning{AttnChunk: 128}, 32, 128, 33, 33},
+		{"long cache doubles the chunk", 131072 + 16, 132, Tuning{AttnChunk: 32}, 32, 256, 513, 513},
+		{"exactly attnMaxChunks", 32 * attnMaxChunks, 132, Tuning{AttnChunk: 32}, 32, 32, attnMaxChunks, attnMaxChunks},
+		{"splits knob", 4176, 132, Tuning{AttnChunk: 64, AttnSplits: 7}, 7, 64, 66, 66},
+		{"tiny cache", 20, 132, Tuning{AttnChunk: 32}, 1, 32, 1, 1},
+	}
+	for _, c := range cases {
+		p := newAttnPlan(llama, c.slots, c.sms, c.tune)
+		if p.S != c.S || p.chunk != c.ch || p.np != c.np || p.cols() != c.cols {
+			t.Errorf("%s: got S=%d chunk=%d np=%d cols=%d, want %d %d %d %d", c.name, p.S, p.chunk, p.np, p.cols(), c.S, c.ch, c.np, c.cols)
+		}
+		if p.chunk > 0 && (p.np*p.chunk < c.slots || p.np > attnMaxChunks || p.chunk%32 != 0) {
+			t.Errorf("%s: %d chunks of %d do not cover %d slots within %d chunks", c.name, p.np, p.chunk, c.slots, attnMaxChunks)
+		}
+	}
+}

@@ -1,0 +1,523 @@
+// rigscope CUDA kernels: the batch-invariant attention (included by
+// attention.cu, after attn_body).
+//
+// attn_fixed is attn_body's work (RoPE, the cache store, attention for T
+// tokens with a causal or tree mask) split by FIXED chunk boundaries
+// instead of by the step's length, so that a query row at position p gets
+// the same bits whether it is alone (decode) or one of T rows of a verify
+// (chain or tree): speculative decoding then reproduces plain greedy
+// exactly, with a float32 or a bf16 cache.
+//
+// Positions, not slots, place a key: the key of position q sits in
+// "virtual slot" q. A cached slot j < base is position j; the step's new
+// token a (stored in slot base+a) is at pos[a]. In a chain pos[a] = base+a
+// (the same); in a tree a row's ancestors are at base + their depth, which
+// is where decode finds them after KeepPath. anc[t][v] is the new token
+// row t sees at position base+v (-1: none). When the step's positions are
+// not base + 0..T-1 per row (two visible tokens at one position, or one
+// outside), the slots are used as they are (anc[t][a] = a when t sees a).
+//
+// The virtual slots [c0, base+T) are cut into chunks of CH (a multiple of
+// 32, fixed per target: the kernel argument chunk) at multiples of CH, each
+// chunk into 32-slot subchunks at multiples of 32; lane l of a subchunk
+// holds slot j0+l. Each chunk's (max, sum, acc) is the online softmax over
+// its subchunks in ascending order, from an empty state; chunk k's partial
+// goes to column k of pm, pl, pacc ((hk, G*MAXT, NP[, HD]), NP >= the
+// chunks of the longest step), and the last block to finish merges
+// columns [k0, k1) in one fixed order: the max over them, each lane's sum
+// of f*l over the columns k = lane mod 32 ascending then a butterfly, the
+// numerator sequentially over k. A row's invisible slots add exact zeros
+// (p = 0, alpha = 1; an invisible chunk: f = 0), so the slots past a row's
+// position, a verify's other rows, and chunks that exist in one step but
+// not in the other leave its bits alone. With one chunk in all the block
+// writes acc/l directly, which is what the merge of one column gives.
+//
+// Block (h, s, rg) takes chunks [k0 + s*q, +q), q = ceil(chunks / S): at
+// long contexts a block walks several chunks (one partial each), at short
+// ones blocks sit idle (S is fixed per CUDA graph; the length is not).
+// Every block whose chunks hold new virtual slots stores all T new slots
+// (the same values from every such block and row group, as attn_body's
+// row groups do) and reads them back through the cache (so a bf16 cache's
+// rounding is what every step attends to). A subchunk that mixes cached
+// slots and tree-placed new ones (anc not the identity) is done in two
+// passes over the shared buffer: the cached lanes, then the new lanes
+// gathering their row's ancestor; the arithmetic per lane is the same
+// fmaf chain in the same order as the one-pass subchunk.
+
+// att_dot is one score: K row `row` of buf against the query row q, the
+// fmaf chain of attn_fixed's one-pass scores.
+template <int HD>
+__device__ __forceinline__ float att_dot(const float (*buf)[HD + 4], int row, const float* q) {
+  float sc = 0.f;
+#pragma unroll 8
+  for (int d = 0; d < HD; d += 4) {
+    const float4 k4 = *reinterpret_cast<const float4*>(&buf[row][d]);
+    const float4 q4 = *reinterpret_cast<const float4*>(&q[d]);
+    sc = fmaf(k4.x, q4.x, fmaf(k4.y, q4.y, fmaf(k4.z, q4.z, fmaf(k4.w, q4.w, sc))));
+  }
+  return sc;
+}
+
+template <int HD, int RPW, bool EXT, typename KT>
+__device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl,
+                                           float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc, KT* Vc,
+                                           const Step* st, const float* __restrict__ cs,
+                                           const float* __restrict__ sn, int hq, int hk, float scale,
+                                           int interleaved, __nv_bfloat16* xf, const float* __restrict__ bias,
+                                           const float* __restrict__ qkn, float eps, int window, int8_t* qo,
+                                           int CH, int NP) {
+  constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
+  auto& qs = sm.qs;
+  auto& buf = sm.buf;
+  const int h = blockIdx.x, s = blockIdx.y, S = gridDim.y, rg = blockIdx.z;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int T = st->T, base = st->base, G = hq / hk, R = G * T;
+  const int r0 = rg * RB, rn = min(RB, R - r0);
+  const int width = hk * HD;
+  int c0 = 0;  // the first virtual slot any row of the step sees
+  if (EXT && window > 0) {
+    int pmin = st->pos[0];
+    for (int t = 1; t < T; t++) pmin = min(pmin, st->pos[t]);
+    c0 = min(base, max(0, pmin - window + 1));
+  }
+  const int end = base + T;  // one past the last virtual slot
+  const int k0 = c0 / CH, k1 = (end + CH - 1) / CH, nk = k1 - k0;
+  const bool direct = nk == 1;  // one chunk: block 0 writes the rows
+  const int q = (nk + S - 1) / S, kb = k0 + s * q, ke = min(k1, kb + q);
+  const int lo = max(kb * CH, c0 / 32 * 32), hi = min(ke * CH, end);
+  const int nc = kb < ke ? (hi - lo + 31) / 32 : 0;             // subchunks
+  const int n0 = nc > 0 ? max(0, min(nc, (base - lo) / 32)) : 0;  // those with cached slots only
+  const bool tail = nc > n0;                                     // the block sees new virtual slots
+  const long rows = (long)G * MAXT;  // partial rows per KV head
+  if (nc == 0) {
+    if (direct) return;
+    pdl_wait();
+    goto merge;  // an idle block still counts as finished
+  }
+  {
+    typedef KVChunk<HD, KT> Chunk;
+    constexpr int DEPTH = Chunk::DEPTH;
+    Chunk ch[DEPTH];
+    // load_chunk: subchunk c's cached slots, and with the identity layout
+    // its new ones too (after the prologue stored them).
+    auto load_chunk = [&](Chunk& k, int c, bool ident) {
+      const int j0 = lo + 32 * c, lim = c < n0 || !ident ? base : end;
+      k.load(Kc, Vc, j0, max(0, min(32, lim - j0)), width, h);
+    };
+#pragma unroll
+    for (int u = 0; u < DEPTH; u++)
+      if (u < n0) load_chunk(ch[u], u, true);
+    pdl_wait();
+
+    constexpr int NT = ATT_WARPS * 32, RQ = (RB * HALF + NT - 1) / NT, KB = 4;
+    if (tail) {  // anc: which new token row t sees at position base+v
+      if (threadIdx.x == 0) sm.virt = 1, sm.ident = 1;
+      __syncthreads();
+      if (threadIdx.x < T) {
+        const int t = threadIdx.x;
+        const unsigned m = st->mask[t];
+        for (int v = 0; v < MAXT; v++) sm.anc[t][v] = -1;
+        for (int a = 0; a < T; a++)
+          if ((m >> a) & 1u) {
+            const int v = st->pos[a] - base;
+            if (v < 0 || v >= T || sm.anc[t][v] >= 0)
+              sm.virt = 0;
+            else
+              sm.anc[t][v] = (signed char)a;
+          }
+      }
+      __syncthreads();
+      if (threadIdx.x < T) {
+        const int t = threadIdx.x;
+        if (!sm.virt)
+          for (int a = 0; a < MAXT; a++) sm.anc[t][a] = a < T && ((st->mask[t] >> a) & 1u) ? a : -1;
+        for (int v = 0; v < MAXT; v++)
+          if (sm.anc[t][v] >= 0 && sm.anc[t][v] != v) sm.ident = 0;
+      }
+    }
+    if (EXT && qkn) {  // as attn_body
+      for (int rl = warp; rl < rn; rl += ATT_WARPS) {
+        const int r = r0 + rl, off = (h * G + r % G) * HD;
+        const float inv = head_inv_rms<HD>(qkv + (long)(r / G) * ldq + off, bias ? bias + off : nullptr, eps, lane);
+        if (lane == 0) sm.qinv[rl] = inv;
+      }
+      if (tail)
+        for (int t = warp; t < T; t += ATT_WARPS) {
+          const int off = hq * HD + h * HD;
+          const float inv = head_inv_rms<HD>(qkv + (long)t * ldq + off, bias ? bias + off : nullptr, eps, lane);
+          if (lane == 0) sm.kinv[t] = inv;
+        }
+      __syncthreads();
+    }
+    {  // RoPE on the block's query rows (as attn_body)
+      float xa[RQ], xb[RQ], c[RQ], sv[RQ], ba[RQ], bb[RQ], wa[RQ], wb[RQ];
+#pragma unroll
+      for (int qq = 0; qq < RQ; qq++) {
+        const int i = threadIdx.x + qq * NT, rl = i / HALF, j = i % HALF, r = r0 + rl, t = r / G;
+        if (i < rn * HALF) {
+          const int off = (h * G + r % G) * HD, a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+          const float* x = qkv + (long)t * ldq + off;
+          const int p = st->pos[t];
+          c[qq] = cs[(long)p * HALF + j];
+          sv[qq] = sn[(long)p * HALF + j];
+          xa[qq] = x[a];
+          xb[qq] = x[b];
+          if (EXT) {
+            ba[qq] = bias ? bias[off + a] : 0.f;
+            bb[qq] = bias ? bias[off + b] : 0.f;
+            wa[qq] = qkn ? qkn[a] : 1.f;
+            wb[qq] = qkn ? qkn[b] : 1.f;
+          }
+        }
+      }
+#pragma unroll
+      for (int qq = 0; qq < RQ; qq++) {
+        const int i = threadIdx.x + qq * NT, rl = i / HALF, j = i % HALF;
+        if (i < rn * HALF) {
+          const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+          float va = xa[qq], vb = xb[qq];
+          if (EXT && bias) va += ba[qq], vb += bb[qq];
+          if (EXT && qkn) va = va * sm.qinv[rl] * wa[qq], vb = vb * sm.qinv[rl] * wb[qq];
+          qs[rl][a] = fmaf(va, c[qq], -__fmul_rn(vb, sv[qq]));  // pinned: no contraction left to the compiler
+          qs[rl][b] = fmaf(va, sv[qq], __fmul_rn(vb, c[qq]));
+        }
+      }
+    }
+    if (tail) {  // every new slot, rotated and stored (as attn_body's last split)
+      for (int i0 = 0; i0 < T * HALF; i0 += KB * NT) {
+        float ka[KB], kb2[KB], va[KB], vb[KB], c[KB], sv[KB], bk[KB][4], wk[KB][2];
+#pragma unroll
+        for (int qq = 0; qq < KB; qq++) {
+          const int i = i0 + threadIdx.x + qq * NT, t = i / HALF, j = i % HALF;
+          if (i < T * HALF) {
+            const int koff = hq * HD + h * HD, voff = koff + hk * HD;
+            const float* k = qkv + (long)t * ldq + koff;
+            const float* v = qkv + (long)t * ldq + voff;
+            const int p = st->pos[t], a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+            c[qq] = cs[(long)p * HALF + j];
+            sv[qq] = sn[(long)p * HALF + j];
+            ka[qq] = k[a];
+            kb2[qq] = k[b];
+            va[qq] = v[a];
+            vb[qq] = v[b];
+            if (EXT) {
+              bk[qq][0] = bias ? bias[koff + a] : 0.f;
+              bk[qq][1] = bias ? bias[koff + b] : 0.f;
+              bk[qq][2] = bias ? bias[voff + a] : 0.f;
+              bk[qq][3] = bias ? bias[voff + b] : 0.f;
+              wk[qq][0] = qkn ? qkn[HD + a] : 1.f;
+              wk[qq][1] = qkn ? qkn[HD + b] : 1.f;
+            }
+          }
+        }
+#pragma unroll
+        for (int qq = 0; qq < KB; qq++) {
+          const int i = i0 + threadIdx.x + qq * NT, t = i / HALF, j = i % HALF;
+          if (i < T * HALF) {
+            const int a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + HALF;
+            if (EXT && bias) ka[qq] += bk[qq][0], kb2[qq] += bk[qq][1], va[qq] += bk[qq][2], vb[qq] += bk[qq][3];
+            if (EXT && qkn) ka[qq] = ka[qq] * sm.kinv[t] * wk[qq][0], kb2[qq] = kb2[qq] * sm.kinv[t] * wk[qq][1];
+            KT* kc = Kc + (long)(base + t) * width + h * HD;
+            KT* vc = Vc + (long)(base + t) * width + h * HD;
+            kv_st(kc + a, fmaf(ka[qq], c[qq], -__fmul_rn(kb2[qq], sv[qq])));
+            kv_st(kc + b, fmaf(ka[qq], sv[qq], __fmul_rn(kb2[qq], c[qq])));
+            kv_st(vc + a, va[qq]);
+            kv_st(vc + b, vb[qq]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // stores, anc, qs
+
+    const bool ident = !tail || sm.ident;
+    float mrun[RPW], lrun[RPW];
+    Vec<HD> acc[RPW];
+#pragma unroll
+    for (int i = 0; i < RPW; i++) {
+      mrun[i] = -INFINITY;
+      lrun[i] = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
+    }
+#pragma unroll
+    for (int u = 0; u < DEPTH; u++)
+      if (u >= n0 && u < nc) load_chunk(ch[u], u, ident);
+    // put_new: the T new slots' K (or V) rows, widened, into buf rows 0..T-1.
+    auto put_new = [&](const KT* C) {
+      for (int f = threadIdx.x; f < T * (HD / 4); f += ATT_WARPS * 32) {
+        const int sl = f / (HD / 4), e = 4 * (f % (HD / 4));
+        *reinterpret_cast<float4*>(&buf[sl][e]) = kv_ld4(C + (long)(base + sl) * width + h * HD + e);
+      }
+    };
+    for (int cd = 0; cd < nc; cd += DEPTH) {
+#pragma unroll
+      for (int u = 0; u < DEPTH; u++) {
+        const int c = cd + u;
+        if (c >= nc) break;  // block-uniform
+        const int j0 = lo + 32 * c, ncached = max(0, min(32, base - j0));
+        const bool two = !ident && ncached < 32;  // tree-placed new lanes: the gather passes
+        __syncthreads();
+        ch[u].put(buf, false);
+        __syncthreads();
+        const int j = j0 + lane;
+        float sc[RPW];
+#pragma unroll
+        for (int i = 0; i < RPW; i++) sc[i] = 0.f;
+#pragma unroll 8
+        for (int d = 0; d < HD; d += 4) {  // att_dot's chain, the rows interleaved
+          const float4 k4 = *reinterpret_cast<const float4*>(&buf[lane][d]);
+#pragma unroll
+          for (int i = 0; i < RPW; i++) {
+            const float4 q4 = *reinterpret_cast<const float4*>(&qs[warp * RPW + i][d]);
+            sc[i] = fmaf(k4.x, q4.x, fmaf(k4.y, q4.y, fmaf(k4.z, q4.z, fmaf(k4.w, q4.w, sc[i]))));
+          }
+        }
+        if (two) {
+          __syncthreads();
+          put_new(Kc);
+          __syncthreads();
+#pragma unroll
+          for (int i = 0; i < RPW; i++) {
+            const int rl = warp * RPW + i, t = min(r0 + rl, R - 1) / G, v = j - base;
+            const int a = v >= 0 && v < T ? sm.anc[t][v] : -1;
+            if (lane >= ncached) sc[i] = att_dot<HD>(buf, max(a, 0), qs[rl]);
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < RPW; i++) {
+          const int rl = warp * RPW + i;
+          if (rl >= rn) break;  // warp-uniform
+          const int t = (r0 + rl) / G;
+          bool vis;
+          int kp = j;  // the key's position
+          if (j < base) {
+            vis = true;
+          } else {
+            const int v = j - base, a = v < T ? sm.anc[t][v] : -1;
+            vis = a >= 0;
+            kp = vis ? st->pos[a] : 0;
+          }
+          if (EXT && window > 0 && vis) vis = st->pos[t] - kp < window;
+          const float x = vis ? sc[i] * scale : -INFINITY;
+          float mx = x;
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+          const float mnew = fmaxf(mrun[i], mx);
+          const float p = mnew == -INFINITY ? 0.f : __expf(x - mnew);
+          const float alpha = mrun[i] == -INFINITY ? 0.f : __expf(mrun[i] - mnew);
+          float sum = p;
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+          mrun[i] = mnew;
+          lrun[i] = fmaf(lrun[i], alpha, sum);
+#pragma unroll
+          for (int e = 0; e < EPL; e++) acc[i].v[e] = __fmul_rn(acc[i].v[e], alpha);
+          sc[i] = p;
+        }
+        __syncthreads();  // K reads are done
+        ch[u].put(buf, true);
+        __syncthreads();
+        if (c + DEPTH < nc) load_chunk(ch[u], c + DEPTH, ident);
+        const int col = min(lane * EPL, HD - EPL);
+        if (!two) {
+#pragma unroll 4
+          for (int jj = 0; jj < 32; jj++) {
+            Vec<HD> vv;
+            vv.load(&buf[jj][col]);
+#pragma unroll
+            for (int i = 0; i < RPW; i++) {
+              const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
+#pragma unroll
+              for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
+            }
+          }
+        } else {
+          for (int jj = 0; jj < ncached; jj++) {
+            Vec<HD> vv;
+            vv.load(&buf[jj][col]);
+#pragma unroll
+            for (int i = 0; i < RPW; i++) {
+              const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
+#pragma unroll
+              for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
+            }
+          }
+          __syncthreads();
+          put_new(Vc);
+          __syncthreads();
+          for (int jj = ncached; jj < 32; jj++) {
+#pragma unroll
+            for (int i = 0; i < RPW; i++) {
+              const int rl = warp * RPW + i, t = min(r0 + rl, R - 1) / G, v = j0 + jj - base;
+              const int a = v < T ? sm.anc[t][v] : -1;
+              Vec<HD> vv;
+              vv.load(&buf[max(a, 0)][col]);
+              const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
+#pragma unroll
+              for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
+            }
+          }
+        }
+        if (!direct && (c == nc - 1 || (j0 + 32) % CH == 0)) {  // the chunk's partial, then an empty state
+          const int k = j0 / CH;
+#pragma unroll
+          for (int i = 0; i < RPW; i++) {
+            const int rl = warp * RPW + i;
+            if (rl < rn) {
+              const long idx = ((long)h * rows + r0 + rl) * NP + k;
+              if (lane == 0) pm[idx] = mrun[i], pl[idx] = lrun[i];
+              if (lane * EPL < HD)
+#pragma unroll
+                for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
+            }
+            mrun[i] = -INFINITY;
+            lrun[i] = 0.f;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
+          }
+        }
+      }
+    }
+    pdl_trigger();
+    if (direct) {
+#pragma unroll
+      for (int i = 0; i < RPW; i++) {
+        const int rl = warp * RPW + i, r = r0 + rl;
+        if (rl < rn && lane * EPL < HD) {
+          float v[EPL];
+#pragma unroll
+          for (int e = 0; e < EPL; e++) v[e] = __fdiv_rn(acc[i].v[e], lrun[i]);
+          att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
+          if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
+        }
+      }
+      return;
+    }
+  }
+merge:
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) sm.last = atomicAdd(&cnt[h * gridDim.z + rg], 1u) == (unsigned)(S - 1);
+  __syncthreads();
+  if (!sm.last) return;
+  __threadfence();
+  {
+    // Merge columns [k0, k1) of rows warp + 4i: the max, then lane l's
+    // sum of f*l over columns l mod 32 (ascending, then a butterfly), then
+    // the numerator over the columns in order, 32 at a time (lane l holds
+    // the factor f of column g*32 + l). The first MG groups' (m, l) are
+    // loaded at once into registers (one round trip up to MG*32 columns),
+    // later ones again where needed; the arithmetic is the same.
+    constexpr int MG = 4;
+    const int col = min(lane * EPL, HD - EPL);
+    const int g0 = k0 / 32, g1 = (k1 - 1) / 32;
+    float M[RPW], den[RPW], num[RPW][EPL], fg[RPW][MG], lg[RPW][MG];
+    auto fac = [](float mk, float m) { return mk == m ? 1.f : mk == -INFINITY ? 0.f : __expf(mk - m); };
+#pragma unroll
+    for (int i = 0; i < RPW; i++) {
+      const int rl = warp + ATT_WARPS * i;
+      const long b = ((long)h * rows + r0 + rl) * NP;
+      float m = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < MG; u++) {
+        const int k = (g0 + u) * 32 + lane;
+        const bool ok = rl < rn && k >= k0 && k < k1;
+        fg[i][u] = ok ? __ldcg(pm + b + k) : -INFINITY;
+        lg[i][u] = ok ? __ldcg(pl + b + k) : 0.f;
+        m = fmaxf(m, fg[i][u]);
+      }
+      if (rl < rn)
+        for (int k = (g0 + MG) * 32 + lane; k < k1; k += 32) m = fmaxf(m, __ldcg(pm + b + k));
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      M[i] = m;
+      float d = 0.f;
+#pragma unroll
+      for (int u = 0; u < MG; u++) {
+        fg[i][u] = fac(fg[i][u], m);  // m of the column, then its factor
+        d = fmaf(fg[i][u], lg[i][u], d);
+      }
+      if (rl < rn)
+        for (int k = (g0 + MG) * 32 + lane; k < k1; k += 32) d = fmaf(fac(__ldcg(pm + b + k), m), __ldcg(pl + b + k), d);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+      den[i] = d;
+#pragma unroll
+      for (int e = 0; e < EPL; e++) num[i][e] = -0.f;
+    }
+    for (int g = g0; g <= g1; g++) {
+      const int ka = max(k0, g * 32), kz = min(k1, g * 32 + 32);
+      float f[RPW];
+#pragma unroll
+      for (int i = 0; i < RPW; i++) {
+        const int rl = warp + ATT_WARPS * i, k = g * 32 + lane;
+        f[i] = 0.f;
+#pragma unroll
+        for (int u = 0; u < MG; u++)
+          if (g == g0 + u) f[i] = fg[i][u];
+        if (g >= g0 + MG) {
+          const long b = ((long)h * rows + r0 + rl) * NP;
+          f[i] = rl < rn && k < kz ? fac(__ldcg(pm + b + k), M[i]) : 0.f;
+        }
+      }
+#pragma unroll 16
+      for (int k = ka; k < kz; k++) {
+#pragma unroll
+        for (int i = 0; i < RPW; i++) {
+          const int rl = warp + ATT_WARPS * i;
+          const float fq = __shfl_sync(0xffffffffu, f[i], k - g * 32);
+          if (rl < rn) {
+            const long b = ((long)h * rows + r0 + rl) * NP;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + k) * HD + col + e), num[i][e]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < RPW; i++) {
+      const int rl = warp + ATT_WARPS * i, r = r0 + rl;
+      if (rl < rn && lane * EPL < HD) {
+        float v[EPL];
+#pragma unroll
+        for (int e = 0; e < EPL; e++) v[e] = __fdiv_rn(num[i][e], den[i]);
+        att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
+        if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
+      }
+    }
+    if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
+  }
+}
+
+// attn_HD_RPW: the Llama block; attnx_HD_RPW: with the extensions (bias,
+// qkn, window: the same arguments, which attn_ ignores; qo, when set: the
+// output also quantized for wo's quantized product, att_quant), so that plain
+// models keep the kernel they had (the extensions' loads cost registers:
+// attn_64_1 96 -> 118, attn_256_2 spilled). Each with a float32 cache, and
+// with a bf16 cache under the name with _kb appended (attn_128_2_kb).
+// chunk > 0 runs attn_fixed with chunks of that many slots and NP partial
+// columns; chunk 0 attn_body (splits by the step's length, minper; kept
+// for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0).
+#define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                   \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF(                       \
+      float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc,         \
+      KT* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,       \
+      int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window,              \
+      int8_t* qo, int chunk, int np) {                                                                         \
+    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
+    if (chunk > 0)                                                                                             \
+      attn_fixed<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale,    \
+                                   inter, xf, bias, qkn, eps, window, qo, chunk, np);                          \
+    else                                                                                                       \
+      attn_body<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale,     \
+                                  inter, minper, xf, bias, qkn, eps, window, qo);                              \
+  }
+#define ATT_KT(HD, KT, SUF)                                                                          \
+  ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \
+  ATT_INST(attnx, HD, 2, true, KT, SUF)
+#define ATT_ALL(HD) ATT_KT(HD, float, ) ATT_KT(HD, __nv_bfloat16, _kb)
+ATT_ALL(16)
+ATT_ALL(32)
+ATT_ALL(64)
+ATT_ALL(128)
+ATT_ALL(256)
