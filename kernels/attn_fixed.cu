@@ -49,7 +49,7 @@
 template <int HD>
 __device__ __forceinline__ float att_dot(const float (*buf)[HD + 4], int row, const float* q) {
   float sc = 0.f;
-#pragma unroll 8
+#pragma unroll 1
   for (int d = 0; d < HD; d += 4) {
     const float4 k4 = *reinterpret_cast<const float4*>(&buf[row][d]);
     const float4 q4 = *reinterpret_cast<const float4*>(&q[d]);
@@ -230,6 +230,11 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     __syncthreads();  // stores, anc, qs
 
     const bool ident = !tail || sm.ident;
+    // The pipelined loop takes the one-pass subchunks [0, n1); with a tree
+    // layout (anc not the identity) the subchunks holding new virtual
+    // slots, [n1, nc), follow in the two-pass loop (no chunks in flight:
+    // its gathers would otherwise cost the pipelined loop registers).
+    const int n1 = ident ? nc : n0;
     float mrun[RPW], lrun[RPW];
     Vec<HD> acc[RPW];
 #pragma unroll
@@ -241,25 +246,74 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     }
 #pragma unroll
     for (int u = 0; u < DEPTH; u++)
-      if (u >= n0 && u < nc) load_chunk(ch[u], u, ident);
-    // put_new: the T new slots' K (or V) rows, widened, into buf rows 0..T-1.
-    auto put_new = [&](const KT* C) {
-      for (int f = threadIdx.x; f < T * (HD / 4); f += ATT_WARPS * 32) {
-        const int sl = f / (HD / 4), e = 4 * (f % (HD / 4));
-        *reinterpret_cast<float4*>(&buf[sl][e]) = kv_ld4(C + (long)(base + sl) * width + h * HD + e);
+      if (u >= n0 && u < n1) load_chunk(ch[u], u, ident);
+    // update: the online softmax step of each row over subchunk j0's
+    // scores (sc: lane's slot j0+lane; then its p).
+    auto update = [&](float* sc, int j0) {
+      const int j = j0 + lane;
+#pragma unroll
+      for (int i = 0; i < RPW; i++) {
+        const int rl = warp * RPW + i;
+        if (rl >= rn) break;  // warp-uniform
+        const int t = (r0 + rl) / G;
+        bool vis;
+        int kp = j;  // the key's position
+        if (j < base) {
+          vis = true;
+        } else {
+          const int v = j - base, a = v < T ? sm.anc[t][v] : -1;
+          vis = a >= 0;
+          kp = vis ? st->pos[a] : 0;
+        }
+        if (EXT && window > 0 && vis) vis = st->pos[t] - kp < window;
+        const float x = vis ? sc[i] * scale : -INFINITY;
+        float mx = x;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        const float mnew = fmaxf(mrun[i], mx);
+        const float p = mnew == -INFINITY ? 0.f : __expf(x - mnew);
+        const float alpha = mrun[i] == -INFINITY ? 0.f : __expf(mrun[i] - mnew);
+        float sum = p;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        mrun[i] = mnew;
+        lrun[i] = fmaf(lrun[i], alpha, sum);
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[i].v[e] = __fmul_rn(acc[i].v[e], alpha);
+        sc[i] = p;
       }
     };
-    for (int cd = 0; cd < nc; cd += DEPTH) {
+    // flush: after subchunk c, the chunk's partial when the chunk ends
+    // there, then an empty state.
+    auto flush = [&](int c) {
+      const int j0 = lo + 32 * c;
+      if (direct || (c != nc - 1 && (j0 + 32) % CH != 0)) return;
+      const int k = j0 / CH;
 #pragma unroll
-      for (int u = 0; u < DEPTH; u++) {
+      for (int i = 0; i < RPW; i++) {
+        const int rl = warp * RPW + i;
+        if (rl < rn) {
+          const long idx = ((long)h * rows + r0 + rl) * NP + k;
+          if (lane == 0) pm[idx] = mrun[i], pl[idx] = lrun[i];
+          if (lane * EPL < HD)
+#pragma unroll
+            for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
+        }
+        mrun[i] = -INFINITY;
+        lrun[i] = 0.f;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
+      }
+    };
+    const int col = min(lane * EPL, HD - EPL);
+    for (int cd = 0; cd < n1; cd += DEPTH) {
+#pragma unroll
+      for (int u = 0; u < DEPTH; u++) {  // unrolled: ch[u] stays in registers
         const int c = cd + u;
-        if (c >= nc) break;  // block-uniform
-        const int j0 = lo + 32 * c, ncached = max(0, min(32, base - j0));
-        const bool two = !ident && ncached < 32;  // tree-placed new lanes: the gather passes
-        __syncthreads();
+        if (c >= n1) break;  // block-uniform
+        __syncthreads();     // the previous chunk's V reads are done
         ch[u].put(buf, false);
         __syncthreads();
-        const int j = j0 + lane;
         float sc[RPW];
 #pragma unroll
         for (int i = 0; i < RPW; i++) sc[i] = 0.f;
@@ -272,111 +326,85 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
             sc[i] = fmaf(k4.x, q4.x, fmaf(k4.y, q4.y, fmaf(k4.z, q4.z, fmaf(k4.w, q4.w, sc[i]))));
           }
         }
-        if (two) {
-          __syncthreads();
-          put_new(Kc);
-          __syncthreads();
-#pragma unroll
-          for (int i = 0; i < RPW; i++) {
-            const int rl = warp * RPW + i, t = min(r0 + rl, R - 1) / G, v = j - base;
-            const int a = v >= 0 && v < T ? sm.anc[t][v] : -1;
-            if (lane >= ncached) sc[i] = att_dot<HD>(buf, max(a, 0), qs[rl]);
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < RPW; i++) {
-          const int rl = warp * RPW + i;
-          if (rl >= rn) break;  // warp-uniform
-          const int t = (r0 + rl) / G;
-          bool vis;
-          int kp = j;  // the key's position
-          if (j < base) {
-            vis = true;
-          } else {
-            const int v = j - base, a = v < T ? sm.anc[t][v] : -1;
-            vis = a >= 0;
-            kp = vis ? st->pos[a] : 0;
-          }
-          if (EXT && window > 0 && vis) vis = st->pos[t] - kp < window;
-          const float x = vis ? sc[i] * scale : -INFINITY;
-          float mx = x;
-#pragma unroll
-          for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-          const float mnew = fmaxf(mrun[i], mx);
-          const float p = mnew == -INFINITY ? 0.f : __expf(x - mnew);
-          const float alpha = mrun[i] == -INFINITY ? 0.f : __expf(mrun[i] - mnew);
-          float sum = p;
-#pragma unroll
-          for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-          mrun[i] = mnew;
-          lrun[i] = fmaf(lrun[i], alpha, sum);
-#pragma unroll
-          for (int e = 0; e < EPL; e++) acc[i].v[e] = __fmul_rn(acc[i].v[e], alpha);
-          sc[i] = p;
-        }
+        update(sc, lo + 32 * c);
         __syncthreads();  // K reads are done
         ch[u].put(buf, true);
         __syncthreads();
-        if (c + DEPTH < nc) load_chunk(ch[u], c + DEPTH, ident);
-        const int col = min(lane * EPL, HD - EPL);
-        if (!two) {
+        if (c + DEPTH < n1) load_chunk(ch[u], c + DEPTH, ident);
 #pragma unroll 4
-          for (int jj = 0; jj < 32; jj++) {
-            Vec<HD> vv;
-            vv.load(&buf[jj][col]);
-#pragma unroll
-            for (int i = 0; i < RPW; i++) {
-              const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
-#pragma unroll
-              for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
-            }
-          }
-        } else {
-          for (int jj = 0; jj < ncached; jj++) {
-            Vec<HD> vv;
-            vv.load(&buf[jj][col]);
-#pragma unroll
-            for (int i = 0; i < RPW; i++) {
-              const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
-#pragma unroll
-              for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
-            }
-          }
-          __syncthreads();
-          put_new(Vc);
-          __syncthreads();
-          for (int jj = ncached; jj < 32; jj++) {
-#pragma unroll
-            for (int i = 0; i < RPW; i++) {
-              const int rl = warp * RPW + i, t = min(r0 + rl, R - 1) / G, v = j0 + jj - base;
-              const int a = v < T ? sm.anc[t][v] : -1;
-              Vec<HD> vv;
-              vv.load(&buf[max(a, 0)][col]);
-              const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
-#pragma unroll
-              for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
-            }
-          }
-        }
-        if (!direct && (c == nc - 1 || (j0 + 32) % CH == 0)) {  // the chunk's partial, then an empty state
-          const int k = j0 / CH;
+        for (int jj = 0; jj < 32; jj++) {
+          Vec<HD> vv;
+          vv.load(&buf[jj][col]);
 #pragma unroll
           for (int i = 0; i < RPW; i++) {
-            const int rl = warp * RPW + i;
-            if (rl < rn) {
-              const long idx = ((long)h * rows + r0 + rl) * NP + k;
-              if (lane == 0) pm[idx] = mrun[i], pl[idx] = lrun[i];
-              if (lane * EPL < HD)
+            const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
 #pragma unroll
-                for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
-            }
-            mrun[i] = -INFINITY;
-            lrun[i] = 0.f;
-#pragma unroll
-            for (int e = 0; e < EPL; e++) acc[i].v[e] = 0.f;
+            for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
           }
         }
+        flush(c);
       }
+    }
+    // put_rows: rows [j, j+n) of the cache C (K or V), widened, into buf
+    // rows 0..n-1.
+    auto put_rows = [&](const KT* C, int j, int n) {
+      for (int f = threadIdx.x; f < n * (HD / 4); f += ATT_WARPS * 32) {
+        const int sl = f / (HD / 4), e = 4 * (f % (HD / 4));
+        *reinterpret_cast<float4*>(&buf[sl][e]) = kv_ld4(C + (long)(j + sl) * width + h * HD + e);
+      }
+    };
+    for (int c = n1; c < nc; c++) {  // two passes: cached lanes, then the rows' gathered new ones
+      const int j0 = lo + 32 * c, ncached = max(0, min(32, base - j0)), j = j0 + lane;
+      __syncthreads();
+      for (int f = threadIdx.x; f < 32 * (HD / 4); f += ATT_WARPS * 32)  // zeros past the cached slots, as a chunk's load
+        *reinterpret_cast<float4*>(&buf[f / (HD / 4)][4 * (f % (HD / 4))]) = make_float4(0.f, 0.f, 0.f, 0.f);
+      __syncthreads();
+      put_rows(Kc, j0, ncached);
+      __syncthreads();
+      float sc[RPW];
+#pragma unroll
+      for (int i = 0; i < RPW; i++) sc[i] = att_dot<HD>(buf, lane, qs[warp * RPW + i]);
+      __syncthreads();
+      put_rows(Kc, base, T);
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < RPW; i++) {
+        const int rl = warp * RPW + i, t = min(r0 + rl, R - 1) / G, v = j - base;
+        const int a = v >= 0 && v < T ? sm.anc[t][v] : -1;
+        if (lane >= ncached) sc[i] = att_dot<HD>(buf, max(a, 0), qs[rl]);
+      }
+      update(sc, j0);
+      __syncthreads();
+      put_rows(Vc, j0, ncached);
+      __syncthreads();
+#pragma unroll 1
+      for (int jj = 0; jj < ncached; jj++) {
+        Vec<HD> vv;
+        vv.load(&buf[jj][col]);
+#pragma unroll
+        for (int i = 0; i < RPW; i++) {
+          const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
+#pragma unroll
+          for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
+        }
+      }
+      __syncthreads();
+      put_rows(Vc, base, T);
+      __syncthreads();
+#pragma unroll 1
+      for (int jj = ncached; jj < 32; jj++) {
+#pragma unroll
+        for (int i = 0; i < RPW; i++) {
+          const int rl = warp * RPW + i, t = min(r0 + rl, R - 1) / G, v = j0 + jj - base;
+          const int a = v < T ? sm.anc[t][v] : -1;
+          Vec<HD> vv;
+          vv.load(&buf[max(a, 0)][col]);
+          const float pj = __shfl_sync(0xffffffffu, sc[i], jj);
+#pragma unroll
+          for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
+        }
+      }
+      flush(c);
     }
     pdl_trigger();
     if (direct) {
@@ -495,22 +523,26 @@ merge:
 // models keep the kernel they had (the extensions' loads cost registers:
 // attn_64_1 96 -> 118, attn_256_2 spilled). Each with a float32 cache, and
 // with a bf16 cache under the name with _kb appended (attn_128_2_kb).
-// chunk > 0 runs attn_fixed with chunks of that many slots and NP partial
-// columns; chunk 0 attn_body (splits by the step's length, minper; kept
-// for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0).
+// These run attn_fixed (chunks of chunk slots, np partial columns); the
+// same names with _len appended run attn_body (the split by the step's
+// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0). Two
+// kernels, not one that branches: one kernel holding both bodies took
+// the registers of both (attn_128_2_kb 168 -> 255 on sm_90).
+#define ATT_ARGS(KT)                                                                                       \
+  float *out, float *pm, float *pl, float *pacc, unsigned *cnt, const float *qkv, int ldq, KT *Kc, KT *Vc, \
+      const Step *st, const float *cs, const float *sn, int hq, int hk, float scale, int inter, int minper,  \
+      __nv_bfloat16 *xf, const float *bias, const float *qkn, float eps, int window, int8_t *qo, int chunk,  \
+      int np
 #define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                   \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF(                       \
-      float* out, float* pm, float* pl, float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc,         \
-      KT* Vc, const Step* st, const float* cs, const float* sn, int hq, int hk, float scale, int inter,       \
-      int minper, __nv_bfloat16* xf, const float* bias, const float* qkn, float eps, int window,              \
-      int8_t* qo, int chunk, int np) {                                                                         \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF(ATT_ARGS(KT)) {        \
     __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
-    if (chunk > 0)                                                                                             \
-      attn_fixed<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale,    \
-                                   inter, xf, bias, qkn, eps, window, qo, chunk, np);                          \
-    else                                                                                                       \
-      attn_body<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale,     \
-                                  inter, minper, xf, bias, qkn, eps, window, qo);                              \
+    attn_fixed<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
+                                 xf, bias, qkn, eps, window, qo, chunk, np);                                   \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF##_len(ATT_ARGS(KT)) {  \
+    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
+    attn_body<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,  \
+                                minper, xf, bias, qkn, eps, window, qo);                                       \
   }
 #define ATT_KT(HD, KT, SUF)                                                                          \
   ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \

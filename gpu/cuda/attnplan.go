@@ -32,6 +32,16 @@ func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
 	return p
 }
 
+// kernel is the attention kernel name (attn_128_2, attnx_64_1_kb) for
+// this plan: the same name runs the fixed chunks, with _len appended the
+// split by length (kernels/attn_fixed.cu).
+func (p attnPlan) kernel(name string) string {
+	if p.chunk == 0 {
+		return name + "_len"
+	}
+	return name
+}
+
 // cols is the partial columns the attention scratch (pm, pl, pacc) holds
 // per query row: a split's (S) or a chunk's (np).
 func (p attnPlan) cols() int { return max(p.S, p.np) }

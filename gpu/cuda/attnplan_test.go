@@ -32,6 +32,9 @@ func TestNewAttnPlan(t *testing.T) {
 		if p.S != c.S || p.chunk != c.ch || p.np != c.np || p.cols() != c.cols {
 			t.Errorf("%s: got S=%d chunk=%d np=%d cols=%d, want %d %d %d %d", c.name, p.S, p.chunk, p.np, p.cols(), c.S, c.ch, c.np, c.cols)
 		}
+		if want := map[bool]string{true: "attn_128_2_kb_len", false: "attn_128_2_kb"}[p.chunk == 0]; p.kernel("attn_128_2_kb") != want {
+			t.Errorf("%s: kernel %q, want %q", c.name, p.kernel("attn_128_2_kb"), want)
+		}
 		if p.chunk > 0 && (p.np*p.chunk < c.slots || p.np > attnMaxChunks || p.chunk%32 != 0) {
 			t.Errorf("%s: %d chunks of %d do not cover %d slots within %d chunks", c.name, p.np, p.chunk, c.slots, attnMaxChunks)
 		}

@@ -382,7 +382,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				if tc.ext() {
 					name = attnKernel(name, &dlayer{bias: biasd, qkNorm: qknd}, &dattn{window: tc.window})
 				}
-				name = kvf.kernel(name)
+				name = ap.kernel(kvf.kernel(name))
 				fn, e := d.fn(name)
 				if e != nil {
 					return e

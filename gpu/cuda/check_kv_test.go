@@ -36,26 +36,29 @@ import (
 //   - verify of 8 tokens against 8 decode steps, a tree of 8 against
 //     decode, a decode after KeepPath (archVerify), for both formats, and
 //     the cache slots the verify stores against the decode steps' (slotDiff).
-//     The GPU's steps are not batch-invariant: a T=8 step's K and V differ
-//     from T=1 steps' at float32's level (float32: rows within about 7e-6).
-//     A bf16 cache stores a value whose difference crosses a rounding
-//     boundary one bf16 step (2^-8) apart, and those steps make its rows
-//     differ about 50-100 times more (bench/cuda/wip/kvbf16-cpu-amplification.patch:
-//     the same on the CPU). So bf16's rows are held to a share of the bf16
-//     rounding itself (kvRowShare of the teacher-forced rel), its slots to
-//     few differing elements (kvSlotShare; a kernel that read a fresh slot
-//     unrounded would move the next layers' K and V by about 1e-3, a large
-//     share of them); the strict check that the kernels read what they
-//     stored is checkKVRows (one attention launch of T tokens against T
-//     launches of one, same inputs: 1e-5). H200 (session 12): float32
-//     slots 74% differ (layer 0: none; max rel 6.6e-6), bf16 0.56% (max rel
-//     5.2e-3, one bf16 step); rows vs decode 5.4e-4 = 0.09 of the rounding;
+//     With the attention's fixed chunks (attnPlan.chunk > 0, the default:
+//     kernels/attn_fixed.cu) the steps are batch-invariant: verify, tree
+//     and KeepPath rows and the stored slots must equal decode's (rel 0,
+//     no slot element differing), with either format. With the split by
+//     length (RIGSCOPE_CUDA_ATTCHUNK=0) a T=8 step's K and V differ from
+//     T=1 steps' at float32's level (float32 rows within about 7e-6), a
+//     bf16 cache turns those into whole bf16 steps (2^-8) that make its
+//     rows differ 50-100 times more (bench/cuda/wip/kvbf16-cpu-amplification.patch),
+//     so bf16's rows are then held to a share of the bf16 rounding
+//     (kvRowShare of the teacher-forced rel) and its slots to few
+//     differing elements (kvSlotShare). H200 (session 12, split by
+//     length): float32 slots 74% differ (layer 0: none; max rel 6.6e-6),
+//     bf16 0.56% (max rel 5.2e-3, one bf16 step); rows vs decode 5.4e-4 =
+//     0.09 of the rounding. The kernel-level check is checkKVRows (a
+//     verify launch of T tokens against decode launches of each node's
+//     path, same inputs: bitwise with fixed chunks);
 //   - the prefill path (the default mode in chunks of PrefillChunk, and of
 //     64 after 7 cached slots) against the 16-token path, for both formats.
 //
 // It fails when bf16's greedy tokens match the reference on fewer than
 // kvMinAgree prompts, when a verify, tree or KeepPath row's argmax differs
-// from decode, when bf16's verify/tree/keep rel exceeds kvRowShare of its
+// from decode, with fixed chunks when any verify/tree/keep row or stored
+// slot differs from decode's at all, when bf16's verify/tree/keep rel exceeds kvRowShare of its
 // teacher-forced rel against float32 (its rows against the CPU's with a
 // bf16 cache: kvOracleShare), when more than kvSlotShare of the verify's
 // bf16 slot elements differ from decode's, or when a prefill variant's greedy tokens differ from the

@@ -171,7 +171,7 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 		if tc.window > 0 {
 			name = attnKernel(name, &dlayer{}, &dattn{window: tc.window})
 		}
-		fn, err := d.fn(kvf.kernel(name))
+		fn, err := d.fn(ap.kernel(kvf.kernel(name)))
 		if err != nil {
 			return err
 		}

@@ -212,10 +212,13 @@ const attnMinRows = 4
 
 // The most query rows one attention block serves is 8 (Tuning.AttnRows;
 // 16, with RPW 4, measured 8% slower in verify on llama-8b and passes 48 KB
-// of shared memory at head dim 256). The fewest cache slots one attention
-// split covers (minper in attention.cu, a multiple of 32) is 32
-// (Tuning.AttnMin: one chunk per split at short contexts, 2% faster decode
-// on llama-8b than 64, 128 4% slower).
+// of shared memory at head dim 256). The cache is cut into fixed chunks
+// (attnPlan, Tuning.AttnChunk: 32 slots; kernels/attn_fixed.cu) so that a
+// row's output does not depend on the step's length. With the earlier
+// split by length (the _len kernels, RIGSCOPE_CUDA_ATTCHUNK=0) the fewest
+// cache slots one split covers (minper in attention.cu, a multiple of 32)
+// is 32 (Tuning.AttnMin: one chunk per split at short contexts, 2% faster
+// decode on llama-8b than 64, 128 4% slower).
 
 // attnLaunch is the attention kernel for T tokens with at most maxRows
 // query rows per block: its name (attn_HD_RPW) and grid (hk, S, row

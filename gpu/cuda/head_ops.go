@@ -34,7 +34,7 @@ func (o *headOps) Attend(l, T int) error {
 	h := (*Head)(o)
 	c := h.cfg
 	name, grid := attnLaunch(h.mcfg, h.ap.S, T, h.tune.AttnRows)
-	name = h.kv.kernel(name)
+	name = h.ap.kernel(h.kv.kernel(name))
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	return h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
 		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
