@@ -24,8 +24,8 @@ static CUresult rs_host_alloc_mapped(void** p, size_t n) { return cuMemHostAlloc
 static CUresult rs_host_device_ptr(CUdeviceptr* d, void* p) { return cuMemHostGetDevicePointer(d, p, 0); }
 static CUresult rs_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned shm, CUstream s, uint64_t* args, int n) {
-	void* ptrs[24];
-	for (int i = 0; i < n && i < 24; i++) ptrs[i] = &args[i];
+	void* ptrs[32];
+	for (int i = 0; i < n && i < 32; i++) ptrs[i] = &args[i];
 	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shm, s, ptrs, NULL);
 }
 // rs_launch_pdl launches with programmatic stream serialization: the
@@ -33,8 +33,8 @@ static CUresult rs_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 // must execute griddepcontrol.wait before using that kernel's results.
 static CUresult rs_launch_pdl(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                              unsigned shm, CUstream s, uint64_t* args, int n) {
-	void* ptrs[24];
-	for (int i = 0; i < n && i < 24; i++) ptrs[i] = &args[i];
+	void* ptrs[32];
+	for (int i = 0; i < n && i < 32; i++) ptrs[i] = &args[i];
 	CUlaunchAttribute attr;
 	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
 	attr.value.programmaticStreamSerializationAllowed = 1;
@@ -172,10 +172,10 @@ func launchPDL(fn cu.Function, grid, block [3]int, shm int, s cu.Stream, args ..
 
 func launchWith(pdl bool, fn cu.Function, grid, block [3]int, shm int, s cu.Stream, args ...arg) error {
 	n := len(args)
-	if n > 24 {
-		return fmt.Errorf("cuda: launch with %d arguments (max 24)", n)
+	if n > 32 {
+		return fmt.Errorf("cuda: launch with %d arguments (max 32)", n)
 	}
-	buf := (*[24]C.uint64_t)(C.malloc(C.size_t(8 * 24)))
+	buf := (*[32]C.uint64_t)(C.malloc(C.size_t(8 * 32)))
 	defer C.free(unsafe.Pointer(buf))
 	for i, a := range args {
 		buf[i] = C.uint64_t(a)
