@@ -4,7 +4,10 @@
 // ----------------------------------------------------------- attention
 // One launch per layer does RoPE, the KV-cache store and attention for all
 // T tokens (decode, or verify with a causal or tree mask), split over the
-// cache length (flash-decoding style).
+// cache length (flash-decoding style). attn_body, below, splits the cache
+// by the step's length (the _len kernels, RIGSCOPE_CUDA_ATTCHUNK=0: not
+// batch-invariant); attn_fixed (attn_fixed.cu, the default) by fixed
+// chunks, so that a row's bits do not depend on the step it is in.
 //
 // qkv (T, ldq) holds q (hq*HD), k (hk*HD), v (hk*HD) per token; cs, sn
 // (maxPos, HD/2) are the RoPE tables; Kc, Vc (slots, hk*HD) the layer's

@@ -24,17 +24,27 @@
 // its subchunks in ascending order, from an empty state; chunk k's partial
 // goes to column k of pm, pl, pacc ((hk, G*MAXT, NP[, HD]), NP >= the
 // chunks of the longest step), and the last block to finish merges
-// columns [k0, k1) in one fixed order: the max over them, each lane's sum
-// of f*l over the columns k = lane mod 32 ascending then a butterfly, the
-// numerator sequentially over k. A row's invisible slots add exact zeros
-// (p = 0, alpha = 1; an invisible chunk: f = 0), so the slots past a row's
-// position, a verify's other rows, and chunks that exist in one step but
-// not in the other leave its bits alone. With one chunk in all the block
-// writes acc/l directly, which is what the merge of one column gives.
+// columns in one fixed order. Flat plans (GS = 1): over the chunks
+// [k0, k1), the max, each lane's sum of f*l over the columns k = lane mod
+// 32 ascending then a butterfly, the numerator sequentially over k.
+// Grouped plans (GS = 4, the default): chunks 4g..4g+3 combined as the
+// fixed tree ((c0 (+) c1) (+) (c2 (+) c3)) (att_group; (+) rescales two
+// partials to the larger max), then the groups merged in order (den and
+// numerator sequential). A row's invisible slots add exact zeros (p = 0,
+// alpha = 1; an invisible chunk or group: f = 0, or (+)'s identity), so
+// the slots past a row's position, a verify's other rows, and chunks that
+// exist in one step but not in the other leave its bits alone. With one
+// chunk in all the block writes acc/l directly, which is what the merge
+// of one column gives.
 //
 // Block (h, s, rg) takes chunks [k0 + s*q, +q), q = ceil(chunks / S): at
 // long contexts a block walks several chunks (one partial each), at short
 // ones blocks sit idle (S is fixed per CUDA graph; the length is not).
+// Grouped plans with more chunks than blocks hand out whole groups
+// instead, and each block writes its groups' partials after its loop
+// (att_group on the chunks it wrote), so that the last block merges about
+// S groups rather than every chunk; with fewer chunks than blocks the
+// last block builds the groups from the chunks with the same code.
 // Every block whose chunks hold new virtual slots stores all T new slots
 // (the same values from every such block and row group, as attn_body's
 // row groups do) and reads them back through the cache (so a bf16 cache's
@@ -58,6 +68,53 @@ __device__ __forceinline__ float att_dot(const float (*buf)[HD + 4], int row, co
   return sc;
 }
 
+// att_comb is a = a (+) b for softmax partials (max m, sum l, acc a):
+// both rescaled to the larger max, b's terms added to a's. An empty
+// partial (m = -inf) is an exact identity on either side.
+template <int EPL>
+__device__ __forceinline__ void att_comb(float& m, float& l, float* a, float mb, float lb, const float* ab) {
+  if (mb == -INFINITY) return;
+  if (m == -INFINITY) {
+    m = mb, l = lb;
+#pragma unroll
+    for (int e = 0; e < EPL; e++) a[e] = ab[e];
+    return;
+  }
+  const float M = fmaxf(m, mb);
+  const float fa = m == M ? 1.f : __expf(m - M), fb = mb == M ? 1.f : __expf(mb - M);
+  l = fmaf(fb, lb, __fmul_rn(fa, l));
+#pragma unroll
+  for (int e = 0; e < EPL; e++) a[e] = fmaf(fb, ab[e], __fmul_rn(fa, a[e]));
+  m = M;
+}
+
+// att_group is group g's partial of one row (grouped plans, GS = 4): the
+// chunk columns b + k, k in [4g, 4g+4) and [k0, k1), combined as
+// ((c0 (+) c1) (+) (c2 (+) c3)), absent chunks empty. The block that owns
+// the group and the merger both compute it with this code, from memory.
+template <int HD, int EPL>
+__device__ __forceinline__ void att_group(const float* pm, const float* pl, const float* pacc, long b, int g, int k0,
+                                          int k1, int col, float& m, float& l, float* a) {
+  float m1 = -INFINITY, l1 = 0.f, a1[EPL], mk[4], lk[4], ak[4][EPL];
+  m = -INFINITY, l = 0.f;
+#pragma unroll
+  for (int e = 0; e < EPL; e++) a[e] = 0.f, a1[e] = 0.f;
+#pragma unroll
+  for (int j = 0; j < 4; j++) {  // every load first
+    const int k = 4 * g + j;
+    const bool in = k >= k0 && k < k1;
+    mk[j] = in ? __ldcg(pm + b + k) : -INFINITY;
+    lk[j] = in ? __ldcg(pl + b + k) : 0.f;
+#pragma unroll
+    for (int e = 0; e < EPL; e++) ak[j][e] = in ? __ldcg(pacc + (b + k) * HD + col + e) : 0.f;
+  }
+  att_comb<EPL>(m, l, a, mk[0], lk[0], ak[0]);
+  att_comb<EPL>(m, l, a, mk[1], lk[1], ak[1]);
+  att_comb<EPL>(m1, l1, a1, mk[2], lk[2], ak[2]);
+  att_comb<EPL>(m1, l1, a1, mk[3], lk[3], ak[3]);
+  att_comb<EPL>(m, l, a, m1, l1, a1);
+}
+
 template <int HD, int RPW, bool EXT, typename KT>
 __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl,
                                            float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc, KT* Vc,
@@ -65,7 +122,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
                                            const float* __restrict__ sn, int hq, int hk, float scale,
                                            int interleaved, __nv_bfloat16* xf, const float* __restrict__ bias,
                                            const float* __restrict__ qkn, float eps, int window, int8_t* qo,
-                                           int CH, int NP) {
+                                           int CH, int NP, int GS) {
   constexpr int RB = ATT_WARPS * RPW, HALF = HD / 2, EPL = Vec<HD>::EPL;
   auto& qs = sm.qs;
   auto& buf = sm.buf;
@@ -83,7 +140,22 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   const int end = base + T;  // one past the last virtual slot
   const int k0 = c0 / CH, k1 = (end + CH - 1) / CH, nk = k1 - k0;
   const bool direct = nk == 1;  // one chunk: block 0 writes the rows
-  const int q = (nk + S - 1) / S, kb = k0 + s * q, ke = min(k1, kb + q);
+  // Grouped plans (GS = 4): groups of 4 chunks at multiples of 4, each
+  // combined as a fixed tree (att_group), the merge over groups. With
+  // more chunks than blocks a block takes whole groups and writes their
+  // partials (byGroup); else a block takes one chunk and the merger
+  // builds the groups. Flat plans (GS = 1): the merge over chunks.
+  const bool byGroup = GS > 1 && nk > S;
+  const int NPS = GS > 1 ? NP + (NP + 3) / 4 : NP;  // partial columns: chunks, then groups
+  int kb, ke;
+  if (byGroup) {
+    const int ga = k0 / 4, gz = (k1 - 1) / 4, qg = (gz - ga + S) / S, gb = ga + s * qg, ge = min(gz + 1, gb + qg);
+    kb = gb < ge ? max(k0, 4 * gb) : k1;
+    ke = gb < ge ? min(k1, 4 * ge) : k1;
+  } else {
+    const int q = (nk + S - 1) / S;
+    kb = k0 + s * q, ke = min(k1, kb + q);
+  }
   const int lo = max(kb * CH, c0 / 32 * 32), hi = min(ke * CH, end);
   const int nc = kb < ke ? (hi - lo + 31) / 32 : 0;             // subchunks
   const int n0 = nc > 0 ? max(0, min(nc, (base - lo) / 32)) : 0;  // those with cached slots only
@@ -293,7 +365,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
       for (int i = 0; i < RPW; i++) {
         const int rl = warp * RPW + i;
         if (rl < rn) {
-          const long idx = ((long)h * rows + r0 + rl) * NP + k;
+          const long idx = ((long)h * rows + r0 + rl) * NPS + k;
           if (lane == 0) pm[idx] = mrun[i], pl[idx] = lrun[i];
           if (lane * EPL < HD)
 #pragma unroll
@@ -406,6 +478,23 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
       }
       flush(c);
     }
+    if (byGroup) {  // the block's groups, from its chunks' partials (after the loops: no chunks in flight)
+      __syncwarp();    // the warp's rows: every chunk written (lane 0: m, l)
+      for (int g = kb / 4; g <= (ke - 1) / 4; g++)
+#pragma unroll 1
+        for (int i = 0; i < RPW; i++) {
+          const int rl = warp * RPW + i;
+          if (rl < rn) {
+            const long b = ((long)h * rows + r0 + rl) * NPS;
+            float m, l, a[EPL];
+            att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, m, l, a);
+            if (lane == 0) pm[b + NP + g] = m, pl[b + NP + g] = l;
+            if (lane * EPL < HD)
+#pragma unroll
+              for (int e = 0; e < EPL; e++) pacc[(b + NP + g) * HD + lane * EPL + e] = a[e];
+          }
+        }
+    }
     pdl_trigger();
     if (direct) {
 #pragma unroll
@@ -429,6 +518,54 @@ merge:
   __syncthreads();
   if (!sm.last) return;
   __threadfence();
+  if (GS > 1) {
+    // Merge groups [g0, g1] of rows warp + 4i: the max over their chunks
+    // (a group's max), then each group's partial (its column, or
+    // att_group from the chunks) in order: den and the numerator summed
+    // sequentially, the same in every lane.
+    const int col = min(lane * EPL, HD - EPL);
+    const int g0 = k0 / 4, g1 = (k1 - 1) / 4;
+#pragma unroll 1
+    for (int i = 0; i < RPW; i++) {
+      const int rl = warp + ATT_WARPS * i, r = r0 + rl;
+      if (rl >= rn) continue;  // warp-uniform
+      const long b = ((long)h * rows + r0 + rl) * NPS;
+      float M = -INFINITY;
+      if (byGroup)
+        for (int g = g0 + lane; g <= g1; g += 32) M = fmaxf(M, __ldcg(pm + b + NP + g));
+      else
+        for (int k = k0 + lane; k < k1; k += 32) M = fmaxf(M, __ldcg(pm + b + k));
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+      float den = 0.f, num[EPL];
+#pragma unroll
+      for (int e = 0; e < EPL; e++) num[e] = -0.f;
+#pragma unroll 2
+      for (int g = g0; g <= g1; g++) {
+        float mg, lg, ag[EPL];
+        if (byGroup) {
+          mg = __ldcg(pm + b + NP + g), lg = __ldcg(pl + b + NP + g);
+#pragma unroll
+          for (int e = 0; e < EPL; e++) ag[e] = __ldcg(pacc + (b + NP + g) * HD + col + e);
+        } else {
+          att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, mg, lg, ag);
+        }
+        const float f = mg == M ? 1.f : mg == -INFINITY ? 0.f : __expf(mg - M);
+        den = fmaf(f, lg, den);
+#pragma unroll
+        for (int e = 0; e < EPL; e++) num[e] = fmaf(f, ag[e], num[e]);
+      }
+      if (lane * EPL < HD) {
+        float v[EPL];
+#pragma unroll
+        for (int e = 0; e < EPL; e++) v[e] = __fdiv_rn(num[e], den);
+        att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
+        if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
+      }
+    }
+    if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
+    return;
+  }
   {
     // Merge columns [k0, k1) of rows warp + 4i: the max, then lane l's
     // sum of f*l over columns l mod 32 (ascending, then a butterfly), then
@@ -444,7 +581,7 @@ merge:
 #pragma unroll
     for (int i = 0; i < RPW; i++) {
       const int rl = warp + ATT_WARPS * i;
-      const long b = ((long)h * rows + r0 + rl) * NP;
+      const long b = ((long)h * rows + r0 + rl) * NPS;
       float m = -INFINITY;
 #pragma unroll
       for (int u = 0; u < MG; u++) {
@@ -484,7 +621,7 @@ merge:
         for (int u = 0; u < MG; u++)
           if (g == g0 + u) f[i] = fg[i][u];
         if (g >= g0 + MG) {
-          const long b = ((long)h * rows + r0 + rl) * NP;
+          const long b = ((long)h * rows + r0 + rl) * NPS;
           f[i] = rl < rn && k < kz ? fac(__ldcg(pm + b + k), M[i]) : 0.f;
         }
       }
@@ -495,7 +632,7 @@ merge:
           const int rl = warp + ATT_WARPS * i;
           const float fq = __shfl_sync(0xffffffffu, f[i], k - g * 32);
           if (rl < rn) {
-            const long b = ((long)h * rows + r0 + rl) * NP;
+            const long b = ((long)h * rows + r0 + rl) * NPS;
 #pragma unroll
             for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + k) * HD + col + e), num[i][e]);
           }
@@ -532,12 +669,17 @@ merge:
   float *out, float *pm, float *pl, float *pacc, unsigned *cnt, const float *qkv, int ldq, KT *Kc, KT *Vc, \
       const Step *st, const float *cs, const float *sn, int hq, int hk, float scale, int inter, int minper,  \
       __nv_bfloat16 *xf, const float *bias, const float *qkn, float eps, int window, int8_t *qo, int chunk,  \
-      int np
+      int np, int gs
+// ATT_MINB: blocks per SM the compiler must allow (registers <= 170 at 3):
+// the plain kernels up to head dim 128 ran at 168 registers before the
+// grouped merge, whose loads would take attn_128_2_kb to 218 (2 blocks
+// per SM for verify) for a path that runs once per head and row group.
+#define ATT_MINB(HD, EXT) ((HD) <= 128 && !(EXT) ? 3 : 1)
 #define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                   \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF(ATT_ARGS(KT)) {        \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32, ATT_MINB(HD, EXT)) NAME##_##HD##_##RPW##SUF(ATT_ARGS(KT)) { \
     __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
     attn_fixed<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
-                                 xf, bias, qkn, eps, window, qo, chunk, np);                                   \
+                                 xf, bias, qkn, eps, window, qo, chunk, np, gs);                                   \
   }                                                                                                            \
   extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF##_len(ATT_ARGS(KT)) {  \
     __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \

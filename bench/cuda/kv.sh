@@ -1,11 +1,14 @@
 #!/bin/sh
-# Issue 19's bf16 KV cache in one device call (about a minute):
-# cuda-check -checks kernels,pfkernels,kv,kvbench: every kernel against
-# float64, the attention and prefill kernels with a bf16 cache among them
-# (names with "kv bf16" and pf_kv_kb); gocoder-14m-hf with a bf16 cache
-# against a float32 one (greedy vs the reference, teacher-forced logits,
-# verify/tree/KeepPath vs decode, prefill path vs the 16-token path); the
-# llama-8b shape's decode tok/s with each cache at 512 and 4096 positions.
+# Issue 19's bf16 KV cache (the default) and batch-invariant attention in
+# one device call (about a minute): cuda-check -checks
+# kernels,pfkernels,kv,kvbench: every kernel against float64, the
+# attention (every plan) and prefill kernels with a bf16 cache among them
+# (names with "kv bf16" and pf_kv_kb); a verify launch against decode
+# launches of each node's path, bitwise with fixed chunks; gocoder-14m-hf
+# with a bf16 cache against a float32 one (greedy vs the reference,
+# teacher-forced logits, verify/tree/KeepPath and stored slots = decode's,
+# prefill path vs the 16-token path); the llama-8b shape's verify = decode
+# and decode tok/s with each cache and attention plan at 512 and 4096.
 # ARCH=DIR adds the arch fixtures run with RIGSCOPE_CUDA_KV=bf16 (carry
 # them as bench/cuda/README.md says: about 23 MB more).
 # Build here: go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test

@@ -14,7 +14,13 @@ const attnMaxChunks = 1024
 // at position p then gets the same bits in a decode step as in a verify;
 // Tuning.AttnChunk); chunk 0 is the earlier split by the step's length
 // (attn_body; RIGSCOPE_CUDA_ATTCHUNK=0, for comparisons).
-type attnPlan struct{ S, chunk, np int }
+//
+// With group 4 the chunks are combined in groups of 4 at multiples of 4
+// (a fixed tree) and the merge runs over the groups: with more chunks
+// than blocks each block takes whole groups and writes their partials,
+// so the last block merges about S of them instead of every chunk's
+// (Tuning.AttnGroup; 1: the merge over chunks).
+type attnPlan struct{ S, chunk, np, group int }
 
 // newAttnPlan is the plan for a cache of slots slots on a GPU of sms SMs.
 func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
@@ -28,6 +34,7 @@ func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
 			p.chunk *= 2
 		}
 		p.np = (slots + p.chunk - 1) / p.chunk
+		p.group = max(1, tune.AttnGroup)
 	}
 	return p
 }
@@ -44,7 +51,13 @@ func (p attnPlan) kernel(name string) string {
 
 // cols is the partial columns the attention scratch (pm, pl, pacc) holds
 // per query row: a split's (S) or a chunk's (np).
-func (p attnPlan) cols() int { return max(p.S, p.np) }
+func (p attnPlan) cols() int {
+	n := p.np
+	if p.group > 1 {
+		n += (p.np + p.group - 1) / p.group // the groups' columns follow the chunks'
+	}
+	return max(p.S, n)
+}
 
 // attnSplits is how many parts the attention kernel splits the cache into
 // (grid (hk, S, row groups)): about two blocks per SM at most, at most 32,

@@ -8,7 +8,8 @@ import (
 
 // newAttnPlan: the split count by shape (or the knob), the chunk from the
 // knob doubled until at most attnMaxChunks chunks cover the cache, none
-// with the split by length; the scratch holds the larger of S and np.
+// with the split by length; the scratch holds the larger of S and the
+// chunks' columns (and the groups' after them).
 func TestNewAttnPlan(t *testing.T) {
 	llama := model.Config{Heads: 32, KVHeads: 8, HeadDim: 128}
 	cases := []struct {
@@ -26,6 +27,9 @@ func TestNewAttnPlan(t *testing.T) {
 		{"exactly attnMaxChunks", 32 * attnMaxChunks, 132, Tuning{AttnChunk: 32}, 32, 32, attnMaxChunks, attnMaxChunks},
 		{"splits knob", 4176, 132, Tuning{AttnChunk: 64, AttnSplits: 7}, 7, 64, 66, 66},
 		{"tiny cache", 20, 132, Tuning{AttnChunk: 32}, 1, 32, 1, 1},
+		{"groups of 4: their columns follow the chunks'", 4176, 132, Tuning{AttnChunk: 32, AttnGroup: 4}, 32, 32, 131, 131 + 33},
+		{"groups of a short cache", 528, 132, Tuning{AttnChunk: 32, AttnGroup: 4}, 17, 32, 17, 17 + 5},
+		{"groups with the split by length: none", 4176, 132, Tuning{AttnGroup: 4}, 32, 0, 0, 32},
 	}
 	for _, c := range cases {
 		p := newAttnPlan(llama, c.slots, c.sms, c.tune)

@@ -318,7 +318,7 @@ func checkKernels(d *Device, w io.Writer) error {
 		for _, tc := range attnCases {
 			// every block shape (rows per block) and split size the enqueue knobs
 			// pick: the split by length (chunk 0) and fixed chunks (attn_fixed.cu)
-			for _, v := range []struct{ rows, minper, chunk int }{{8, 64, 0}, {8, 32, 0}, {4, 128, 0}, {8, 32, 32}, {4, 32, 64}, {8, 32, 128}} {
+			for _, v := range []struct{ rows, minper, chunk, group int }{{8, 64, 0, 1}, {8, 32, 0, 1}, {4, 128, 0, 1}, {8, 32, 32, 1}, {4, 32, 32, 4}, {8, 32, 64, 4}, {8, 32, 128, 1}} {
 				slots := tc.base + tc.T
 				width := tc.hk * tc.hd
 				ld := (tc.hq + 2*tc.hk) * tc.hd
@@ -362,10 +362,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				qd, kd, vd, sd := up(f32b(qkv)), up(kvCacheBytesOf(Kc, kvf)), up(kvCacheBytesOf(Vc, kvf)), up(append([]byte(nil), stb...))
 				csd, snd := up(f32b(cs)), up(f32b(sn))
 				cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
-				ap := attnPlan{S: tc.S}
-				if v.chunk > 0 {
-					ap = newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: tc.S, AttnChunk: v.chunk})
-				}
+				ap := kvRowPlan{v.chunk, v.group}.plan(cfg, slots, tc.S)
 				rowsAll := tc.hq * MaxTokens * ap.cols()
 				pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
 				cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
@@ -395,7 +392,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
 					if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
 						ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf),
-						ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo), i32(ap.chunk), i32(ap.np)); e != nil {
+						ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo), i32(ap.chunk), i32(ap.np), i32(ap.group)); e != nil {
 						return e
 					}
 				}
@@ -426,7 +423,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				ref, refK, refV := attnReference(tc, qkv, Kc, Vc, cs, sn, &st, bias, qkn, eps, float64(scale), stored)
 				desc := fmt.Sprintf("%v rows<=%d per>=%d", tc, v.rows, v.minper)
 				if v.chunk > 0 {
-					desc = fmt.Sprintf("%v rows<=%d chunk %d", tc, v.rows, v.chunk)
+					desc = fmt.Sprintf("%v rows<=%d chunk %d group %d", tc, v.rows, v.chunk, v.group)
 				}
 				if kvf == kvBF16 {
 					desc = "kv bf16 " + desc

@@ -303,14 +303,15 @@ func rowsRel(a, b []float32, V int) float64 {
 	return m
 }
 
-// kvBenchChunks are the attention plans checkKVBench times: the split by
-// the step's length (0, not batch-invariant) and fixed chunks.
-var kvBenchChunks = []int{0, 32, 64, 128}
+// kvBenchPlans are the attention plans checkKVBench times: the split by
+// the step's length (not batch-invariant) and fixed chunks, merged one by
+// one or in groups of 4.
+var kvBenchPlans = []kvRowPlan{{0, 1}, {32, 1}, {32, 4}, {128, 4}}
 
 // checkKVBench times decode steps (graphed, argmax on the device) of the
 // llama-8b shape (synthetic bf16 weights, as cuda-bench) with a float32
 // and a bf16 cache at 512 and 4096 cached positions, each with every
-// attention plan of kvBenchChunks: both targets loaded at once, formats
+// attention plan of kvBenchPlans: both targets loaded at once, formats
 // and plans alternating within each repeat so that they see the same
 // clocks; medians of 5 repeats of 50 steps after one warm-up. First it
 // checks the batch invariance on this shape (kvInvariance).
@@ -333,11 +334,11 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 			fails = append(fails, err.Error())
 		}
 	}
-	def := ts[kvF32].ap.chunk
-	fmt.Fprintf(stdout, "\nKV cache format and attention chunks (0: split by length), llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats and plans alternating\n")
+	def := kvRowPlan{ts[kvF32].ap.chunk, ts[kvF32].ap.group}
+	fmt.Fprintf(stdout, "\nKV cache format and attention plans (chunk/group; len: split by length), llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats and plans alternating\n")
 	fmt.Fprintf(stdout, "%-6s %-8s", "ctx", "cache")
-	for _, c := range kvBenchChunks {
-		fmt.Fprintf(stdout, " %9s %7s", fmt.Sprintf("chunk%d", c), "vs 0")
+	for _, c := range kvBenchPlans {
+		fmt.Fprintf(stdout, " %9v %7s", c, "vs len")
 	}
 	fmt.Fprintf(stdout, " %10s\n", "KV MiB")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -354,14 +355,14 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 				}
 			}
 		}
-		times := map[kvFormat]map[int][]float64{}
+		times := map[kvFormat]map[kvRowPlan][]float64{}
 		for rep := 0; rep < 6; rep++ {
 			for _, f := range kvFormats {
 				if times[f] == nil {
-					times[f] = map[int][]float64{}
+					times[f] = map[kvRowPlan][]float64{}
 				}
-				for _, c := range kvBenchChunks {
-					if err := withAttnChunk(ts[f], c); err != nil {
+				for _, c := range kvBenchPlans {
+					if err := withAttnPlan(ts[f], c); err != nil {
 						return fmt.Errorf("cuda-check: kvbench: %w", err)
 					}
 					if _, err := timeDecode(ctx, ts[f], 2); err != nil { // capture
@@ -379,30 +380,30 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 		}
 		for _, f := range kvFormats {
 			fmt.Fprintf(stdout, "%-6d %-8s", n, f)
-			for _, c := range kvBenchChunks {
-				fmt.Fprintf(stdout, " %9.1f %7.3f", 1/median(times[f][c]), median(times[f][0])/median(times[f][c]))
+			for _, c := range kvBenchPlans {
+				fmt.Fprintf(stdout, " %9.1f %7.3f", 1/median(times[f][c]), median(times[f][kvBenchPlans[0]])/median(times[f][c]))
 			}
 			fmt.Fprintf(stdout, " %10.0f\n", float64(kvCacheBytes(cfg, n, 1, f))/(1<<20))
 		}
 		for _, T := range []int{1, 5} {
 			for _, f := range kvFormats {
 				line := fmt.Sprintf("  attention kernels of a step, %s T=%d (ungraphed, events; median of 5):", f, T)
-				for _, c := range kvBenchChunks {
-					if err := withAttnChunk(ts[f], c); err != nil {
+				for _, c := range kvBenchPlans {
+					if err := withAttnPlan(ts[f], c); err != nil {
 						return fmt.Errorf("cuda-check: kvbench: %w", err)
 					}
 					us, _, err := attnProfile(ts[f], T, 5)
 					if err != nil {
 						return fmt.Errorf("cuda-check: kvbench %s: %w", f, err)
 					}
-					line += fmt.Sprintf("  chunk%d %.1f us", c, us)
+					line += fmt.Sprintf("  %v %.1f us", c, us)
 				}
 				fmt.Fprintln(stdout, line)
 			}
 		}
 	}
 	for _, f := range kvFormats {
-		if err := withAttnChunk(ts[f], def); err != nil {
+		if err := withAttnPlan(ts[f], def); err != nil {
 			return fmt.Errorf("cuda-check: kvbench: %w", err)
 		}
 	}
@@ -412,16 +413,16 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	return nil
 }
 
-// withAttnChunk switches t's attention to chunks of chunk slots (0: the
-// split by length), as Tuning.AttnChunk would at load, for a comparison
-// in one process: the captured steps are dropped; the scratch allocated at
-// load must hold the new plan's columns.
-func withAttnChunk(t *Target, chunk int) error {
+// withAttnPlan switches t's attention to plan rp (chunk 0: the split by
+// length), as Tuning.AttnChunk and AttnGroup would at load, for a
+// comparison in one process: the captured steps are dropped; the scratch
+// allocated at load must hold the new plan's columns.
+func withAttnPlan(t *Target, rp kvRowPlan) error {
 	tune := t.tune
-	tune.AttnChunk = chunk
+	tune.AttnChunk, tune.AttnGroup = rp.chunk, rp.group
 	p := newAttnPlan(t.cfg, t.slots, t.dev.SMs, tune)
 	if have := newAttnPlan(t.cfg, t.slots, t.dev.SMs, t.tune).cols(); p.cols() > have { // the load's plan sized the scratch
-		return fmt.Errorf("attention chunk %d needs %d partial columns, the target has %d", chunk, p.cols(), have)
+		return fmt.Errorf("attention plan %v needs %d partial columns, the target has %d", rp, p.cols(), have)
 	}
 	unbind, err := t.dev.Bind()
 	if err != nil {
@@ -460,8 +461,8 @@ func kvInvariance(ctx context.Context, t *Target, name string, stdout io.Writer)
 		return fmt.Errorf("%s %s: slots: %w", name, t.kv, err)
 	}
 	ok := row.verRel == 0 && row.treeRel == 0 && row.keepRel == 0 && sd.differ == 0
-	fmt.Fprintf(stdout, "\n%s, %s cache, attention chunk %d: verify of 8 vs decode rel %.2e (argmax %d/%d), tree %.2e, keep %.2e; %v; bitwise %v\n",
-		name, t.kv, t.ap.chunk, row.verRel, row.verArg, row.verN, row.treeRel, row.keepRel, sd, ok)
+	fmt.Fprintf(stdout, "\n%s, %s cache, attention plan %d/g%d: verify of 8 vs decode rel %.2e (argmax %d/%d), tree %.2e, keep %.2e; %v; bitwise %v\n",
+		name, t.kv, t.ap.chunk, t.ap.group, row.verRel, row.verArg, row.verN, row.treeRel, row.keepRel, sd, ok)
 	if !ok && t.ap.chunk > 0 {
 		return fmt.Errorf("%s %s: fixed attention chunks of %d, yet verify/tree/keep rows or slots differ from decode (rel %.2e, %.2e, %.2e; %d slot elements)",
 			name, t.kv, t.ap.chunk, row.verRel, row.treeRel, row.keepRel, sd.differ)

@@ -47,6 +47,8 @@ func kvRowCases() []kvRowCase {
 	}
 	return append(cs,
 		kvRowCase{hq: 32, hk: 8, hd: 128, base: 4085, T: 16, S: 32},
+		kvRowCase{hq: 32, hk: 8, hd: 128, base: 1010, T: 16, S: 32}, // decode in one chunk per block, the verify's last rows in groups
+		kvRowCase{hq: 4, hk: 2, hd: 64, base: 90, T: 8, S: 3},
 		kvRowCase{hq: 4, hk: 2, hd: 64, base: 60, T: 8, S: 3},
 		kvRowCase{hq: 8, hk: 4, hd: 64, base: 300, T: 16, S: 7},
 		kvRowCase{hq: 8, hk: 8, hd: 256, base: 77, T: 5, S: 4},
@@ -61,9 +63,28 @@ func kvRowCases() []kvRowCase {
 	)
 }
 
-// kvRowChunks are the chunk sizes checked: the earlier split (0) and
-// fixed chunks.
-var kvRowChunks = []int{0, 32, 64, 128}
+// kvRowPlan is one attention plan of the checks: a chunk size (0: the
+// earlier split by length) and the chunks' group (1: none).
+type kvRowPlan struct{ chunk, group int }
+
+func (p kvRowPlan) String() string {
+	if p.chunk == 0 {
+		return "len"
+	}
+	return fmt.Sprintf("%d/g%d", p.chunk, p.group)
+}
+
+// plan is p's attnPlan for a cache of slots slots with S blocks.
+func (p kvRowPlan) plan(cfg model.Config, slots, S int) attnPlan {
+	if p.chunk == 0 {
+		return attnPlan{S: S}
+	}
+	return newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: S, AttnChunk: p.chunk, AttnGroup: p.group})
+}
+
+// kvRowPlans are the plans checked: the earlier split, fixed chunks
+// merged one by one and in groups of 4.
+var kvRowPlans = []kvRowPlan{{0, 1}, {32, 1}, {32, 4}, {64, 4}, {128, 1}, {128, 4}}
 
 // checkKVRows runs kvRowCases for every cache format, chunk size and mask
 // (chain, tree) and prints per (format, chunk) the rows and slots that
@@ -77,15 +98,16 @@ func checkKVRows(d *Device, w io.Writer) error {
 	defer done()
 	rng := rand.New(rand.NewPCG(19, 2))
 	fmt.Fprintf(w, "\nattention: a verify of T tokens (chain, tree) vs decode steps of each node's path, same qkv and cache; rows and cache slots not bitwise equal, max row rel\n")
-	fmt.Fprintf(w, "%-8s %6s %6s %12s %12s %10s %s\n", "cache", "chunk", "cases", "rows differ", "slots differ", "row rel", "")
+	fmt.Fprintf(w, "%-8s %8s %6s %12s %12s %10s %s\n", "cache", "plan", "cases", "rows differ", "slots differ", "row rel", "")
 	var fails []error
 	for _, kvf := range kvFormats {
-		for _, chunk := range kvRowChunks {
+		for _, pl := range kvRowPlans {
+			chunk := pl.chunk
 			var r kvRowsResult
 			n := 0
 			for _, tc := range kvRowCases() {
 				for _, tree := range []bool{false, true} {
-					if err := kvRowsRun(s, d, rng, tc, kvf, chunk, tree, &r); err != nil {
+					if err := kvRowsRun(s, d, rng, tc, kvf, pl, tree, &r); err != nil {
 						return err
 					}
 					n++
@@ -95,10 +117,10 @@ func checkKVRows(d *Device, w io.Writer) error {
 			bad := r.slotsDiffer > 0 || (chunk > 0 && r.rowsDiffer > 0) || (chunk == 0 && r.rel > kvRowsTol)
 			if bad {
 				st = "FAIL " + r.first
-				fails = append(fails, fmt.Errorf("cuda check kv rows %s chunk %d: %d of %d rows and %d of %d slots differ from decode, row rel %.2e (%s)",
-					kvf, chunk, r.rowsDiffer, r.rows, r.slotsDiffer, r.slots, r.rel, r.first))
+				fails = append(fails, fmt.Errorf("cuda check kv rows %s plan %v: %d of %d rows and %d of %d slots differ from decode, row rel %.2e (%s)",
+					kvf, pl, r.rowsDiffer, r.rows, r.slotsDiffer, r.slots, r.rel, r.first))
 			}
-			fmt.Fprintf(w, "%-8s %6d %6d %5d/%-6d %5d/%-6d %10.2e %s\n", kvf, chunk, n, r.rowsDiffer, r.rows, r.slotsDiffer, r.slots, r.rel, st)
+			fmt.Fprintf(w, "%-8s %8v %6d %5d/%-6d %5d/%-6d %10.2e %s\n", kvf, pl, n, r.rowsDiffer, r.rows, r.slotsDiffer, r.slots, r.rel, st)
 		}
 	}
 	if len(fails) > 0 {
@@ -117,17 +139,14 @@ type kvRowsResult struct {
 
 // kvRowsRun is one case of checkKVRows with a chain or a random tree
 // (positions base + depth, nodes after their parents).
-func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvFormat, chunk int, tree bool, res *kvRowsResult) error {
+func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvFormat, rp kvRowPlan, tree bool, res *kvRowsResult) error {
 	h := newDevHelper(s)
 	defer h.free()
 	slots := tc.base + MaxTokens // the cache the plan is made for
 	width := tc.hk * tc.hd
 	ld := (tc.hq + 2*tc.hk) * tc.hd
 	cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
-	ap := attnPlan{S: tc.S}
-	if chunk > 0 {
-		ap = newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: tc.S, AttnChunk: chunk})
-	}
+	ap := rp.plan(cfg, slots, tc.S)
 	qkv := randn32(rng, tc.T*ld, 0, 1)
 	Kc, Vc := randn32(rng, slots*width, 0, 1), randn32(rng, slots*width, 0, 1)
 	kb, vb := kvCacheBytesOf(Kc, kvf), kvCacheBytesOf(Vc, kvf)
@@ -177,7 +196,7 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 		}
 		return launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qkv), i32(ld), ptr(kc), ptr(vc),
 			ptr(step), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(0), i32(32), ptr(0),
-			ptr(0), ptr(0), f32(1e-6), i32(tc.window), ptr(0), i32(ap.chunk), i32(ap.np))
+			ptr(0), ptr(0), f32(1e-6), i32(tc.window), ptr(0), i32(ap.chunk), i32(ap.np), i32(ap.group))
 	}
 	if err := run(outV, kV, vV, qd, vstep, tc.T); err != nil {
 		return err
@@ -186,7 +205,7 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 	if err != nil {
 		return err
 	}
-	rowWords := width * kvf.elemBytes() / 4 // one slot row as float32 words
+	rowWords := width * kvf.elemBytes() / 4               // one slot row as float32 words
 	newSlots := func(p cu.DevicePtr) ([]float32, error) { // rows [base, base+T)
 		return h.down(p+cu.DevicePtr(4*tc.base*rowWords), tc.T*rowWords)
 	}
@@ -199,7 +218,7 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 		return err
 	}
 	cacheBytes := int64(len(kb))
-	desc := fmt.Sprintf("%s chunk %d %d/%d hd=%d base=%d T=%d S=%d window=%d tree=%v", kvf, chunk, tc.hq, tc.hk, tc.hd, tc.base, tc.T, tc.S, tc.window, tree)
+	desc := fmt.Sprintf("%s plan %v %d/%d hd=%d base=%d T=%d S=%d window=%d tree=%v", kvf, rp, tc.hq, tc.hk, tc.hd, tc.base, tc.T, tc.S, tc.window, tree)
 	differ := func() {
 		if res.first == "" {
 			res.first = desc

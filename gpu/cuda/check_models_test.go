@@ -50,6 +50,15 @@ var (
 )
 
 func TestCUDACheck(t *testing.T) {
+	// The checks' criteria were set with a float32 cache (GPU against the
+	// CPU engine and transformers at float32's level), so with
+	// RIGSCOPE_CUDA_KV unset they run with one, though the product's
+	// default is bf16; kv and kvbench load both formats themselves.
+	if _, ok := os.LookupEnv("RIGSCOPE_CUDA_KV"); !ok {
+		if err := os.Setenv("RIGSCOPE_CUDA_KV", "f32"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	engine.RegisterDevice("cuda", engine.Device{Target: NewTarget, Head: NewHead})
 	if err := runCUDACheck(context.Background(), *checkModelsDir, *checkWhich, *checkHead, os.Stdout); err != nil {
 		if errors.Is(err, ErrNoGPU) {

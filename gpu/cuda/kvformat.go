@@ -13,9 +13,14 @@ const (
 	kvBF16 kvFormat = "bf16"
 )
 
-// defaultKV is the cache without RIGSCOPE_CUDA_KV (the one line to change
-// when bf16 becomes the default).
-const defaultKV = kvF32
+// defaultKV is the cache without RIGSCOPE_CUDA_KV: bf16, since the
+// attention is batch-invariant (kernels/attn_fixed.cu): a verify's rows
+// and stored slots equal decode's bit for bit with either format, so a
+// bf16 cache no longer turns float32-level differences into bf16 steps
+// and speculative decoding gives plain greedy's tokens (H200: gocoder-14m
+// and the llama-8b shape, cuda-check -checks kv,kvbench; decode as fast
+// as float32). RIGSCOPE_CUDA_KV=f32 keeps float32.
+const defaultKV = kvBF16
 
 // parseKV reads RIGSCOPE_CUDA_KV ("" for the default).
 func parseKV(v string) (kvFormat, error) {

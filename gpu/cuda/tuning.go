@@ -29,6 +29,7 @@ type Tuning struct {
 	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
+	AttnGroup     int      // RIGSCOPE_CUDA_ATTGROUP=1|4: chunks combined in groups of 4 before the merge (attnplan.go; default 4); 1: the merge over every chunk
 	AttnChunk     int      // RIGSCOPE_CUDA_ATTCHUNK=0|32|64|128|256: the batch-invariant attention's chunk (attnplan.go; default 32, longer past attnMaxChunks chunks); 0: the earlier split by the step's length, not batch-invariant
 	KV            kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
 	Prefill       string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
@@ -63,6 +64,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		AttnRows:      8,
 		AttnMin:       32,
 		AttnChunk:     32,
+		AttnGroup:     4,
 		Prefill:       prefillCublas, // split where cuBLAS cannot be loaded (initPrefill)
 		Warps:         tcwRules(get("RIGSCOPE_CUDA_TCW")),
 		Skip:          kinds(get("RIGSCOPE_CUDA_SKIP")),
@@ -81,6 +83,12 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	switch v := get("RIGSCOPE_CUDA_ATTCHUNK"); v {
 	case "0", "32", "64", "128", "256":
 		t.AttnChunk, _ = strconv.Atoi(v)
+	}
+	switch get("RIGSCOPE_CUDA_ATTGROUP") {
+	case "1":
+		t.AttnGroup = 1
+	case "4":
+		t.AttnGroup = 4
 	}
 	switch v := get("RIGSCOPE_CUDA_PREFILL"); v {
 	case prefillOff, prefillBF16, prefillSplit, prefillBF16FA, prefillCublas, prefillCublasFA:

@@ -31,6 +31,8 @@ func TestParseTuning(t *testing.T) {
 			func(w *Tuning) { w.AttnRows, w.AttnMin, w.AttnSplits = 4, 128, 7 }, false},
 		{"attention out of range ignored", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "16", "RIGSCOPE_CUDA_ATTMIN": "48", "RIGSCOPE_CUDA_ATTS": "33", "RIGSCOPE_CUDA_ATTCHUNK": "48"}, func(*Tuning) {}, false},
 		{"attention chunk", map[string]string{"RIGSCOPE_CUDA_ATTCHUNK": "128"}, func(w *Tuning) { w.AttnChunk = 128 }, false},
+		{"attention chunks merged one by one", map[string]string{"RIGSCOPE_CUDA_ATTGROUP": "1"}, func(w *Tuning) { w.AttnGroup = 1 }, false},
+		{"attention group out of range ignored", map[string]string{"RIGSCOPE_CUDA_ATTGROUP": "3"}, func(*Tuning) {}, false},
 		{"attention split by length", map[string]string{"RIGSCOPE_CUDA_ATTCHUNK": "0"}, func(w *Tuning) { w.AttnChunk = 0 }, false},
 		{"warps", map[string]string{"RIGSCOPE_CUDA_TCW": "16,wo:32,:8,qkv:12,wo:8"},
 			func(w *Tuning) {
@@ -82,7 +84,7 @@ func TestParseTuning(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, want)
 		}
 	}
-	if def.TensorCores != true || def.L2Prefetch || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.RowTiles != nil || def.Warps != nil {
+	if def.TensorCores != true || def.L2Prefetch || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
 		t.Errorf("defaults = %+v", def)
 	}
 }
