@@ -252,9 +252,10 @@ func (e *Engine) eagleHead(dir string) (spec.Drafter, error) {
 	return d, nil
 }
 
-// headOnDevice puts d's greedy chains on the target's device when the
-// device runs EAGLE-3 heads (the CPU head stays the path for trees and
-// sampling).
+// headOnDevice puts d's drafting on the target's device when the device
+// runs EAGLE-3 heads: greedy chains, and trees and sampled chains where
+// the runner implements them (eagle3.TreeRunner, SampledRunner; what it
+// refuses runs on the CPU head and is counted, Drafter.Fallbacks).
 func (e *Engine) headOnDevice(d *eagle3.Drafter) error {
 	if e.opts.Device == "" || e.opts.Device == "cpu" {
 		return nil

@@ -42,7 +42,7 @@ type refPrompts struct {
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, eagletree, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
 	checkParts     = flag.String("parts", "kernels,bandwidth,mma,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma (quant only), models)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	checkEagleDevs = flag.String("eagledevs", "cuda,cpu", "devices of the eagle check's speculative table (comma-separated)")
@@ -63,11 +63,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates":
+		case "kernels", "models", "eagle", "eagletree", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, eagletree, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)", c)
 		}
 	}
 	if head == "" {
@@ -141,6 +141,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	}
 	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...)    // pfkernels, kv, kvbench (check_kv_test.go)
 	errs = append(errs, runSampleCheck(ctx, d, models, want, stdout)...) // sample (check_sample_test.go)
+	if want["eagletree"] {
+		if err := checkEagleTree(ctx, d, models, head, stdout); err != nil { // check_eagletree_test.go
+			errs = append(errs, fmt.Errorf("cuda-check: %w", err))
+		}
+	}
 	if want["eagle"] {
 		if err := checkEagle(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
