@@ -413,6 +413,32 @@ func checkTreeRunner(ctx context.Context, d *Device, t *Target, hw *eagle3.Head,
 		})
 	}
 	fmt.Fprintln(stdout)
+	// A tree step's draft time: the last 5 rows again (as a step extends
+	// its accepted tokens), the root and the same depths, device vs CPU.
+	timeTree := func(r eagle3.TreeRunner) (float64, error) {
+		return usPerCall(3, 30, func() error {
+			if _, err := r.TreeRoot(ctx, n-6, rows[n-6:], feats[(n-6)*fw:(n-1)*fw]); err != nil {
+				return err
+			}
+			for f0 := 0; f0 < len(toks); f0 += branch {
+				if _, err := r.TreeDepth(ctx, base, toks[:f0+branch], pars[:f0+branch], pos[:f0+branch], f0); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if n > 6 && len(toks) == branch*depths {
+		gt, err := timeTree(gh)
+		if err != nil {
+			return fmt.Errorf("device tree timing: %w", err)
+		}
+		ct, err := timeTree(cc)
+		if err != nil {
+			return fmt.Errorf("CPU tree timing: %w", err)
+		}
+		fmt.Fprintf(stdout, "eagle3 tree step (5 rows extended, the root, %d depth forwards of %d nodes: a k=5 x3 tree), host time: device head %.1f us, CPU head %.1f us\n", depths, branch, gt, ct)
+	}
 	// A sampled chain of 4 after the same rows.
 	p := sample.Params{Temperature: 0.8}
 	u := []float64{0.1, 0.5, 0.9, 0.3}
