@@ -150,7 +150,11 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	st.RunID, st.LogPath = runID, log.path()
 	steps := &stepper{e: e, t: t, log: log, sink: sink, ranks: cfg.TP, start: start, lastAR: t.allReduceTime()}
 	opts.Step = steps.step
+	fb := headFallbacks(drafter)
 	res, err := spec.Generate(ctx, t, prompt, opts)
+	for _, w := range fallbackWarnings(fb, headFallbacks(drafter)) {
+		sink(Event{Kind: EventWarning, Warning: w})
+	}
 	st.PromptTokens = len(prompt)
 	st.GeneratedTokens = len(res.Tokens)
 	st.PrefillMs = ms(res.Prefill)
