@@ -39,7 +39,10 @@ func (h *Head) noPDL() func() {
 // the last one's output into the tree's row 0, and its draft logits
 // (lm_head with the final norm) copied back.
 func (h *Head) TreeRoot(ctx context.Context, first int, tokens []int32, feats []float32) ([]float32, error) {
-	if err := h.rows(ctx, first, tokens, feats, 0, false); err != nil {
+	// The rows' last chunk is not waited for (pending: its event is
+	// recorded, unused): the root's copy, logits and copy back follow it on
+	// the stream, and one synchronize ends the call.
+	if err := h.rows(ctx, first, tokens, feats, 0, true); err != nil {
 		return nil, err
 	}
 	unbind, err := h.dev.Bind()
@@ -171,8 +174,10 @@ func (h *Head) SampledChain(ctx context.Context, first int, tokens []int32, feat
 	if first+len(tokens)+k-1 > h.slots {
 		return nil, nil, fmt.Errorf("cuda: EAGLE-3 sampled chain at %d of %d rows and %d tokens exceeds the head's cache of %d", first, len(tokens), k, h.slots)
 	}
-	if err := h.rows(ctx, first, tokens, feats, 0, false); err != nil {
-		return nil, nil, err
+	if h.inflight { // a chain left on the device: its inputs' pinned copy is not to be overwritten yet
+		if err := h.readBack(); err != nil {
+			return nil, nil, err
+		}
 	}
 	unbind, err := h.dev.Bind()
 	if err != nil {
@@ -182,20 +187,21 @@ func (h *Head) SampledChain(ctx context.Context, first int, tokens []int32, feat
 	if err := h.uploadDraftEmbed(); err != nil {
 		return nil, nil, err
 	}
-	defer h.noPDL()()
 	c := h.cfg
 	dv := c.DraftVocab
 	n := first + len(tokens) // slot and position of draft step 1
+	// Draft step j's parameters (j >= 1) go to the device with the rows'
+	// (every chunk copies all MaxK steps and the features), and the rows'
+	// last chunk is not waited for (pending: its event is unused).
 	for j := 1; j < k; j++ {
 		*h.hstep(j) = stepParams{Base: int32(n + j - 1), T: 1}
 		s := h.hstep(j)
 		s.Pos[0], s.Mask[0] = int32(n+j-1), 1
 	}
-	if k > 1 {
-		if err := cu.MemcpyHtoDAsync(h.dstep(1), unsafe.Add(h.hsteps.p, stepBytes), int64((k-1)*stepBytes), h.stream); err != nil {
-			return nil, nil, fmt.Errorf("cuda: EAGLE-3 sampled chain step parameters: %w", err)
-		}
+	if err := h.rows(ctx, first, tokens, feats, 0, true); err != nil {
+		return nil, nil, err
 	}
+	defer h.noPDL()()
 	nt := len(tokens)
 	last := h.res + cu.DevicePtr(4*int64(nt-(nt-1)/MaxTokens*MaxTokens-1)*int64(c.Dim)) // the last extended row
 	for j := 0; j < k; j++ {
