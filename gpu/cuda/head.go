@@ -24,7 +24,8 @@ import (
 // argmax with the draft-to-target id map (argmax_d2t), which also feeds
 // the token to the next draft step. A greedy chain (the last extended rows
 // and k-1 draft steps) is one CUDA graph per (rows, k) and copies back k
-// token ids. The CPU head (eagle3's runState) is its specification.
+// token ids. Trees and sampled chains run through the same layer
+// (head_tree.go). The CPU head (eagle3's runState) is its specification.
 type Head struct {
 	launcher
 	cfg  eagle3.Config
