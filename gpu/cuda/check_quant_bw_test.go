@@ -406,8 +406,6 @@ func bwType(dt tensor.DType) bool {
 	return false
 }
 
-// streamTimer returns timed, the mean device time (us, between two events
-// on s) of n calls of op after 3 untimed ones, and release, which destroys
 // timedStream is checkStream with streamTimer on its stream: done
 // releases both.
 func (d *Device) timedStream() (s cu.Stream, timed func(n int, op func(i int) error) (float64, error), done func(), err error) {
@@ -422,6 +420,9 @@ func (d *Device) timedStream() (s cu.Stream, timed func(n int, op func(i int) er
 	}
 	return s, timed, func() { closeTimer(); release() }, nil
 }
+
+// streamTimer returns timed, the mean device time (us, between two events
+// on s) of n calls of op after 3 untimed ones, and release, which destroys
 // the events.
 func streamTimer(s cu.Stream) (timed func(n int, op func(i int) error) (float64, error), release func(), err error) {
 	e0, err := cu.MakeEvent(cu.DefaultEvent)
