@@ -225,12 +225,40 @@ func ncclErrString(r int) string {
 		return "rigscope: a GPU's context could not be made current for NCCL (-2)"
 	}
 	msg := fmt.Sprintf("%s (ncclResult %d)", C.GoString(C.rs_nccl_errstr(C.int(r))), r)
-	if last := C.rs_nccl_last_error(); last != nil {
-		if l := strings.TrimSpace(C.GoString(last)); l != "" {
-			msg += ": NCCL says: " + l
-		}
+	ncclMarkMu.Lock()
+	before := ncclMarkText
+	ncclMarkMu.Unlock()
+	switch l := ncclLastError(); {
+	case l == "":
+	case l != before:
+		msg += ": NCCL says: " + l
+	default: // NCCL's last message did not change: it may be an earlier call's
+		msg += " (NCCL's last message, which may be an earlier call's: " + l + ")"
 	}
 	return msg
+}
+
+// ncclLastError is NCCL's last error message (ncclGetLastError: one
+// string for the process, kept until the next error).
+func ncclLastError() string {
+	if last := C.rs_nccl_last_error(); last != nil {
+		return strings.TrimSpace(C.GoString(last))
+	}
+	return ""
+}
+
+// ncclMark remembers NCCL's last error message before a call, so an error
+// of the call quotes NCCL's message only when the call wrote it.
+var (
+	ncclMarkMu   sync.Mutex
+	ncclMarkText string
+)
+
+func ncclMark() {
+	l := ncclLastError()
+	ncclMarkMu.Lock()
+	ncclMarkText = l
+	ncclMarkMu.Unlock()
 }
 
 func ncclCheck(op string, r C.int) error {
@@ -272,12 +300,23 @@ func ncclCreate(gpus []int, s NCCLSettings) ([]uintptr, error) {
 	if _, err := NCCLVersion(); err != nil {
 		return nil, err
 	}
-	if len(gpus) < 1 || len(gpus) > 64 {
-		return nil, fmt.Errorf("cuda: nccl: %d ranks (1 to 64)", len(gpus))
-	}
 	buff, setBuff, err := ncclProc.admit(s, os.Getenv)
 	if err != nil {
 		return nil, err
+	}
+	return ncclMake(gpus, s, buff, setBuff)
+}
+
+// ncclMake is ncclCreate once the settings are admitted: buff is the
+// buffer size the communicators will have, setBuff the NCCL_BUFFSIZE to
+// set while they are made ("": leave the environment). The device check
+// calls it with settings Check refuses, to see NCCL's own refusal.
+func ncclMake(gpus []int, s NCCLSettings, buff int64, setBuff string) ([]uintptr, error) {
+	if _, err := NCCLVersion(); err != nil {
+		return nil, err
+	}
+	if len(gpus) < 1 || len(gpus) > 64 {
+		return nil, fmt.Errorf("cuda: nccl: %d ranks (1 to 64)", len(gpus))
 	}
 	config := C.rs_nccl_has_config() != 0
 	minCTAs, maxCTAs := ncclConfigCTAs(s)
@@ -291,7 +330,8 @@ func ncclCreate(gpus []int, s NCCLSettings) ([]uintptr, error) {
 		devs[i] = C.int(o)
 	}
 	comms := make([]C.uintptr_t, len(gpus))
-	err = withNCCLEnv(s, setBuff, func() error {
+	ncclMark()
+	err := withNCCLEnv(s, setBuff, func() error {
 		var cuRes C.int
 		if config {
 			if err := ncclShimCheck(fmt.Sprintf("ncclCommInitRankConfig(GPUs %v)", gpus),
@@ -357,6 +397,7 @@ func withNCCLEnv(s NCCLSettings, buff string, f func() error) error {
 // ncclAllReduceAll sums n floats in place in bufs[r] on streams[r] for
 // every rank, inside one ncclGroupStart/End (one thread drives all ranks).
 func ncclAllReduceAll(comms []uintptr, bufs []cu.DevicePtr, streams []cu.Stream, n int) error {
+	ncclMark()
 	if err := ncclCheck("ncclGroupStart", C.rs_nccl_group_start()); err != nil {
 		return err
 	}
