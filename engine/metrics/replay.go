@@ -54,6 +54,7 @@ func Replay(rec RunRecord) (Snapshot, error) {
 	}
 	snap.AllReduce, snap.AllReduceShare = st.Latency, st.Share
 	snap.RankBytesSent, snap.RankBytesRecv = st.Sent, st.Recv
+	snap.Replayed = "run log of " + rec.RunID
 	return snap, nil
 }
 
@@ -70,5 +71,10 @@ func ReplayFile(path string) (Snapshot, error) {
 	if len(runs) == 0 {
 		return Snapshot{}, fmt.Errorf("%s holds no run", path)
 	}
-	return Replay(runs[len(runs)-1])
+	snap, err := Replay(runs[len(runs)-1])
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap.Replayed = path
+	return snap, nil
 }

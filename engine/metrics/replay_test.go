@@ -46,6 +46,9 @@ func TestReplay(t *testing.T) {
 	if b, ok := DominantBucket(s.AllReduce, "twoshot"); !ok || b.P99 != 5*time.Microsecond || s.AllReduceShare != 0.1 || len(s.RankBytesSent) != 2 || len(s.RankGPU) != 2 {
 		t.Errorf("replayed allreduce figures: %+v share %v bytes %v gpus %v", s.AllReduce, s.AllReduceShare, s.RankBytesSent, s.RankGPU)
 	}
+	if s.Replayed != l.Path() {
+		t.Errorf("replayed from %q, want the log %q (the dashboard says where a replayed run comes from)", s.Replayed, l.Path())
+	}
 	if s.MeanAcceptLen != 3 {
 		t.Errorf("mean acceptance length %v, want 3 (the recorder's, from the steps)", s.MeanAcceptLen)
 	}
