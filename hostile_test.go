@@ -227,6 +227,8 @@ func TestHostileInputs(t *testing.T) {
 		{name: "two extra arguments", args: ids("a", "b"), want: `unexpected argument "a"`},
 		{name: "panel --ctx -1", panel: true, args: cmdArgs("--ctx", "-1"), want: "--ctx -1 is negative"},
 		{name: "panel --tp -2", panel: true, args: cmdArgs("--tp", "-2"), want: "--tp -2 is negative"},
+		{name: "panel --window-size bad", panel: true, args: cmdArgs("--window-size", "1280"), want: `--window-size "1280": want WIDTHxHEIGHT`},
+		{name: "panel --window-size huge", panel: true, args: cmdArgs("--window-size", "100000x800"), want: "320x240 to 8192x8192"},
 		{name: "panel extra argument", panel: true, args: cmdArgs("--model", "synthetic:tiny", "more"), want: `unexpected argument "more"`},
 		{name: "panel replay of a missing log", panel: true, args: cmdArgs("--replay", "/nonexistent/run.jsonl"), want: "--replay: "},
 		{name: "unknown command", args: func(*hostileDir) []string { return []string{"generat"} }, want: `unknown command "generat"`},
