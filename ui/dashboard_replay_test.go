@@ -7,7 +7,9 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"rigscope/engine"
 	"rigscope/engine/metrics"
+	"rigscope/engine/tp"
 )
 
 // A replayed run (made elsewhere, on a GPU machine say) is drawn from its
@@ -52,5 +54,21 @@ func TestDashboardReplayedRun(t *testing.T) {
 	d.views.apply(f)
 	if len(f.curves) != 1 || f.curves[0].Name != "ring" || f.arEmpty != "" || d.views.arTime.Empty != arTimeEmpty || d.views.tokS.Empty != "no run yet" {
 		t.Errorf("a run of this process: curves %+v, over-time %q / %q, tokens/s %q", f.curves, f.arEmpty, d.views.arTime.Empty, d.views.tokS.Empty)
+	}
+}
+
+// The runs table names an nccl run's settings in its backend column.
+func TestRunsBackendTextNCCL(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  engine.RunConfig
+		want string
+	}{
+		{engine.RunConfig{TP: 2, AllReduce: "nccl", NCCL: tp.NCCLSettings{Proto: "LL128", Algo: "Tree", MaxChannels: 8}}, "nccl(Tree,LL128,channels <=8)"},
+		{engine.RunConfig{TP: 2, AllReduce: "nccl"}, "nccl"},
+		{engine.RunConfig{TP: 1, AllReduce: "nccl", NCCL: tp.NCCLSettings{Proto: "LL"}}, na + " (1 rank)"},
+	} {
+		if got := backendText(&RunRecord{Config: tc.cfg}); got != tc.want {
+			t.Errorf("backendText(%s, %+v) = %q, want %q", tc.cfg.AllReduce, tc.cfg.NCCL, got, tc.want)
+		}
 	}
 }
