@@ -35,7 +35,7 @@ func (t *Target) stepNCCL(s NCCLSettings) (bool, error) {
 		err = fmt.Errorf("cuda: after making the nccl communicators: %w", e)
 	}
 	if err != nil {
-		return false, fmt.Errorf("cuda: allreduce nccl on GPUs %s: %w", joinInts(t.place.gpus), err)
+		return false, err // names the GPUs and the settings
 	}
 	return created, nil
 }
