@@ -63,11 +63,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
 		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog":
+		case "kernels", "models", "eagle", "head8b", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog":
 			want[c] = true
 		case "":
 		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates, nccl, runlog)", c)
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, head8b, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates, nccl, runlog)", c)
 		}
 	}
 	if head == "" {
@@ -158,10 +158,10 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 		if err := checkHeadTiming(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3 timing: %w", err))
 		}
-		if *checkEagle8B {
-			if err := checkHead8B(ctx, d, stdout); err != nil {
-				errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
-			}
+	}
+	if want["head8b"] || want["eagle"] && *checkEagle8B { // head8b: the 8B-shaped head alone (no fixtures)
+		if err := checkHead8B(ctx, d, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
 		}
 	}
 	return errors.Join(errs...)
