@@ -25,20 +25,18 @@ const AppID = "io.rigscope.panel"
 
 // Options configure the panel.
 type Options struct {
-	ModelPath    string // "" opens the embedded synthetic default
-	DraftPath    string // a draft model for the model drafter
-	Autorun      string // a prompt to run as soon as the model is loaded
-	QuitAfterRun bool   // quit when the autorun ends; Run returns its error
-	MaxTokens    int    // overrides the saved max tokens when > 0
-	TP           int    // overrides the saved TP size when > 0
-	Backend      string // overrides the saved allreduce backend when set
-	Tab          string // the tab shown first: chat (default), dashboard, whatif or runs
-	// WindowSize is the window's size in pixels at start (zero: 1280x800);
-	// a taller one shows the whole dashboard in one screenshot.
-	WindowSize fyne.Size
-	DoneFile   string        // touched when the autorun ends (a screenshot cue)
-	Linger     time.Duration // how long the window stays up after the autorun
-	RunLogDir  string        // the engine's run logs: earlier runs are read back into the runs table
+	ModelPath    string        // "" opens the embedded synthetic default
+	DraftPath    string        // a draft model for the model drafter
+	Autorun      string        // a prompt to run as soon as the model is loaded
+	QuitAfterRun bool          // quit when the autorun ends; Run returns its error
+	MaxTokens    int           // overrides the saved max tokens when > 0
+	TP           int           // overrides the saved TP size when > 0
+	Backend      string        // overrides the saved allreduce backend when set
+	Tab          string        // the tab shown first: chat (default), dashboard, whatif or runs
+	WindowSize   fyne.Size     // at start (zero: 1280x800); a taller one shows the whole dashboard in one screenshot
+	DoneFile     string        // touched when the autorun ends (a screenshot cue)
+	Linger       time.Duration // how long the window stays up after the autorun
+	RunLogDir    string        // the engine's run logs: earlier runs are read back into the runs table
 
 	Open      Opener
 	Backends  func() []Choice                    // allreduce backends with availability
