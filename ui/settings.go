@@ -16,23 +16,24 @@ import (
 // into an immutable engine.RunConfig when it starts, so changes made while a
 // run is in flight apply to the next run only.
 type Settings struct {
-	Backend string `json:"backend"`
-	TP      int    `json:"tp"`
+	Backend     string  `json:"backend"`
+	TP          int     `json:"tp"`
+	Drafter     string  `json:"drafter"` // none | ngram | model
+	DraftPath   string  `json:"draft_path,omitempty"`
+	NgramMin    int     `json:"ngram_min"`
+	NgramMax    int     `json:"ngram_max"`
+	K           int     `json:"k"`
+	Tree        int     `json:"tree"` // branching factor; 0 = chain
+	Temperature float32 `json:"temperature"`
+	TopP        float32 `json:"top_p"`
+	Seed        uint64  `json:"seed"`
+	MaxTokens   int     `json:"max_tokens"`
+	Mode        string  `json:"mode"` // chat | raw
+	MarkDrafts  bool    `json:"mark_drafts"`
+
 	// NCCL are the nccl backend's settings, kept while another backend is
 	// chosen and given to a run only with nccl.
-	NCCL        tp.NCCLSettings `json:"nccl,omitzero"`
-	Drafter     string          `json:"drafter"` // none | ngram | model
-	DraftPath   string          `json:"draft_path,omitempty"`
-	NgramMin    int             `json:"ngram_min"`
-	NgramMax    int             `json:"ngram_max"`
-	K           int             `json:"k"`
-	Tree        int             `json:"tree"` // branching factor; 0 = chain
-	Temperature float32         `json:"temperature"`
-	TopP        float32         `json:"top_p"`
-	Seed        uint64          `json:"seed"`
-	MaxTokens   int             `json:"max_tokens"`
-	Mode        string          `json:"mode"` // chat | raw
-	MarkDrafts  bool            `json:"mark_drafts"`
+	NCCL tp.NCCLSettings `json:"nccl,omitzero"`
 }
 
 // Drafter kinds offered by the panel.
