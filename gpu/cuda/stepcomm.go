@@ -37,7 +37,7 @@ type stepComm struct {
 	cnts    []cu.DevicePtr // per rank, on its GPU: (calls) uint32 finished blocks, 0 between calls
 	hstamps pinned         // (ranks, calls, 2): stamps copied back after each step
 	nccl    ncclComms      // nccl across GPUs: one communicator per rank, made again only when the settings or GPUs change (stepnccl.go)
-	ncclUse *NCCLUseInfo   // the last SetAllReduce's nccl communicators (nil: another backend)
+	ncclUse *tp.NCCLUse    // the last SetAllReduce's nccl communicators (nil: another backend)
 }
 
 // commTabs are the pointer tables the allreduce kernels of the ranks of

@@ -24,9 +24,6 @@ import (
 // and stamps the end. NCCL sums in its own order, so nccl is not bitwise
 // TP 1's (the other backends are). Unverified: it cannot run on one GPU.
 
-// NCCLUseInfo is what a run's communicators were (tp.NCCLUse).
-type NCCLUseInfo = tp.NCCLUse
-
 // stepNCCL makes or keeps the communicators for settings s (ranks on
 // distinct GPUs) and says whether it made them.
 func (t *Target) stepNCCL(s NCCLSettings) (bool, error) {
