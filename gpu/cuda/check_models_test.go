@@ -40,9 +40,12 @@ type refPrompts struct {
 // bench/cuda/README.md), not from the shipping binary: every kernel against
 // float64, the target against the CPU engine and the references on the
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
+// checkNames are the checks -checks can name (runCUDACheck runs them).
+var checkNames = []string{"kernels", "models", "eagle", "eagletree", "head8b", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
+
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, eagletree, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, eagletree, head8b, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates, nccl, runlog)")
 	checkParts     = flag.String("parts", "kernels,bandwidth,mma,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma (quant only), models)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	checkEagleDevs = flag.String("eagledevs", "cuda,cpu", "devices of the eagle check's speculative table (comma-separated)")
@@ -50,7 +53,7 @@ var (
 )
 
 func TestCUDACheck(t *testing.T) {
-	engine.RegisterDevice("cuda", engine.Device{Target: NewTarget, Head: NewHead})
+	engine.RegisterDevice("cuda", engine.Device{Target: NewTarget, Head: NewHead, Backends: StepBackendInfo})
 	if err := runCUDACheck(context.Background(), *checkModelsDir, *checkWhich, *checkHead, os.Stdout); err != nil {
 		if errors.Is(err, ErrNoGPU) {
 			t.Skip(err)
@@ -62,13 +65,13 @@ func TestCUDACheck(t *testing.T) {
 func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Writer) error {
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
-		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "eagletree", "head8b", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates":
-			want[c] = true
-		case "":
-		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, eagletree, head8b, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)", c)
+		if c = strings.TrimSpace(c); c == "" {
+			continue
 		}
+		if !slices.Contains(checkNames, c) {
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (%s)", c, strings.Join(checkNames, ", "))
+		}
+		want[c] = true
 	}
 	if head == "" {
 		head = filepath.Join(models, "gocoder-14m-eagle3")
@@ -107,6 +110,16 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	if want["tp"] {
 		if err := checkTP(ctx, d, models, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: tp: %w", err))
+		}
+	}
+	if want["nccl"] {
+		if err := checkNCCL(ctx, d, models, stdout); err != nil { // check_nccl_test.go
+			errs = append(errs, fmt.Errorf("cuda-check: nccl: %w", err))
+		}
+	}
+	if want["runlog"] {
+		if err := checkRunLog(ctx, models, stdout); err != nil { // check_nccl_test.go
+			errs = append(errs, fmt.Errorf("cuda-check: runlog: %w", err))
 		}
 	}
 	if want["allreduce"] {
