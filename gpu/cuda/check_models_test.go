@@ -45,7 +45,7 @@ var checkNames = []string{"kernels", "models", "eagle", "eagletree", "head8b", "
 
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, eagletree, head8b, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates, nccl, runlog)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: "+strings.Join(checkNames, ", ")+")")
 	checkParts     = flag.String("parts", "kernels,bandwidth,mma,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma (quant only), models)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	checkEagleDevs = flag.String("eagledevs", "cuda,cpu", "devices of the eagle check's speculative table (comma-separated)")
