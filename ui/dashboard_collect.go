@@ -326,7 +326,7 @@ func fillSteps(f *frame, s metrics.Snapshot, final finishedRun) {
 	}
 	var parts []string
 	if s.Replayed != "" {
-		parts = append(parts, fmt.Sprintf("replayed: run %s (TP %d, %s) from %s", s.RunID, s.TP, nameOrDash(s.Backend), s.Replayed))
+		parts = append(parts, fmt.Sprintf("replayed: run %s of %s (TP %d, %s) from %s", s.RunID, nameOrDash(s.ReplayedModel), s.TP, nameOrDash(s.Backend), s.Replayed))
 	}
 	switch {
 	case s.Running:

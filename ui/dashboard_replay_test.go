@@ -20,7 +20,7 @@ import (
 func TestDashboardReplayedRun(t *testing.T) {
 	test.NewTempApp(t)
 	snap := metrics.Snapshot{Taken: t0, RunID: "20261202-201500-003", Backend: "oneshot", TP: 2, TokensPerS: 1234.5,
-		Replayed: "runs/20261202-201500-003.jsonl", AllReduceShare: 0.21,
+		Replayed: "runs/20261202-201500-003.jsonl", ReplayedModel: "gocoder-14m-hf", AllReduceShare: 0.21,
 		AllReduce: []metrics.LatencySummary{
 			{Backend: "oneshot", Bytes: 2048, Count: 1008, P50: 1234 * time.Nanosecond, P99: 1345 * time.Nanosecond, Mean: 1168 * time.Nanosecond},
 			{Backend: "oneshot", Bytes: 16384, Count: 16, P50: 1345 * time.Nanosecond, P99: 1472 * time.Nanosecond},
@@ -38,7 +38,7 @@ func TestDashboardReplayedRun(t *testing.T) {
 	if want := "replayed run, 2.0 KiB messages: p50 1.2µs, p99 1.3µs (1008 calls)"; !strings.HasPrefix(f.arEmpty, want) {
 		t.Errorf("over-time chart says %q, want it to start %q", f.arEmpty, want)
 	}
-	if !strings.Contains(f.stepSummary, "replayed: run 20261202-201500-003 (TP 2, oneshot) from runs/20261202-201500-003.jsonl") {
+	if !strings.Contains(f.stepSummary, "replayed: run 20261202-201500-003 of gocoder-14m-hf (TP 2, oneshot) from runs/20261202-201500-003.jsonl") {
 		t.Errorf("step summary %q does not name the replayed run", f.stepSummary)
 	}
 	d.views.apply(f)

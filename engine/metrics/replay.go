@@ -66,7 +66,7 @@ func Replay(rec RunRecord) (Snapshot, error) {
 	}
 	snap.AllReduce, snap.AllReduceShare = st.Latency, st.Share
 	snap.RankBytesSent, snap.RankBytesRecv = st.Sent, st.Recv
-	snap.Replayed = "run log of " + rec.RunID
+	snap.Replayed, snap.ReplayedModel = "run log of "+rec.RunID, rec.Model
 	return snap, nil
 }
 

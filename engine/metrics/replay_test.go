@@ -18,7 +18,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Start(map[string]any{"tp": 2, "allreduce": "twoshot", "drafter": map[string]any{"kind": "ngram", "k": 4}}); err != nil {
+	if err := l.StartModel("models/gocoder-14m-hf", map[string]any{"tp": 2, "allreduce": "twoshot", "drafter": map[string]any{"kind": "ngram", "k": 4}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20 {
@@ -53,8 +53,8 @@ func TestReplay(t *testing.T) {
 	if s.Verdict.BaselineSource != stepstats.BaselineInRun || s.Verdict.BaselineSteps != 5 || s.Verdict.BaselineTokS <= 0 {
 		t.Errorf("replayed verdict: baseline from %q, %d steps, %.0f tok/s; want the run's 5 interleaved plain steps", s.Verdict.BaselineSource, s.Verdict.BaselineSteps, s.Verdict.BaselineTokS)
 	}
-	if s.Replayed != l.Path() {
-		t.Errorf("replayed from %q, want the log %q (the dashboard says where a replayed run comes from)", s.Replayed, l.Path())
+	if s.Replayed != l.Path() || s.ReplayedModel != "models/gocoder-14m-hf" {
+		t.Errorf("replayed from %q (model %q), want the log %q and its model (the dashboard says where a replayed run comes from)", s.Replayed, s.ReplayedModel, l.Path())
 	}
 	if s.MeanAcceptLen != 3 {
 		t.Errorf("mean acceptance length %v, want 3 (the recorder's, from the steps)", s.MeanAcceptLen)

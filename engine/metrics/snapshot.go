@@ -56,6 +56,9 @@ type Snapshot struct {
 	// ReplayFile: a run made elsewhere, on a GPU machine say); "" for a
 	// run of this process.
 	Replayed string `json:"replayed,omitempty"`
+	// ReplayedModel is the model a replayed run ran (its run_start), which
+	// need not be the model this panel has loaded.
+	ReplayedModel string `json:"replayed_model,omitempty"`
 }
 
 // DominantBucket is backend's size bucket with the most allreduces (in TP
