@@ -196,6 +196,9 @@ func (a *accelTarget) commStats(st *Stats, wall float64) {
 		lat = a.lat.Summaries()
 	}
 	st.SetAllReduce(lat, a.backend, a.comm.AllReduceTable())
+	if n, ok := a.comm.(interface{ NCCLUse() *tp.NCCLUse }); ok {
+		st.NCCL = n.NCCLUse()
+	}
 }
 
 // accelFeatureTarget is an accelerator target that captures hidden states
@@ -248,6 +251,7 @@ func (e *Engine) deviceTarget(ctx context.Context, cfg RunConfig, gopts tp.Group
 	if gopts.CacheDir == "" {
 		gopts.CacheDir = e.opts.CacheDir
 	}
+	gopts.NCCL = cfg.NCCL
 	if err := a.comm.SetAllReduce(ctx, cfg.AllReduce, gopts); err != nil {
 		return nil, e.onDevice(err)
 	}

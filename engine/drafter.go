@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -252,9 +254,10 @@ func (e *Engine) eagleHead(dir string) (spec.Drafter, error) {
 	return d, nil
 }
 
-// headOnDevice puts d's greedy chains on the target's device when the
-// device runs EAGLE-3 heads (the CPU head stays the path for trees and
-// sampling).
+// headOnDevice puts d's drafting on the target's device when the device
+// runs EAGLE-3 heads: greedy chains, and trees and sampled chains where
+// the runner implements them (eagle3.TreeRunner, SampledRunner; what it
+// refuses runs on the CPU head and is counted, Drafter.Fallbacks).
 func (e *Engine) headOnDevice(d *eagle3.Drafter) error {
 	if e.opts.Device == "" || e.opts.Device == "cpu" {
 		return nil
@@ -269,4 +272,25 @@ func (e *Engine) headOnDevice(d *eagle3.Drafter) error {
 	}
 	d.SetDevice(r)
 	return nil
+}
+
+// headFallbacks is an EAGLE-3 drafter's count of proposals its device
+// runner refused and the CPU head drafted, by reason (nil for others).
+func headFallbacks(d spec.Drafter) map[string]int {
+	if h, ok := d.(*eagle3.Drafter); ok {
+		return h.Fallbacks()
+	}
+	return nil
+}
+
+// fallbackWarnings says, one line per reason, how many proposals of a run
+// fell back to the CPU head (after less before).
+func fallbackWarnings(before, after map[string]int) []string {
+	var out []string
+	for _, why := range slices.Sorted(maps.Keys(after)) {
+		if n := after[why] - before[why]; n > 0 {
+			out = append(out, fmt.Sprintf("eagle3: %d proposals drafted on the CPU head, not the device's (%s)", n, why))
+		}
+	}
+	return out
 }

@@ -59,6 +59,12 @@ func CheckRunConfig(cfg RunConfig) error {
 			return err
 		}
 	}
+	if err := cfg.NCCL.Check(); err != nil {
+		return err
+	}
+	if !cfg.NCCL.IsZero() && cfg.AllReduce != "nccl" {
+		return fmt.Errorf("NCCL settings (%s) apply to the nccl allreduce backend; this run uses %s: choose nccl or leave them out", cfg.NCCL, nameOrAuto(cfg.AllReduce))
+	}
 	for i, id := range cfg.PromptIDs {
 		if id < 0 {
 			return fmt.Errorf("prompt token id %d (position %d) is negative", id, i)
@@ -223,4 +229,11 @@ func checkTokenizer(path string, cfg model.Config, tok tokenizer.Tokenizer) erro
 		}
 	}
 	return nil
+}
+
+func nameOrAuto(b string) string {
+	if b == "" {
+		return "the default backend"
+	}
+	return b
 }

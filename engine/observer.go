@@ -33,6 +33,7 @@ type RunStart struct {
 	Model        string        // ModelInfo.ServedName
 	Drafter      DrafterConfig // normalized: Kind is never "", K is 0 for none
 	TP           int
+	Backend      string // the allreduce backend as the run asked for it ("" = the default)
 	PromptTokens int
 	// AllReduce and Bytes are the run's own allreduce latency histograms
 	// and per-rank byte counters, written live by every rank without a

@@ -6,6 +6,7 @@ package engine
 import (
 	"rigscope/engine/metrics"
 	"rigscope/engine/stepstats"
+	"rigscope/engine/tp"
 )
 
 // Sampling parameters; Temperature 0 means greedy.
@@ -40,6 +41,11 @@ type RunConfig struct {
 	Drafter   DrafterConfig `json:"drafter"`
 	TP        int           `json:"tp"`
 	AllReduce string        `json:"allreduce"`
+	// NCCL are the nccl backend's settings (protocol, algorithm, channels,
+	// buffer size; zero: NCCL's choices), only with AllReduce "nccl". The
+	// device makes new communicators for a run only when they or the
+	// ranks changed since the last nccl run.
+	NCCL tp.NCCLSettings `json:"nccl,omitzero"`
 }
 
 // Token is one generated token as streamed to the UI.
@@ -95,6 +101,10 @@ type Stats struct {
 	// target's prefill mode: its kernels, or cuBLAS with its version, or
 	// why cuBLAS was not used); empty on the CPU.
 	PrefillPath string `json:"prefill_path,omitempty"`
+	// NCCL is what the run's nccl communicators were: the settings, NCCL's
+	// version, the buffer size in effect and whether they were made for
+	// this run or reused (nil: the ranks did not join through nccl).
+	NCCL *tp.NCCLUse `json:"nccl,omitempty"`
 	// RankGPU is the GPU each rank ran on (nil: CPU ranks).
 	RankGPU   []int   `json:"rank_gpu,omitempty"`
 	BytesSent []int64 `json:"bytes_sent_per_rank,omitempty"`

@@ -23,7 +23,11 @@ func (e *Engine) baselineKey(cfg RunConfig) string {
 	if dev == "" {
 		dev = "cpu"
 	}
-	return fmt.Sprintf("model=%s device=%s ctx=%d tp=%d allreduce=%s", e.info.Path, dev, e.opts.CtxLen, cfg.TP, cfg.AllReduce)
+	key := fmt.Sprintf("model=%s device=%s ctx=%d tp=%d allreduce=%s", e.info.Path, dev, e.opts.CtxLen, cfg.TP, cfg.AllReduce)
+	if !cfg.NCCL.IsZero() {
+		key += " " + cfg.NCCL.String()
+	}
+	return key
 }
 
 func (b *baselines) get(key string) (stepstats.Sample, bool) {

@@ -141,7 +141,7 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	runID := e.nextRunID()
 	e.rec.StartRun(metrics.RunInfo{RunID: runID, Backend: cfg.AllReduce, TP: cfg.TP, Drafter: dc.Kind, K: counts.K, Counts: counts, RankGPU: rankGPUs(t)}, lat, bytes)
 	defer e.rec.EndRun()
-	obs.start(e.opts.Observer, RunStart{Model: e.info.ServedName(), Drafter: dc, TP: cfg.TP, PromptTokens: len(prompt),
+	obs.start(e.opts.Observer, RunStart{Model: e.info.ServedName(), Drafter: dc, TP: cfg.TP, Backend: cfg.AllReduce, PromptTokens: len(prompt),
 		AllReduce: lat, Bytes: bytes})
 	log, err := e.openRunLog(runID, cfg)
 	if err != nil {
@@ -150,7 +150,11 @@ func (e *Engine) runLocked(ctx context.Context, cfg RunConfig, sink func(Event),
 	st.RunID, st.LogPath = runID, log.path()
 	steps := &stepper{e: e, t: t, log: log, sink: sink, ranks: cfg.TP, start: start, lastAR: t.allReduceTime()}
 	opts.Step = steps.step
+	fb := headFallbacks(drafter)
 	res, err := spec.Generate(ctx, t, prompt, opts)
+	for _, w := range fallbackWarnings(fb, headFallbacks(drafter)) {
+		sink(Event{Kind: EventWarning, Warning: w})
+	}
 	st.PromptTokens = len(prompt)
 	st.GeneratedTokens = len(res.Tokens)
 	st.PrefillMs = ms(res.Prefill)

@@ -32,17 +32,6 @@ import (
 //go:generate sh -c "nvcc -allow-unsupported-compiler -ptx -O3 -arch=compute_90 -o kernels_sm90.ptx kernels.cu && gzip -9 -n -k -f kernels_sm90.ptx"
 //go:generate sh -c "ptxas -arch=sm_90 -O3 -o kernels_sm90.cubin kernels_sm90.ptx && gzip -9 -n -k -f kernels_sm90.cubin"
 
-// ptx80 is kernels.cu compiled for compute capability 8.0 (runs on 8.x and
-// 9.x through the driver's JIT), gzipped.
-//
-//go:embed kernels_sm80.ptx.gz
-var ptx80 []byte
-
-// ptx90 is kernels.cu compiled for compute capability 9.0 (Hopper), gzipped.
-//
-//go:embed kernels_sm90.ptx.gz
-var ptx90 []byte
-
 // cubin90 is ptx90 compiled by ptxas for sm_90 exactly (H100, H200),
 // gzipped.
 //
@@ -56,6 +45,9 @@ var (
 )
 
 func gunzip(b []byte) (string, error) {
+	if len(b) == 0 {
+		return "", fmt.Errorf("not in this build (-tags cubinonly embeds only the sm_90 cubin)")
+	}
 	r, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return "", err

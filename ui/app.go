@@ -33,6 +33,7 @@ type Options struct {
 	TP           int           // overrides the saved TP size when > 0
 	Backend      string        // overrides the saved allreduce backend when set
 	Tab          string        // the tab shown first: chat (default), dashboard, whatif or runs
+	WindowSize   fyne.Size     // at start (zero: 1280x800); a taller one shows the whole dashboard in one screenshot
 	DoneFile     string        // touched when the autorun ends (a screenshot cue)
 	Linger       time.Duration // how long the window stays up after the autorun
 	RunLogDir    string        // the engine's run logs: earlier runs are read back into the runs table
@@ -390,7 +391,11 @@ func Run(ctx context.Context, opts Options) error {
 	p := NewPanel(a, win, opts, fyne.Do)
 	p.ctx = ctx
 	win.SetContent(p.Content)
-	win.Resize(fyne.NewSize(1280, 800))
+	size := fyne.NewSize(1280, 800)
+	if opts.WindowSize.Width > 0 && opts.WindowSize.Height > 0 {
+		size = opts.WindowSize
+	}
+	win.Resize(size)
 	win.SetMaster()
 	go func() {
 		<-ctx.Done()

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rigscope/engine"
+	"rigscope/engine/tp"
 )
 
 // ControlsView holds the run controls. Every change updates Settings at
@@ -24,6 +25,7 @@ type ControlsView struct {
 	onChange func(Settings)
 
 	backend, tp, drafter *choiceGroup
+	nccl                 *ncclControls
 	draftPath            *widget.Label
 	draftWhy             *widget.Label // why the last draft choice was refused
 	clearDraft           *widget.Button
@@ -45,6 +47,9 @@ type ControlsView struct {
 
 var shapes = []string{"chain", "tree ×2", "tree ×3", "tree ×4"}
 
+// ncclSection is the NCCL settings' place among the sections.
+const ncclSection = 1
+
 // NewControlsView shows s. backends and tpSizes list every choice with its
 // availability on this machine; pickDraft opens the draft model picker (nil
 // hides the button). onChange receives every valid change.
@@ -52,7 +57,15 @@ var shapes = []string{"chain", "tree ×2", "tree ×3", "tree ×4"}
 // dialog (folder true: a Hugging Face model or an EAGLE-3 head).
 func NewControlsView(s Settings, backends, tpSizes []Choice, pickDraft func(folder bool), onChange func(Settings)) *ControlsView {
 	c := &ControlsView{s: s, onChange: func(Settings) {}, chatOK: true}
-	c.backend = newChoiceGroup(backends, s.Backend, true, func(v string) { c.update(func(s *Settings) { s.Backend = v }) })
+	c.backend = newChoiceGroup(backends, s.Backend, true, func(v string) {
+		c.update(func(s *Settings) { s.Backend = v })
+		c.nccl.refresh(c.s.Backend)
+		if c.s.Backend == "nccl" && c.sections != nil {
+			c.sections.Open(ncclSection)
+		}
+	})
+	c.nccl = newNCCLControls(s.NCCL, backends, func(edit func(*tp.NCCLSettings)) { c.update(func(s *Settings) { edit(&s.NCCL) }) })
+	c.nccl.refresh(s.Backend)
 	c.backend.cols = 3 // eight backends in three short rows: the controls fit 800 px
 	c.backend.setChoices(backends)
 	c.tp = newChoiceGroup(tpSizes, strconv.Itoa(s.TP), true, func(v string) {
@@ -136,11 +149,15 @@ func NewControlsView(s Settings, backends, tpSizes []Choice, pickDraft func(fold
 	)
 	c.sections = widget.NewAccordion(
 		widget.NewAccordionItem("Parallelism", container.NewVBox(heading("Allreduce backend"), c.backend.box, heading("TP size"), c.tp.box)),
+		widget.NewAccordionItem("NCCL", c.nccl.box),
 		widget.NewAccordionItem("Drafter", container.NewVBox(c.drafter.box, draftRow, c.draftWhy, drafting)),
 		widget.NewAccordionItem("Sampling", sampling),
 	)
 	c.sections.MultiOpen = true
 	c.sections.OpenAll()
+	if s.Backend != "nccl" {
+		c.sections.Close(ncclSection) // opened when nccl is chosen: the controls fit 800 px
+	}
 	c.Root = container.NewVBox(c.sections, c.problem, c.inFlight)
 	c.onChange = onChange
 	return c

@@ -84,6 +84,7 @@ type frame struct {
 
 	arTitle    string
 	arTime     []widgets.Line
+	arEmpty    string // what the over-time chart says without points ("" = its default)
 	curves     []widgets.Line
 	crossovers []widgets.Marker
 	curveNote  string
@@ -250,12 +251,33 @@ func (d *Dashboard) fillAllReduce(f *frame, h *history) {
 		{Name: "p50", Points: points(xs, h.arP50.Values(nil)), Color: widgets.SeriesColor(0)},
 		{Name: "p99", Points: points(xs, h.arP99.Values(nil)), Color: widgets.SeriesColor(1)},
 	}
+	if f.snap.Replayed != "" {
+		// A run made elsewhere: its own measurements, not this machine's
+		// calibration, and no course over time (its log keeps the run's
+		// histograms, not their history).
+		if len(xs) == 0 {
+			f.arEmpty = "replayed run: its log keeps the run's histograms, not their course over time"
+			if b, ok := metrics.DominantBucket(f.snap.AllReduce, f.snap.Backend); ok {
+				f.arEmpty = fmt.Sprintf("replayed run, %s messages: p50 %s, p99 %s (%d calls); no course over time",
+					fmtBytes(float64(b.Bytes)), fmtSeconds(b.P50.Seconds()), fmtSeconds(b.P99.Seconds()), b.Count)
+			}
+		}
+		d.fillCurves(f, CurvesFromSnapshot(f.snap), "the replayed run's own p50 per message-size bucket (this machine's calibration is not that machine's)")
+		return
+	}
 	curves := d.src.AllReduceCurves()
 	f.curveNote = "every backend, from this machine's allreduce calibration"
 	if len(curves) == 0 {
 		curves = CurvesFromSnapshot(f.snap)
 		f.curveNote = "live p50 per size bucket of the backends runs used (no calibration on this machine yet: a TP run with auto measures one)"
 	}
+	d.fillCurves(f, curves, f.curveNote)
+}
+
+// fillCurves draws the latency-vs-size curves, the backend in use bold,
+// with auto's crossovers.
+func (d *Dashboard) fillCurves(f *frame, curves []Curve, note string) {
+	f.curveNote = note
 	for i, c := range curves {
 		l := widgets.Line{Name: c.Backend, Color: widgets.SeriesColor(i)}
 		if c.Backend == f.snap.Backend {
@@ -303,6 +325,9 @@ func fillSteps(f *frame, s metrics.Snapshot, final finishedRun) {
 		totals = append(totals, bar[0]+bar[1]+bar[2]+bar[3])
 	}
 	var parts []string
+	if s.Replayed != "" {
+		parts = append(parts, fmt.Sprintf("replayed: run %s of %s (TP %d, %s) from %s", s.RunID, nameOrDash(s.ReplayedModel), s.TP, nameOrDash(s.Backend), s.Replayed))
+	}
 	switch {
 	case s.Running:
 		parts = append(parts, fmt.Sprintf("running: %.1f tokens/s so far", s.TokensPerS))
@@ -316,4 +341,11 @@ func fillSteps(f *frame, s metrics.Snapshot, final finishedRun) {
 			len(totals), fmtSeconds(Quantile(totals, 0.5)), fmtSeconds(Quantile(totals, 0.99))))
 	}
 	f.stepSummary = strings.Join(parts, "; ")
+}
+
+func nameOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -61,7 +61,7 @@ func newViews() *views {
 	v.arTime = widgets.NewLineChart("Allreduce latency over time",
 		widgets.Axis{Label: "run time", Format: fmtRunSeconds, Zero: true},
 		widgets.Axis{Label: "latency", Format: fmtSeconds, Zero: true})
-	v.arTime.Empty = "no allreduce yet (runs with TP > 1 show it)"
+	v.arTime.Empty = arTimeEmpty
 	v.arSize = widgets.NewLineChart("Latency vs message size",
 		widgets.Axis{Label: "message size", Format: fmtBytes, Log: true, LogBase: 4},
 		widgets.Axis{Label: "latency", Format: fmtSeconds, Log: true})
@@ -104,6 +104,9 @@ func newViews() *views {
 	return v
 }
 
+// arTimeEmpty is what the over-time chart says before any allreduce.
+const arTimeEmpty = "no allreduce yet (runs with TP > 1 show it)"
+
 func smallLabel(s string) *widget.Label {
 	l := widget.NewLabel(s)
 	l.Wrapping = fyne.TextWrapWord
@@ -116,6 +119,10 @@ func (v *views) apply(f *frame) {
 	v.applyGPUs(f)
 
 	v.arTime.Title = f.arTitle
+	v.arTime.Empty = arTimeEmpty
+	if f.arEmpty != "" {
+		v.arTime.Empty = f.arEmpty
+	}
 	v.arTime.Set(f.arTime, nil)
 	v.arSize.Set(f.curves, f.crossovers)
 	note := "Latency vs size: " + f.curveNote + "."
@@ -161,6 +168,10 @@ func (v *views) apply(f *frame) {
 	v.verdict.SetText(f.verdict)
 
 	v.steps.Set(f.stepBars)
+	v.tokS.Empty = "no run yet"
+	if f.snap.Replayed != "" && len(f.tokLine) == 0 {
+		v.tokS.Empty = fmt.Sprintf("replayed run: %.1f tokens/s over its steps; no course over time", f.snap.TokensPerS)
+	}
 	v.tokS.Set([]widgets.Line{{Name: "tokens/s", Points: f.tokLine, Color: widgets.SeriesColor(0)}}, nil)
 	v.stepSummary.SetText(f.stepSummary)
 

@@ -110,6 +110,9 @@ func backendText(r *RunRecord) string {
 		return na + " (1 rank)"
 	}
 	c := r.Config.AllReduce
+	if c == "nccl" && !r.Config.NCCL.IsZero() {
+		return r.Config.NCCL.String() // the run's NCCL settings: nccl(Tree,LL128,channels 2..8)
+	}
 	used := r.Stats.AllReduceBySize
 	if len(used) == 0 {
 		return c

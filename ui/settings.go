@@ -9,6 +9,7 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/spec"
+	"rigscope/engine/tp"
 )
 
 // Settings are the run controls as the user last set them. A run copies them
@@ -29,6 +30,10 @@ type Settings struct {
 	MaxTokens   int     `json:"max_tokens"`
 	Mode        string  `json:"mode"` // chat | raw
 	MarkDrafts  bool    `json:"mark_drafts"`
+
+	// NCCL are the nccl backend's settings, kept while another backend is
+	// chosen and given to a run only with nccl.
+	NCCL tp.NCCLSettings `json:"nccl,omitzero"`
 }
 
 // Drafter kinds offered by the panel.
@@ -81,6 +86,9 @@ func (s Settings) Validate() error {
 	case s.MaxTokens < 1 || s.MaxTokens > 1<<20:
 		return fmt.Errorf("max tokens %d: must be in 1..1048576", s.MaxTokens)
 	}
+	if err := s.NCCL.Check(); err != nil {
+		return err
+	}
 	switch s.Drafter {
 	case DrafterNone:
 	case DrafterNgram:
@@ -114,7 +122,7 @@ func (s Settings) RunConfig(prompt, template string) engine.RunConfig {
 	case DrafterNone:
 		d.K, d.Tree = 0, 0
 	}
-	return engine.RunConfig{
+	cfg := engine.RunConfig{
 		Prompt:    prompt,
 		Template:  template,
 		MaxTokens: s.MaxTokens,
@@ -123,6 +131,10 @@ func (s Settings) RunConfig(prompt, template string) engine.RunConfig {
 		TP:        s.TP,
 		AllReduce: s.Backend,
 	}
+	if s.Backend == "nccl" {
+		cfg.NCCL = s.NCCL
+	}
+	return cfg
 }
 
 // Describe is a one-line summary of what a run config does, for labels.
@@ -143,8 +155,12 @@ func Describe(c engine.RunConfig) string {
 		}
 		d += fmt.Sprintf(", k=%d %s", c.Drafter.K, shape)
 	}
+	backend := c.AllReduce
+	if backend == "nccl" && !c.NCCL.IsZero() {
+		backend = c.NCCL.String()
+	}
 	return fmt.Sprintf("%s TP=%d · %s · T=%g top-p=%g seed=%d · max %d",
-		c.AllReduce, c.TP, d, c.Sampling.Temperature, c.Sampling.TopP, c.Sampling.Seed, c.MaxTokens)
+		backend, c.TP, d, c.Sampling.Temperature, c.Sampling.TopP, c.Sampling.Seed, c.MaxTokens)
 }
 
 // Preference keys under the app ID.

@@ -7,7 +7,9 @@
 #   2. cuda-bench on the llama-8b shape at TP 1/2/4 with every backend:
 #      decode tok/s, verify-5/decode, allreduce share of the step, p50/p99.
 #   3. generate --json through the engine (what users run) at TP 2 with
-#      each backend: the stats the dashboard shows; and the same with
+#      each backend: the stats the dashboard shows, each run's log in
+#      runs/ of the archive (the dashboard of a run, here:
+#      bench/cuda/replay.sh runs/ID.jsonl shot.png); and the same with
 #      RIGSCOPE_CUDA_RANKDEVS=each (gen-each-*.json: the one-rank-per-GPU
 #      path on one GPU; the tokens must equal gen-*.json's).
 #   4. allreduce-bench --device cuda (the cuda.Group backends, ranks sharing
@@ -78,7 +80,7 @@ if has allreduce; then
 	timeout 120 $B allreduce-bench --device cuda --ranks 2,4,8 --sizes 1K:64M > "$O/allreduce.txt" 2>&1
 fi
 if has bad; then
-	for bad in "--tp 2 --allreduce nccl" "--tp 2 --allreduce ring" "--tp 2 --gpus 0,0" "--tp 2 --gpus 7" "--tp 2 --gpus 0,1" "--tp 2 --gpus 0,1,2" "--tp 3"; do
+	for bad in "--tp 2 --allreduce nccl" "--tp 2 --allreduce nccl --nccl-proto LL --nccl-max-channels 2" "--tp 2 --allreduce oneshot --nccl-proto LL" "--tp 2 --allreduce nccl --nccl-algo NVLS" "--tp 2 --allreduce ring" "--tp 2 --gpus 0,0" "--tp 2 --gpus 7" "--tp 2 --gpus 0,1" "--tp 2 --gpus 0,1,2" "--tp 3"; do
 		echo "## generate $bad" >> "$O/bad.txt"
 		timeout 60 $B generate --device cuda --model $M/gocoder-14m-hf $bad --prompt "x" --max-tokens 4 >> "$O/bad.txt" 2>&1
 		echo "rc $?" >> "$O/bad.txt"

@@ -3,6 +3,8 @@ package metrics
 import (
 	"encoding/json"
 	"fmt"
+
+	"rigscope/engine/stepstats"
 )
 
 // Replay rebuilds the snapshot a run's dashboard showed when it ended, from
@@ -31,6 +33,9 @@ func Replay(rec RunRecord) (Snapshot, error) {
 		Sent    []int64          `json:"bytes_sent_per_rank"`
 		Recv    []int64          `json:"bytes_recv_per_rank"`
 		RankGPU []int            `json:"rank_gpu"`
+		Verdict struct {
+			Source string `json:"baseline_source"`
+		} `json:"verdict"`
 	}
 	if len(rec.Stats) > 0 {
 		if err := json.Unmarshal(rec.Stats, &st); err != nil {
@@ -40,8 +45,15 @@ func Replay(rec RunRecord) (Snapshot, error) {
 	if len(rec.Steps) == 0 {
 		return Snapshot{}, fmt.Errorf("run %s has no steps to replay", rec.RunID)
 	}
+	// A baseline of the run's own plain steps (interleaved, or the run
+	// itself) is in its log and is measured again from the steps; one from
+	// an earlier run of the session is not, and is left out.
+	var seed stepstats.Counts
+	if src := st.Verdict.Source; src == stepstats.BaselineInRun || src == stepstats.BaselineThisRun {
+		seed.Source = src
+	}
 	r := NewRecorder(len(rec.Steps))
-	r.StartRun(RunInfo{RunID: rec.RunID, Backend: cfg.AllReduce, TP: max(cfg.TP, 1), Drafter: cfg.Drafter.Kind, K: cfg.Drafter.K, RankGPU: st.RankGPU},
+	r.StartRun(RunInfo{RunID: rec.RunID, Backend: cfg.AllReduce, TP: max(cfg.TP, 1), Drafter: cfg.Drafter.Kind, K: cfg.Drafter.K, RankGPU: st.RankGPU, Counts: seed},
 		NewLatencySet(), NewRankBytes(max(cfg.TP, 1)))
 	for _, s := range rec.Steps {
 		r.RecordStep(s)
@@ -54,6 +66,7 @@ func Replay(rec RunRecord) (Snapshot, error) {
 	}
 	snap.AllReduce, snap.AllReduceShare = st.Latency, st.Share
 	snap.RankBytesSent, snap.RankBytesRecv = st.Sent, st.Recv
+	snap.Replayed, snap.ReplayedModel = "run log of "+rec.RunID, rec.Model
 	return snap, nil
 }
 
@@ -70,5 +83,10 @@ func ReplayFile(path string) (Snapshot, error) {
 	if len(runs) == 0 {
 		return Snapshot{}, fmt.Errorf("%s holds no run", path)
 	}
-	return Replay(runs[len(runs)-1])
+	snap, err := Replay(runs[len(runs)-1])
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap.Replayed = path
+	return snap, nil
 }

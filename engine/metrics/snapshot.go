@@ -52,6 +52,13 @@ type Snapshot struct {
 	// RankGPU is the GPU ordinal each rank runs on (nil: CPU ranks), so
 	// the engine's bytes can be shown beside each GPU's PCIe counters.
 	RankGPU []int `json:"rank_gpu,omitempty"`
+	// Replayed is the run log a replayed run was rebuilt from (Replay,
+	// ReplayFile: a run made elsewhere, on a GPU machine say); "" for a
+	// run of this process.
+	Replayed string `json:"replayed,omitempty"`
+	// ReplayedModel is the model a replayed run ran (its run_start), which
+	// need not be the model this panel has loaded.
+	ReplayedModel string `json:"replayed_model,omitempty"`
 }
 
 // DominantBucket is backend's size bucket with the most allreduces (in TP

@@ -111,6 +111,10 @@ type GroupOptions struct {
 	// Warn, when set, receives a warning the caller should show: a bad
 	// calibration cache that was moved aside and is being redone.
 	Warn func(msg string)
+	// NCCL are the settings of the nccl backend's communicators (GPU
+	// ranks; CPU ranks have no nccl backend). The device makes new
+	// communicators only when they or the ranks change.
+	NCCL NCCLSettings
 }
 
 // Group creates the per-rank Comms of one run with one backend. A Group

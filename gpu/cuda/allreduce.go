@@ -167,11 +167,7 @@ func newGroupOn(devs []*Device, backend string, n int, ncclSet NCCLSettings) (*G
 		return fail(err)
 	}
 	if backend == "nccl" {
-		err := withNCCLEnv(ncclSet, func() (err error) {
-			g.comms, err = ncclInitAll(ordinalsOf(devs))
-			return err
-		})
-		if err != nil {
+		if g.comms, err = ncclCreate(ordinalsOf(devs), ncclSet); err != nil {
 			return fail(fmt.Errorf("cuda: allreduce %s: %w", ncclSet, err))
 		}
 		g.cur = nil // NCCL may have made another context current

@@ -31,6 +31,9 @@ func (t *Target) SetAllReduce(ctx context.Context, backend string, o tp.GroupOpt
 	if err := checkStepBackend(t.place, backend); err != nil {
 		return err
 	}
+	if !o.NCCL.IsZero() && backend != "nccl" {
+		return fmt.Errorf("cuda: NCCL settings (%s) apply to the nccl backend; this run's ranks join with %s", o.NCCL, backend)
+	}
 	c := t.comm
 	if c == nil {
 		return nil // one rank: no allreduce
@@ -40,10 +43,17 @@ func (t *Target) SetAllReduce(ctx context.Context, backend string, o tp.GroupOpt
 		return err
 	}
 	defer unbind()
+	var use *tp.NCCLUse
 	if backend == "nccl" && len(t.ranks) > 1 {
-		if err := t.stepNCCL(); err != nil { // stepnccl.go: the communicators, made once per target
+		created, err := t.stepNCCL(o.NCCL) // stepnccl.go: made again only when the settings change
+		if err != nil {
 			return err
 		}
+		if created {
+			t.dropGraphs() // captured with the old communicators' calls
+		}
+		v, _ := NCCLVersion()
+		use = &tp.NCCLUse{Settings: o.NCCL, Version: v, BuffSize: ncclProc.buffInEffect(), Created: created}
 	}
 	var auto *tp.AutoTable
 	if backend == "auto" {
@@ -56,7 +66,7 @@ func (t *Target) SetAllReduce(ctx context.Context, backend string, o tp.GroupOpt
 	if backend != c.backend || rulesOf(auto) != rulesOf(c.auto) {
 		t.dropGraphs()
 	}
-	c.backend, c.auto, c.lat, c.bytes, c.total = backend, auto, o.Latency, o.Bytes, 0
+	c.backend, c.auto, c.lat, c.bytes, c.total, c.ncclUse = backend, auto, o.Latency, o.Bytes, 0, use
 	return nil
 }
 

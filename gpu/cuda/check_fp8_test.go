@@ -260,16 +260,11 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, done, err := d.checkStream()
+	s, timed, done, err := d.timedStream()
 	if err != nil {
 		return err
 	}
 	defer done()
-	timed, closeTimer, err := streamTimer(s)
-	if err != nil {
-		return err
-	}
-	defer closeTimer()
 	fill, err := d.fn("fill_f8")
 	if err != nil {
 		return err

@@ -40,9 +40,12 @@ type refPrompts struct {
 // bench/cuda/README.md), not from the shipping binary: every kernel against
 // float64, the target against the CPU engine and the references on the
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
+// checkNames are the checks -checks can name (runCUDACheck runs them).
+var checkNames = []string{"kernels", "models", "eagle", "eagletree", "head8b", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
+
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
-	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)")
+	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: "+strings.Join(checkNames, ", ")+")")
 	checkParts     = flag.String("parts", "kernels,bandwidth,mma,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma (quant only), models)")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	checkEagleDevs = flag.String("eagledevs", "cuda,cpu", "devices of the eagle check's speculative table (comma-separated)")
@@ -59,7 +62,7 @@ func TestCUDACheck(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	engine.RegisterDevice("cuda", engine.Device{Target: NewTarget, Head: NewHead})
+	engine.RegisterDevice("cuda", engine.Device{Target: NewTarget, Head: NewHead, Backends: StepBackendInfo})
 	if err := runCUDACheck(context.Background(), *checkModelsDir, *checkWhich, *checkHead, os.Stdout); err != nil {
 		if errors.Is(err, ErrNoGPU) {
 			t.Skip(err)
@@ -71,13 +74,13 @@ func TestCUDACheck(t *testing.T) {
 func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Writer) error {
 	want := map[string]bool{}
 	for _, c := range strings.Split(checks, ",") {
-		switch c = strings.TrimSpace(c); c {
-		case "kernels", "models", "eagle", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates":
-			want[c] = true
-		case "":
-		default:
-			return fmt.Errorf("cuda-check: -checks: unknown check %q (kernels, models, eagle, tp, allreduce, quant, arch, moe, presets, prefill, cublas, pfkernels, kv, kvbench, fp8, sample, rates)", c)
+		if c = strings.TrimSpace(c); c == "" {
+			continue
 		}
+		if !slices.Contains(checkNames, c) {
+			return fmt.Errorf("cuda-check: -checks: unknown check %q (%s)", c, strings.Join(checkNames, ", "))
+		}
+		want[c] = true
 	}
 	if head == "" {
 		head = filepath.Join(models, "gocoder-14m-eagle3")
@@ -118,6 +121,16 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 			errs = append(errs, fmt.Errorf("cuda-check: tp: %w", err))
 		}
 	}
+	if want["nccl"] {
+		if err := checkNCCL(ctx, d, models, stdout); err != nil { // check_nccl_test.go
+			errs = append(errs, fmt.Errorf("cuda-check: nccl: %w", err))
+		}
+	}
+	if want["runlog"] {
+		if err := checkRunLog(ctx, models, stdout); err != nil { // check_nccl_test.go
+			errs = append(errs, fmt.Errorf("cuda-check: runlog: %w", err))
+		}
+	}
 	if want["allreduce"] {
 		if err := checkAllReduce(d, stdout); err != nil { // check_allreduce_test.go
 			errs = append(errs, fmt.Errorf("cuda-check: allreduce: %w", err))
@@ -150,6 +163,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	}
 	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...)    // pfkernels, kv, kvbench (check_kv_test.go)
 	errs = append(errs, runSampleCheck(ctx, d, models, want, stdout)...) // sample (check_sample_test.go)
+	if want["eagletree"] {
+		if err := checkEagleTree(ctx, d, models, head, stdout); err != nil { // check_eagletree_test.go
+			errs = append(errs, fmt.Errorf("cuda-check: %w", err))
+		}
+	}
 	if want["eagle"] {
 		if err := checkEagle(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3: %w", err))
@@ -157,10 +175,10 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 		if err := checkHeadTiming(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3 timing: %w", err))
 		}
-		if *checkEagle8B {
-			if err := checkHead8B(ctx, d, stdout); err != nil {
-				errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
-			}
+	}
+	if want["head8b"] || want["eagle"] && *checkEagle8B { // head8b: the 8B-shaped head alone (no fixtures)
+		if err := checkHead8B(ctx, d, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
 		}
 	}
 	return errors.Join(errs...)

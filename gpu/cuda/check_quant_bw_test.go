@@ -44,16 +44,11 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, done, err := d.checkStream()
+	s, timed, done, err := d.timedStream()
 	if err != nil {
 		return err
 	}
 	defer done()
-	timed, closeTimer, err := streamTimer(s)
-	if err != nil {
-		return err
-	}
-	defer closeTimer()
 	rng := rand.New(rand.NewPCG(8, 23))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	Ts := []int{1, 5, 16}
@@ -409,6 +404,21 @@ func bwType(dt tensor.DType) bool {
 		}
 	}
 	return false
+}
+
+// timedStream is checkStream with streamTimer on its stream: done
+// releases both.
+func (d *Device) timedStream() (s cu.Stream, timed func(n int, op func(i int) error) (float64, error), done func(), err error) {
+	s, release, err := d.checkStream()
+	if err != nil {
+		return s, nil, func() {}, err
+	}
+	timed, closeTimer, err := streamTimer(s)
+	if err != nil {
+		release()
+		return s, nil, func() {}, err
+	}
+	return s, timed, func() { closeTimer(); release() }, nil
 }
 
 // streamTimer returns timed, the mean device time (us, between two events

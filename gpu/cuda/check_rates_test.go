@@ -16,16 +16,11 @@ import (
 // product's cost per token is its integer dots (dp4a: 4 products each);
 // the ratio to mma.sync's says how much a tensor-core verify can gain.
 func checkRates(d *Device, w io.Writer) error {
-	s, done, err := d.checkStream()
+	s, timed, done, err := d.timedStream()
 	if err != nil {
 		return err
 	}
 	defer done()
-	timed, closeTimer, err := streamTimer(s)
-	if err != nil {
-		return err
-	}
-	defer closeTimer()
 	khz, err := d.dev.Attribute(cu.ClockRate)
 	if err != nil {
 		return fmt.Errorf("cuda check: clock rate: %w", err)

@@ -24,7 +24,8 @@ import (
 // argmax with the draft-to-target id map (argmax_d2t), which also feeds
 // the token to the next draft step. A greedy chain (the last extended rows
 // and k-1 draft steps) is one CUDA graph per (rows, k) and copies back k
-// token ids. The CPU head (eagle3's runState) is its specification.
+// token ids. Trees and sampled chains run through the same layer
+// (head_tree.go). The CPU head (eagle3's runState) is its specification.
 type Head struct {
 	launcher
 	cfg  eagle3.Config
@@ -63,6 +64,15 @@ type Head struct {
 
 	lres  cu.DevicePtr // the layer being enqueued: its residual stream (T, dim)
 	lstep int          // and its step parameters' index (dstep)
+	lrow0 int          // and its first row in the attention's batch (a tree depth's first node; 0: the batch is the layer's rows)
+
+	// trees and sampled chains (head_tree.go)
+	src  *eagle3.Head // the host weights (embD is gathered from them when first needed)
+	tres cu.DevicePtr // (1+MaxTokens, dim) a tree's root output, then its nodes' residual streams
+	sids cu.DevicePtr // (spec.MaxK) int32 a sampled chain's draft ids
+	hlog pinned       // (MaxTokens, draftVocab) float32: a depth's logits or a sampled chain's q, copied back
+	embD dweight      // (draftVocab, dim) the embedding's rows of the draft vocabulary, by draft id
+	hasD bool         // embD is uploaded
 }
 
 var _ eagle3.ChainRunner = (*Head)(nil)
@@ -111,6 +121,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		fw:       eagle3.NumAux * c.TargetDim,
 		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
+		src:      h,
 	}
 	hd.ap = newAttnPlan(hd.mcfg, slots, d.SMs, tune)
 	if err := hd.upload(h); err != nil {
@@ -188,7 +199,9 @@ func (h *Head) allocState() error {
 	h.qkvb = alloc(T * 4 * int64(h.nqkv))
 	h.att = alloc(T * 4 * int64(hq*hd))
 	h.hbuf = alloc(T * 4 * int64(c.FFN))
-	h.logits = alloc(4 * int64(c.DraftVocab))
+	h.logits = alloc(T * 4 * int64(c.DraftVocab)) // (MaxTokens, draftVocab): a tree depth's or a sampled chain's rows
+	h.tres = alloc((T + 1) * 4 * int64(c.Dim))
+	h.sids = alloc(4 * spec.MaxK)
 	h.ids = alloc(4)
 	h.out = alloc(4 * spec.MaxK)
 	h.kc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
@@ -221,6 +234,9 @@ func (h *Head) allocState() error {
 		h.hout, err = allocPinned(4 * spec.MaxK)
 	}
 	if err == nil {
+		h.hlog, err = allocPinned(T * 4 * c.DraftVocab)
+	}
+	if err == nil {
 		if h.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
 			err = fmt.Errorf("cuda: EAGLE-3 head event: %w", err)
 		}
@@ -245,7 +261,8 @@ func (h *Head) Close() error {
 	h.bufs = nil
 	h.hsteps.free()
 	h.hout.free()
-	h.hsteps, h.hout = pinned{}, pinned{}
+	h.hlog.free()
+	h.hsteps, h.hout, h.hlog = pinned{}, pinned{}, pinned{}
 	if h.done != (cu.Event{}) {
 		cu.DestroyEvent(&h.done)
 		h.done = cu.Event{}
@@ -445,16 +462,9 @@ func (h *Head) enqueueRows(T, k int) error {
 // res (T, dim) with step s's tokens, positions and mask; built: the
 // previous draft step's argmax built its input already (argmax_d2t_in).
 func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int, built bool) error {
-	c := h.cfg
-	suf, err := kernelSuffix(h.emb.dt)
-	if err != nil {
-		return err
-	}
 	// cat (T, 2*dim) = (input_layernorm(embed(tok)), hidden_norm(res)).
 	if !built {
-		if err := h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
-			ptr(h.cat), ptr(res), ptr(h.emb.w), ptr(h.emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
-			i32(c.Dim), f32(c.NormEps), i32(h.nbr())); err != nil {
+		if err := h.eagleIn(h.emb, res, T, s); err != nil {
 			return err
 		}
 	}
@@ -462,6 +472,19 @@ func (h *Head) enqueueLayer(res cu.DevicePtr, T, s int, built bool) error {
 	// operations (head_ops.go) on res with step s.
 	h.lres, h.lstep = res, s
 	return model.Layers((*headOps)(h), &h.mcfg, T)
+}
+
+// eagleIn is eagle_in over T rows of res with step s's tokens looked up
+// in emb (the target's embedding, or embD by draft id).
+func (h *Head) eagleIn(emb dweight, res cu.DevicePtr, T, s int) error {
+	c := h.cfg
+	suf, err := kernelSuffix(emb.dt)
+	if err != nil {
+		return err
+	}
+	return h.kernel("eagle_in", 0, "eagle_in_"+suf, [3]int{T, 1, 1}, [3]int{256, 1, 1},
+		ptr(h.cat), ptr(res), ptr(emb.w), ptr(emb.s), ptr(h.dstep(s)), ptr(h.inNorm), ptr(h.hidNorm),
+		i32(c.Dim), f32(c.NormEps), i32(h.nbr()))
 }
 
 // enqueueDraftToken drafts token j from the output row (dim):

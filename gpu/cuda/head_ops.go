@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 
+	"gorgonia.org/cu"
+
 	"rigscope/engine/model"
 )
 
@@ -25,7 +27,8 @@ func (o *headOps) Embed(T int, scale float32) error {
 // AttentionInput: qkvb (T, nqkv) = cat · [Wq;Wk;Wv]ᵀ.
 func (o *headOps) AttentionInput(l, T int) error {
 	h := (*Head)(o)
-	return h.matvec("qkv", h.qkvb, h.nqkv, h.cat, 0, h.qkv, T, 0, 0)
+	out := h.qkvb + cu.DevicePtr(4*h.lrow0*h.nqkv) // a tree depth's rows follow the earlier nodes'
+	return h.matvec("qkv", out, h.nqkv, h.cat, 0, h.qkv, T, 0, 0)
 }
 
 // Attend: rotate-half RoPE (inter 0, as the head was trained), the cache
@@ -33,7 +36,10 @@ func (o *headOps) AttentionInput(l, T int) error {
 func (o *headOps) Attend(l, T int) error {
 	h := (*Head)(o)
 	c := h.cfg
-	name, grid := attnLaunch(h.mcfg, h.ap.S, T, h.tune.AttnRows)
+	// A tree depth attends as the batch of every node so far (lrow0+T
+	// rows, the step's tree mask): the earlier nodes' qkv rows are kept,
+	// so their keys and values are stored again unchanged.
+	name, grid := attnLaunch(h.mcfg, h.ap.S, h.lrow0+T, h.tune.AttnRows)
 	name = h.ap.kernel(h.kv.kernel(name))
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	return h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
@@ -53,7 +59,8 @@ func (o *headOps) AddProduct(l int, role model.Role, T int) error {
 	h := (*Head)(o)
 	switch role {
 	case model.RoleAttnOut:
-		return h.matvec("wo", h.lres, h.cfg.Dim, h.att, 0, h.wo, T, 1, 0)
+		att := h.att + cu.DevicePtr(4*h.lrow0*h.cfg.Heads*h.cfg.HeadDim) // the layer's rows of the attention's batch
+		return h.matvec("wo", h.lres, h.cfg.Dim, att, 0, h.wo, T, 1, 0)
 	case model.RoleDown:
 		return h.matvec("down", h.lres, h.cfg.Dim, h.hbuf, 0, h.down, T, 1, 0)
 	}

@@ -86,28 +86,3 @@ func TestCallBytesBalance(t *testing.T) {
 		t.Errorf("host: sent %d recv %d, want 400 and 1600", s, r)
 	}
 }
-
-func TestNCCLSettings(t *testing.T) {
-	for _, tc := range []struct {
-		s    NCCLSettings
-		name string
-		bad  string
-	}{
-		{NCCLSettings{}, "nccl", ""},
-		{NCCLSettings{Proto: "LL"}, "nccl(LL)", ""},
-		{NCCLSettings{Proto: "^LL128", Algo: "Tree"}, "nccl(Tree,^LL128)", ""},
-		{NCCLSettings{Proto: "LL,Simple", Algo: "ring"}, "nccl(ring,LL,Simple)", ""},
-		{NCCLSettings{Proto: "LL256"}, "", `"LL256" is not one NCCL knows`},
-		{NCCLSettings{Algo: "Butterfly"}, "", `"Butterfly" is not one NCCL knows`},
-	} {
-		err := tc.s.Check()
-		switch {
-		case tc.bad == "" && err != nil:
-			t.Errorf("%+v: %v", tc.s, err)
-		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
-			t.Errorf("%+v: %v, want %q", tc.s, err, tc.bad)
-		case tc.bad == "" && tc.s.String() != tc.name:
-			t.Errorf("%+v named %q, want %q", tc.s, tc.s.String(), tc.name)
-		}
-	}
-}

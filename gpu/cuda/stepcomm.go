@@ -36,7 +36,8 @@ type stepComm struct {
 	stamps  []cu.DevicePtr // per rank, on its GPU: (calls, 2) uint64 start and end of each call, ns
 	cnts    []cu.DevicePtr // per rank, on its GPU: (calls) uint32 finished blocks, 0 between calls
 	hstamps pinned         // (ranks, calls, 2): stamps copied back after each step
-	comms   []uintptr      // nccl across GPUs: one communicator per rank, made once (stepnccl.go)
+	nccl    ncclComms      // nccl across GPUs: one communicator per rank, made again only when the settings or GPUs change (stepnccl.go)
+	ncclUse *tp.NCCLUse    // the last SetAllReduce's nccl communicators (nil: another backend)
 }
 
 // commTabs are the pointer tables the allreduce kernels of the ranks of
@@ -151,8 +152,7 @@ func (t *Target) copyStampsBack() error {
 // free releases the comm's host memory (its device buffers are the
 // target's).
 func (c *stepComm) free() {
-	ncclDestroy(c.comms)
-	c.comms = nil
+	c.nccl.close(driverNCCL{})
 	for _, p := range c.host {
 		p.free()
 	}

@@ -6,12 +6,17 @@ import (
 	"fmt"
 
 	"gorgonia.org/cu"
+
+	"rigscope/engine/tp"
 )
 
 // The nccl backend inside a step, for ranks on distinct GPUs (NCCL refuses
 // two ranks on one GPU: checkStepBackend). One communicator per GPU, made
-// once per target with ncclCommInitAll when nccl is first chosen and kept
-// between runs (a backend swap never remakes it). A call is three phases
+// with the run's NCCL settings (protocol, algorithm, channels, buffer
+// size: ncclCreate) when nccl is first chosen, kept between runs while the
+// settings and GPUs stay (a backend swap away and back keeps them) and
+// made again, the step's graphs dropped, when the settings change; the
+// ranks changing makes a new Target. A call is three phases
 // on the ranks' streams: a kernel stamps its start (ars_put of 0
 // elements), ncclAllReduce sums every rank's partials in place (all ranks
 // in one ncclGroupStart/End: one thread drives every GPU), and ars_add
@@ -19,22 +24,26 @@ import (
 // and stamps the end. NCCL sums in its own order, so nccl is not bitwise
 // TP 1's (the other backends are). Unverified: it cannot run on one GPU.
 
-// stepNCCL makes the communicators (ranks on distinct GPUs), once.
-func (t *Target) stepNCCL() error {
-	c := t.comm
-	if c.comms != nil {
+// stepNCCL makes or keeps the communicators for settings s (ranks on
+// distinct GPUs) and says whether it made them.
+func (t *Target) stepNCCL(s NCCLSettings) (bool, error) {
+	created, err := t.comm.nccl.ensure(driverNCCL{}, t.place.gpus, s)
+	if e := cu.SetCurrentContext(t.dev.ctx); e != nil && err == nil { // NCCL makes its own contexts current
+		err = fmt.Errorf("cuda: after making the nccl communicators: %w", e)
+	}
+	if err != nil {
+		return false, err // names the GPUs and the settings
+	}
+	return created, nil
+}
+
+// NCCLUse is what the run's nccl communicators were (nil when the run's
+// backend is not nccl).
+func (t *Target) NCCLUse() *tp.NCCLUse {
+	if t.comm == nil {
 		return nil
 	}
-	comms, err := ncclInitAll(t.place.gpus)
-	if err != nil {
-		return fmt.Errorf("cuda: allreduce nccl on GPUs %s: %w", joinInts(t.place.gpus), err)
-	}
-	if e := cu.SetCurrentContext(t.dev.ctx); e != nil { // NCCL may have made another context current
-		ncclDestroy(comms)
-		return fmt.Errorf("cuda: after ncclCommInitAll: %w", e)
-	}
-	c.comms = comms
-	return nil
+	return t.comm.ncclUse
 }
 
 // ncclAllReduceAdd is allReduceAdd's nccl call.
@@ -60,7 +69,7 @@ func (t *Target) ncclAllReduceAdd(T, call int) error {
 			return fmt.Errorf("cuda: rank %d waits for the fork: %w", r, err)
 		}
 	}
-	err = ncclAllReduceAll(c.comms, parts, streams, n)
+	err = ncclAllReduceAll(c.nccl.comms, parts, streams, n)
 	if e := cu.SetCurrentContext(t.dev.ctx); e != nil && err == nil {
 		err = e
 	}

@@ -40,6 +40,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"rigscope/engine/tp"
 )
 
 // Command is one headless subcommand.
@@ -186,6 +188,22 @@ func GPUsFlag(fs *flag.FlagSet, dst *[]int) {
 	fs.Func("gpus", "with --device cuda: GPU ordinals for the tensor-parallel ranks, one per rank, e.g. 0,2,4,6 (one: all ranks share it; default: rank i on GPU i when at least --tp GPUs are visible, else all on GPU 0)", func(s string) error {
 		v, err := ParseGPUs(s)
 		*dst = v
+		return err
+	})
+}
+
+// NCCLFlags adds the nccl backend's settings of a run to fs (--nccl-proto,
+// --nccl-algo, --nccl-min-channels, --nccl-max-channels,
+// --nccl-buffsize); the engine checks them (tp.NCCLSettings.Check) and
+// refuses them with another backend.
+func NCCLFlags(fs *flag.FlagSet, dst *tp.NCCLSettings) {
+	fs.StringVar(&dst.Proto, "nccl-proto", "", "with --allreduce nccl: NCCL_PROTO for the run's communicators: LL, LL128, Simple, a comma list, ^ excludes (default NCCL's choice)")
+	fs.StringVar(&dst.Algo, "nccl-algo", "", "with --allreduce nccl: NCCL_ALGO for the run's communicators: Ring, Tree, ..., a comma list, ^ excludes (default NCCL's choice)")
+	fs.IntVar(&dst.MinChannels, "nccl-min-channels", 0, "with --allreduce nccl: at least this many channels (NCCL_MIN_NCHANNELS per communicator, 1..64; 0 = NCCL's choice)")
+	fs.IntVar(&dst.MaxChannels, "nccl-max-channels", 0, "with --allreduce nccl: at most this many channels (NCCL_MAX_NCHANNELS per communicator, 1..64; 0 = NCCL's choice)")
+	fs.Func("nccl-buffsize", "with --allreduce nccl: NCCL_BUFFSIZE, e.g. 4M (a power of two, 64K..1G; NCCL reads it once per process; default NCCL's 4M)", func(s string) error {
+		b, err := tp.ParseBytes(s)
+		dst.BuffSize = b
 		return err
 	})
 }

@@ -30,6 +30,9 @@ func RunCommand(ctx context.Context, c Command, stderr io.Writer) (err error) {
 	if c.Base.TP < 1 {
 		return fmt.Errorf("--tp %d must be at least 1", c.Base.TP)
 	}
+	if err := engine.CheckRunConfig(engine.RunConfig{PromptIDs: []int32{0}, TP: c.Base.TP, AllReduce: c.Base.AllReduce, NCCL: c.Base.NCCL}); err != nil {
+		return err
+	}
 	dc, err := engine.NormalizeDrafter(c.Base.Drafter)
 	if err != nil {
 		return err

@@ -8,8 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+
+	"fyne.io/fyne/v2"
 
 	"rigscope/engine"
 	"rigscope/engine/metrics"
@@ -38,6 +41,7 @@ func run(ctx context.Context, args []string) (err error) {
 	tpSize := fs.Int("tp", 0, "tensor-parallel size for the next run (default: the saved setting)")
 	backend := fs.String("allreduce", "", "allreduce backend for the next run (default: the saved setting)")
 	tab := fs.String("tab", "chat", "tab shown first: chat, dashboard, whatif or runs")
+	winSize := fs.String("window-size", "1280x800", "the window's size at start, WIDTHxHEIGHT in pixels (a taller one shows the whole dashboard in one screenshot)")
 	gpuInterval := fs.Duration("gpu-interval", gpu.DefaultInterval, "how often the GPU telemetry (NVML) is sampled")
 	metricsAddr := cli.MetricsAddrFlag(fs)
 	serveAddr := fs.String("serve-addr", "", "start with the panel's Server switch on: serve the OpenAI API (as rigscope serve does) on the panel's engine at HOST:PORT; a bare :PORT is loopback only (default: off, at "+ui.DefaultServeAddr+")")
@@ -74,6 +78,10 @@ func run(ctx context.Context, args []string) (err error) {
 	if *quit && *autorun == "" {
 		return fmt.Errorf("--quit-after-run needs --autorun PROMPT")
 	}
+	size, err := parseWindowSize(*winSize)
+	if err != nil {
+		return err
+	}
 	if *gpuInterval < 10*time.Millisecond {
 		return fmt.Errorf("--gpu-interval %v: at least 10ms (PCIe throughput samples take 20 ms)", *gpuInterval)
 	}
@@ -104,6 +112,7 @@ func run(ctx context.Context, args []string) (err error) {
 		TP:           *tpSize,
 		Backend:      *backend,
 		Tab:          *tab,
+		WindowSize:   size,
 		DoneFile:     *doneFile,
 		Linger:       *linger,
 		RunLogDir:    *logDir,
@@ -116,4 +125,15 @@ func run(ctx context.Context, args []string) (err error) {
 		ServeAddr:    *serveAddr,
 		Report:       os.Stderr,
 	})
+}
+
+// parseWindowSize reads --window-size WIDTHxHEIGHT (320x240 to 8192x8192).
+func parseWindowSize(v string) (fyne.Size, error) {
+	w, h, ok := strings.Cut(strings.ToLower(strings.TrimSpace(v)), "x")
+	wi, err1 := strconv.Atoi(w)
+	hi, err2 := strconv.Atoi(h)
+	if !ok || err1 != nil || err2 != nil || wi < 320 || hi < 240 || wi > 8192 || hi > 8192 {
+		return fyne.Size{}, fmt.Errorf("--window-size %q: want WIDTHxHEIGHT in pixels, 320x240 to 8192x8192, e.g. 1280x2000", v)
+	}
+	return fyne.NewSize(float32(wi), float32(hi)), nil
 }

@@ -18,6 +18,7 @@
 //	TTFT p50            histogram_quantile(0.5, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket[5m])))
 //	ITL p99             histogram_quantile(0.99, sum by (le, model_name) (rate(vllm:inter_token_latency_seconds_bucket[5m])))
 //	allreduce p99       histogram_quantile(0.99, sum by (le, tp, backend, bytes) (rate(rigscope:allreduce_latency_seconds_bucket[5m])))
+//	allreduce share     rate(rigscope:step_allreduce_seconds_total[5m]) / rate(rigscope:step_seconds_total[5m])
 package prom
 
 import (
@@ -62,6 +63,7 @@ type Exporter struct {
 	prompt, generation            *prometheus.CounterVec
 	success                       *prometheus.CounterVec // model_name, engine, finished_reason
 	ttft, itl                     *prometheus.HistogramVec
+	stepTime, stepAllReduce       *prometheus.CounterVec // model_name, engine, tp, backend
 	comm                          *commCollector
 }
 
@@ -87,10 +89,14 @@ func New() *Exporter {
 		success:    counter("vllm:request_success_total", "Count of successfully processed requests.", "finished_reason"),
 		ttft:       histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
 		itl:        histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itlBuckets),
-		comm:       newCommCollector(),
+		stepTime: counter("rigscope:step_seconds_total",
+			"Wall time of the decode and speculative steps (draft, verify and the loop's own time), per TP size and allreduce backend as the run asked for it.", "tp", "backend"),
+		stepAllReduce: counter("rigscope:step_allreduce_seconds_total",
+			"Time of those steps in allreduce as rank 0 measured it (CPU ranks: wall time in the calls; GPU ranks: the kernels' device time): over rigscope:step_seconds_total, the allreduce share of the step.", "tp", "backend"),
+		comm: newCommCollector(),
 	}
 	x.reg.MustRegister(x.drafts, x.draftTokens, x.accepted, x.acceptedPerPos, x.draftedPerPos,
-		x.prompt, x.generation, x.success, x.ttft, x.itl, x.comm,
+		x.prompt, x.generation, x.success, x.ttft, x.itl, x.stepTime, x.stepAllReduce, x.comm,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return x
 }
@@ -124,6 +130,12 @@ func (x *Exporter) RunStarted(rs engine.RunStart) engine.RunObserver {
 		},
 		comm: x.comm.start(rs.TP, rs.AllReduce, rs.Bytes),
 	}
+	tpl, backend := strconv.Itoa(rs.TP), rs.Backend
+	if backend == "" {
+		backend = "default"
+	}
+	r.stepTime = x.stepTime.WithLabelValues(rs.Model, engineIndex, tpl, backend)
+	r.stepAllReduce = x.stepAllReduce.WithLabelValues(rs.Model, engineIndex, tpl, backend)
 	for _, reason := range []string{"stop", "length", "abort"} {
 		r.success(reason)
 	}
@@ -135,6 +147,7 @@ func (x *Exporter) RunStarted(rs engine.RunStart) engine.RunObserver {
 type run struct {
 	drafts, draftTokens, accepted, prompt, generation prometheus.Counter
 	ttft, itl                                         prometheus.Observer
+	stepTime, stepAllReduce                           prometheus.Counter
 	promptTokens                                      int
 	lastEmit                                          time.Duration // since the run's start, when tokens last came
 
@@ -166,6 +179,8 @@ func (r *run) FirstToken(ttft time.Duration) {
 // position i was proposed when Depth > i and accepted when Accepted > i
 // (the accepted path's length, for a chain or a tree).
 func (r *run) Step(s engine.StepStats) {
+	r.stepTime.Add(max(s.Wall(), 0).Seconds())
+	r.stepAllReduce.Add(max(s.AllReduce, 0).Seconds())
 	if s.Tokens > 0 {
 		r.generation.Add(float64(s.Tokens))
 		r.itl.Observe((s.At - r.lastEmit).Seconds())

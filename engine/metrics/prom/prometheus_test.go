@@ -453,3 +453,40 @@ func TestExporterStopString(t *testing.T) {
 		}
 	}
 }
+
+// TestStepAllReduceShare: each step adds its wall time and its allreduce
+// time to the run's (tp, backend) series, so their rates' ratio is the
+// allreduce share of the step; another backend has its own series.
+func TestStepAllReduceShare(t *testing.T) {
+	x := New()
+	steps := []struct {
+		backend         string
+		wall, allreduce time.Duration // per step
+		n               int
+	}{{"ring", 4 * time.Millisecond, time.Millisecond, 3}, {"ring", 2 * time.Millisecond, 500 * time.Microsecond, 2}, {"", time.Millisecond, 0, 1}}
+	want := map[string][2]float64{}
+	for _, s := range steps {
+		r := x.RunStarted(engine.RunStart{Model: "m", TP: 2, Backend: s.backend, AllReduce: metrics.NewLatencySet(), Bytes: metrics.NewRankBytes(2)})
+		for i := range s.n {
+			r.Step(engine.StepStats{Verify: s.wall - 100*time.Microsecond, Other: 100 * time.Microsecond, AllReduce: s.allreduce, Tokens: 1, At: time.Duration(i+1) * s.wall})
+		}
+		r.RunEnded(engine.Stats{StopReason: "eos"})
+		b := s.backend
+		if b == "" {
+			b = "default"
+		}
+		w := want[b]
+		w[0] += float64(s.n) * s.wall.Seconds()
+		w[1] += float64(s.n) * s.allreduce.Seconds()
+		want[b] = w
+	}
+	fams := scrape(t, x)
+	for b, w := range want {
+		labels := map[string]string{"model_name": "m", "engine": "0", "tp": "2", "backend": b}
+		wall, ok1 := series(fams, "rigscope:step_seconds_total", labels)
+		ar, ok2 := series(fams, "rigscope:step_allreduce_seconds_total", labels)
+		if !ok1 || !ok2 || math.Abs(wall-w[0]) > 1e-9 || math.Abs(ar-w[1]) > 1e-9 {
+			t.Errorf("backend %s: step seconds %v (present %v), allreduce seconds %v (present %v); want %v and %v", b, wall, ok1, ar, ok2, w[0], w[1])
+		}
+	}
+}

@@ -23,6 +23,9 @@ type CPUChain struct {
 	logits []float32 // (draftVocab)
 	pos    []int32   // (T)
 	out    []int32   // (k) the last chain's target ids
+
+	nodeH   []float32 // (1+nodes, dim) the tree's root, then its nodes' outputs
+	tlogits []float32 // (rows, draftVocab) a tree depth's logits, or a sampled chain's q
 }
 
 var _ PendingRunner = (*CPUChain)(nil)
@@ -111,3 +114,104 @@ func (c *CPUChain) rows(ctx context.Context, first int, tokens []int32, feats []
 
 // Close implements ChainRunner (the head is the caller's).
 func (c *CPUChain) Close() error { return nil }
+
+var (
+	_ TreeRunner    = (*CPUChain)(nil)
+	_ SampledRunner = (*CPUChain)(nil)
+)
+
+// TreeNodes implements TreeRunner: a full proposal.
+func (c *CPUChain) TreeNodes() int { return spec.MaxK * spec.MaxBranch }
+
+// TreeRoot implements TreeRunner.
+func (c *CPUChain) TreeRoot(ctx context.Context, first int, tokens []int32, feats []float32) ([]float32, error) {
+	h, err := c.rows(ctx, first, tokens, feats, 0)
+	if err != nil {
+		return nil, err
+	}
+	dim := c.h.Cfg.Dim
+	if len(c.nodeH) < (1+spec.MaxK*spec.MaxBranch)*dim {
+		c.nodeH = make([]float32, (1+spec.MaxK*spec.MaxBranch)*dim)
+	}
+	copy(c.nodeH[:dim], h) // row 0: the root; row 1+i: node i
+	c.r.logits(c.logits, h, 1)
+	return c.logits, nil
+}
+
+// TreeDepth implements TreeRunner.
+func (c *CPUChain) TreeDepth(ctx context.Context, base int, tokens, parents, pos []int32, f0 int) ([]float32, error) {
+	cfg := c.h.Cfg
+	dim, dv, n := cfg.Dim, cfg.DraftVocab, len(tokens)
+	switch {
+	case len(parents) != n || len(pos) != n || f0 < 0 || f0 >= n || n > c.TreeNodes():
+		return nil, fmt.Errorf("eagle3: tree depth of nodes %d..%d with %d parents and %d positions", f0, n, len(parents), len(pos))
+	case base < 1 || base+n > c.r.slots:
+		return nil, fmt.Errorf("eagle3: tree at %d of %d nodes exceeds the cache of %d", base, n, c.r.slots)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	T := n - f0
+	if len(c.hin) < T*dim {
+		c.hin, c.hout, c.pos = make([]float32, T*dim), make([]float32, T*dim), make([]int32, T)
+	}
+	see := make([][]int32, T)
+	for i := 0; i < T; i++ {
+		node := f0 + i
+		par := parents[node]
+		if par < -1 || int(par) >= node {
+			return nil, fmt.Errorf("eagle3: tree node %d has parent %d", node, par)
+		}
+		copy(c.hin[i*dim:(i+1)*dim], c.nodeH[int(par+1)*dim:int(par+2)*dim])
+		for a := int32(node); a >= 0; a = parents[a] {
+			see[i] = append(see[i], int32(base)+a)
+		}
+		slices.Reverse(see[i])
+	}
+	out := c.nodeH[(1+f0)*dim : (1+n)*dim]
+	c.r.forward(batch{Tokens: tokens[f0:], Hin: c.hin[:T*dim], Pos: pos[f0:], Slot: base + f0, Prefix: base, See: see}, out)
+	if len(c.tlogits) < T*dv {
+		c.tlogits = make([]float32, T*dv)
+	}
+	c.r.logits(c.tlogits[:T*dv], out, T)
+	return c.tlogits[:T*dv], nil
+}
+
+// SampledChain implements SampledRunner: the draft distribution q over the
+// draft vocabulary (sample.Sampler.Probs of the step's draft logits) and
+// the token DrawU picks from it with u[i].
+func (c *CPUChain) SampledChain(ctx context.Context, first int, tokens []int32, feats []float32, p sample.Params, u []float64) ([]int32, []float32, error) {
+	k := len(u)
+	if k < 1 || k > spec.MaxK || p.Greedy() {
+		return nil, nil, fmt.Errorf("eagle3: sampled chain of %d tokens at temperature %g", k, p.Temperature)
+	}
+	h, err := c.rows(ctx, first, tokens, feats, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := c.h.Cfg
+	dv := cfg.DraftVocab
+	if len(c.tlogits) < k*dv {
+		c.tlogits = make([]float32, k*dv)
+	}
+	q := c.tlogits[:k*dv]
+	s := &sample.Sampler{P: p}
+	n := first + len(tokens)
+	ids := make([]int32, k)
+	for i := 0; ; i++ {
+		c.r.logits(c.logits, h, 1)
+		s.Probs(q[i*dv:(i+1)*dv], c.logits)
+		ids[i] = sample.DrawU(q[i*dv:(i+1)*dv], u[i])
+		if i == k-1 {
+			return ids, q, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		x := []int32{c.h.DraftToTarget[ids[i]]}
+		copy(c.hin[:cfg.Dim], h)
+		c.pos[0] = int32(n + i)
+		c.r.forward(batch{Tokens: x, Hin: c.hin[:cfg.Dim], Pos: c.pos[:1], Slot: n + i, Prefix: n + i}, c.hout)
+		h = c.hout[:cfg.Dim]
+	}
+}

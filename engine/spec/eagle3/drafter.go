@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"rigscope/engine/sample"
 	"rigscope/engine/spec"
@@ -31,8 +30,11 @@ type Drafter struct {
 	rows    int       // KV slots [0, rows) hold extended rows
 	err     error     // a bad Observe, reported by the next Propose
 
-	dev       ChainRunner // the head on the target's device (greedy chains), or nil
+	dev       ChainRunner // the head on the target's device, or nil
 	rowsOnDev bool        // rows/rowTok describe dev's cache, not the CPU runState's
+	d2tUp     bool        // DraftToTarget is strictly increasing (sampledRefusal)
+	fallbacks map[string]int
+	treeScore []float64 // (nodes) the last tree's cumulative log-probabilities
 
 	hin    []float32 // (T, dim) hidden inputs of a batch
 	hout   []float32 // (T, dim) outputs of a batch
@@ -61,6 +63,7 @@ func New(h *Head, ctxLen int, pool *cpu.Pool) *Drafter {
 		rowTok:  make([]int32, slots),
 		nodeH:   make([]float32, spec.MaxK*spec.MaxBranch*h.Cfg.Dim),
 		full:    make([]float32, h.Cfg.Vocab),
+		d2tUp:   increasing(h.DraftToTarget),
 	}
 }
 
@@ -78,8 +81,11 @@ func (d *Drafter) Reset() { d.featLen, d.rows, d.err = 0, 0, nil }
 // ChainRunner is the head on an accelerator: it runs a whole greedy draft
 // chain there (the extended rows, k-1 draft steps, each step's argmax and
 // the draft-to-target id map), so a chain costs one launch and copies back
-// k token ids. The CPU runState is the specification it must match; a
-// drafter without one, or a tree or sampled chain, runs on the CPU.
+// k token ids. The CPU runState is the specification it must match. Trees
+// run there when it is also a TreeRunner, sampled chains when it is a
+// SampledRunner (tree.go); otherwise, or where one refuses a request (a
+// limit, by name), the drafter runs them on the CPU and counts the reason
+// (Fallbacks).
 type ChainRunner interface {
 	// GreedyChain writes the extended rows first..first+T-1 (tokens (T),
 	// hidden inputs fc(feats), feats (T, NumAux*td)) at slots and RoPE
@@ -225,8 +231,26 @@ func (d *Drafter) Propose(ctx context.Context, seq []int32, req spec.Request) (s
 		return spec.Proposal{}, err
 	}
 	greedy := req.Sampler == nil || req.Sampler.P.Greedy()
-	if d.dev != nil && req.Branch == 0 && greedy {
-		return d.deviceChain(ctx, seq, req.K)
+	if d.dev != nil {
+		switch {
+		case req.Branch == 0 && greedy:
+			return d.deviceChain(ctx, seq, req.K)
+		case req.Branch > 0:
+			if tr, ok := d.dev.(TreeRunner); ok {
+				return d.deviceTree(ctx, tr, seq, req)
+			}
+			d.fellBack("tree: the device runner drafts no trees")
+		default:
+			if sr, ok := d.dev.(SampledRunner); ok {
+				if why := d.sampledRefusal(req.Sampler.P); why == "" {
+					return d.deviceSampled(ctx, sr, seq, req)
+				} else {
+					d.fellBack(why)
+				}
+			} else {
+				d.fellBack("sampled chain: the device runner samples no chains")
+			}
+		}
 	}
 	d.useCache(false)
 	rootH, rootLogits := d.extend(seq)
@@ -311,58 +335,6 @@ func (d *Drafter) scatter(logits []float32) []float32 {
 		d.full[d.h.DraftToTarget[j]] = v
 	}
 	return d.full
-}
-
-// tree grows a beam tree: per depth, the Branch best children of the
-// previous depth's nodes, then one batched draft step over the new nodes
-// (each sees the extended rows, its ancestors and itself).
-func (d *Drafter) tree(ctx context.Context, rootH, rootLogits []float32, req spec.Request, n int) (spec.Proposal, error) {
-	c := d.h.Cfg
-	dim, dv := c.Dim, c.DraftVocab
-	var p spec.Proposal
-	var score []float64 // (nodes)
-	base := n - 1       // slot of node 0
-	cands := spec.TopChildren(nil, rootLogits, -1, 0, req.Branch)
-	for depth := 1; ; depth++ {
-		sort.SliceStable(cands, func(a, b int) bool { return cands[a].Score > cands[b].Score })
-		f0 := len(p.Tokens)
-		for _, cd := range cands[:min(len(cands), req.Branch)] {
-			p.Tokens = append(p.Tokens, d.h.DraftToTarget[cd.Tok])
-			p.Parent = append(p.Parent, cd.Parent)
-			score = append(score, cd.Score)
-		}
-		if depth == req.K {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return spec.Proposal{}, err
-		}
-		T := len(p.Tokens) - f0
-		d.grow(T)
-		see := make([][]int32, T)
-		for i := 0; i < T; i++ {
-			node := f0 + i
-			par := p.Parent[node]
-			src := rootH
-			if par >= 0 {
-				src = d.nodeH[int(par)*dim : int(par+1)*dim]
-			}
-			copy(d.hin[i*dim:(i+1)*dim], src)
-			d.pos[i] = int32(n - 2 + depth)
-			for a := int32(node); a >= 0; a = p.Parent[a] {
-				see[i] = append(see[i], int32(base)+a)
-			}
-			slices.Reverse(see[i])
-		}
-		d.r.forward(batch{Tokens: p.Tokens[f0:], Hin: d.hin, Pos: d.pos[:T], Slot: base + f0, Prefix: base, See: see}, d.nodeH[f0*dim:])
-		logits := d.logits[:T*dv]
-		d.r.logits(logits, d.nodeH[f0*dim:], T)
-		cands = cands[:0]
-		for i := 0; i < T; i++ {
-			cands = spec.TopChildren(cands, logits[i*dv:(i+1)*dv], int32(f0+i), score[f0+i], req.Branch)
-		}
-	}
-	return p, nil
 }
 
 // ProposeOnDevice implements spec.DeviceChainDrafter: the greedy chain

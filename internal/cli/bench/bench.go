@@ -20,6 +20,7 @@ import (
 
 	"rigscope/engine"
 	"rigscope/engine/stepstats"
+	"rigscope/engine/tp"
 	"rigscope/internal/cli"
 	"rigscope/internal/fixtures"
 )
@@ -126,6 +127,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	ngramMax := fs.Int("ngram-max", engine.DefaultNgramMax, "ngram drafter: largest n-gram")
 	tpN := fs.Int("tp", 1, "tensor-parallel ranks")
 	allreduce := fs.String("allreduce", "", "allreduce backend")
+	var ncclSet tp.NCCLSettings
+	cli.NCCLFlags(fs, &ncclSet)
 	asJSON := fs.Bool("json", false, "print a JSON list of rows instead of the table")
 	device := fs.String("device", "cpu", "where the target runs: "+strings.Join(engine.Devices(), ", "))
 	var gpus []int
@@ -161,7 +164,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	case *nPrompts < 0 || *promptLen < 0:
 		return fmt.Errorf("bench: --prompts %d / --prompt-len %d: give 0 (all) or more", *nPrompts, *promptLen)
 	}
-	if err := engine.CheckRunConfig(engine.RunConfig{PromptIDs: []int32{0}, MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}); err != nil {
+	if err := engine.CheckRunConfig(engine.RunConfig{PromptIDs: []int32{0}, MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce, NCCL: ncclSet}); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	for _, k := range ks {
@@ -194,7 +197,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	defer func() { err = errors.Join(err, stopMetrics()) }()
 	opts := engine.Options{CtxLen: longest + *maxTokens + 8*16 + 2, Device: *device, GPUs: gpus, Observer: obs}
-	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce}
+	base := engine.RunConfig{MaxTokens: *maxTokens, TP: *tpN, AllReduce: *allreduce, NCCL: ncclSet}
 	drafterConfig := func(name string, k, tree int) engine.DrafterConfig {
 		dc := engine.DrafterConfig{Kind: name, K: k, Tree: tree, NgramMin: *ngramMin, NgramMax: *ngramMax}
 		switch name {

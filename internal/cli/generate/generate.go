@@ -61,6 +61,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.ngramMax, "ngram-max", engine.DefaultNgramMax, "ngram drafter: largest n-gram to match")
 	fs.IntVar(&f.cfg.TP, "tp", 1, "tensor-parallel ranks")
 	fs.StringVar(&f.cfg.AllReduce, "allreduce", "", "allreduce backend joining the ranks (default: the engine's choice)")
+	cli.NCCLFlags(fs, &f.cfg.NCCL)
 }
 
 // runConfig resolves the prompt and checks the flags against what any

@@ -33,6 +33,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.IntVar(&c.Base.Drafter.Tree, "tree", 0, "draft a tree with this many branches per depth (absent = a chain)")
 	fs.IntVar(&c.Base.TP, "tp", 1, "tensor-parallel ranks")
 	fs.StringVar(&c.Base.AllReduce, "allreduce", "", "allreduce backend joining the ranks (default: the engine's choice)")
+	cli.NCCLFlags(fs, &c.Base.NCCL)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen on HOST:PORT; a bare :PORT is loopback only, 0.0.0.0:PORT every interface (set --api-key then)")
 	fs.StringVar(&c.APIKey, "api-key", "", "require Authorization: Bearer KEY on /v1/ (default: no key)")
 	fs.StringVar(&c.ChatTemplate, "chat-template", "", "chat format for /v1/chat/completions: llama3, chatml or llama2 (default: the model's own; a model with none refuses chat)")
