@@ -15,7 +15,7 @@ type KVCache struct {
 	Len                  int
 	// BF16: keys and values are rounded to bf16 (to nearest even) as they
 	// are stored, before any read; the storage stays float32. This is the
-	// GPU's bf16 cache (gpu/cuda, RIGSCOPE_CUDA_KV=bf16) on the CPU, so
+	// GPU's bf16 cache (gpu/cuda's default) on the CPU, so
 	// that the CPU stays its oracle. Latent caches are not rounded.
 	BF16 bool
 }
