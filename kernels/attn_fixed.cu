@@ -518,11 +518,16 @@ merge:
   __syncthreads();
   if (!sm.last) return;
   __threadfence();
-  if (GS > 1) {
-    // Merge groups [g0, g1] of rows warp + 4i: the max over their chunks
-    // (a group's max), then each group's partial (its column, or
-    // att_group from the chunks) in order: den and the numerator summed
-    // sequentially, the same in every lane.
+  // The flat merge below runs over columns [cA, cZ) from column off: the
+  // chunks, or with a grouped plan whose blocks took whole groups the
+  // groups' columns. With a grouped plan and fewer chunks than blocks the
+  // groups are built here (att_group) and merged with the same arithmetic:
+  // the max, lane l's sum of f*l over the groups g = l mod 32 then a
+  // butterfly, the numerator over the groups in order.
+  int cA = k0, cZ = k1, off = 0;
+  if (GS > 1 && byGroup) {
+    cA = k0 / 4, cZ = (k1 - 1) / 4 + 1, off = NP;
+  } else if (GS > 1) {
     const int col = min(lane * EPL, HD - EPL);
     const int g0 = k0 / 4, g1 = (k1 - 1) / 4;
 #pragma unroll 1
@@ -530,35 +535,27 @@ merge:
       const int rl = warp + ATT_WARPS * i, r = r0 + rl;
       if (rl >= rn) continue;  // warp-uniform
       const long b = ((long)h * rows + r0 + rl) * NPS;
-      float M = -INFINITY;
-      if (byGroup)
-        for (int g = g0 + lane; g <= g1; g += 32) M = fmaxf(M, __ldcg(pm + b + NP + g));
-      else
-        for (int k = k0 + lane; k < k1; k += 32) M = fmaxf(M, __ldcg(pm + b + k));
+      float M = k0 + lane < k1 ? __ldcg(pm + b + k0 + lane) : -INFINITY;  // nk <= S <= 32 chunks
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-      float den = 0.f, num[EPL];
+      float d = 0.f, num[EPL];
 #pragma unroll
       for (int e = 0; e < EPL; e++) num[e] = -0.f;
 #pragma unroll 2
       for (int g = g0; g <= g1; g++) {
         float mg, lg, ag[EPL];
-        if (byGroup) {
-          mg = __ldcg(pm + b + NP + g), lg = __ldcg(pl + b + NP + g);
-#pragma unroll
-          for (int e = 0; e < EPL; e++) ag[e] = __ldcg(pacc + (b + NP + g) * HD + col + e);
-        } else {
-          att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, mg, lg, ag);
-        }
+        att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, mg, lg, ag);
         const float f = mg == M ? 1.f : mg == -INFINITY ? 0.f : __expf(mg - M);
-        den = fmaf(f, lg, den);
+        if ((g & 31) == lane) d = fmaf(f, lg, d);
 #pragma unroll
         for (int e = 0; e < EPL; e++) num[e] = fmaf(f, ag[e], num[e]);
       }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
       if (lane * EPL < HD) {
         float v[EPL];
 #pragma unroll
-        for (int e = 0; e < EPL; e++) v[e] = __fdiv_rn(num[e], den);
+        for (int e = 0; e < EPL; e++) v[e] = __fdiv_rn(num[e], d);
         att_store<EPL>(out, xf, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v);
         if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
       }
@@ -567,7 +564,7 @@ merge:
     return;
   }
   {
-    // Merge columns [k0, k1) of rows warp + 4i: the max, then lane l's
+    // Merge columns [cA, cZ) (from off) of rows warp + 4i: the max, then lane l's
     // sum of f*l over columns l mod 32 (ascending, then a butterfly), then
     // the numerator over the columns in order, 32 at a time (lane l holds
     // the factor f of column g*32 + l). The first MG groups' (m, l) are
@@ -575,7 +572,7 @@ merge:
     // later ones again where needed; the arithmetic is the same.
     constexpr int MG = 4;
     const int col = min(lane * EPL, HD - EPL);
-    const int g0 = k0 / 32, g1 = (k1 - 1) / 32;
+    const int g0 = cA / 32, g1 = (cZ - 1) / 32;
     float M[RPW], den[RPW], num[RPW][EPL], fg[RPW][MG], lg[RPW][MG];
     auto fac = [](float mk, float m) { return mk == m ? 1.f : mk == -INFINITY ? 0.f : __expf(mk - m); };
 #pragma unroll
@@ -586,13 +583,13 @@ merge:
 #pragma unroll
       for (int u = 0; u < MG; u++) {
         const int k = (g0 + u) * 32 + lane;
-        const bool ok = rl < rn && k >= k0 && k < k1;
-        fg[i][u] = ok ? __ldcg(pm + b + k) : -INFINITY;
-        lg[i][u] = ok ? __ldcg(pl + b + k) : 0.f;
+        const bool ok = rl < rn && k >= cA && k < cZ;
+        fg[i][u] = ok ? __ldcg(pm + b + off + k) : -INFINITY;
+        lg[i][u] = ok ? __ldcg(pl + b + off + k) : 0.f;
         m = fmaxf(m, fg[i][u]);
       }
       if (rl < rn)
-        for (int k = (g0 + MG) * 32 + lane; k < k1; k += 32) m = fmaxf(m, __ldcg(pm + b + k));
+        for (int k = (g0 + MG) * 32 + lane; k < cZ; k += 32) m = fmaxf(m, __ldcg(pm + b + off + k));
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
       M[i] = m;
@@ -603,7 +600,7 @@ merge:
         d = fmaf(fg[i][u], lg[i][u], d);
       }
       if (rl < rn)
-        for (int k = (g0 + MG) * 32 + lane; k < k1; k += 32) d = fmaf(fac(__ldcg(pm + b + k), m), __ldcg(pl + b + k), d);
+        for (int k = (g0 + MG) * 32 + lane; k < cZ; k += 32) d = fmaf(fac(__ldcg(pm + b + off + k), m), __ldcg(pl + b + off + k), d);
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
       den[i] = d;
@@ -611,7 +608,7 @@ merge:
       for (int e = 0; e < EPL; e++) num[i][e] = -0.f;
     }
     for (int g = g0; g <= g1; g++) {
-      const int ka = max(k0, g * 32), kz = min(k1, g * 32 + 32);
+      const int ka = max(cA, g * 32), kz = min(cZ, g * 32 + 32);
       float f[RPW];
 #pragma unroll
       for (int i = 0; i < RPW; i++) {
@@ -622,7 +619,7 @@ merge:
           if (g == g0 + u) f[i] = fg[i][u];
         if (g >= g0 + MG) {
           const long b = ((long)h * rows + r0 + rl) * NPS;
-          f[i] = rl < rn && k < kz ? fac(__ldcg(pm + b + k), M[i]) : 0.f;
+          f[i] = rl < rn && k < kz ? fac(__ldcg(pm + b + off + k), M[i]) : 0.f;
         }
       }
 #pragma unroll 16
@@ -634,7 +631,7 @@ merge:
           if (rl < rn) {
             const long b = ((long)h * rows + r0 + rl) * NPS;
 #pragma unroll
-            for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + k) * HD + col + e), num[i][e]);
+            for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + off + k) * HD + col + e), num[i][e]);
           }
         }
       }
@@ -674,6 +671,7 @@ merge:
 // the plain kernels up to head dim 128 ran at 168 registers before the
 // grouped merge, whose loads would take attn_128_2_kb to 218 (2 blocks
 // per SM for verify) for a path that runs once per head and row group.
+// The attnx_ kernels keep 1 (at 3 attnx_128_1_kb spilled 40 bytes).
 #define ATT_MINB(HD, EXT) ((HD) <= 128 && !(EXT) ? 3 : 1)
 #define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                   \
   extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32, ATT_MINB(HD, EXT)) NAME##_##HD##_##RPW##SUF(ATT_ARGS(KT)) { \

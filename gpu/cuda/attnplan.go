@@ -3,9 +3,12 @@ package cuda
 import "rigscope/engine/model"
 
 // attnMaxChunks bounds the partial columns of the batch-invariant
-// attention (attnPlan.np): a longer cache gets longer chunks, so that
-// the partials stay a small share of memory and the merge short.
-const attnMaxChunks = 1024
+// attention (attnPlan.np): a longer cache gets longer chunks, so that the
+// partials stay a small share of memory (llama-8b at 128K positions:
+// 2049 chunks of 64 and their groups, 0.7 GB beside a 16 GB bf16 cache)
+// and the merge short. Longer chunks leave blocks idle at short
+// positions (a decode at 500 with chunks of 64: 8 blocks per KV head).
+const attnMaxChunks = 4096
 
 // attnPlan is how the attention kernel divides a cache of a target (or
 // an EAGLE head): S blocks per KV head and row group (grid y, fixed per
