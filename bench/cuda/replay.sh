@@ -6,7 +6,7 @@
 # The run logs come from a device call: bench/cuda/tp.sh (--log-dir $OUT/runs
 # in its archive) or cuda-check -checks runlog -runlogs DIR. Needs Debian
 # xvfb, x11-apps (xwd), imagemagick and the panel's build packages (make deps);
-# builds bin/rigscope when it is missing. WAIT (default 8 s) is how long the
+# builds bin/rigscope when it is missing. WAIT (default 20 s; a busy machine needs more) is how long the
 # panel gets to load its default model and draw the replayed run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
