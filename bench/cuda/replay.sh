@@ -27,7 +27,7 @@ done
 # A log dir of its own: the replay is not mixed into this machine's runs.
 DISPLAY=$display ./bin/rigscope --replay "$log" --tab dashboard --window-size 1280x${HEIGHT:-1500} --log-dir "$out/runs" >"$out/app.log" 2>&1 &
 app=$!
-sleep "${WAIT:-8}"
+sleep "${WAIT:-20}"
 if ! kill -0 "$app" 2>/dev/null; then
 	echo "replay: the panel ended before the screenshot:" >&2
 	cat "$out/app.log" >&2
