@@ -6,6 +6,8 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # warm build cache; `make fuzz` runs them longer).
 CI_FUZZTIME ?= 3
 export CGO_ENABLED := 1
+# The packages with golden tests (TestGolden*), as ./dir paths.
+GOLDEN_PKGS = $(shell grep -rl --include='*_test.go' '^func TestGolden' . | xargs -n1 dirname | sort -u)
 
 .PHONY: run test deps build headless cuda vet fuzz bench kernels package clean
 
@@ -25,12 +27,13 @@ run: build
 
 # go vet, every test with the race detector (UI tests need -tags ci), then
 # the numerics-only golden tests (TestGolden*), which skip under -race
-# because the detector slows the pure-Go kernels ~10x, then every parser
-# fuzzer for CI_FUZZTIME seconds.
+# because the detector slows the pure-Go kernels ~10x (only the packages
+# that define one, found by grep, so the second pass builds no other test
+# binary; vet ran already), then every parser fuzzer for CI_FUZZTIME seconds.
 test: deps
 	$(GO) vet -tags ci ./...
 	$(GO) test -race -tags ci -timeout 15m ./...
-	$(GO) test -tags ci -timeout 10m -run 'Golden' ./...
+	$(GO) test -tags ci -vet=off -timeout 10m -run 'Golden' $(GOLDEN_PKGS)
 	FUZZTIME=$(CI_FUZZTIME) ./bench/fuzz.sh
 
 # A binary without Fyne (no X libraries), e.g. for servers and the GPU machine.
