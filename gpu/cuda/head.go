@@ -53,6 +53,7 @@ type Head struct {
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
 	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
+	olPart                               cu.DevicePtr // (draftVocab/16) float2: the fused output argmax's block bests (tcnam)
 	ropeCos, ropeSin                     cu.DevicePtr
 	bufs                                 []cu.DevicePtr
 
@@ -220,6 +221,7 @@ func (h *Head) allocState() error {
 		err = cu.MemsetD32(h.attnCnt, 0, nCnt)
 	}
 	h.amPart = alloc(argmaxBlocks * 8)
+	h.olPart = alloc(8 * int64((c.DraftVocab+15)/16))
 	if h.amCnt = alloc(4); err == nil {
 		err = cu.MemsetD32(h.amCnt, 0, 1)
 	}
@@ -491,12 +493,15 @@ func (h *Head) eagleIn(emb dweight, res cu.DevicePtr, T, s int) error {
 // lm_head(norm(row)), argmax, the target id into out[j] and step j+1.
 func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	c := h.cfg
-	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
-		return err
-	}
 	var next cu.DevicePtr
 	if j+1 < k {
 		next = h.dstep(j + 1)
+	}
+	if next == 0 && h.fuseArgmax() {
+		return h.outputArgmax(row, j, 0)
+	}
+	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
+		return err
 	}
 	args := []arg{ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
 		ptr(h.d2t), ptr(h.out), i32(j), ptr(next)}
@@ -512,6 +517,34 @@ func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	args = append(args, ptr(h.cat), ptr(row), ptr(h.emb.w), ptr(h.emb.s), ptr(h.inNorm), ptr(h.hidNorm),
 		i32(c.Dim), f32(c.NormEps), i32(h.nbr()))
 	return h.kernel("argmax", 0, "argmax_d2t_in_"+suf, [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+}
+
+// fuseArgmax: the draft step's argmax runs inside the output projection
+// (tcnam: lm_head on the tensor cores, one 16-row tile a block). Only the
+// last step of a chain: the others' argmax builds the next step's input
+// (argmax_d2t_in).
+func (h *Head) fuseArgmax() bool {
+	if !h.tune.OutArgmax || !h.lm.tiled || h.lm.rows != h.cfg.DraftVocab {
+		return false
+	}
+	if _, ok := h.tune.RowTiles["output"]; ok {
+		return false
+	}
+	return h.dev.has(fmt.Sprintf("tcnam%d_1", h.tcWarps("output", h.lm.rows, false)))
+}
+
+// outputArgmax is lm_head(norm(row)) into logits with argmax_d2t of it in
+// the same launch (tcnam): ids, out[j] and, when set, next's token.
+func (h *Head) outputArgmax(row cu.DevicePtr, j int, next cu.DevicePtr) error {
+	c := h.cfg
+	nw := h.tcWarps("output", h.lm.rows, false)
+	var nextTok cu.DevicePtr
+	if next != 0 {
+		nextTok = next + tokensOff
+	}
+	return h.kernel("output", h.lm.bytes(), fmt.Sprintf("tcnam%d_1", nw), [3]int{(h.lm.rows + 15) / 16, 1, 1}, [3]int{32 * nw, 1, 1},
+		ptr(h.logits), i32(c.DraftVocab), ptr(row), ptr(h.lm.w), i32(h.lm.rows), i32(h.lm.cols), i32(1), ptr(h.outNorm), f32(h.eps),
+		ptr(h.olPart), ptr(h.amCnt), ptr(h.ids), ptr(h.d2t), ptr(h.out), i32(j), ptr(nextTok))
 }
 
 // nbr is the head's norm_before_residual as the kernels take it.
