@@ -396,7 +396,9 @@ __device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws,
   // Every load is issued before the first store (the loops below read back
   // nothing they wrote, and the stores to c and hr may alias the loads for
   // all the compiler knows, so a loop of load, store, load... ran one L2 or
-  // DRAM round trip at a time: 19.6 us for the 8B-shaped head). Each
+  // DRAM round trip at a time: for the 8B-shaped head eagle_in cost 10 us of
+  // a graphed draft step, now 4.4 us, measured by leaving it out with
+  // RIGSCOPE_CUDA_SKIP; bench/cuda/results/s15/headstep). Each
   // thread keeps the elements it summed before (k = threadIdx.x + i *
   // blockDim.x, in that order), so the sums, and the row, are bitwise
   // those of the loop; dims past what the registers hold take the loop.
@@ -471,7 +473,7 @@ template <class WT>
 __device__ void eagle_in_body(float* cat, float* h, const void* w, const void* ws, const Step* st, const float* win,
                               const float* whid, int dim, float eps, int nbr) {
   pdl_wait();
-  pdl_trigger();  // one block: the next product's blocks may start (and prefetch their weights, tc_body) now
+  pdl_trigger();  // one block: the next product's blocks may be scheduled now (they wait for this one in pdl_wait)
   const int t = blockIdx.x;
   eagle_in_row<WT>(cat + (long)t * 2 * dim, h + (long)t * dim, w, ws, st->tokens[t], win, whid, dim, eps, nbr);
 }
@@ -523,7 +525,6 @@ __device__ __forceinline__ void argmax_body(int* ids, const float* logits, int v
   __shared__ int bi[8];
   __shared__ int last, winner;
   pdl_wait();
-  pdl_trigger();  // a few blocks: the next product's blocks may start (and prefetch, tc_body) now
   const int row = blockIdx.y, nb = gridDim.x;
   const float* lr = logits + (long)row * vocab;
   const float temp = st->temp;

@@ -74,23 +74,6 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int i = 0; i < 4; i++) acc[m][r][j][i] = 0.f;
   }
-  // mode >> 1 (pf): before pdl_wait, each warp prefetches into L2 the
-  // first pf of its k tiles in every row tile (one prefetch per 128-byte
-  // line): under programmatic dependent launch the weights' reads overlap
-  // the previous kernel when that one leaves the DRAM idle (attention,
-  // eagle_in). The weights are never written, so reading them early is
-  // safe; the loop and its sums are unchanged.
-  if (mode >> 1 && (lane & 7) == 0) {
-    const int pf = mode >> 1;
-    for (int i = 0, kt = warp * U; i < pf && kt < KT; kt += W * U)
-      for (int u = 0; u < U && i < pf; u++, i++)
-#pragma unroll
-        for (int r = 0; r < RT; r++)
-          if (kt + u < KT && rv[r])
-#pragma unroll
-            for (int m = 0; m < NW; m++) prefetch_l2(wt[m][r] + (long)(kt + u) * 32);
-  }
-  mode &= 1;
   pdl_wait();
   // Warp w owns k tiles [w*U + i*W*U, +U) for every RT: each row's
   // sum runs in the same order whatever RT and T are. mma_tiles multiplies
@@ -201,7 +184,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
   }
 }
 
-// tcW_N[rR]: plain (mode store/add, | pf << 1: tc_body's L2 prefetch); tcfW_N[rR]: the same with x split
+// tcW_N[rR]: plain (mode store/add); tcfW_N[rR]: the same with x split
 // already (xf, store_xf); tcnW_N[rR]: of rmsnorm(x, g);
 // tcgluW_N[rR]: GLU of rmsnorm(x, g) (act 1: gelu_tanh). W warps, N n-tiles (1: T <= 8, 2: T
 // <= 16), R row tiles of 16 per block (suffix only when R > 1: each x
@@ -232,72 +215,3 @@ TC_INST(1, 8, 1, ) TC_INST(1, 16, 1, ) TC_INST(1, 32, 1, ) TC_INST(2, 8, 1, ) TC
 TCGLU_INST(1, 8, 1, ) TCGLU_INST(1, 16, 1, ) TCGLU_INST(2, 8, 1, ) TCGLU_INST(2, 16, 1, )
 TC_INST(1, 16, 2, r2) TC_INST(1, 32, 2, r2) TC_INST(2, 16, 2, r2) TC_INST(1, 16, 4, r4)
 TCGLU_INST(1, 16, 2, r2)
-
-// ------------------------------------- output projection with the argmax
-// tcnamW_1: tcnW_1 (one token, one row tile a block) of an EAGLE-3 head's
-// final draft step, then the greedy argmax_d2t of the row it wrote: each
-// block takes the best of its 16 logits (read back from out, which its
-// threads wrote: the values argmax_d2t would read), writes it to part, and
-// the last block to finish (counted in cnt, reset after) reduces the
-// blocks' bests, writes ids[0], outi[oi] = d2t[id] and, when set,
-// *next_tok = d2t[id]. Lowest index on ties and NaN never chosen, as
-// argmax_body (the result does not depend on the order of the reduction).
-// Greedy only (a head's steps have temp 0): one launch less a draft step.
-__device__ __forceinline__ void tc_am_better(float& best, int& besti, float v, int i) {
-  if (v > best || (v == best && i < besti)) { best = v; besti = i; }
-}
-__device__ __forceinline__ void tc_am_warp(float& best, int& besti) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, besti, o);
-    tc_am_better(best, besti, ov, oi);
-  }
-}
-__device__ __forceinline__ void tc_am_tail(const float* out, int N, float2* part, unsigned* cnt, int* ids,
-                                           const int* d2t, int* outi, int oi, int* next_tok) {
-  __shared__ float bv[32];
-  __shared__ int bi[32];
-  __shared__ int last;
-  __syncthreads();  // the block's outputs are written
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  if (warp == 0) {
-    const int row = blockIdx.x * 16 + lane;
-    float best = -INFINITY;
-    int besti = 0x7fffffff;
-    if (lane < 16 && row < N) tc_am_better(best, besti, out[row], row);
-    tc_am_warp(best, besti);
-    if (lane == 0) {
-      part[blockIdx.x] = make_float2(best, __int_as_float(besti));
-      __threadfence();
-      last = atomicAdd(cnt, 1u) == gridDim.x - 1;
-    }
-  }
-  __syncthreads();
-  if (!last) return;  // block-uniform
-  __threadfence();
-  float best = -INFINITY;
-  int besti = 0x7fffffff;
-  for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) {
-    const float2 p = __ldcg(part + b);
-    tc_am_better(best, besti, p.x, __float_as_int(p.y));
-  }
-  tc_am_warp(best, besti);
-  if (lane == 0) { bv[warp] = best; bi[warp] = besti; }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int q = 1; q < nw; q++) tc_am_better(best, besti, bv[q], bi[q]);
-    const int id = besti == 0x7fffffff ? 0 : besti;
-    ids[0] = id;
-    *cnt = 0;
-    outi[oi] = d2t[id];
-    if (next_tok) *next_tok = d2t[id];
-  }
-}
-#define TCNAM_INST(W)                                                                                         \
-  extern "C" __global__ void __launch_bounds__(W * 32) tcnam##W##_1(                                          \
-      float* out, int ldo, const float* x, const uint4* w, int N, int K, int T, const float* g, float eps,    \
-      float2* part, unsigned* cnt, int* ids, const int* d2t, int* outi, int oi, int* next_tok) {              \
-    tc_body<1, false, true, W, 1>(out, ldo, x, w, 0, N, K, 1, 0, g, eps);                                     \
-    tc_am_tail(out, N, part, cnt, ids, d2t, outi, oi, next_tok);                                              \
-  }
-TCNAM_INST(8) TCNAM_INST(16) TCNAM_INST(32)

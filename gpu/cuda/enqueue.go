@@ -159,9 +159,6 @@ func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.Device
 			return t.kernel(cat, w.bytes(), name, grid, block,
 				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.eps))
 		}
-		if pf := t.tune.Prefetch[cat]; pf > 0 && t.pdl {
-			mode |= pf << 1 // tc_body prefetches pf k tiles a warp into L2 before pdl_wait
-		}
 		kind := "tc"
 		if xf != 0 {
 			kind, x = "tcf", xf

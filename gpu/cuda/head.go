@@ -53,15 +53,14 @@ type Head struct {
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
 	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
-	olPart                               cu.DevicePtr // (draftVocab/16) float2: the fused output argmax's block bests (tcnam)
 	ropeCos, ropeSin                     cu.DevicePtr
 	bufs                                 []cu.DevicePtr
 
-	hsteps, hout pinned // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
-	graphs       map[[2]int]*graph
-	done         cu.Event  // recorded after a chain left on the device (EnqueueChain)
-	pend         headChain // that chain, as the target's verify reads it
-	inflight     bool      // it may still run: its inputs' pinned copy is not to be overwritten yet
+	hsteps, hout pinned            // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
+	graphs       map[[3]int]*graph // by (rows, tokens, copies): copies 1 = the graph holds the inputs' copy, 2 = the tokens' copy back too
+	done         cu.Event          // recorded after a chain left on the device (EnqueueChain)
+	pend         headChain         // that chain, as the target's verify reads it
+	inflight     bool              // it may still run: its inputs' pinned copy is not to be overwritten yet
 
 	lres  cu.DevicePtr // the layer being enqueued: its residual stream (T, dim)
 	lstep int          // and its step parameters' index (dstep)
@@ -121,7 +120,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		nqkv:     (c.Heads + 2*c.KVHeads) * c.HeadDim,
 		fw:       eagle3.NumAux * c.TargetDim,
 		kv:       tune.KV,
-		graphs:   map[[2]int]*graph{},
+		graphs:   map[[3]int]*graph{},
 		src:      h,
 	}
 	hd.ap = newAttnPlan(hd.mcfg, slots, d.SMs, tune)
@@ -221,7 +220,6 @@ func (h *Head) allocState() error {
 		err = cu.MemsetD32(h.attnCnt, 0, nCnt)
 	}
 	h.amPart = alloc(argmaxBlocks * 8)
-	h.olPart = alloc(8 * int64((c.DraftVocab+15)/16))
 	if h.amCnt = alloc(4); err == nil {
 		err = cu.MemsetD32(h.amCnt, 0, 1)
 	}
@@ -393,13 +391,21 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 		}
 	}
 	copy(unsafe.Slice((*float32)(unsafe.Add(h.hsteps.p, spec.MaxK*stepBytes)), len(feats)), feats)
-	if err := cu.MemcpyHtoDAsync(h.steps, h.hsteps.p, int64(spec.MaxK*stepBytes+4*len(feats)), h.stream); err != nil {
-		return fmt.Errorf("cuda: EAGLE-3 step parameters and features: %w", err)
-	}
 	if !last {
 		k = 0 // rows only
 	}
-	if err := h.enqueueGraph(T, k); err != nil {
+	// The copies are nodes of the graph (one launch a chain instead of
+	// three calls), or with RIGSCOPE_CUDA_HEADCOPY=0 calls around it.
+	copies := 0
+	if h.tune.HeadCopies {
+		copies = 1
+		if !pending && k > 0 {
+			copies = 2
+		}
+	} else if err := h.copyIn(T); err != nil {
+		return err
+	}
+	if err := h.enqueueGraph(T, k, copies); err != nil {
 		return err
 	}
 	if pending {
@@ -408,9 +414,9 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 		}
 		return nil
 	}
-	if k > 0 {
-		if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {
-			return fmt.Errorf("cuda: copy drafted tokens back: %w", err)
+	if k > 0 && copies < 2 {
+		if err := h.copyBack(k); err != nil {
+			return err
 		}
 	}
 	if err := h.stream.Synchronize(); err != nil {
@@ -419,10 +425,42 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 	return nil
 }
 
+// copyIn enqueues the copy of the step parameters and T rows of features
+// (hsteps) to the device.
+func (h *Head) copyIn(T int) error {
+	if err := cu.MemcpyHtoDAsync(h.steps, h.hsteps.p, int64(spec.MaxK*stepBytes+4*T*h.fw), h.stream); err != nil {
+		return fmt.Errorf("cuda: EAGLE-3 step parameters and features: %w", err)
+	}
+	return nil
+}
+
+// copyBack enqueues the copy of k drafted tokens to hout.
+func (h *Head) copyBack(k int) error {
+	if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {
+		return fmt.Errorf("cuda: copy drafted tokens back: %w", err)
+	}
+	return nil
+}
+
 // enqueueGraph replays (capturing first) the graph of T extended rows and
-// k draft tokens (k 0: the rows only, a chunk of a long extension).
-func (h *Head) enqueueGraph(T, k int) error {
-	return replay(h.stream, h.graphs, [2]int{T, k}, func() error { return h.enqueueChain(T, k) })
+// k draft tokens (k 0: the rows only, a chunk of a long extension), with
+// copies 1 the inputs' copy first (copyIn; pinned memory, so the node
+// copies what hsteps holds at each launch), 2 also the tokens' copy back.
+func (h *Head) enqueueGraph(T, k, copies int) error {
+	return replay(h.stream, h.graphs, [3]int{T, k, copies}, func() error {
+		if copies > 0 {
+			if err := h.copyIn(T); err != nil {
+				return err
+			}
+		}
+		if err := h.enqueueChain(T, k); err != nil {
+			return err
+		}
+		if copies > 1 {
+			return h.copyBack(k)
+		}
+		return nil
+	})
 }
 
 // enqueueChain: the T extended rows with the first draft token, then k-1
@@ -493,15 +531,12 @@ func (h *Head) eagleIn(emb dweight, res cu.DevicePtr, T, s int) error {
 // lm_head(norm(row)), argmax, the target id into out[j] and step j+1.
 func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	c := h.cfg
+	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
+		return err
+	}
 	var next cu.DevicePtr
 	if j+1 < k {
 		next = h.dstep(j + 1)
-	}
-	if next == 0 && h.fuseArgmax() {
-		return h.outputArgmax(row, j, 0)
-	}
-	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
-		return err
 	}
 	args := []arg{ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
 		ptr(h.d2t), ptr(h.out), i32(j), ptr(next)}
@@ -517,34 +552,6 @@ func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	args = append(args, ptr(h.cat), ptr(row), ptr(h.emb.w), ptr(h.emb.s), ptr(h.inNorm), ptr(h.hidNorm),
 		i32(c.Dim), f32(c.NormEps), i32(h.nbr()))
 	return h.kernel("argmax", 0, "argmax_d2t_in_"+suf, [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
-}
-
-// fuseArgmax: the draft step's argmax runs inside the output projection
-// (tcnam: lm_head on the tensor cores, one 16-row tile a block). Only the
-// last step of a chain: the others' argmax builds the next step's input
-// (argmax_d2t_in).
-func (h *Head) fuseArgmax() bool {
-	if !h.tune.OutArgmax || !h.lm.tiled || h.lm.rows != h.cfg.DraftVocab {
-		return false
-	}
-	if _, ok := h.tune.RowTiles["output"]; ok {
-		return false
-	}
-	return h.dev.has(fmt.Sprintf("tcnam%d_1", h.tcWarps("output", h.lm.rows, false)))
-}
-
-// outputArgmax is lm_head(norm(row)) into logits with argmax_d2t of it in
-// the same launch (tcnam): ids, out[j] and, when set, next's token.
-func (h *Head) outputArgmax(row cu.DevicePtr, j int, next cu.DevicePtr) error {
-	c := h.cfg
-	nw := h.tcWarps("output", h.lm.rows, false)
-	var nextTok cu.DevicePtr
-	if next != 0 {
-		nextTok = next + tokensOff
-	}
-	return h.kernel("output", h.lm.bytes(), fmt.Sprintf("tcnam%d_1", nw), [3]int{(h.lm.rows + 15) / 16, 1, 1}, [3]int{32 * nw, 1, 1},
-		ptr(h.logits), i32(c.DraftVocab), ptr(row), ptr(h.lm.w), i32(h.lm.rows), i32(h.lm.cols), i32(1), ptr(h.outNorm), f32(h.eps),
-		ptr(h.olPart), ptr(h.amCnt), ptr(h.ids), ptr(h.d2t), ptr(h.out), i32(j), ptr(nextTok))
 }
 
 // nbr is the head's norm_before_residual as the kernels take it.

@@ -22,7 +22,7 @@ type Tuning struct {
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
 	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
-	OutArgmax     bool     // RIGSCOPE_CUDA_OUTAM=0: an EAGLE-3 chain's last draft step runs argmax_d2t after its output projection, not inside it (tcnam*)
+	HeadCopies    bool     // RIGSCOPE_CUDA_HEADCOPY=0: an EAGLE-3 chain's input and output copies are calls around its graph, not nodes in it
 	CaptureKernel bool     // RIGSCOPE_CUDA_CAPK=0: EAGLE-3 features copied out of a step by memcpy nodes, not the copy_f32 kernel
 	RankStreams   bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
@@ -36,10 +36,6 @@ type Tuning struct {
 	Prefill       string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
 	Warps         []tcwRule
 	RowTiles      map[string]rowTileRule // nil: the default policy (tcLaunch)
-	// RIGSCOPE_CUDA_TCPF=kind:tiles,... or none: the plain tensor-core
-	// products of those kinds prefetch the first tiles k tiles of each warp
-	// into L2 before pdl_wait (tc_body; with PDL only)
-	Prefetch map[string]int
 	// Kinds left out, launched twice, or followed by an empty kernel
 	// (RIGSCOPE_CUDA_SKIP, _TWICE, _NOP): a step run with them computes
 	// garbage; its time against the plain step's is what is measured.
@@ -62,7 +58,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
 		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
-		OutArgmax:     get("RIGSCOPE_CUDA_OUTAM") != "0",
+		HeadCopies:    get("RIGSCOPE_CUDA_HEADCOPY") != "0",
 		CaptureKernel: get("RIGSCOPE_CUDA_CAPK") != "0",
 		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
@@ -107,7 +103,6 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
 		t.AttnSplits = n
 	}
-	t.Prefetch = prefetchRules(get("RIGSCOPE_CUDA_TCPF"))
 	if env, ok := lookup("RIGSCOPE_CUDA_RT"); ok {
 		if t.RowTiles, err = rowTiles(env); err != nil {
 			return Tuning{}, err
@@ -187,19 +182,6 @@ func rowTiles(env string) (map[string]rowTileRule, error) {
 		m[kind] = r
 	}
 	return m, nil
-}
-
-// prefetchRules parses RIGSCOPE_CUDA_TCPF=kind:tiles,... (tiles 1..256;
-// other entries, and "none", are ignored).
-func prefetchRules(env string) map[string]int {
-	m := map[string]int{}
-	for _, f := range strings.Split(env, ",") {
-		kind, n, ok := strings.Cut(strings.TrimSpace(f), ":")
-		if v, err := strconv.Atoi(n); ok && err == nil && v >= 1 && v <= 256 {
-			m[kind] = v
-		}
-	}
-	return m
 }
 
 // kinds parses a comma-separated list of kernel kinds (attention, qkv, wo,
