@@ -394,8 +394,9 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 	if !last {
 		k = 0 // rows only
 	}
-	// The copies are nodes of the graph (one launch a chain instead of
-	// three calls), or with RIGSCOPE_CUDA_HEADCOPY=0 calls around it.
+	// The copies are calls around the graph, or with
+	// RIGSCOPE_CUDA_HEADCOPY=1 nodes of it (one launch a chain instead of
+	// three calls; not yet measured on a GPU).
 	copies := 0
 	if h.tune.HeadCopies {
 		copies = 1
