@@ -393,6 +393,62 @@ __device__ __forceinline__ float2 block_sum2(float a, float b) {
 template <class WT>
 __device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws, long tok, const float* win,
                              const float* whid, int dim, float eps, int nbr) {
+  // Every load is issued before the first store (the loops below read back
+  // nothing they wrote, and the stores to c and hr may alias the loads for
+  // all the compiler knows, so a loop of load, store, load... ran one L2 or
+  // DRAM round trip at a time: for the 8B-shaped head eagle_in cost 10 us of
+  // a graphed draft step, now 4.4 us, measured by leaving it out with
+  // RIGSCOPE_CUDA_SKIP; bench/cuda/results/s15/headstep). Each
+  // thread keeps the elements it summed before (k = threadIdx.x + i *
+  // blockDim.x, in that order), so the sums, and the row, are bitwise
+  // those of the loop; dims past what the registers hold take the loop.
+  constexpr int EI = WT::E >= 32 ? 1 : 32 / WT::E, HI = 16;
+  const int ne = dim / WT::E, bd = blockDim.x, tx = threadIdx.x;
+  if (ne <= EI * bd && dim <= HI * bd) {
+    float ev[EI][WT::E], hv[HI];
+#pragma unroll
+    for (int i = 0; i < EI; i++)
+      if (tx + i * bd < ne) WT::load(w, ws, tok, dim, tx + i * bd, ev[i]);
+#pragma unroll
+    for (int i = 0; i < HI; i++)
+      if (tx + i * bd < dim) hv[i] = hr[tx + i * bd];
+    float se = 0.f, sh = 0.f;
+#pragma unroll
+    for (int i = 0; i < EI; i++)
+      if (tx + i * bd < ne) {
+#pragma unroll
+        for (int e = 0; e < WT::E; e++) se += ev[i][e] * ev[i][e];
+      }
+#pragma unroll
+    for (int i = 0; i < HI; i++)
+      if (tx + i * bd < dim) sh += hv[i] * hv[i];
+    const float2 ss = block_sum2(se, sh);
+    const float ie = rsqrtf(ss.x / dim + eps), ih = rsqrtf(ss.y / dim + eps);
+    float gw[EI][WT::E], gh[HI];
+#pragma unroll
+    for (int i = 0; i < EI; i++)
+      if (tx + i * bd < ne) {
+#pragma unroll
+        for (int e = 0; e < WT::E; e++) gw[i][e] = win[(tx + i * bd) * WT::E + e];
+      }
+#pragma unroll
+    for (int i = 0; i < HI; i++)
+      if (tx + i * bd < dim) gh[i] = whid[tx + i * bd];
+#pragma unroll
+    for (int i = 0; i < EI; i++)
+      if (tx + i * bd < ne) {
+#pragma unroll
+        for (int e = 0; e < WT::E; e++) c[(tx + i * bd) * WT::E + e] = ev[i][e] * ie * gw[i][e];
+      }
+#pragma unroll
+    for (int i = 0; i < HI; i++)
+      if (tx + i * bd < dim) {
+        const float v = hv[i] * ih * gh[i];
+        c[dim + tx + i * bd] = v;
+        if (nbr) hr[tx + i * bd] = v;
+      }
+    return;
+  }
   float se = 0.f, sh = 0.f;
   for (int k = threadIdx.x; k < dim / WT::E; k += blockDim.x) {
     float v[WT::E];
@@ -417,6 +473,7 @@ template <class WT>
 __device__ void eagle_in_body(float* cat, float* h, const void* w, const void* ws, const Step* st, const float* win,
                               const float* whid, int dim, float eps, int nbr) {
   pdl_wait();
+  pdl_trigger();  // one block: the next product's blocks may be scheduled now (they wait for this one in pdl_wait)
   const int t = blockIdx.x;
   eagle_in_row<WT>(cat + (long)t * 2 * dim, h + (long)t * dim, w, ws, st->tokens[t], win, whid, dim, eps, nbr);
 }

@@ -147,9 +147,9 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 			defer t.SetCapture(nil)
 			return t.enqueueStep(k+1, model.LogitsAll)
 		}},
-		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k) }},
-		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k) }},
-		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1) }},
+		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k, 0) }},
+		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k, 0) }},
+		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1, 0) }},
 	} {
 		tg, rel, err := streamTimer(g.s)
 		if err != nil {
@@ -198,36 +198,7 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 		return err
 	}
 	defer t.Close()
-	hc := eagle3.Config{Dim: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, DraftVocab: 32000,
-		TargetDim: 4096, AuxLayers: []int{1, 15, 28}, NormEps: 1e-5, RopeTheta: 500000, MaxPos: 8192}
-	rng := rand.New(rand.NewPCG(1, 2))
-	mat := func(name string, rows, cols int) *tensor.Tensor {
-		b := make([]byte, 2*rows*cols)
-		for i := 0; i+8 <= len(b); i += 8 { // bf16 in about [-0.03, 0.03]
-			v := rng.Uint64()
-			for j := 0; j < 4; j++ {
-				binary.LittleEndian.PutUint16(b[i+2*j:], tensor.F32ToBF16(float32(int16(v>>(16*j)))/1e6))
-			}
-		}
-		return &tensor.Tensor{Name: name, DType: tensor.BF16, Shape: []int{rows, cols}, Data: b}
-	}
-	ones := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = 1
-		}
-		return v
-	}
-	qw, kvw := hc.Heads*hc.HeadDim, hc.KVHeads*hc.HeadDim
-	h := &eagle3.Head{Cfg: hc, Embed: mat("embed", hc.Vocab, hc.Dim), FC: mat("fc", hc.Dim, 3*hc.TargetDim),
-		InputNorm: ones(hc.Dim), HiddenNorm: ones(hc.Dim), PostNorm: ones(hc.Dim), OutNorm: ones(hc.Dim),
-		Wq: mat("q", qw, 2*hc.Dim), Wk: mat("k", kvw, 2*hc.Dim), Wv: mat("v", kvw, 2*hc.Dim), Wo: mat("o", hc.Dim, qw),
-		Gate: mat("gate", hc.FFN, hc.Dim), Up: mat("up", hc.FFN, hc.Dim), Down: mat("down", hc.Dim, hc.FFN),
-		LMHead: mat("lm_head", hc.DraftVocab, hc.Dim), DraftToTarget: make([]int32, hc.DraftVocab)}
-	for i := range h.DraftToTarget {
-		h.DraftToTarget[i] = int32(i)
-	}
-	dh, err := LoadHead(d, h, ctxLen+spec.MaxK*spec.MaxBranch)
+	dh, err := loadHead8B(d, ctxLen)
 	if err != nil {
 		return err
 	}
@@ -316,6 +287,45 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// loadHead8B uploads the EAGLE-3 head shaped for Llama-3-8B (random bf16
+// weights) to d with a cache for ctxLen positions and a tree.
+func loadHead8B(d *Device, ctxLen int) (*Head, error) {
+	hc := eagle3.Config{Dim: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, DraftVocab: 32000,
+		TargetDim: 4096, AuxLayers: []int{1, 15, 28}, NormEps: 1e-5, RopeTheta: 500000, MaxPos: 8192}
+	rng := rand.New(rand.NewPCG(1, 2))
+	mat := func(name string, rows, cols int) *tensor.Tensor {
+		b := make([]byte, 2*rows*cols)
+		for i := 0; i+8 <= len(b); i += 8 { // bf16 in about [-0.03, 0.03]
+			v := rng.Uint64()
+			for j := 0; j < 4; j++ {
+				binary.LittleEndian.PutUint16(b[i+2*j:], tensor.F32ToBF16(float32(int16(v>>(16*j)))/1e6))
+			}
+		}
+		return &tensor.Tensor{Name: name, DType: tensor.BF16, Shape: []int{rows, cols}, Data: b}
+	}
+	ones := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = 1
+		}
+		return v
+	}
+	qw, kvw := hc.Heads*hc.HeadDim, hc.KVHeads*hc.HeadDim
+	h := &eagle3.Head{Cfg: hc, Embed: mat("embed", hc.Vocab, hc.Dim), FC: mat("fc", hc.Dim, 3*hc.TargetDim),
+		InputNorm: ones(hc.Dim), HiddenNorm: ones(hc.Dim), PostNorm: ones(hc.Dim), OutNorm: ones(hc.Dim),
+		Wq: mat("q", qw, 2*hc.Dim), Wk: mat("k", kvw, 2*hc.Dim), Wv: mat("v", kvw, 2*hc.Dim), Wo: mat("o", hc.Dim, qw),
+		Gate: mat("gate", hc.FFN, hc.Dim), Up: mat("up", hc.FFN, hc.Dim), Down: mat("down", hc.Dim, hc.FFN),
+		LMHead: mat("lm_head", hc.DraftVocab, hc.Dim), DraftToTarget: make([]int32, hc.DraftVocab)}
+	for i := range h.DraftToTarget {
+		h.DraftToTarget[i] = int32(i)
+	}
+	dh, err := LoadHead(d, h, ctxLen+spec.MaxK*spec.MaxBranch)
+	if err != nil {
+		return nil, err
+	}
+	return dh, nil
 }
 
 // usPerCall runs f warm times, then reps times, and returns the host time

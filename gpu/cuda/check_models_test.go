@@ -41,7 +41,7 @@ type refPrompts struct {
 // float64, the target against the CPU engine and the references on the
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 // checkNames are the checks -checks can name (runCUDACheck runs them).
-var checkNames = []string{"kernels", "models", "eagle", "eagletree", "head8b", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
+var checkNames = []string{"kernels", "models", "eagle", "eagletree", "head8b", "headknobs", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
 
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
@@ -179,6 +179,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	if want["head8b"] || want["eagle"] && *checkEagle8B { // head8b: the 8B-shaped head alone (no fixtures)
 		if err := checkHead8B(ctx, d, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3 8B-shaped head: %w", err))
+		}
+	}
+	if want["headknobs"] { // tuning variants of the 8B-shaped head in one process
+		if err := checkHeadKnobsRun(ctx, d, stdout); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: headknobs: %w", err))
 		}
 	}
 	return errors.Join(errs...)
