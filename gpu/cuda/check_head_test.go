@@ -257,22 +257,7 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	unbind, err := d.Bind()
-	if err != nil {
-		return err
-	}
-	p := &profiler{}
-	dh.prof = p
-	err = dh.enqueueChain(1, 1)
-	dh.prof = nil
-	if err == nil {
-		err = dh.stream.Synchronize()
-	}
-	unbind()
-	if err != nil {
-		return err
-	}
-	hk, err := p.kernelTimes()
+	hk, err := headKernelTimes(d, dh)
 	if err != nil {
 		return err
 	}
@@ -406,4 +391,25 @@ func (p *stepParts) print(w io.Writer, dev string) {
 		fmt.Fprintf(w, " %.0f", v)
 	}
 	fmt.Fprintln(w)
+}
+
+// headKernelTimes profiles one chain of 1 row and 1 token of dh, each
+// kernel ungraphed with events around it.
+func headKernelTimes(d *Device, dh *Head) ([]KernelTime, error) {
+	unbind, err := d.Bind()
+	if err != nil {
+		return nil, err
+	}
+	p := &profiler{}
+	dh.prof = p
+	err = dh.enqueueChain(1, 1)
+	dh.prof = nil
+	if err == nil {
+		err = dh.stream.Synchronize()
+	}
+	unbind()
+	if err != nil {
+		return nil, err
+	}
+	return p.kernelTimes()
 }

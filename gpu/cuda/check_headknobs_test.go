@@ -111,22 +111,7 @@ func checkHeadKnobsRun(ctx context.Context, d *Device, stdout io.Writer) error {
 		if err := use(v); err != nil {
 			return err
 		}
-		unbind, err := d.Bind()
-		if err != nil {
-			return err
-		}
-		p := &profiler{}
-		dh.prof = p
-		err = dh.enqueueChain(1, 1)
-		dh.prof = nil
-		if err == nil {
-			err = dh.stream.Synchronize()
-		}
-		unbind()
-		if err != nil {
-			return err
-		}
-		hk, err := p.kernelTimes()
+		hk, err := headKernelTimes(d, dh)
 		if err != nil {
 			return err
 		}
