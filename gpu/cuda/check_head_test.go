@@ -306,11 +306,7 @@ func loadHead8B(d *Device, ctxLen int) (*Head, error) {
 	for i := range h.DraftToTarget {
 		h.DraftToTarget[i] = int32(i)
 	}
-	dh, err := LoadHead(d, h, ctxLen+spec.MaxK*spec.MaxBranch)
-	if err != nil {
-		return nil, err
-	}
-	return dh, nil
+	return LoadHead(d, h, ctxLen+spec.MaxK*spec.MaxBranch)
 }
 
 // usPerCall runs f warm times, then reps times, and returns the host time
