@@ -46,6 +46,14 @@ __device__ __forceinline__ uint4 ld_stream(const void* p) {
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
+// ld_stream_pinned is ld_stream as a volatile asm: the compiler keeps it
+// where it is written (a load issued before pdl_wait on purpose).
+__device__ __forceinline__ uint4 ld_stream_pinned(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
 // prefetch_l2: the line at p into L2, no register written. The products
 // issue it for every weight chunk a lane will read before pdl_wait: the
 // weights are never written by the kernels before them, so under

@@ -74,6 +74,26 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int i = 0; i < 4; i++) acc[m][r][j][i] = 0.f;
   }
+  // load_tiles: the LU weight tiles from kt0+u0 of every matrix and row
+  // tile into a (zeros past KT or the last row tile). The first batch is
+  // loaded before pdl_wait: weights are never written by the kernels
+  // before, so its DRAM latency overlaps the previous kernel's tail (the
+  // loads are volatile there, so that the compiler keeps the later
+  // batches after the wait: hoisting them cost 24 to 100 registers).
+  auto load_tiles = [&](uint4 (&a)[LU][NW][RT], int kt0, int u0, bool pin) {
+#pragma unroll
+    for (int u = 0; u < LU; u++)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < RT; r++) {
+          const bool in = kt0 + u0 + u < KT && rv[r];
+          const uint4* p = wt[m][r] + (long)(kt0 + u0 + u) * 32;
+          a[u][m][r] = !in ? make_uint4(0, 0, 0, 0) : pin ? ld_stream_pinned(p) : ld_stream(p);
+        }
+  };
+  uint4 a0[LU][NW][RT];
+  load_tiles(a0, warp * U, 0, true);
   pdl_wait();
   // Warp w owns k tiles [w*U + i*W*U, +U) for every RT: each row's
   // sum runs in the same order whatever RT and T are. mma_tiles multiplies
@@ -135,18 +155,18 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
       }
     }
   };
-  for (int kt0 = warp * U; kt0 < KT; kt0 += W * U) {
+  mma_tiles(warp * U, 0, a0);  // the first batch, then the rest as loaded
+#pragma unroll
+  for (int u0 = LU; u0 < U; u0 += LU) {
+    uint4 a[LU][NW][RT];
+    load_tiles(a, warp * U, u0, false);
+    mma_tiles(warp * U, u0, a);
+  }
+  for (int kt0 = warp * U + W * U; kt0 < KT; kt0 += W * U) {
 #pragma unroll
     for (int u0 = 0; u0 < U; u0 += LU) {
       uint4 a[LU][NW][RT];
-#pragma unroll
-      for (int u = 0; u < LU; u++)
-#pragma unroll
-        for (int m = 0; m < NW; m++)
-#pragma unroll
-          for (int r = 0; r < RT; r++)
-            a[u][m][r] = kt0 + u0 + u < KT && rv[r] ? ld_stream(wt[m][r] + (long)(kt0 + u0 + u) * 32)
-                                                    : make_uint4(0, 0, 0, 0);
+      load_tiles(a, kt0, u0, false);
       mma_tiles(kt0, u0, a);
     }
   }

@@ -147,9 +147,9 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 			defer t.SetCapture(nil)
 			return t.enqueueStep(k+1, model.LogitsAll)
 		}},
-		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k, 0) }},
-		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k, 0) }},
-		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1, 0) }},
+		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k) }},
+		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k) }},
+		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1) }},
 	} {
 		tg, rel, err := streamTimer(g.s)
 		if err != nil {

@@ -57,7 +57,7 @@ type Head struct {
 	bufs                                 []cu.DevicePtr
 
 	hsteps, hout pinned            // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
-	graphs       map[[3]int]*graph // by (rows, tokens, copies): copies 1 = the graph holds the inputs' copy, 2 = the tokens' copy back too
+	graphs       map[[2]int]*graph // by (rows, tokens)
 	done         cu.Event          // recorded after a chain left on the device (EnqueueChain)
 	pend         headChain         // that chain, as the target's verify reads it
 	inflight     bool              // it may still run: its inputs' pinned copy is not to be overwritten yet
@@ -120,7 +120,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		nqkv:     (c.Heads + 2*c.KVHeads) * c.HeadDim,
 		fw:       eagle3.NumAux * c.TargetDim,
 		kv:       tune.KV,
-		graphs:   map[[3]int]*graph{},
+		graphs:   map[[2]int]*graph{},
 		src:      h,
 	}
 	hd.ap = newAttnPlan(hd.mcfg, slots, d.SMs, tune)
@@ -394,19 +394,12 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 	if !last {
 		k = 0 // rows only
 	}
-	// The copies are calls around the graph, or with
-	// RIGSCOPE_CUDA_HEADCOPY=1 nodes of it (one launch a chain instead of
-	// three calls; not yet measured on a GPU).
-	copies := 0
-	if h.tune.HeadCopies {
-		copies = 1
-		if !pending && k > 0 {
-			copies = 2
-		}
-	} else if err := h.copyIn(T); err != nil {
+	// The copies are calls around the graph (as graph nodes they made a
+	// draft step 3-4 us slower on the H200: bench/cuda/results/s16).
+	if err := h.copyIn(T); err != nil {
 		return err
 	}
-	if err := h.enqueueGraph(T, k, copies); err != nil {
+	if err := h.enqueueGraph(T, k); err != nil {
 		return err
 	}
 	if pending {
@@ -415,7 +408,7 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 		}
 		return nil
 	}
-	if k > 0 && copies < 2 {
+	if k > 0 {
 		if err := h.copyBack(k); err != nil {
 			return err
 		}
@@ -444,24 +437,9 @@ func (h *Head) copyBack(k int) error {
 }
 
 // enqueueGraph replays (capturing first) the graph of T extended rows and
-// k draft tokens (k 0: the rows only, a chunk of a long extension), with
-// copies 1 the inputs' copy first (copyIn; pinned memory, so the node
-// copies what hsteps holds at each launch), 2 also the tokens' copy back.
-func (h *Head) enqueueGraph(T, k, copies int) error {
-	return replay(h.stream, h.graphs, [3]int{T, k, copies}, func() error {
-		if copies > 0 {
-			if err := h.copyIn(T); err != nil {
-				return err
-			}
-		}
-		if err := h.enqueueChain(T, k); err != nil {
-			return err
-		}
-		if copies > 1 {
-			return h.copyBack(k)
-		}
-		return nil
-	})
+// k draft tokens (k 0: the rows only, a chunk of a long extension).
+func (h *Head) enqueueGraph(T, k int) error {
+	return replay(h.stream, h.graphs, [2]int{T, k}, func() error { return h.enqueueChain(T, k) })
 }
 
 // enqueueChain: the T extended rows with the first draft token, then k-1
