@@ -22,7 +22,8 @@
 # (default "bf16 q8_0 q4_k_m q4_0"; f16 too), SHAPE (llama-8b or llama-1b),
 # ROUNDS, BW (bytes/s, default 4.6e12: H200 read bandwidth as
 # bench/cuda/README.md measures it), Q (where the files go, default /tmp/q;
-# the four default llama-8b files take 46 GB).
+# the four default llama-8b files take 46 GB), LLAMA=0 (rigscope only: no
+# llama.cpp build or runs; its column reads "-").
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
 Q=${Q:-/tmp/q}; mkdir -p "$Q"
@@ -35,7 +36,7 @@ LB=${LB:-/tmp/llamacpp-cuda/llama-bench}
 
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda
 
-if [ ! -x "$LB" ]; then
+if [ "${LLAMA:-1}" = 1 ] && [ ! -x "$LB" ]; then
 	t0=$(date +%s)
 	if ! bash carry/llamacpp-cuda/build.sh > "$O/llama-build.txt" 2>&1; then
 		echo "llama.cpp CUDA build failed:"; tail -20 "$O/llama-build.txt"; tail -30 /tmp/llamacpp-cuda/build.log 2>/dev/null; exit 1
@@ -56,6 +57,7 @@ done
 # tok/s of one llama-bench run (jsonl: avg_ts of the tg128 test) and one
 # rigscope run (--json: stats.decode_tokens_per_s); "-" when it failed.
 llama_tps() {
+	[ "${LLAMA:-1}" = 1 ] || { echo -; return; }
 	timeout 300 "$LB" -m "$1" -ngl 99 -p 0 -n 128 -r 3 -fa 1 -o jsonl > "$2" 2> "$2.err" || { echo -; return; }
 	python3 -c 'import json,sys
 rows=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -104,9 +106,11 @@ for t in types:
     b = statistics.median(res[t][1]) if t in res and res[t][1] else None
     bound = bw / (size - vocab * dim * embd_bytes_per_weight[t])
     fmt = lambda v: f"{v:.1f}" if v else "failed"
+    if os.environ.get("LLAMA", "1") != "1": a, fmt_a = None, "-"
+    else: fmt_a = fmt(a)
     ratio = f"{b / a:.2f}x" if a and b else "-"
     share = f" ({100 * b / bound:.0f}%)" if b else ""
-    print(f"| {os.path.basename(f)} | {size / 1e9:.2f} GB | {fmt(a)} | {fmt(b)} | {ratio} | {bound:.0f}{share} |")
+    print(f"| {os.path.basename(f)} | {size / 1e9:.2f} GB | {fmt_a} | {fmt(b)} | {ratio} | {bound:.0f}{share} |")
 EOF
 for t in $TYPES; do # why a run failed, if one did
 	for e in "$O"/rig-$t-1.json.err "$O"/llama-$t-1.jsonl.err; do
