@@ -24,6 +24,14 @@ __device__ __forceinline__ void mq_load(const uint8_t* const (&rp)[NW][R], int u
 #ifndef MQ_BOTTOM_WORDS
 #define MQ_BOTTOM_WORDS 160
 #endif
+// MQ_PIPE=1 (a build for an A/B, not the default): PIPE instead of BOTTOM
+// where the raw bytes of a unit's rows take at most MQ_PIPE_WORDS registers.
+#ifndef MQ_PIPE
+#define MQ_PIPE 0
+#endif
+#ifndef MQ_PIPE_WORDS
+#define MQ_PIPE_WORDS 64
+#endif
 
 // mq_sumsq adds to ss[t] the sum of x[t]^2 (qx's per-32-block sums ssp,
 // (T, units)) for every token t < T: lane i takes blocks i, i+32, ...,
@@ -87,11 +95,15 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   // their use (48 registers for mq_q4k_1): a lane waited for DRAM once per
   // row, R*NW times per unit. At the bottom they are loop-carried, so they
   // cannot sink past the back edge.
-  constexpr bool BOTTOM = NT == 1 && sizeof(typename QT::Raw) / 4 * NW * R <= MQ_BOTTOM_WORDS;
+  // PIPE (MQ_PIPE builds): the next unit's loads at the top of the loop,
+  // before the current unit's arithmetic, into a second set of registers.
+  constexpr int RAWW = sizeof(typename QT::Raw) / 4 * NW * R;
+  constexpr bool PIPE = MQ_PIPE && NT == 1 && RAWW <= MQ_PIPE_WORDS;
+  constexpr bool BOTTOM = NT == 1 && !PIPE && RAWW <= MQ_BOTTOM_WORDS;
   const int S = ks * 32;
   int u = sl * 32 + lane;
   typename QT::Raw cur[NW][R];
-  if (BOTTOM && u < units) mq_load<QT, NW, R>(rp, u, cur);
+  if ((BOTTOM || PIPE) && u < units) mq_load<QT, NW, R>(rp, u, cur);
   // Before pdl_wait: the lane's weight bytes into L2 (prefetch_l2; unit
   // u's 32 weights lie about 32*BB/BS bytes into the row at u*32*BB/BS,
   // and the lanes' units are consecutive, so every line is touched).
@@ -111,13 +123,15 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   for (int t = 0; t < NT; t++) ss[t] = 0.f;
   if (NORM && NT <= 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
   for (; u < units; u += S) {
+    typename QT::Raw nxt[NW][R];
+    if (PIPE && u + S < units) mq_load<QT, NW, R>(rp, u + S, nxt);
     const int g0 = QT::grp(u);  // the unit's groups: slots g0 and g0 + GS (plain order)
     QU wu[NW][R];
 #pragma unroll
     for (int m = 0; m < NW; m++)
 #pragma unroll
       for (int r = 0; r < R; r++) {
-        if (!BOTTOM) QT::load(rp[m][r], u, cur[m][r]);  // row by row, as before BOTTOM
+        if (!BOTTOM && !PIPE) QT::load(rp[m][r], u, cur[m][r]);  // row by row, as before BOTTOM
         QT::dec(cur[m][r], u, wu[m][r]);
       }
 #pragma unroll
@@ -186,6 +200,11 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
       }
     }
     if (BOTTOM && u + S < units) mq_load<QT, NW, R>(rp, u + S, cur);
+    if (PIPE)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < R; r++) cur[m][r] = nxt[m][r];
   }
   pdl_trigger();
   // Each warp: xor-trees over its lanes (every lane gets the same sums).
