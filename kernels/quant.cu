@@ -65,16 +65,6 @@ __device__ __forceinline__ void extract(const unsigned (&w)[NW], int off, unsign
   for (int i = 0; i < M; i++) o[i] = __funnelshift_r(b[i], i + 1 < NW ? b[i + 1] : 0u, bs);
 }
 __device__ __forceinline__ uint4 as_uint4(const unsigned* o) { return make_uint4(o[0], o[1], o[2], o[3]); }
-// ld16_u: 16 bytes at p (2-aligned) through a 32-byte window.
-__device__ __forceinline__ uint4 ld16_u(const uint8_t* p) {
-  unsigned w[8], o[4];
-  win<2>(p, w);
-  extract(w, reinterpret_cast<uintptr_t>(p) & 15, o);
-  return as_uint4(o);
-}
-__device__ __forceinline__ float ld_f16(const uint8_t* p) {
-  return __half2float(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(p))));
-}
 // i2f converts |v| < 2^22 exactly with an add instead of a conversion
 // (16 per clock per SM on sm_80/90, against 64+ integer adds).
 __device__ __forceinline__ float i2f(int v) { return __int_as_float(v + 0x4B400000) - 12582912.f; }
@@ -139,8 +129,10 @@ __device__ __forceinline__ void scale_min_pair(int p, unsigned s0, unsigned s1, 
   m0 = float(m & 0xffu); m1 = float((m >> 8) & 0xffu);
 }
 
-// Each type: BS elements in BB bytes per block; unit(rp, u, o) unpacks
-// unit u of the row at rp; grp(u) is the activation slot (16-element
+// Each type: BS elements in BB bytes per block; load(rp, u, w) issues the
+// loads of unit u of the row at rp into w (Raw: the bytes as loaded, no
+// arithmetic on them), dec(w, u, o) unpacks them (mq_body issues a unit's
+// loads for all its rows before it unpacks any: quant_mv.cu); grp(u) is the activation slot (16-element
 // group) of its first half, grp(u) + GS that of its second;
 // deq32(rp, c, o) writes elements [32c, 32c+32) as float (embedding rows).
 // MIN: b is used.
@@ -150,10 +142,14 @@ struct QQ4K {
   // Block: f16 d, f16 dmin, 12 bytes scales, 128 bytes qs; unit c (of 8)
   // is qs bytes [16c, 16c+16): low nibbles = sub-block 2(c/2), elements
   // 16(c%2).., high nibbles = sub-block 2(c/2)+1.
-  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+  struct Raw { uint4 h, q; };
+  static __device__ __forceinline__ void load(const uint8_t* rp, int u, Raw& w) {
     const uint8_t* bp = rp + (long)(u >> 3) * BB;
+    w.h = ld_stream(bp); w.q = ld_stream(bp + 16 + 16 * (u & 7));
+  }
+  static __device__ __forceinline__ void dec(const Raw& w, int u, QU& o) {
     const int c = u & 7;
-    const uint4 h = ld_stream(bp), q = ld_stream(bp + 16 + 16 * c);
+    const uint4 h = w.h, q = w.q;
     const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h.x));
     float sc0, m0, sc1, m1;
     scale_min_pair(c >> 1, h.y, h.z, h.w, sc0, sc1, m0, m1);
@@ -179,11 +175,16 @@ struct QQ5K {
   static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + 4 * ((u & 7) >> 1) + (u & 1); }
   // Block: d, dmin, 12 bytes scales, qh[32] (bit j of byte l: fifth bit of
   // element l of sub-block j), qs[128] as Q4_K's.
-  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+  struct Raw { uint4 h, qh, q; };
+  static __device__ __forceinline__ void load(const uint8_t* rp, int u, Raw& w) {
     const uint8_t* bp = rp + (long)(u >> 3) * BB;
     const int c = u & 7;
+    w.h = ld_stream(bp); w.qh = ld_stream(bp + 16 + 16 * (c & 1)); w.q = ld_stream(bp + 48 + 16 * c);
+  }
+  static __device__ __forceinline__ void dec(const Raw& w, int u, QU& o) {
+    const int c = u & 7;
     const int j0 = 2 * (c >> 1);
-    const uint4 h = ld_stream(bp), qh = ld_stream(bp + 16 + 16 * (c & 1)), q = ld_stream(bp + 48 + 16 * c);
+    const uint4 h = w.h, qh = w.qh, q = w.q;
     const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h.x));
     float sc0, m0, sc1, m1;
     scale_min_pair(c >> 1, h.y, h.z, h.w, sc0, sc1, m0, m1);
@@ -215,14 +216,29 @@ struct QQ6K {
   // l] bits 2k.., scale 8n + 2k + l/16. Unit c = 4n + 2kk + h (of 8): ql
   // bytes [16c, 16c+16), elements l in [16h, 16h+16) of k = kk (low
   // nibbles) and k = kk+2 (high nibbles).
-  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+  // Raw: the 32-byte windows of the unit's ql and qh bytes (both at the
+  // block's offset mod 16: 16c and 128 + 32n + 16h are multiples of 16),
+  // d, and the two scales.
+  struct Raw { unsigned l[8], h[8]; int off; unsigned short d; int8_t s0, s1; };
+  static __device__ __forceinline__ void load(const uint8_t* rp, int u, Raw& w) {
     const uint8_t* bp = rp + (long)(u >> 3) * BB;
     const int c = u & 7, n = c >> 2, kk = (c >> 1) & 1, h = c & 1;
-    const uint4 ql = ld16_u(bp + 16 * c), qh = ld16_u(bp + 128 + 32 * n + 16 * h);
-    const float d = ld_f16(bp + 208);
+    win<2>(bp + 16 * c, w.l);
+    win<2>(bp + 128 + 32 * n + 16 * h, w.h);
+    w.off = reinterpret_cast<uintptr_t>(bp) & 15;
+    w.d = __ldg(reinterpret_cast<const unsigned short*>(bp + 208));
     const int8_t* sc = reinterpret_cast<const int8_t*>(bp + 192 + 8 * n + 2 * kk + h);
-    o.a[0] = d * float(__ldg(sc)); o.b[0] = 32.f * o.a[0];
-    o.a[1] = d * float(__ldg(sc + 4)); o.b[1] = 32.f * o.a[1];
+    w.s0 = __ldg(sc); w.s1 = __ldg(sc + 4);
+  }
+  static __device__ __forceinline__ void dec(const Raw& w, int u, QU& o) {
+    const int kk = (u >> 1) & 1;
+    unsigned ol[4], oh[4];
+    extract(w.l, w.off, ol);
+    extract(w.h, w.off, oh);
+    const uint4 ql = as_uint4(ol), qh = as_uint4(oh);
+    const float d = __half2float(__ushort_as_half(w.d));
+    o.a[0] = d * float(w.s0); o.b[0] = 32.f * o.a[0];
+    o.a[1] = d * float(w.s1); o.b[1] = 32.f * o.a[1];
     // The high bits of quarter k are bits 2k, 2k+1 of each qh byte: to
     // bits 4, 5 by a left shift of 4 - 2kk (k = kk) or a right shift of
     // 2kk (k = kk + 2), one shift and a mask each (no bit crosses into
@@ -249,12 +265,15 @@ struct QQ40 {
   static __device__ __forceinline__ int grp(int u) { return 2 * u; }
   // Block: f16 d, qs[16]: element i = low nibble of qs[i], i+16 its high
   // nibble; weight d*(q-8). Unit = block.
-  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+  struct Raw { unsigned w[8]; int off; };  // the block: bytes [off, off+18) of the window
+  static __device__ __forceinline__ void load(const uint8_t* rp, int u, Raw& r) {
     const uint8_t* bp = rp + (long)u * BB;
-    unsigned w[8], o4[5];  // the block: bytes [off, off+18) of the window
-    win<2>(bp, w);
-    const int off = reinterpret_cast<uintptr_t>(bp) & 15;
-    extract(w, off, o4);  // o4: d, qs[0..15] from byte 2 of o4[0]
+    win<2>(bp, r.w);
+    r.off = reinterpret_cast<uintptr_t>(bp) & 15;
+  }
+  static __device__ __forceinline__ void dec(const Raw& r, int, QU& o) {
+    unsigned o4[5];
+    extract(r.w, r.off, o4);  // o4: d, qs[0..15] from byte 2 of o4[0]
     const uint4 q = make_uint4(__funnelshift_r(o4[0], o4[1], 16), __funnelshift_r(o4[1], o4[2], 16),
                                __funnelshift_r(o4[2], o4[3], 16), __funnelshift_r(o4[3], o4[4], 16));
     const float d = __half2float(__ushort_as_half((unsigned short)(o4[0] & 0xffffu)));
@@ -278,12 +297,15 @@ struct QQ80 {
   enum { BS = 32, BB = 34, MIN = 0, GS = 1, HI16 = 0 };
   static __device__ __forceinline__ int grp(int u) { return 2 * u; }
   // Block: f16 d, int8 qs[32]; weight d*q. Unit = block.
-  static __device__ __forceinline__ void unit(const uint8_t* rp, int u, QU& o) {
+  struct Raw { unsigned w[12]; int off; };  // the block: bytes [off, off+34) of the window
+  static __device__ __forceinline__ void load(const uint8_t* rp, int u, Raw& r) {
     const uint8_t* bp = rp + (long)u * BB;
-    unsigned w[12], q[9];  // the block: bytes [off, off+34) of the window
-    win<3>(bp, w);
-    const int off = reinterpret_cast<uintptr_t>(bp) & 15;
-    extract(w, off, q);  // q[0] low half: d; qs from byte 2
+    win<3>(bp, r.w);
+    r.off = reinterpret_cast<uintptr_t>(bp) & 15;
+  }
+  static __device__ __forceinline__ void dec(const Raw& r, int, QU& o) {
+    unsigned q[9];
+    extract(r.w, r.off, q);  // q[0] low half: d; qs from byte 2
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       o.q[0][i] = __funnelshift_r(q[i], q[i + 1], 16);
@@ -398,220 +420,5 @@ __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* 
 }
 
 // ------------------------------------------------------- the products
-// Rows per block by token bucket (gpu/cuda: mqRows): 4 up to 8 tokens (a
-// unit's activation loads serve 4 rows: at 5 tokens with 2 rows they would
-// take the L1 about as long as the weights), 2 for 16 (16 tokens x 2
-// matrices x 4 rows of accumulators would spill). The split of a row over
-// the threads does not depend on it.
-#define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
-// The unit loop is not unrolled: unrolled by 2 (ptxas sm_90) nvcc issued
-// the second unit's loads after the first's arithmetic anyway, for 15
-// more registers.
-
-// mq_sumsq adds to ss[t] the sum of x[t]^2 (qx's per-32-block sums ssp,
-// (T, units)) for every token t < T: lane i takes blocks i, i+32, ...,
-// then an xor-tree, so every lane has the same sums in the same order.
-template <int NT>
-__device__ __forceinline__ void mq_sumsq(float (&ss)[NT], const float* __restrict__ ssp, int units, int T, int lane) {
-#pragma unroll
-  for (int t = 0; t < NT; t++) {
-    if (t < T) {
-      for (int i = lane; i < units; i += 32) ss[t] += __ldg(ssp + (long)t * units + i);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
-    }
-  }
-}
-
-// mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
-// NORM), x given quantized by qx (xq, xm; with NORM, ssp: rmsnorm(x).w =
-// rsqrt(sum(x*x)/K + eps) * ((x*g).w), qx having applied g).
-// The block's MV_WARPS warps form MV_WARPS/ks groups of ks warps; a group
-// owns R rows and its ks warps split their units (lane l of warp s takes
-// units 32s + l, 32(s + ks) + l, ...); every lane keeps R rows' sums for
-// all tokens. ks (1, 2 or 4) is chosen per matrix shape by gpu/cuda
-// (mqSplit), never per T, so every T sums a row in the same order: lane
-// order within a unit stride, xor-tree over the lanes, then the ks warps in
-// order. Several units per lane (ks 1 on the wide matrices) amortize the
-// per-thread address setup and reduction that a unit per thread (K = 4096
-// over 128 threads) paid for every 32 weights.
-template <class QT, int NT, bool GLU, bool NORM>
-__device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
-                                        const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
-                                        const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
-                                        int8_t* qo, const float* qg, unsigned* qcnt) {
-  constexpr int R = MQ_ROWS(NT);
-  constexpr int NW = GLU ? 2 : 1;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int grp = warp / ks, sl = warp - grp * ks;
-  const int row0 = (blockIdx.x * (MV_WARPS / ks) + grp) * R;
-  const long rb = (long)(K / QT::BS) * QT::BB;
-  const int units = K / 32, G = K / 16;
-  const uint8_t* rp[NW][R];
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    const long row = min(row0 + r, N - 1);
-    rp[0][r] = static_cast<const uint8_t*>(w) + row * rb;
-    if (GLU) rp[NW - 1][r] = static_cast<const uint8_t*>(w2) + row * rb;
-  }
-  float acc[NW][R][NT];
-#pragma unroll
-  for (int m = 0; m < NW; m++)
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-      for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
-  // Before pdl_wait: the lane's weight bytes into L2 (prefetch_l2; unit
-  // u's 32 weights lie about 32*BB/BS bytes into the row at u*32*BB/BS,
-  // and the lanes' units are consecutive, so every line is touched).
-  if (l2_prefetch) {
-    for (int v = sl * 32 + lane; v < units; v += ks * 32)
-#pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < R; r++) prefetch_l2(rp[m][r] + (long)v * (32 * QT::BB / QT::BS));
-  }
-  pdl_wait();
-  // NORM: sum(x*x) of each token, from qx's per-32-block sums, in a fixed
-  // order; up to 2 tokens before the unit loop, its latency under the
-  // weights' (at 8, ptxas gave mqg_q4k_8 212 registers instead of 166).
-  float ss[NT];
-#pragma unroll
-  for (int t = 0; t < NT; t++) ss[t] = 0.f;
-  if (NORM && NT <= 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
-  for (int u = sl * 32 + lane; u < units; u += ks * 32) {
-    const int g0 = QT::grp(u);  // the unit's groups: slots g0 and g0 + GS (plain order)
-    QU wu[NW][R];
-#pragma unroll
-    for (int m = 0; m < NW; m++)
-#pragma unroll
-      for (int r = 0; r < R; r++) QT::unit(rp[m][r], u, wu[m][r]);
-#pragma unroll
-    for (int t = 0; t < NT; t++) {
-      if (t < T) {
-        const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
-        const int4 x0 = __ldg(xr), x1 = __ldg(xr + QT::GS);
-        float4 mm;
-        if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
-          mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
-        } else {
-          const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
-          mm = make_float4(m0.x, m0.y, m1.x, m1.y);
-        }
-#pragma unroll
-        for (int m = 0; m < NW; m++)
-#pragma unroll
-          for (int r = 0; r < R; r++) {
-            const QU& q = wu[m][r];
-            // The dots start from i2f's bias (0x4B400000): i2f_biased
-            // then needs only the float subtraction.
-            float a = acc[m][r][t];
-            if (QT::BS == 32) {  // Q8_0, Q4_0: both groups in one 32-block, one dx
-              int d = __dp4a(q.q[0][0], x0.x, QT::HI16 ? 0 : 0x4B400000);
-              d = __dp4a(q.q[0][1], x0.y, d);
-              d = __dp4a(q.q[0][2], x0.z, d);
-              d = __dp4a(q.q[0][3], x0.w, d);
-              if (QT::HI16) {  // Q4_0: 16 * (low dot) + (high dot, as 16q), a[1] = d/16
-                d = 16 * d + 0x4B400000;
-                d = dp4a_us(q.q[1][0], x1.x, d);
-                d = dp4a_us(q.q[1][1], x1.y, d);
-                d = dp4a_us(q.q[1][2], x1.z, d);
-                d = dp4a_us(q.q[1][3], x1.w, d);
-              } else {
-                d = __dp4a(q.q[1][0], x1.x, d);
-                d = __dp4a(q.q[1][1], x1.y, d);
-                d = __dp4a(q.q[1][2], x1.z, d);
-                d = __dp4a(q.q[1][3], x1.w, d);
-              }
-              a = fmaf(i2f_biased(d), __fmul_rn(q.a[QT::HI16 ? 1 : 0], mm.x), a);
-              if (QT::MIN) a = fmaf(-q.b[0], mm.y + mm.w, a);
-            } else {
-              int d0 = __dp4a(q.q[0][0], x0.x, 0x4B400000);
-              d0 = __dp4a(q.q[0][1], x0.y, d0);
-              d0 = __dp4a(q.q[0][2], x0.z, d0);
-              d0 = __dp4a(q.q[0][3], x0.w, d0);
-              int d1;
-              if (QT::HI16) {
-                d1 = dp4a_us(q.q[1][0], x1.x, 0x4B400000);
-                d1 = dp4a_us(q.q[1][1], x1.y, d1);
-                d1 = dp4a_us(q.q[1][2], x1.z, d1);
-                d1 = dp4a_us(q.q[1][3], x1.w, d1);
-              } else {
-                d1 = __dp4a(q.q[1][0], x1.x, 0x4B400000);
-                d1 = __dp4a(q.q[1][1], x1.y, d1);
-                d1 = __dp4a(q.q[1][2], x1.z, d1);
-                d1 = __dp4a(q.q[1][3], x1.w, d1);
-              }
-              a = fmaf(i2f_biased(d0), __fmul_rn(q.a[0], mm.x), a);
-              if (QT::MIN) a = fmaf(-q.b[0], mm.y, a);
-              a = fmaf(i2f_biased(d1), __fmul_rn(q.a[1], mm.z), a);
-              if (QT::MIN) a = fmaf(-q.b[1], mm.w, a);
-            }
-            acc[m][r][t] = a;
-          }
-      }
-    }
-  }
-  pdl_trigger();
-  // Each warp: xor-trees over its lanes (every lane gets the same sums).
-#pragma unroll
-  for (int m = 0; m < NW; m++)
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-      for (int t = 0; t < NT; t++)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
-  if (NORM && NT > 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
-  __shared__ float red[MV_WARPS][NW][R][NT];
-  if (ks > 1) {  // the group's ks warps, in order
-    if (lane == 0)
-#pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int t = 0; t < NT; t++) red[warp][m][r][t] = acc[m][r][t];
-    __syncthreads();
-  }
-  if (sl == 0) {
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-      for (int t = 0; t < NT; t++) {
-        if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
-        finish_out<NW, MV_WARPS, NORM, GLU>(
-            out + (long)t * ldo + row0 + r, mode,
-            [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
-            [&](int q) { return q == 0 ? ss[t] : 0.f; }, K, eps, act);
-      }
-  }
-  if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, (MV_WARPS / ks) * R);
-}
-
-// mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
-// g, ssp its sums of squares); mqg_*: act(rmsnorm(x, g).gate) * (... .up),
-// act 0 SiLU, 1 GELU-tanh (Gemma 3). mq_* and mqg_* quantize their output
-// into qo when it is set (mq_quant_out: times qg, counted in qcnt).
-#define MQ_INST(NAME, QT, NT)                                                                                   \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
-      int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
-    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt);          \
-  }                                                                                                             \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
-      int T, float eps, int ks) {                                                                               \
-    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, nullptr); \
-  }                                                                                                             \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
-      int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
-    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt);          \
-  }
-#define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
-MQ_ALL(q4k, QQ4K)
-MQ_ALL(q5k, QQ5K)
-MQ_ALL(q6k, QQ6K)
-MQ_ALL(q40, QQ40)
-MQ_ALL(q80, QQ80)
+// mq_body and its kernels: quant_mv.cu.
+#include "quant_mv.cu"

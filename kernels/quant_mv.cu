@@ -1,0 +1,271 @@
+// rigscope CUDA kernels: the dp4a products with quantized weights (mq_body
+// and the mq*, mqn*, mqg* kernels), included at the end of quant.cu, whose
+// types (QQ4K ...), activation quantization (qx) and comment they use.
+
+// ------------------------------------------------------- the products
+// Rows per block by token bucket (gpu/cuda: mqRows): 4 up to 8 tokens (a
+// unit's activation loads serve 4 rows: at 5 tokens with 2 rows they would
+// take the L1 about as long as the weights), 2 for 16 (16 tokens x 2
+// matrices x 4 rows of accumulators would spill). The split of a row over
+// the threads does not depend on it.
+#define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
+// The unit loop is not unrolled: unrolled by 2 (ptxas sm_90) nvcc issued
+// the second unit's loads after the first's arithmetic anyway, for 15
+// more registers.
+
+// mq_load issues the loads of unit u's raw bytes for every row.
+template <class QT, int NW, int R>
+__device__ __forceinline__ void mq_load(const uint8_t* const (&rp)[NW][R], int u, typename QT::Raw (&w)[NW][R]) {
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < R; r++) QT::load(rp[m][r], u, w[m][r]);
+}
+#ifndef MQ_BOTTOM_WORDS
+#define MQ_BOTTOM_WORDS 160
+#endif
+// MQ_PIPE=1 (a build for an A/B, not the default): PIPE instead of BOTTOM
+// where the raw bytes of a unit's rows take at most MQ_PIPE_WORDS registers.
+#ifndef MQ_PIPE
+#define MQ_PIPE 0
+#endif
+#ifndef MQ_PIPE_WORDS
+#define MQ_PIPE_WORDS 64
+#endif
+
+// mq_sumsq adds to ss[t] the sum of x[t]^2 (qx's per-32-block sums ssp,
+// (T, units)) for every token t < T: lane i takes blocks i, i+32, ...,
+// then an xor-tree, so every lane has the same sums in the same order.
+template <int NT>
+__device__ __forceinline__ void mq_sumsq(float (&ss)[NT], const float* __restrict__ ssp, int units, int T, int lane) {
+#pragma unroll
+  for (int t = 0; t < NT; t++) {
+    if (t < T) {
+      for (int i = lane; i < units; i += 32) ss[t] += __ldg(ssp + (long)t * units + i);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
+    }
+  }
+}
+
+// mq_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
+// NORM), x given quantized by qx (xq, xm; with NORM, ssp: rmsnorm(x).w =
+// rsqrt(sum(x*x)/K + eps) * ((x*g).w), qx having applied g).
+// The block's MV_WARPS warps form MV_WARPS/ks groups of ks warps; a group
+// owns R rows and its ks warps split their units (lane l of warp s takes
+// units 32s + l, 32(s + ks) + l, ...); every lane keeps R rows' sums for
+// all tokens. ks (1, 2 or 4) is chosen per matrix shape by gpu/cuda
+// (mqSplit), never per T, so every T sums a row in the same order: lane
+// order within a unit stride, xor-tree over the lanes, then the ks warps in
+// order. Several units per lane (ks 1 on the wide matrices) amortize the
+// per-thread address setup and reduction that a unit per thread (K = 4096
+// over 128 threads) paid for every 32 weights.
+template <class QT, int NT, bool GLU, bool NORM>
+__device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
+                                        const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
+                                        const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
+                                        int8_t* qo, const float* qg, unsigned* qcnt) {
+  constexpr int R = MQ_ROWS(NT);
+  constexpr int NW = GLU ? 2 : 1;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = warp / ks, sl = warp - grp * ks;
+  const int row0 = (blockIdx.x * (MV_WARPS / ks) + grp) * R;
+  const long rb = (long)(K / QT::BS) * QT::BB;
+  const int units = K / 32, G = K / 16;
+  const uint8_t* rp[NW][R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const long row = min(row0 + r, N - 1);
+    rp[0][r] = static_cast<const uint8_t*>(w) + row * rb;
+    if (GLU) rp[NW - 1][r] = static_cast<const uint8_t*>(w2) + row * rb;
+  }
+  float acc[NW][R][NT];
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
+  // BOTTOM (one token, raw bytes of every row of a unit in at most
+  // MQ_BOTTOM_WORDS registers): the loads of the lane's next unit for all
+  // rows are issued together at the bottom of the loop, after the current
+  // unit's arithmetic (and the first unit's before pdl_wait: the weights
+  // are never written by the kernels before). Loaded at the top of the
+  // iteration that uses them, ptxas sank each row's loads to just before
+  // their use (48 registers for mq_q4k_1): a lane waited for DRAM once per
+  // row, R*NW times per unit. At the bottom they are loop-carried, so they
+  // cannot sink past the back edge.
+  // PIPE (MQ_PIPE builds): the next unit's loads at the top of the loop,
+  // before the current unit's arithmetic, into a second set of registers.
+  constexpr int RAWW = sizeof(typename QT::Raw) / 4 * NW * R;
+  constexpr bool PIPE = MQ_PIPE && NT == 1 && RAWW <= MQ_PIPE_WORDS;
+  constexpr bool BOTTOM = NT == 1 && !PIPE && RAWW <= MQ_BOTTOM_WORDS;
+  const int S = ks * 32;
+  int u = sl * 32 + lane;
+  typename QT::Raw cur[NW][R];
+  if ((BOTTOM || PIPE) && u < units) mq_load<QT, NW, R>(rp, u, cur);
+  // Before pdl_wait: the lane's weight bytes into L2 (prefetch_l2; unit
+  // u's 32 weights lie about 32*BB/BS bytes into the row at u*32*BB/BS,
+  // and the lanes' units are consecutive, so every line is touched).
+  if (l2_prefetch) {
+    for (int v = sl * 32 + lane; v < units; v += ks * 32)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < R; r++) prefetch_l2(rp[m][r] + (long)v * (32 * QT::BB / QT::BS));
+  }
+  pdl_wait();
+  // NORM: sum(x*x) of each token, from qx's per-32-block sums, in a fixed
+  // order; up to 2 tokens before the unit loop, its latency under the
+  // weights' (at 8, ptxas gave mqg_q4k_8 212 registers instead of 166).
+  float ss[NT];
+#pragma unroll
+  for (int t = 0; t < NT; t++) ss[t] = 0.f;
+  if (NORM && NT <= 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
+  for (; u < units; u += S) {
+    typename QT::Raw nxt[NW][R];
+    if (PIPE && u + S < units) mq_load<QT, NW, R>(rp, u + S, nxt);
+    const int g0 = QT::grp(u);  // the unit's groups: slots g0 and g0 + GS (plain order)
+    QU wu[NW][R];
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        if (!BOTTOM && !PIPE) QT::load(rp[m][r], u, cur[m][r]);  // row by row, as before BOTTOM
+        QT::dec(cur[m][r], u, wu[m][r]);
+      }
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      if (t < T) {
+        const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
+        const int4 x0 = __ldg(xr), x1 = __ldg(xr + QT::GS);
+        float4 mm;
+        if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
+          mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
+        } else {
+          const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
+          mm = make_float4(m0.x, m0.y, m1.x, m1.y);
+        }
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+#pragma unroll
+          for (int r = 0; r < R; r++) {
+            const QU& q = wu[m][r];
+            // The dots start from i2f's bias (0x4B400000): i2f_biased
+            // then needs only the float subtraction.
+            float a = acc[m][r][t];
+            if (QT::BS == 32) {  // Q8_0, Q4_0: both groups in one 32-block, one dx
+              int d = __dp4a(q.q[0][0], x0.x, QT::HI16 ? 0 : 0x4B400000);
+              d = __dp4a(q.q[0][1], x0.y, d);
+              d = __dp4a(q.q[0][2], x0.z, d);
+              d = __dp4a(q.q[0][3], x0.w, d);
+              if (QT::HI16) {  // Q4_0: 16 * (low dot) + (high dot, as 16q), a[1] = d/16
+                d = 16 * d + 0x4B400000;
+                d = dp4a_us(q.q[1][0], x1.x, d);
+                d = dp4a_us(q.q[1][1], x1.y, d);
+                d = dp4a_us(q.q[1][2], x1.z, d);
+                d = dp4a_us(q.q[1][3], x1.w, d);
+              } else {
+                d = __dp4a(q.q[1][0], x1.x, d);
+                d = __dp4a(q.q[1][1], x1.y, d);
+                d = __dp4a(q.q[1][2], x1.z, d);
+                d = __dp4a(q.q[1][3], x1.w, d);
+              }
+              a = fmaf(i2f_biased(d), __fmul_rn(q.a[QT::HI16 ? 1 : 0], mm.x), a);
+              if (QT::MIN) a = fmaf(-q.b[0], mm.y + mm.w, a);
+            } else {
+              int d0 = __dp4a(q.q[0][0], x0.x, 0x4B400000);
+              d0 = __dp4a(q.q[0][1], x0.y, d0);
+              d0 = __dp4a(q.q[0][2], x0.z, d0);
+              d0 = __dp4a(q.q[0][3], x0.w, d0);
+              int d1;
+              if (QT::HI16) {
+                d1 = dp4a_us(q.q[1][0], x1.x, 0x4B400000);
+                d1 = dp4a_us(q.q[1][1], x1.y, d1);
+                d1 = dp4a_us(q.q[1][2], x1.z, d1);
+                d1 = dp4a_us(q.q[1][3], x1.w, d1);
+              } else {
+                d1 = __dp4a(q.q[1][0], x1.x, 0x4B400000);
+                d1 = __dp4a(q.q[1][1], x1.y, d1);
+                d1 = __dp4a(q.q[1][2], x1.z, d1);
+                d1 = __dp4a(q.q[1][3], x1.w, d1);
+              }
+              a = fmaf(i2f_biased(d0), __fmul_rn(q.a[0], mm.x), a);
+              if (QT::MIN) a = fmaf(-q.b[0], mm.y, a);
+              a = fmaf(i2f_biased(d1), __fmul_rn(q.a[1], mm.z), a);
+              if (QT::MIN) a = fmaf(-q.b[1], mm.w, a);
+            }
+            acc[m][r][t] = a;
+          }
+      }
+    }
+    if (BOTTOM && u + S < units) mq_load<QT, NW, R>(rp, u + S, cur);
+    if (PIPE)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < R; r++) cur[m][r] = nxt[m][r];
+  }
+  pdl_trigger();
+  // Each warp: xor-trees over its lanes (every lane gets the same sums).
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
+  if (NORM && NT > 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
+  __shared__ float red[MV_WARPS][NW][R][NT];
+  if (ks > 1) {  // the group's ks warps, in order
+    if (lane == 0)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+          for (int t = 0; t < NT; t++) red[warp][m][r][t] = acc[m][r][t];
+    __syncthreads();
+  }
+  if (sl == 0) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++) {
+        if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
+        finish_out<NW, MV_WARPS, NORM, GLU>(
+            out + (long)t * ldo + row0 + r, mode,
+            [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
+            [&](int q) { return q == 0 ? ss[t] : 0.f; }, K, eps, act);
+      }
+  }
+  if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, (MV_WARPS / ks) * R);
+}
+
+// mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
+// g, ssp its sums of squares); mqg_*: act(rmsnorm(x, g).gate) * (... .up),
+// act 0 SiLU, 1 GELU-tanh (Gemma 3). mq_* and mqg_* quantize their output
+// into qo when it is set (mq_quant_out: times qg, counted in qcnt).
+#define MQ_INST(NAME, QT, NT)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
+      int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
+    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt);          \
+  }                                                                                                             \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
+      int T, float eps, int ks) {                                                                               \
+    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, nullptr); \
+  }                                                                                                             \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
+      int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
+    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt);          \
+  }
+#define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
+MQ_ALL(q4k, QQ4K)
+MQ_ALL(q5k, QQ5K)
+MQ_ALL(q6k, QQ6K)
+MQ_ALL(q40, QQ40)
+MQ_ALL(q80, QQ80)
