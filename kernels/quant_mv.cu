@@ -25,7 +25,9 @@ __device__ __forceinline__ void mq_load(const uint8_t* const (&rp)[NW][R], int u
 #define MQ_BOTTOM_WORDS 160
 #endif
 // MQ_PIPE=1 (a build for an A/B, not the default): PIPE instead of BOTTOM
-// where the raw bytes of a unit's rows take at most MQ_PIPE_WORDS registers.
+// where the raw bytes of a unit's rows take at most MQ_PIPE_WORDS registers
+// (measured slower than BOTTOM on the H200: Q4_K_M's products 2608 against
+// 2342 us a step, bench/cuda/results/s16/q).
 #ifndef MQ_PIPE
 #define MQ_PIPE 0
 #endif
@@ -99,7 +101,12 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   // before the current unit's arithmetic, into a second set of registers.
   constexpr int RAWW = sizeof(typename QT::Raw) / 4 * NW * R;
   constexpr bool PIPE = MQ_PIPE && NT == 1 && RAWW <= MQ_PIPE_WORDS;
-  constexpr bool BOTTOM = NT == 1 && !PIPE && RAWW <= MQ_BOTTOM_WORDS;
+  // Where the type allows it (QT::BOTTOM: 2 every product, 1 not the GLU,
+  // 0 none): measured on the H200 (bench/cuda/results/s16/q), BOTTOM
+  // made every Q6_K product faster (gate_up 59.7 -> 47.4 us) and Q4_K's
+  // but for the GLU (25.5 -> 26.5 us), and every Q8_0 product but its
+  // output slower (gate_up 37.8 -> 41.2 us).
+  constexpr bool BOTTOM = NT == 1 && !PIPE && RAWW <= MQ_BOTTOM_WORDS && (QT::BOTTOM == 2 || (QT::BOTTOM == 1 && !GLU));
   const int S = ks * 32;
   int u = sl * 32 + lane;
   typename QT::Raw cur[NW][R];

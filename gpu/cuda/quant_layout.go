@@ -12,25 +12,28 @@ import "rigscope/engine/tensor"
 const quantPad = 32
 
 // mqSplit is how many of a block's 4 warps split one row group's units
-// (ks in quant.cu) for a matrix of rows rows of type dt: 1 (each warp its
-// own 4 rows, the most units per lane, the least per-thread overhead)
-// where that still makes 16 warps per SM, else 2, else 4 (llama-8b:
-// gate/up and the output projection 1, qkv 2, wo and down 4), but at most
-// 2 for Q5_K and Q6_K, whose units cost more instructions to unpack (the
-// first H200 sweep: wo 11.3 vs 11.6 us, 12.2 vs 13.2; down 21.7 vs 24.9,
-// 25.0 vs 27.1 at ks 2 vs 4, and at T=5 too). It depends on the shape, the
-// type and the device only, never on T, so every T sums a row in the same
-// order.
+// (ks in quant_mv.cu) for a matrix of rows rows of type dt: 1 (each warp
+// its own 4 rows, the most units per lane, the least per-thread
+// overhead) where that still makes 16 warps per SM, else 2, else 4 for
+// Q8_0 (llama-8b: gate/up and the output projection 1, qkv 2, wo and
+// down 2, Q8_0's 4). The types whose one-token products load whole units
+// ahead (quant.cu's BOTTOM: all but Q8_0) run faster at 2 than at 4
+// (session 16's H200 sweep, bench/cuda/results/s16/q: Q4_K wo 8.8 us
+// against 11.2, down 16.2 against 19.4, Q4_0 alike; Q5_K and Q6_K were
+// at 2 already); Q8_0's products load as before, where 4 stays faster
+// (wo 10.9 against 11.3 us, down 23.0 against 25.5). It depends on the
+// shape, the type and the device only, never on T, so every T sums a row
+// in the same order.
 func mqSplit(rows, sms int, dt tensor.DType) int {
 	for _, ks := range []int{1, 2} {
 		if (rows+3)/4*ks >= 16*sms {
 			return ks
 		}
 	}
-	if dt == tensor.Q5_K || dt == tensor.Q6_K {
-		return 2
+	if dt == tensor.Q8_0 {
+		return 4
 	}
-	return 4
+	return 2
 }
 
 // unitGroups is grp and GS of quant.cu's type for dt: the activation

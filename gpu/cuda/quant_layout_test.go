@@ -279,7 +279,7 @@ func TestMQSplit(t *testing.T) {
 		rows int
 		dt   tensor.DType
 		want int
-	}{{14336, tensor.Q4_K, 1}, {128256, tensor.Q6_K, 1}, {6144, tensor.Q4_K, 2}, {4096, tensor.Q4_K, 4}, {512, tensor.Q8_0, 4},
+	}{{14336, tensor.Q4_K, 1}, {128256, tensor.Q6_K, 1}, {6144, tensor.Q4_K, 2}, {4096, tensor.Q4_K, 2}, {512, tensor.Q8_0, 4}, {4096, tensor.Q4_0, 2}, {4096, tensor.Q8_0, 4},
 		{4096, tensor.Q6_K, 2}, {4096, tensor.Q5_K, 2}, {6144, tensor.Q6_K, 2}} {
 		if got := mqSplit(c.rows, 132, c.dt); got != c.want {
 			t.Errorf("mqSplit(%d, 132, %v) = %d, want %d", c.rows, c.dt, got, c.want)
