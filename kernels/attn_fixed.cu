@@ -88,32 +88,17 @@ __device__ __forceinline__ void att_comb(float& m, float& l, float* a, float mb,
   m = M;
 }
 
-// att_group4 combines the partials (mk, lk, ak) of a group's 4 chunks
-// (absent ones: -inf, 0, zeros) as the fixed tree ((c0 (+) c1) (+) (c2 (+)
-// c3)) into (m, l, a).
-template <int EPL>
-__device__ __forceinline__ void att_group4(const float (&mk)[4], const float (&lk)[4], const float (&ak)[4][EPL], float& m,
-                                           float& l, float* a) {
-  float m1 = -INFINITY, l1 = 0.f, a1[EPL];
-  m = -INFINITY, l = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPL; e++) a[e] = 0.f, a1[e] = 0.f;
-  att_comb<EPL>(m, l, a, mk[0], lk[0], ak[0]);
-  att_comb<EPL>(m, l, a, mk[1], lk[1], ak[1]);
-  att_comb<EPL>(m1, l1, a1, mk[2], lk[2], ak[2]);
-  att_comb<EPL>(m1, l1, a1, mk[3], lk[3], ak[3]);
-  att_comb<EPL>(m, l, a, m1, l1, a1);
-}
-
 // att_group is group g's partial of one row (grouped plans, GS = 4): the
-// chunk columns b + k, k in [4g, 4g+4) and [k0, k1), combined by
-// att_group4. The blocks that own whole groups compute it with this code,
-// from memory; the merger of fewer chunks than blocks from the same
-// values, loaded otherwise (attn_fixed's merge).
+// chunk columns b + k, k in [4g, 4g+4) and [k0, k1), combined as
+// ((c0 (+) c1) (+) (c2 (+) c3)), absent chunks empty. The block that owns
+// the group and the merger both compute it with this code, from memory.
 template <int HD, int EPL>
 __device__ __forceinline__ void att_group(const float* pm, const float* pl, const float* pacc, long b, int g, int k0,
                                           int k1, int col, float& m, float& l, float* a) {
-  float mk[4], lk[4], ak[4][EPL];
+  float m1 = -INFINITY, l1 = 0.f, a1[EPL], mk[4], lk[4], ak[4][EPL];
+  m = -INFINITY, l = 0.f;
+#pragma unroll
+  for (int e = 0; e < EPL; e++) a[e] = 0.f, a1[e] = 0.f;
 #pragma unroll
   for (int j = 0; j < 4; j++) {  // every load first
     const int k = 4 * g + j;
@@ -123,7 +108,11 @@ __device__ __forceinline__ void att_group(const float* pm, const float* pl, cons
 #pragma unroll
     for (int e = 0; e < EPL; e++) ak[j][e] = in ? __ldcg(pacc + (b + k) * HD + col + e) : 0.f;
   }
-  att_group4<EPL>(mk, lk, ak, m, l, a);
+  att_comb<EPL>(m, l, a, mk[0], lk[0], ak[0]);
+  att_comb<EPL>(m, l, a, mk[1], lk[1], ak[1]);
+  att_comb<EPL>(m1, l1, a1, mk[2], lk[2], ak[2]);
+  att_comb<EPL>(m1, l1, a1, mk[3], lk[3], ak[3]);
+  att_comb<EPL>(m, l, a, m1, l1, a1);
 }
 
 template <int HD, int RPW, bool EXT, typename KT>
@@ -539,11 +528,6 @@ merge:
   if (GS > 1 && byGroup) {
     cA = k0 / 4, cZ = (k1 - 1) / 4 + 1, off = NP;
   } else if (GS > 1) {
-    // Lane l holds chunk k0+l's max and sum (nk <= S <= 32: one load
-    // each, shuffled to every lane where a group needs them), and the
-    // numerators of GR groups are loaded at once: one round trip for up
-    // to 4*GR chunks instead of one per group pair, the same arithmetic.
-    constexpr int GR = EPL >= 20 ? 1 : 20 / EPL;
     const int col = min(lane * EPL, HD - EPL);
     const int g0 = k0 / 4, g1 = (k1 - 1) / 4;
 #pragma unroll 1
@@ -551,45 +535,20 @@ merge:
       const int rl = warp + ATT_WARPS * i, r = r0 + rl;
       if (rl >= rn) continue;  // warp-uniform
       const long b = ((long)h * rows + r0 + rl) * NPS;
-      const bool own = k0 + lane < k1;
-      const float mo = own ? __ldcg(pm + b + k0 + lane) : -INFINITY, lo = own ? __ldcg(pl + b + k0 + lane) : 0.f;
-      float M = mo;
+      float M = k0 + lane < k1 ? __ldcg(pm + b + k0 + lane) : -INFINITY;  // nk <= S <= 32 chunks
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
       float d = 0.f, num[EPL];
 #pragma unroll
       for (int e = 0; e < EPL; e++) num[e] = -0.f;
-#pragma unroll 1
-      for (int ga = g0; ga <= g1; ga += GR) {
-        float ak[GR][4][EPL];
+#pragma unroll 2
+      for (int g = g0; g <= g1; g++) {
+        float mg, lg, ag[EPL];
+        att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, mg, lg, ag);
+        const float f = mg == M ? 1.f : mg == -INFINITY ? 0.f : __expf(mg - M);
+        if ((g & 31) == lane) d = fmaf(f, lg, d);
 #pragma unroll
-        for (int gg = 0; gg < GR; gg++)
-#pragma unroll
-          for (int j = 0; j < 4; j++) {
-            const int k = 4 * (ga + gg) + j;
-            const bool in = ga + gg <= g1 && k >= k0 && k < k1;
-#pragma unroll
-            for (int e = 0; e < EPL; e++) ak[gg][j][e] = in ? __ldcg(pacc + (b + k) * HD + col + e) : 0.f;
-          }
-#pragma unroll
-        for (int gg = 0; gg < GR; gg++) {
-          const int g = ga + gg;
-          if (g > g1) break;  // warp-uniform
-          float mk[4], lk[4], mg, lg, ag[EPL];
-#pragma unroll
-          for (int j = 0; j < 4; j++) {
-            const int k = 4 * g + j;
-            const bool in = k >= k0 && k < k1;
-            const float mj = __shfl_sync(0xffffffffu, mo, (k - k0) & 31), lj = __shfl_sync(0xffffffffu, lo, (k - k0) & 31);
-            mk[j] = in ? mj : -INFINITY;
-            lk[j] = in ? lj : 0.f;
-          }
-          att_group4<EPL>(mk, lk, ak[gg], mg, lg, ag);
-          const float f = mg == M ? 1.f : mg == -INFINITY ? 0.f : __expf(mg - M);
-          if ((g & 31) == lane) d = fmaf(f, lg, d);
-#pragma unroll
-          for (int e = 0; e < EPL; e++) num[e] = fmaf(f, ag[e], num[e]);
-        }
+        for (int e = 0; e < EPL; e++) num[e] = fmaf(f, ag[e], num[e]);
       }
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
