@@ -21,20 +21,6 @@ __device__ __forceinline__ void mq_load(const uint8_t* const (&rp)[NW][R], int u
 #pragma unroll
     for (int r = 0; r < R; r++) QT::load(rp[m][r], u, w[m][r]);
 }
-#ifndef MQ_BOTTOM_WORDS
-#define MQ_BOTTOM_WORDS 160
-#endif
-// MQ_PIPE=1 (a build for an A/B, not the default): PIPE instead of BOTTOM
-// where the raw bytes of a unit's rows take at most MQ_PIPE_WORDS registers
-// (measured slower than BOTTOM on the H200: Q4_K_M's products 2608 against
-// 2342 us a step, bench/cuda/results/s16/q).
-#ifndef MQ_PIPE
-#define MQ_PIPE 0
-#endif
-#ifndef MQ_PIPE_WORDS
-#define MQ_PIPE_WORDS 64
-#endif
-
 // mq_sumsq adds to ss[t] the sum of x[t]^2 (qx's per-32-block sums ssp,
 // (T, units)) for every token t < T: lane i takes blocks i, i+32, ...,
 // then an xor-tree, so every lane has the same sums in the same order.
@@ -88,8 +74,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
     for (int r = 0; r < R; r++)
 #pragma unroll
       for (int t = 0; t < NT; t++) acc[m][r][t] = 0.f;
-  // BOTTOM (one token, raw bytes of every row of a unit in at most
-  // MQ_BOTTOM_WORDS registers): the loads of the lane's next unit for all
+  // BOTTOM (one token): the loads of the lane's next unit for all
   // rows are issued together at the bottom of the loop, after the current
   // unit's arithmetic (and the first unit's before pdl_wait: the weights
   // are never written by the kernels before). Loaded at the top of the
@@ -97,20 +82,18 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   // their use (48 registers for mq_q4k_1): a lane waited for DRAM once per
   // row, R*NW times per unit. At the bottom they are loop-carried, so they
   // cannot sink past the back edge.
-  // PIPE (MQ_PIPE builds): the next unit's loads at the top of the loop,
-  // before the current unit's arithmetic, into a second set of registers.
-  constexpr int RAWW = sizeof(typename QT::Raw) / 4 * NW * R;
-  constexpr bool PIPE = MQ_PIPE && NT == 1 && RAWW <= MQ_PIPE_WORDS;
   // Where the type allows it (QT::BOTTOM: 2 every product, 1 not the GLU,
   // 0 none): measured on the H200 (bench/cuda/results/s16/q), BOTTOM
   // made every Q6_K product faster (gate_up 59.7 -> 47.4 us) and Q4_K's
   // but for the GLU (25.5 -> 26.5 us), and every Q8_0 product but its
-  // output slower (gate_up 37.8 -> 41.2 us).
-  constexpr bool BOTTOM = NT == 1 && !PIPE && RAWW <= MQ_BOTTOM_WORDS && (QT::BOTTOM == 2 || (QT::BOTTOM == 1 && !GLU));
+  // output slower (gate_up 37.8 -> 41.2 us). A second register set loaded
+  // at the loop's top instead (a build measured in the same call) was
+  // slower still: Q4_K_M's products 2608 against 2342 us a step.
+  constexpr bool BOTTOM = NT == 1 && (QT::BOTTOM == 2 || (QT::BOTTOM == 1 && !GLU));
   const int S = ks * 32;
   int u = sl * 32 + lane;
   typename QT::Raw cur[NW][R];
-  if ((BOTTOM || PIPE) && u < units) mq_load<QT, NW, R>(rp, u, cur);
+  if (BOTTOM && u < units) mq_load<QT, NW, R>(rp, u, cur);
   // Before pdl_wait: the lane's weight bytes into L2 (prefetch_l2; unit
   // u's 32 weights lie about 32*BB/BS bytes into the row at u*32*BB/BS,
   // and the lanes' units are consecutive, so every line is touched).
@@ -130,15 +113,13 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   for (int t = 0; t < NT; t++) ss[t] = 0.f;
   if (NORM && NT <= 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
   for (; u < units; u += S) {
-    typename QT::Raw nxt[NW][R];
-    if (PIPE && u + S < units) mq_load<QT, NW, R>(rp, u + S, nxt);
     const int g0 = QT::grp(u);  // the unit's groups: slots g0 and g0 + GS (plain order)
     QU wu[NW][R];
 #pragma unroll
     for (int m = 0; m < NW; m++)
 #pragma unroll
       for (int r = 0; r < R; r++) {
-        if (!BOTTOM && !PIPE) QT::load(rp[m][r], u, cur[m][r]);  // row by row, as before BOTTOM
+        if (!BOTTOM) QT::load(rp[m][r], u, cur[m][r]);  // row by row, as before BOTTOM
         QT::dec(cur[m][r], u, wu[m][r]);
       }
 #pragma unroll
@@ -207,11 +188,6 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
       }
     }
     if (BOTTOM && u + S < units) mq_load<QT, NW, R>(rp, u + S, cur);
-    if (PIPE)
-#pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < R; r++) cur[m][r] = nxt[m][r];
   }
   pdl_trigger();
   // Each warp: xor-trees over its lanes (every lane gets the same sums).

@@ -60,20 +60,11 @@ func (h *devHelper) poison(n int) cu.DevicePtr {
 }
 
 // down synchronizes the stream and copies n float32s back.
-func (h *devHelper) down(p cu.DevicePtr, n int) ([]float32, error) {
-	out := make([]float32, n)
-	if err := h.s.Synchronize(); err != nil {
-		return nil, fmt.Errorf("cuda check: %w", err)
-	}
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(4*n)); err != nil {
-		return nil, fmt.Errorf("cuda check: download: %w", err)
-	}
-	return out, nil
-}
+func (h *devHelper) down(p cu.DevicePtr, n int) ([]float32, error) { return download[float32](h, p, n) }
 
-// downInts synchronizes the stream and copies n int32s back.
-func (h *devHelper) downInts(p cu.DevicePtr, n int) ([]int32, error) {
-	out := make([]int32, n)
+// download synchronizes h's stream and copies n 4-byte values back.
+func download[T float32 | int32](h *devHelper, p cu.DevicePtr, n int) ([]T, error) {
+	out := make([]T, n)
 	if err := h.s.Synchronize(); err != nil {
 		return nil, fmt.Errorf("cuda check: %w", err)
 	}

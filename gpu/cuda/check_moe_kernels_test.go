@@ -142,7 +142,7 @@ func checkMoEKernels(d *Device, w io.Writer) (err error) {
 				return nil, nil, nil, err
 			}
 			o, e1 := dh.down(out, n*dim)
-			id, e2 := dh.downInts(ids, n*k)
+			id, e2 := download[int32](dh, ids, n*k)
 			wt, e3 := dh.down(wts, n*k)
 			return o, id, wt, firstErr(e1, e2, e3)
 		}
