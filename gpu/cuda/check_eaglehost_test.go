@@ -4,12 +4,14 @@ package cuda
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"rigscope/engine"
 	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
@@ -71,7 +73,11 @@ func (d timedDrafter) Propose(ctx context.Context, seq []int32, req spec.Request
 }
 
 func (d timedDrafter) Observe(pos int, tokens []int32, feats [][]float32) {
-	defer d.tm.add("drafter.Observe", time.Now())
+	name := "drafter.Observe"
+	if len(tokens) > spec.MaxK+1 {
+		name += " (prefill)"
+	}
+	defer d.tm.add(name, time.Now())
 	d.Drafter.Observe(pos, tokens, feats)
 }
 
@@ -85,7 +91,8 @@ func (d timedDrafter) Accept(path []int) {
 // loop's calls timed on the host, and plain decoding the same way: where
 // a speculative step's host time goes beyond the device's graphs.
 func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
-	const k, ctxLen = 4, 1024
+	const k = 4
+	ctxLen := *checkEagleCtx
 	ref, err := readRef(models)
 	if err != nil {
 		return err
@@ -163,7 +170,7 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 	if err := run(&eagle, timedDrafter{dr, &eagle.tm}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\neagle3 host times through spec.Generate (no engine), gocoder-14m-hf + head, k=%d, %d prompts, graphs warm\n", k, len(ref.Prompts))
+	fmt.Fprintf(stdout, "\neagle3 host times through spec.Generate (no engine), gocoder-14m-hf + head, k=%d, %d prompts, context %d, graphs warm\n", k, len(ref.Prompts), ctxLen)
 	for _, r := range []struct {
 		name string
 		a    *agg
@@ -179,7 +186,7 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		slices.Sort(names)
 		var sum time.Duration
 		for _, n := range names {
-			if n == "target.ForwardIDs T=2" {
+			if n == "target.ForwardIDs T=2" || n == "drafter.Observe (prefill)" {
 				continue // the prefills
 			}
 			sum += a.tm.d[n]
@@ -187,5 +194,49 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		}
 		fmt.Fprintf(stdout, "    %-26s %8.1f us a step (decode less the timed calls)\n", "the rest", us(a.decode-sum, a.steps))
 	}
+	return nil
+}
+
+var (
+	checkEagleReps = flag.Int("eaglereps", 20, "eagleprof check: engine runs of the 12 prompts with the EAGLE-3 head (for -test.cpuprofile)")
+	checkEagleCtx  = flag.Int("eaglectx", 1024, "eaglehost and eagleprof checks: the context (KV cache) length; eagleprof: 0 for the engine's default")
+)
+
+// checkEagleProf runs the eagle check's engine path (plain once, then
+// -eaglereps rounds of EAGLE-3 k=4 over the 12 prompts) long enough for a
+// host CPU profile (-test.cpuprofile) to show the engine's share of a step.
+func checkEagleProf(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
+	ref, err := readRef(models)
+	if err != nil {
+		return err
+	}
+	e, err := engine.Open(ctx, filepath.Join(models, "gocoder-14m-hf"), engine.Options{Device: "cuda", CtxLen: *checkEagleCtx})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	rate := func(dc engine.DrafterConfig, reps int) (float64, error) {
+		var n, s float64
+		for range reps {
+			for _, p := range ref.Prompts {
+				_, _, st, err := runCollect(ctx, e, engine.RunConfig{PromptIDs: p.PromptIDs, MaxTokens: 69, Drafter: dc})
+				if err != nil {
+					return 0, err
+				}
+				n, s = n+float64(st.GeneratedTokens-1), s+float64(st.GeneratedTokens-1)/st.DecodeTokensPerS
+			}
+		}
+		return n / s, nil
+	}
+	plain, err := rate(engine.DrafterConfig{Kind: "none"}, 2)
+	if err != nil {
+		return err
+	}
+	eagle, err := rate(engine.DrafterConfig{Kind: "eagle3", Path: head, K: 4}, *checkEagleReps)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\neagleprof (engine path, gocoder-14m-hf, context %d): plain %.1f tok/s, eagle3 k=4 %.1f tok/s over %d rounds of %d prompts (%.2fx)\n",
+		e.CtxLen(), plain, eagle, *checkEagleReps, len(ref.Prompts), eagle/plain)
 	return nil
 }
