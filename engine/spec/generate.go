@@ -197,7 +197,8 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 		st.Baseline = baseline
 		g.emit(&st)
 		now := time.Now()
-		st.Other = max(0, now.Sub(last)-st.Draft-st.Verify)
+		// A chain enqueued ahead is the next step's Draft (runAhead).
+		st.Other = max(0, now.Sub(last)-st.Draft-st.Verify-g.ahead.took)
 		last = now
 		g.res.Counts.Add(st.Step)
 		if g.o.Step != nil {
