@@ -400,7 +400,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		fmt.Fprintf(w, "%-10s %9.0f %11.0f %9.0f %10.2f %9.0f %9.0f %10.2f %9.0f %9.0f\n", f.name, a, 1e6/a, b, b/a, pa, pb, pb/pa, ba, bb)
 	}
 	if len(mqvSets) > 0 {
-		fmt.Fprintf(w, "\none-token variants (-bwmqv: each setting's T=1 product against base, rounds alternating base and the settings that change it; us plain r1 r2 | pdl r1 r2)\n%s\n", strings.Join(mqvRows, "\n"))
+		fmt.Fprintf(w, "\none-token variants (-bwmqv: each setting's T=1 product against base, rounds alternating base and the settings that change it; type shape | setting | us plain r1 r2 | pdl r1 r2 | kernel/blocks/K split)\n%s\n", strings.Join(mqvRows, "\n"))
 		fmt.Fprintf(w, "\nllama-8b decode step at T=1 under each -bwmqv setting (the products above, means of the two rounds; settings that change nothing of a file left out)\n")
 		for _, f := range files {
 			missing = 0
@@ -408,7 +408,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			if missing > 0 {
 				continue
 			}
-			fmt.Fprintf(w, "%-10s %-28s T=1 %7.0f us plain %7.0f us pdl\n", f.name, "base "+tgt.tune.MQV.String(), a, pa)
+			fmt.Fprintf(w, "%-10s %-28s T=1 %7.0f us plain %7.0f us pdl\n", f.name, "base="+tgt.tune.MQV.String(), a, pa)
 			for i, k := range mqvSets {
 				b, pb := step(1, f.typeOf, fmt.Sprintf("mqv%d", i+1)), step(1, f.typeOf, fmt.Sprintf("mqv%dpdl", i+1))
 				if missing == 0 && (b != a || pb != pa) {

@@ -50,11 +50,11 @@ func bwMQV(tgt *Target, mats []dweight, sh q8bShape, label string, sets []mqvKno
 		for _, p := range parts {
 			ks := tgt.mqSplit(p.rows, p.dt)
 			name, grid, err := tgt.mqKernel(prefix, p.dt, p.rows, p.cols, 1, ks)
-			fmt.Fprintf(&b, "%s grid %d ks %d", name, grid[0], ks)
+			fmt.Fprintf(&b, "%s/%d/ks%d", name, grid[0], ks)
 			if err != nil {
 				fmt.Fprintf(&b, " (%v)", err)
 			}
-			b.WriteString("; ")
+			b.WriteString(" ")
 		}
 		return b.String()
 	}
@@ -101,14 +101,14 @@ func bwMQV(tgt *Target, mats []dweight, sh q8bShape, label string, sets []mqvKno
 		us[fmt.Sprintf("%s%dpdl", key, i)] = (r.pdl[0] + r.pdl[1]) / 2
 	}
 	for _, r := range rs {
-		name := "base " + base.String()
+		name := "base=" + base.String()
 		tgt.tune.MQV = base
 		if r.set > 0 {
 			name = sets[r.set-1].String()
 			tgt.tune.MQV = sets[r.set-1]
 		}
-		rows = append(rows, fmt.Sprintf("%-6s %-22s T=1  %-20s %7.1f %7.1f | %7.1f %7.1f  (%s)", label, sh.name, name,
-			r.plain[0], r.plain[1], r.pdl[0], r.pdl[1], strings.TrimSuffix(plan(), "; ")))
+		rows = append(rows, fmt.Sprintf("%-6s %-22s | %-22s | %7.1f %7.1f | %7.1f %7.1f | %s", label, sh.name, name,
+			r.plain[0], r.plain[1], r.pdl[0], r.pdl[1], strings.TrimSpace(plan())))
 	}
 	return rows, nil
 }
