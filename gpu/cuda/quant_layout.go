@@ -1,6 +1,12 @@
 package cuda
 
-import "rigscope/engine/tensor"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"rigscope/engine/tensor"
+)
 
 // Host-side layout of the quantized products (kernels/quant.cu): they need
 // no GPU (and no cuda build tag), so quant_layout_test.go checks them, and
@@ -67,4 +73,98 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 		return 8
 	}
 	return 16
+}
+
+// mqVariant is a one-token product kernel's variant (quant_mv.cu's end):
+// the kernel name's suffix after _1 and its rows per group (its R).
+type mqVariant struct {
+	suffix string
+	rows   int
+}
+
+// mqvKnob is RIGSCOPE_CUDA_MQV (Tuning.MQV): variants of the one-token
+// (T=1) quantized products, for comparisons; the zero value is the default.
+type mqvKnob struct {
+	kern  map[string]mqVariant  // prefix_type ("mqg_q4k"): the variant its T=1 kernel runs
+	ks2   map[tensor.DType]bool // K split 2 where mqSplit picks 4 (every T: a row sums the same for every T)
+	names []string              // the entries, as given
+}
+
+// mqvEntries are RIGSCOPE_CUDA_MQV's entries (comma-separated; one that
+// names a kernel another entry named replaces it): r2b 2 rows per group
+// with BOTTOM loading, r2 2 rows loading unit by unit, r1b, r4b 1 and 4
+// rows with BOTTOM (quant_mv.cu instantiates exactly these).
+var mqvEntries = map[string]struct {
+	kernels []string
+	v       mqVariant
+	ks2     tensor.DType
+}{
+	"glu2":    {[]string{"mqg_q4k"}, mqVariant{"r2b", 2}, 0},
+	"glu2nb":  {[]string{"mqg_q4k"}, mqVariant{"r2", 2}, 0},
+	"glu4b":   {[]string{"mqg_q4k"}, mqVariant{"r4b", 4}, 0},
+	"glu1":    {[]string{"mqg_q4k"}, mqVariant{"r1b", 1}, 0},
+	"q4r2":    {[]string{"mq_q4k", "mqn_q4k"}, mqVariant{"r2b", 2}, 0},
+	"q6r2":    {[]string{"mq_q6k", "mqn_q6k"}, mqVariant{"r2b", 2}, 0},
+	"q6glu2":  {[]string{"mqg_q6k"}, mqVariant{"r2b", 2}, 0},
+	"q6glu1":  {[]string{"mqg_q6k"}, mqVariant{"r1b", 1}, 0},
+	"q80r2":   {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2b", 2}, 0},
+	"q80r2nb": {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2", 2}, 0},
+	"q80ks2":  {nil, mqVariant{}, tensor.Q8_0},
+}
+
+// parseMQV parses RIGSCOPE_CUDA_MQV; an unknown entry is an error.
+func parseMQV(env string) (mqvKnob, error) {
+	var k mqvKnob
+	for _, f := range strings.Split(env, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		e, ok := mqvEntries[f]
+		if !ok {
+			names := make([]string, 0, len(mqvEntries))
+			for n := range mqvEntries {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return mqvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MQV: unknown entry %q (want some of %s)", f, strings.Join(names, ","))
+		}
+		for _, kn := range e.kernels {
+			if k.kern == nil {
+				k.kern = map[string]mqVariant{}
+			}
+			k.kern[kn] = e.v
+		}
+		if e.ks2 != 0 {
+			if k.ks2 == nil {
+				k.ks2 = map[tensor.DType]bool{}
+			}
+			k.ks2[e.ks2] = true
+		}
+		k.names = append(k.names, f)
+	}
+	return k, nil
+}
+
+// String is the entries, or "default".
+func (k mqvKnob) String() string {
+	if len(k.names) == 0 {
+		return "default"
+	}
+	return strings.Join(k.names, ",")
+}
+
+// variant is the variant k sets for the one-token kernel of prefix (mq,
+// mqn or mqg) and type suffix suf (q4k ...), if any.
+func (k mqvKnob) variant(prefix, suf string) (mqVariant, bool) {
+	v, ok := k.kern[prefix+"_"+suf]
+	return v, ok
+}
+
+// split is mqSplit's ks for dt as k changes it.
+func (k mqvKnob) split(ks int, dt tensor.DType) int {
+	if ks == 4 && k.ks2[dt] {
+		return 2
+	}
+	return ks
 }
