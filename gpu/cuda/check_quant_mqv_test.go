@@ -21,7 +21,7 @@ func bwMQVSets() ([]mqvKnob, error) {
 		if strings.TrimSpace(v) == "" {
 			continue
 		}
-		k, err := parseMQV(v)
+		k, err := parseMQV(v, true)
 		if err != nil {
 			return nil, fmt.Errorf("-bwmqv: %w", err)
 		}

@@ -89,7 +89,7 @@ func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks in
 		return "", [3]int{}, err
 	}
 	name, R := fmt.Sprintf("%s_%s_%d", prefix, suf, bucket(T)), mqRows(T)
-	if v, ok := t.tune.MQV.variant(prefix, suf); ok && bucket(T) == 1 {
+	if v, ok := t.tune.MQV.variant(prefix, suf, rows); ok && bucket(T) == 1 {
 		name, R = name+v.suffix, v.rows
 	}
 	return name, mqGrid(rows, R, ks), nil

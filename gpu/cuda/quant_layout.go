@@ -78,12 +78,15 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 // mqVariant is a one-token product kernel's variant (quant_mv.cu's end):
 // the kernel name's suffix after _1 and its rows per group (its R).
 type mqVariant struct {
-	suffix string
-	rows   int
+	suffix  string
+	rows    int
+	maxRows int // the matrix rows it applies up to (0: any)
 }
 
 // mqvKnob is RIGSCOPE_CUDA_MQV (Tuning.MQV): variants of the one-token
-// (T=1) quantized products, for comparisons; the zero value is the default.
+// (T=1) quantized products; the zero value runs none (the kernels at
+// mqRows with their type's loading), which RIGSCOPE_CUDA_MQV=none asks
+// for. Unset, it is defaultMQV.
 type mqvKnob struct {
 	kern  map[string]mqVariant  // prefix_type ("mqg_q4k"): the variant its T=1 kernel runs
 	ks2   map[tensor.DType]bool // K split 2 where mqSplit picks 4 (every T: a row sums the same for every T)
@@ -99,22 +102,41 @@ var mqvEntries = map[string]struct {
 	v       mqVariant
 	ks2     tensor.DType
 }{
-	"glu2":    {[]string{"mqg_q4k"}, mqVariant{"r2b", 2}, 0},
-	"glu2nb":  {[]string{"mqg_q4k"}, mqVariant{"r2", 2}, 0},
-	"glu4b":   {[]string{"mqg_q4k"}, mqVariant{"r4b", 4}, 0},
-	"glu1":    {[]string{"mqg_q4k"}, mqVariant{"r1b", 1}, 0},
-	"q4r2":    {[]string{"mq_q4k", "mqn_q4k"}, mqVariant{"r2b", 2}, 0},
-	"q6r2":    {[]string{"mq_q6k", "mqn_q6k"}, mqVariant{"r2b", 2}, 0},
-	"q6glu2":  {[]string{"mqg_q6k"}, mqVariant{"r2b", 2}, 0},
-	"q6glu1":  {[]string{"mqg_q6k"}, mqVariant{"r1b", 1}, 0},
-	"q80r2":   {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2b", 2}, 0},
-	"q80r2nb": {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2", 2}, 0},
+	"glu2":    {[]string{"mqg_q4k"}, mqVariant{"r2b", 2, 0}, 0},
+	"glu2nb":  {[]string{"mqg_q4k"}, mqVariant{"r2", 2, 0}, 0},
+	"glu4b":   {[]string{"mqg_q4k"}, mqVariant{"r4b", 4, 0}, 0},
+	"glu1":    {[]string{"mqg_q4k"}, mqVariant{"r1b", 1, 0}, 0},
+	"q4r2":    {[]string{"mq_q4k", "mqn_q4k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q4mq2":   {[]string{"mq_q4k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q6n2":    {[]string{"mqn_q6k"}, mqVariant{"r2b", 2, 2048}, 0},
+	"q6r2":    {[]string{"mq_q6k", "mqn_q6k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q6glu2":  {[]string{"mqg_q6k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q6glu1":  {[]string{"mqg_q6k"}, mqVariant{"r1b", 1, 0}, 0},
+	"q80r2":   {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2b", 2, 0}, 0},
+	"q80r2nb": {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2", 2, 0}, 0},
 	"q80ks2":  {nil, mqVariant{}, tensor.Q8_0},
 }
 
-// parseMQV parses RIGSCOPE_CUDA_MQV; an unknown entry is an error.
-func parseMQV(env string) (mqvKnob, error) {
+// defaultMQV is the measured default (H200, llama-8b shapes, T=1 with
+// PDL, bench/cuda/results/s17/qglu): Q4_K's add products (wo, down) at 2
+// rows, 6.9 / 13.9 us against 7.6 / 15.5 (its norm products and GLU lose
+// at 2); Q6_K's GLU at 2 rows 36.4 us against 45.1 (255 registers at 4),
+// and its norm products at 2 rows on small matrices only (the Q4_K_M qkv's
+// Q6_K slice of 1024 rows: 9.7 us against 10.9 for the pair; the output
+// projection loses 8% at 2); Q8_0 at 2 rows split 2 ways: its products a
+// step 2455 us against 2670.
+const defaultMQV = "q4mq2,q6glu2,q6n2,q80r2,q80ks2"
+
+// parseMQV parses RIGSCOPE_CUDA_MQV (unset: defaultMQV; "none": no
+// variants); an unknown entry is an error.
+func parseMQV(env string, set bool) (mqvKnob, error) {
 	var k mqvKnob
+	switch {
+	case !set:
+		env = defaultMQV
+	case env == "none":
+		return k, nil
+	}
 	for _, f := range strings.Split(env, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -155,9 +177,13 @@ func (k mqvKnob) String() string {
 }
 
 // variant is the variant k sets for the one-token kernel of prefix (mq,
-// mqn or mqg) and type suffix suf (q4k ...), if any.
-func (k mqvKnob) variant(prefix, suf string) (mqVariant, bool) {
+// mqn or mqg) and type suffix suf (q4k ...) on a matrix of rows rows, if
+// any.
+func (k mqvKnob) variant(prefix, suf string, rows int) (mqVariant, bool) {
 	v, ok := k.kern[prefix+"_"+suf]
+	if ok && v.maxRows > 0 && rows > v.maxRows {
+		return mqVariant{}, false
+	}
 	return v, ok
 }
 

@@ -323,25 +323,38 @@ func TestMQMTile(t *testing.T) {
 // rows per group Go sizes its grid by (mqGrid) and the loading its suffix
 // says; with every K split its blocks own rows dividing 32 (mq_quant_out).
 func TestMQV(t *testing.T) {
-	def, err := parseMQV("")
+	def, err := parseMQV("none", true)
 	if err != nil || def.kern != nil || def.ks2 != nil || def.String() != "default" {
-		t.Fatalf("default: %+v, %v", def, err)
+		t.Fatalf("none: %+v, %v", def, err)
 	}
-	if _, err := parseMQV("glu2,nope"); err == nil {
+	if _, err := parseMQV("glu2,nope", true); err == nil {
 		t.Errorf("unknown entry: no error")
 	}
-	k, err := parseMQV(" glu2, q80r2 ,q80ks2")
+	unset, err := parseMQV("", false)
+	if err != nil || unset.String() != defaultMQV {
+		t.Fatalf("unset: %+v, %v (want %s)", unset, err, defaultMQV)
+	}
+	if v, ok := unset.variant("mqn", "q6k", 1024); !ok || v.suffix != "r2b" {
+		t.Errorf("default: mqn_q6k on 1024 rows %+v %v, want r2b", v, ok)
+	}
+	if _, ok := unset.variant("mqn", "q6k", 128256); ok {
+		t.Errorf("default: mqn_q6k on 128256 rows has a variant (q6n2 stops at 2048 rows)")
+	}
+	if _, ok := unset.variant("mqn", "q4k", 6144); ok {
+		t.Errorf("default: mqn_q4k has a variant")
+	}
+	k, err := parseMQV(" glu2, q80r2 ,q80ks2", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := k.variant("mqg", "q4k"); !ok || v != (mqVariant{"r2b", 2}) {
+	if v, ok := k.variant("mqg", "q4k", 14336); !ok || v != (mqVariant{"r2b", 2, 0}) {
 		t.Errorf("glu2: mqg_q4k %+v %v", v, ok)
 	}
-	if _, ok := k.variant("mq", "q4k"); ok {
+	if _, ok := k.variant("mq", "q4k", 4096); ok {
 		t.Errorf("glu2 set mq_q4k")
 	}
 	for _, p := range []string{"mq", "mqn", "mqg"} {
-		if v, ok := k.variant(p, "q80"); !ok || v != (mqVariant{"r2b", 2}) {
+		if v, ok := k.variant(p, "q80", 4096); !ok || v != (mqVariant{"r2b", 2, 0}) {
 			t.Errorf("q80r2: %s_q80 %+v %v", p, v, ok)
 		}
 	}
