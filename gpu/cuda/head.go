@@ -512,7 +512,8 @@ func (h *Head) eagleIn(emb dweight, res cu.DevicePtr, T, s int) error {
 }
 
 // enqueueDraftToken drafts token j from the output row (dim):
-// lm_head(norm(row)), argmax, the target id into out[j] and step j+1.
+// lm_head(norm(row)), argmax, the target id into out[j] and step j+1
+// (one kernel with Tuning.HeadOut: draftOut).
 func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	c := h.cfg
 	if h.tune.HeadOut {

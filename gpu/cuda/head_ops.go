@@ -105,7 +105,8 @@ func (h *Head) draftOut(row cu.DevicePtr, j, k int) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	name := fmt.Sprintf("tcnam%d_%s", h.tcWarps("output", h.lm.rows, false), suf)
+	nw := h.tcWarps("output", h.lm.rows, false) // the output product's block, so its sums are tcn's
+	name := fmt.Sprintf("tcnam%d_%s", nw, suf)
 	if !h.dev.has(name) {
 		return false, nil
 	}
@@ -116,7 +117,6 @@ func (h *Head) draftOut(row cu.DevicePtr, j, k int) (bool, error) {
 			cat = h.cat
 		}
 	}
-	nw := h.tcWarps("output", h.lm.rows, false)
 	return true, h.kernel("headout", h.lm.bytes(), name, [3]int{(h.lm.rows + 15) / 16, 1, 1}, [3]int{32 * nw, 1, 1},
 		ptr(h.logits), ptr(row), ptr(h.lm.w), i32(h.lm.rows), i32(h.lm.cols), ptr(h.outNorm), f32(h.eps),
 		ptr(h.ids), ptr(h.hoPart), ptr(h.hoCnt), ptr(h.d2t), ptr(h.out), i32(j), ptr(next),
