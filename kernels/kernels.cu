@@ -375,20 +375,31 @@ struct Step {
 // its own (its input), and argmax_d2t (below) hands each drafted token to
 // the next draft step.
 
+// group_sync<NT> is __syncthreads with NT 0, else a barrier of the
+// block's first NT threads (named barrier 1; NT a multiple of 32).
+template <int NT = 0>
+__device__ __forceinline__ void group_sync() {
+  if (NT == 0) __syncthreads();
+  else asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+}
+
 // block_sum2 sums a and b over the block (blockDim.x a multiple of 32, at
-// most 1024); every thread gets the totals.
+// most 1024), or with NT > 0 over its first NT threads (only they call
+// it); every calling thread gets the totals, summed in the same order as
+// a block of NT threads would.
+template <int NT = 0>
 __device__ __forceinline__ float2 block_sum2(float a, float b) {
   __shared__ float2 red[32];
   for (int o = 16; o > 0; o >>= 1) {
     a += __shfl_xor_sync(0xffffffffu, a, o);
     b += __shfl_xor_sync(0xffffffffu, b, o);
   }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = NT ? NT / 32 : blockDim.x >> 5;
   if (lane == 0) red[warp] = make_float2(a, b);
-  __syncthreads();
+  group_sync<NT>();
   float2 s = make_float2(0.f, 0.f);
   for (int w = 0; w < nw; w++) { s.x += red[w].x; s.y += red[w].y; }
-  __syncthreads();
+  group_sync<NT>();
   return s;
 }
 
@@ -397,8 +408,12 @@ __device__ __forceinline__ float2 block_sum2(float a, float b) {
 // whid), cat (T, 2*dim), h (T, dim); with nbr (norm_before_residual) also
 // h[t] = rmsnorm(h[t]) * whid, where the residual stream starts.
 // eagle_in_row is one row of it (the whole block): c (2*dim), hr (dim),
-// tok the row's token.
-template <class WT>
+// tok the row's token. NT > 0: the block's first NT threads run it (only
+// they call it), bitwise as a block of NT threads would; EC and HC bound
+// the embedding and hidden elements a thread keeps in registers (EC 32 and
+// HC 16 for eagle_in; rows longer than they allow take the loop, with the
+// same sums).
+template <class WT, int NT = 0, int EC = 32, int HC = 16>
 __device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws, long tok, const float* win,
                              const float* whid, int dim, float eps, int nbr) {
   // Every load is issued before the first store (the loops below read back
@@ -410,8 +425,8 @@ __device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws,
   // thread keeps the elements it summed before (k = threadIdx.x + i *
   // blockDim.x, in that order), so the sums, and the row, are bitwise
   // those of the loop; dims past what the registers hold take the loop.
-  constexpr int EI = WT::E >= 32 ? 1 : 32 / WT::E, HI = 16;
-  const int ne = dim / WT::E, bd = blockDim.x, tx = threadIdx.x;
+  constexpr int EI = WT::E >= EC ? 1 : EC / WT::E, HI = HC;
+  const int ne = dim / WT::E, bd = NT ? NT : blockDim.x, tx = threadIdx.x;
   if (ne <= EI * bd && dim <= HI * bd) {
     float ev[EI][WT::E], hv[HI];
 #pragma unroll
@@ -430,7 +445,7 @@ __device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws,
 #pragma unroll
     for (int i = 0; i < HI; i++)
       if (tx + i * bd < dim) sh += hv[i] * hv[i];
-    const float2 ss = block_sum2(se, sh);
+    const float2 ss = block_sum2<NT>(se, sh);
     const float ie = rsqrtf(ss.x / dim + eps), ih = rsqrtf(ss.y / dim + eps);
     float gw[EI][WT::E], gh[HI];
 #pragma unroll
@@ -458,20 +473,20 @@ __device__ void eagle_in_row(float* c, float* hr, const void* w, const void* ws,
     return;
   }
   float se = 0.f, sh = 0.f;
-  for (int k = threadIdx.x; k < dim / WT::E; k += blockDim.x) {
+  for (int k = threadIdx.x; k < dim / WT::E; k += (NT ? NT : blockDim.x)) {
     float v[WT::E];
     WT::load(w, ws, tok, dim, k, v);
 #pragma unroll
     for (int i = 0; i < WT::E; i++) { c[k * WT::E + i] = v[i]; se += v[i] * v[i]; }
   }
-  for (int k = threadIdx.x; k < dim; k += blockDim.x) { float v = hr[k]; sh += v * v; }
-  const float2 ss = block_sum2(se, sh);
+  for (int k = threadIdx.x; k < dim; k += (NT ? NT : blockDim.x)) { float v = hr[k]; sh += v * v; }
+  const float2 ss = block_sum2<NT>(se, sh);
   const float ie = rsqrtf(ss.x / dim + eps), ih = rsqrtf(ss.y / dim + eps);
-  for (int k = threadIdx.x; k < dim / WT::E; k += blockDim.x) {
+  for (int k = threadIdx.x; k < dim / WT::E; k += (NT ? NT : blockDim.x)) {
 #pragma unroll
     for (int i = 0; i < WT::E; i++) { const int j = k * WT::E + i; c[j] = c[j] * ie * win[j]; }
   }
-  for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+  for (int k = threadIdx.x; k < dim; k += (NT ? NT : blockDim.x)) {
     const float v = hr[k] * ih * whid[k];
     c[dim + k] = v;
     if (nbr) hr[k] = v;
@@ -623,6 +638,8 @@ ARGMAX_IN(q5k, WQ<QQ5K>)
 ARGMAX_IN(q6k, WQ<QQ6K>)
 ARGMAX_IN(q40, WQ<QQ40>)
 ARGMAX_IN(q80, WQ<QQ80>)
+
+#include "headout.cu"
 
 // ---------------------------------------------------- synthetic weights
 // Fill n elements with uniform values in [-a, a) from a hash of (seed, i).

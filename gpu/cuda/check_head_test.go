@@ -182,7 +182,7 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		fmt.Fprintf(stdout, " %s %dx %.1f us;", x.Kind, x.Launches, x.Micros)
 	}
 	fmt.Fprintln(stdout)
-	return nil
+	return checkHeadOut(ctx, d, h, filepath.Base(head), 2000, stdout) // the fused draft token, off and on (check_headout_test.go)
 }
 
 // checkHead8B times the yardstick: one draft step of an EAGLE-3
@@ -271,7 +271,7 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	return nil
+	return checkHeadOut(ctx, d, dh, "8B-shaped, random bf16", 300, stdout) // the fused draft token, off and on (check_headout_test.go)
 }
 
 // loadHead8B uploads the EAGLE-3 head shaped for Llama-3-8B (random bf16

@@ -53,6 +53,7 @@ type Head struct {
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
 	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
+	hoPart, hoCnt                        cu.DevicePtr // the fused draft token's argmax (draftOut): a float2 per block of 16 rows, its counter
 	ropeCos, ropeSin                     cu.DevicePtr
 	bufs                                 []cu.DevicePtr
 
@@ -222,6 +223,10 @@ func (h *Head) allocState() error {
 	h.amPart = alloc(argmaxBlocks * 8)
 	if h.amCnt = alloc(4); err == nil {
 		err = cu.MemsetD32(h.amCnt, 0, 1)
+	}
+	h.hoPart = alloc(8 * int64((c.DraftVocab+15)/16))
+	if h.hoCnt = alloc(4); err == nil {
+		err = cu.MemsetD32(h.hoCnt, 0, 1)
 	}
 	if err != nil {
 		return err
@@ -507,9 +512,15 @@ func (h *Head) eagleIn(emb dweight, res cu.DevicePtr, T, s int) error {
 }
 
 // enqueueDraftToken drafts token j from the output row (dim):
-// lm_head(norm(row)), argmax, the target id into out[j] and step j+1.
+// lm_head(norm(row)), argmax, the target id into out[j] and step j+1
+// (one kernel with Tuning.HeadOut: draftOut).
 func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	c := h.cfg
+	if h.tune.HeadOut {
+		if done, err := h.draftOut(row, j, k); done || err != nil {
+			return err
+		}
+	}
 	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
 		return err
 	}
