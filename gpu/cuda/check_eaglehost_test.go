@@ -57,20 +57,12 @@ func (t timedTarget) Captured() [][]float32 {
 }
 
 // timedDrafter is the EAGLE-3 drafter with the loop's calls timed.
-// With emitted set, a chain asked for after a sequence longer than the
-// tokens emitted (prompt included) so far is refused: the loop's chain
-// drafted ahead of the emit (spec's runAhead) is then not used, which is
-// how the check times the loop without it.
 type timedDrafter struct {
 	*eagle3.Drafter
-	tm      *hostTimes
-	emitted *int
+	tm *hostTimes
 }
 
 func (d timedDrafter) ProposeOnDevice(ctx context.Context, seq []int32, req spec.Request) (spec.PendingChain, error) {
-	if d.emitted != nil && len(seq) > *d.emitted {
-		return nil, nil
-	}
 	defer d.tm.add("drafter.ProposeOnDevice", time.Now())
 	return d.Drafter.ProposeOnDevice(ctx, seq, req)
 }
@@ -136,7 +128,6 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		steps, first, tokens int
 		decode, firstStep    time.Duration
 	}
-	emitted := 0
 	run := func(a *agg, drafter spec.Drafter) error {
 		tt := timedTarget{Target: t, tm: &a.tm}
 		for _, p := range ref.Prompts {
@@ -145,9 +136,7 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 				dr.Reset()
 			}
 			n := 0
-			emitted = len(prompt)
 			res, err := spec.Generate(ctx, tt, prompt, spec.Options{MaxTokens: 64 + k + 1, EOS: -1, K: k, Drafter: drafter,
-				Emit: func(ids []int32, _ []bool) { emitted += len(ids) },
 				Step: func(st spec.StepInfo) {
 					if n == 0 {
 						a.firstStep += st.Draft + st.Verify + st.Other
@@ -164,34 +153,28 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		}
 		return nil
 	}
-	var plain, eagle, seq agg
-	for _, a := range []*agg{&plain, &eagle, &seq} {
+	var plain, eagle agg
+	for _, a := range []*agg{&plain, &eagle} {
 		a.tm = hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}
 	}
-	// a warm-up of each (graphs captured), then the measured runs: plain,
-	// EAGLE-3, EAGLE-3 without the chain drafted ahead, alternating, twice
+	// a warm-up of each (graphs captured), then the measured runs
 	if err := run(&agg{tm: hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}, nil); err != nil {
 		return err
 	}
-	if err := run(&agg{tm: hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}, timedDrafter{dr, &hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}, nil}); err != nil {
+	if err := run(&agg{tm: hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}, timedDrafter{dr, &hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}); err != nil {
 		return err
 	}
-	for range 2 {
-		if err := run(&plain, nil); err != nil {
-			return err
-		}
-		if err := run(&eagle, timedDrafter{dr, &eagle.tm, nil}); err != nil {
-			return err
-		}
-		if err := run(&seq, timedDrafter{dr, &seq.tm, &emitted}); err != nil {
-			return err
-		}
+	if err := run(&plain, nil); err != nil {
+		return err
+	}
+	if err := run(&eagle, timedDrafter{dr, &eagle.tm}); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "\neagle3 host times through spec.Generate (no engine), gocoder-14m-hf + head, k=%d, %d prompts, context %d, graphs warm\n", k, len(ref.Prompts), ctxLen)
 	for _, r := range []struct {
 		name string
 		a    *agg
-	}{{"plain", &plain}, {"eagle3", &eagle}, {"no ahead", &seq}} {
+	}{{"plain", &plain}, {"eagle3", &eagle}} {
 		a := r.a
 		us := func(x time.Duration, n int) float64 { return float64(x.Microseconds()) / float64(max(n, 1)) }
 		fmt.Fprintf(stdout, "%-7s %8.1f tok/s, %d tokens, %d steps, decode %.1f us a step (%.1f a token); first step of a run %.1f us\n",
