@@ -197,8 +197,7 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 		st.Baseline = baseline
 		g.emit(&st)
 		now := time.Now()
-		// A chain enqueued ahead is the next step's Draft (runAhead).
-		st.Other = max(0, now.Sub(last)-st.Draft-st.Verify-g.ahead.took)
+		st.Other = max(0, now.Sub(last)-st.Draft-st.Verify)
 		last = now
 		g.res.Counts.Add(st.Step)
 		if g.o.Step != nil {
