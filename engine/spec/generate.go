@@ -151,13 +151,8 @@ type gen struct {
 	seq  []int32 // prompt and emitted tokens; the last is not cached yet
 	next int32   // the last token, to be fed to the target next
 	done bool
-	step int // the decode step being taken (run's loop)
-	// ahead is the next step's chain when the previous step enqueued it
-	// (runAhead); seqAhead the sequence it was drafted after (scratch).
-	ahead    aheadChain
-	seqAhead []int32
-	rows     []int      // feature rows kept (scratch)
-	u        [1]float64 // the uniform number handed to a SampleTarget (scratch)
+	rows []int      // feature rows kept (scratch)
+	u    [1]float64 // the uniform number handed to a SampleTarget (scratch)
 }
 
 func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
@@ -184,7 +179,6 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 			return ctx.Err()
 		}
 		var st StepInfo
-		g.step = step
 		baseline := g.o.Drafter != nil && g.o.MeasureBaseline && baselineDue(step, g.res.Counts.Base.N)
 		if g.o.Drafter == nil || baseline {
 			st, err = g.plainStep(ctx)
@@ -302,19 +296,18 @@ func (g *gen) plainStep(ctx context.Context) (StepInfo, error) {
 // tokens still wanted.
 func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 	base := g.t.Len() // == len(g.seq)-1: g.next is not cached
-	req := g.request(base, len(g.res.Tokens))
-	ahead := g.ahead
-	g.ahead = aheadChain{}
+	room := g.t.MaxLen() - base - 1
+	want := g.o.MaxTokens - len(g.res.Tokens) - 1 // the step adds one token of its own
+	req := Request{K: min(g.o.K, want), Branch: g.o.Branch, Sampler: g.o.DraftSampler}
+	if req.MaxNodes() > room {
+		req.K = room / max(req.Branch, 1)
+	}
 	if req.K < 1 {
 		return g.plainStep(ctx)
 	}
 	td := time.Now()
-	var pend PendingChain
-	var cv ChainVerifier
-	var err error
-	if ahead.pend != nil && ahead.seqLen == len(g.seq) && ahead.req == req {
-		pend, cv = ahead.pend, ahead.cv // enqueued by the previous step (runAhead)
-	} else if pend, cv, err = g.proposeOnDevice(ctx, g.seq, req); err != nil {
+	pend, cv, err := g.proposeOnDevice(ctx, req)
+	if err != nil {
 		return StepInfo{}, err
 	}
 	var prop Proposal
@@ -323,7 +316,7 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 			return StepInfo{}, fmt.Errorf("drafter %s: %w", g.o.Drafter.Name(), err)
 		}
 	}
-	draftTime := time.Since(td) + ahead.took
+	draftTime := time.Since(td)
 	if pend == nil && len(prop.Tokens) == 0 {
 		st, err := g.plainStep(ctx)
 		st.Draft = draftTime
@@ -411,74 +404,12 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 		g.observe(base, append([]int32{g.next}, st.IDs[:len(path)]...), g.rows, n+1)
 	}
 	st.Verify = time.Since(tv)
-	if pend != nil {
-		g.runAhead(ctx, st.IDs)
-	}
 	return st, nil
-}
-
-// request is the proposal a speculative step at cached length base asks
-// for after emitted tokens: K shrunk to the tokens still wanted (the step
-// adds one of its own) and to the room left in the context (K < 1: a
-// plain step).
-func (g *gen) request(base, emitted int) Request {
-	room := g.t.MaxLen() - base - 1
-	want := g.o.MaxTokens - emitted - 1
-	req := Request{K: min(g.o.K, want), Branch: g.o.Branch, Sampler: g.o.DraftSampler}
-	if req.MaxNodes() > room {
-		req.K = room / max(req.Branch, 1)
-	}
-	return req
-}
-
-// aheadChain is the next step's chain, left on the device by runAhead.
-type aheadChain struct {
-	pend   PendingChain
-	cv     ChainVerifier
-	seqLen int           // the sequence it drafts after
-	req    Request       // and the request it answers
-	took   time.Duration // the host time its enqueue took (the next step's Draft)
-}
-
-// runAhead enqueues the next step's chain on the device as soon as this
-// step's tokens (ids, not yet emitted) are known, so that the device
-// drafts while the host emits them and the caller records the step: a
-// device step, not the host's bookkeeping, is then what the next verify
-// waits for. Only where the next step is surely a speculative one (no end
-// of sequence, tokens and context left, not a baseline step); a
-// stop string the caller finds in the text ends it anyway and the chain
-// is dropped (the drafter's rows and the device's cache past the
-// generation's end are never read). An enqueue error is left to the next
-// step, which proposes again and reports it.
-func (g *gen) runAhead(ctx context.Context, ids []int32) {
-	emitted := len(g.res.Tokens) + len(ids)
-	switch {
-	case emitted >= g.o.MaxTokens || g.t.Len()+1 >= g.t.MaxLen():
-		return
-	case g.o.MeasureBaseline && baselineDue(g.step+1, g.res.Counts.Base.N): // this step is not a baseline step: the count stands
-		return
-	}
-	for _, id := range ids {
-		if id == g.o.EOS || slices.Contains(g.o.EOSIDs, id) {
-			return
-		}
-	}
-	req := g.request(g.t.Len(), emitted)
-	if req.K < 1 {
-		return
-	}
-	g.seqAhead = append(append(g.seqAhead[:0], g.seq...), ids...)
-	t0 := time.Now()
-	pend, cv, err := g.proposeOnDevice(ctx, g.seqAhead, req)
-	if err != nil || pend == nil {
-		return
-	}
-	g.ahead = aheadChain{pend: pend, cv: cv, seqLen: len(g.seqAhead), req: req, took: time.Since(t0)}
 }
 
 // proposeOnDevice enqueues a greedy chain on the target's device when the
 // drafter and the target can pass it there (nil: draft on the host).
-func (g *gen) proposeOnDevice(ctx context.Context, seq []int32, req Request) (PendingChain, ChainVerifier, error) {
+func (g *gen) proposeOnDevice(ctx context.Context, req Request) (PendingChain, ChainVerifier, error) {
 	cv, ok := g.t.(ChainVerifier)
 	if !ok || req.Branch != 0 || !g.o.Sampler.P.Greedy() {
 		return nil, nil, nil
@@ -487,7 +418,7 @@ func (g *gen) proposeOnDevice(ctx context.Context, seq []int32, req Request) (Pe
 	if !ok {
 		return nil, nil, nil
 	}
-	p, err := dd.ProposeOnDevice(ctx, seq, req)
+	p, err := dd.ProposeOnDevice(ctx, g.seq, req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("drafter %s: %w", g.o.Drafter.Name(), err)
 	}
