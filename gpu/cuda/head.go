@@ -78,6 +78,14 @@ type Head struct {
 
 var _ eagle3.ChainRunner = (*Head)(nil)
 
+// headOutMaxDim is the widest head whose greedy chains draft each token in
+// one kernel by default (Tuning.HeadOut, draftOut). Measured on the H200
+// (bench/cuda/results/s17/f, the headout lines): the gocoder head (width
+// 512) 23.5 us a draft step against 25.1 in two processes, tokens and
+// logits bitwise the two-kernel path's over 2000 chains; the 8B-shaped
+// head (4096) 209.3 against 201.3 in one process and equal in the other.
+const headOutMaxDim = 1024
+
 // NewHead uploads h to GPU 0 with a cache of slots positions (the
 // engine's DeviceHead for "cuda").
 func NewHead(h *eagle3.Head, slots int) (eagle3.ChainRunner, error) {
@@ -123,6 +131,9 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
 		src:      h,
+	}
+	if tune.HeadOutAuto {
+		hd.tune.HeadOut = c.Dim <= headOutMaxDim
 	}
 	hd.ap = newAttnPlan(hd.mcfg, slots, d.SMs, tune)
 	if err := hd.upload(h); err != nil {

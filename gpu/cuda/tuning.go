@@ -23,7 +23,8 @@ type Tuning struct {
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
 	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
-	HeadOut       bool     // RIGSCOPE_CUDA_HEADOUT=1: an EAGLE-3 greedy chain's draft token in one kernel, lm_head with the argmax (tcnam*, kernels/headout.cu), not tcn then argmax_d2t(_in) (off by default until measured)
+	HeadOut       bool     // RIGSCOPE_CUDA_HEADOUT=1|0: an EAGLE-3 greedy chain's draft token in one kernel, lm_head with the argmax (tcnam*, kernels/headout.cu), not tcn then argmax_d2t(_in)
+	HeadOutAuto   bool     // RIGSCOPE_CUDA_HEADOUT unset: HeadOut by the head's width (LoadHead: headOutMaxDim)
 	CaptureKernel bool     // RIGSCOPE_CUDA_CAPK=0: EAGLE-3 features copied out of a step by memcpy nodes, not the copy_f32 kernel
 	RankStreams   bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
@@ -60,6 +61,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
 		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
 		HeadOut:       get("RIGSCOPE_CUDA_HEADOUT") == "1",
+		HeadOutAuto:   get("RIGSCOPE_CUDA_HEADOUT") == "",
 		CaptureKernel: get("RIGSCOPE_CUDA_CAPK") != "0",
 		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",

@@ -24,8 +24,9 @@ func TestParseTuning(t *testing.T) {
 			func(w *Tuning) {
 				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false
 			}, false},
-		{"fused draft token", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "1"}, func(w *Tuning) { w.HeadOut = true }, false},
-		{"fused draft token other ignored", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "on"}, func(*Tuning) {}, false},
+		{"fused draft token", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "1"}, func(w *Tuning) { w.HeadOut, w.HeadOutAuto = true, false }, false},
+		{"fused draft token off", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "0"}, func(w *Tuning) { w.HeadOutAuto = false }, false},
+		{"fused draft token other off", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "on"}, func(w *Tuning) { w.HeadOutAuto = false }, false},
 		{"rank devices", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "each"}, func(w *Tuning) { w.RankDevices = true }, false},
 		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},
 		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
@@ -89,7 +90,7 @@ func TestParseTuning(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, want)
 		}
 	}
-	if def.TensorCores != true || def.L2Prefetch || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
+	if def.TensorCores != true || def.L2Prefetch || def.HeadOut || !def.HeadOutAuto || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
 		t.Errorf("defaults = %+v", def)
 	}
 }
