@@ -40,16 +40,9 @@ type eagleRef struct {
 // "cuda" and on "cpu": accepted drafts per step against the PyTorch
 // reference, the tokens against plain greedy decoding.
 func checkEagle(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
-	raw, err := os.ReadFile(filepath.Join(head, "reference-public.json"))
+	ref, err := readEagleRef(head)
 	if err != nil {
 		return err
-	}
-	var ref eagleRef
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		return fmt.Errorf("%s/reference-public.json: %w", head, err)
-	}
-	if len(ref.Prompts) == 0 {
-		return fmt.Errorf("%s/reference-public.json: no prompts", head)
 	}
 	target := filepath.Join(models, "gocoder-14m-hf")
 	layers, rel, err := checkFeatures(ctx, d, target, head, ref.Prompts[0].PromptIDs)
@@ -245,4 +238,62 @@ func checkFeatures(ctx context.Context, d *Device, path, head string, prompt []i
 		}
 	}
 	return layers, maxRel, nil
+}
+
+// eaglePair is gocoder-14m on a device with its EAGLE-3 head's weights
+// (LoadHead puts those on a device), as the eagle checks load them.
+type eaglePair struct {
+	src loader.Source
+	t   *Target
+	hw  *eagle3.Head
+}
+
+// loadEaglePair loads MODELS/gocoder-14m-hf on d with a cache of ctxLen
+// positions and the head in dir.
+func loadEaglePair(d *Device, models, dir string, ctxLen int) (*eaglePair, error) {
+	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p := &eaglePair{src: src}
+	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
+	if err == nil {
+		p.t, err = Load(d, w, ctxLen)
+	}
+	if err == nil {
+		p.hw, err = eagle3.Load(dir, src)
+	}
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Close frees what loadEaglePair loaded.
+func (p *eaglePair) Close() {
+	if p.hw != nil {
+		p.hw.Close()
+	}
+	if p.t != nil {
+		p.t.Close()
+	}
+	p.src.Close()
+}
+
+// readEagleRef reads the head's reference-public.json (prompts, accepted
+// drafts per step and tokens at k=4, the mean acceptance length).
+func readEagleRef(head string) (*eagleRef, error) {
+	raw, err := os.ReadFile(filepath.Join(head, "reference-public.json"))
+	if err != nil {
+		return nil, err
+	}
+	var ref eagleRef
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		return nil, fmt.Errorf("%s/reference-public.json: %w", head, err)
+	}
+	if len(ref.Prompts) == 0 {
+		return nil, fmt.Errorf("%s/reference-public.json: no prompts", head)
+	}
+	return &ref, nil
 }

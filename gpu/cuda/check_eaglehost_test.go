@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"rigscope/engine"
-	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
@@ -97,25 +96,12 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 	if err != nil {
 		return err
 	}
-	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	pair, err := loadEaglePair(d, models, head, ctxLen)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return err
-	}
-	t, err := Load(d, w, ctxLen)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	hw, err := eagle3.Load(head, src)
-	if err != nil {
-		return err
-	}
-	defer hw.Close()
+	defer pair.Close()
+	t, hw := pair.t, pair.hw
 	dh, err := LoadHead(d, hw, ctxLen+spec.MaxK*spec.MaxBranch)
 	if err != nil {
 		return err
