@@ -262,28 +262,16 @@ MQ_ALL(q5k, QQ5K)
 MQ_ALL(q6k, QQ6K)
 MQ_ALL(q40, QQ40)
 MQ_ALL(q80, QQ80)
-// The one-token variants (RIGSCOPE_CUDA_MQV, gpu/cuda mqvEntries; suffix
-// r<R>[b]: R rows per group, b BOTTOM loading; a row's sums are those of
-// the default kernels, whose split of a row does not depend on R or on the
-// loading): Q4_K's GLU (BOTTOM at R 4 was 4% slower, bench/cuda/results/
-// s16/q) at 2 rows with and without BOTTOM, at 1 with it, and at 4 with
-// it for reference; Q4_K's and Q6_K's other products and Q6_K's GLU
-// (BOTTOM at 4 rows: 78-80, 128 and 255 registers) at 2 rows, the GLU also
-// at 1; Q8_0's products (BOTTOM at R 4: 168 registers, slower) at 2 rows
-// with and without it.
-MQ_MQG(q4k, QQ4K, 1, r2b, 2, 1)
-MQ_MQG(q4k, QQ4K, 1, r2, 2, 0)
-MQ_MQG(q4k, QQ4K, 1, r4b, 4, 1)
-MQ_MQG(q4k, QQ4K, 1, r1b, 1, 1)
+// The one-token variants (RIGSCOPE_CUDA_MQV, gpu/cuda mqvEntries and its
+// defaultMQV; suffix r<R>b: R rows per group with BOTTOM loading; a row's
+// sums are those of the default kernels, whose split of a row does not
+// depend on R or on the loading): those measured faster on the H200
+// (bench/cuda/results/s17/qglu; the others measured there, Q4_K's GLU and
+// norm products at 1, 2 or 4 rows, Q6_K's add products at 2, Q8_0 at 2
+// rows without BOTTOM, were slower and are gone).
 MQ_MQ(q4k, QQ4K, 1, r2b, 2, 1)
-MQ_MQN(q4k, QQ4K, 1, r2b, 2, 1)
-MQ_MQ(q6k, QQ6K, 1, r2b, 2, 1)
 MQ_MQN(q6k, QQ6K, 1, r2b, 2, 1)
 MQ_MQG(q6k, QQ6K, 1, r2b, 2, 1)
-MQ_MQG(q6k, QQ6K, 1, r1b, 1, 1)
 MQ_MQ(q80, QQ80, 1, r2b, 2, 1)
 MQ_MQN(q80, QQ80, 1, r2b, 2, 1)
 MQ_MQG(q80, QQ80, 1, r2b, 2, 1)
-MQ_MQ(q80, QQ80, 1, r2, 2, 0)
-MQ_MQN(q80, QQ80, 1, r2, 2, 0)
-MQ_MQG(q80, QQ80, 1, r2, 2, 0)

@@ -95,26 +95,18 @@ type mqvKnob struct {
 
 // mqvEntries are RIGSCOPE_CUDA_MQV's entries (comma-separated; one that
 // names a kernel another entry named replaces it): r2b 2 rows per group
-// with BOTTOM loading, r2 2 rows loading unit by unit, r1b, r4b 1 and 4
-// rows with BOTTOM (quant_mv.cu instantiates exactly these).
+// with BOTTOM loading (quant_mv.cu instantiates exactly these), q80ks2
+// Q8_0's K split 2 where mqSplit picks 4.
 var mqvEntries = map[string]struct {
 	kernels []string
 	v       mqVariant
 	ks2     tensor.DType
 }{
-	"glu2":    {[]string{"mqg_q4k"}, mqVariant{"r2b", 2, 0}, 0},
-	"glu2nb":  {[]string{"mqg_q4k"}, mqVariant{"r2", 2, 0}, 0},
-	"glu4b":   {[]string{"mqg_q4k"}, mqVariant{"r4b", 4, 0}, 0},
-	"glu1":    {[]string{"mqg_q4k"}, mqVariant{"r1b", 1, 0}, 0},
-	"q4r2":    {[]string{"mq_q4k", "mqn_q4k"}, mqVariant{"r2b", 2, 0}, 0},
-	"q4mq2":   {[]string{"mq_q4k"}, mqVariant{"r2b", 2, 0}, 0},
-	"q6n2":    {[]string{"mqn_q6k"}, mqVariant{"r2b", 2, 2048}, 0},
-	"q6r2":    {[]string{"mq_q6k", "mqn_q6k"}, mqVariant{"r2b", 2, 0}, 0},
-	"q6glu2":  {[]string{"mqg_q6k"}, mqVariant{"r2b", 2, 0}, 0},
-	"q6glu1":  {[]string{"mqg_q6k"}, mqVariant{"r1b", 1, 0}, 0},
-	"q80r2":   {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2b", 2, 0}, 0},
-	"q80r2nb": {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2", 2, 0}, 0},
-	"q80ks2":  {nil, mqVariant{}, tensor.Q8_0},
+	"q4mq2":  {[]string{"mq_q4k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q6n2":   {[]string{"mqn_q6k"}, mqVariant{"r2b", 2, 2048}, 0},
+	"q6glu2": {[]string{"mqg_q6k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q80r2":  {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2b", 2, 0}, 0},
+	"q80ks2": {nil, mqVariant{}, tensor.Q8_0},
 }
 
 // defaultMQV is the measured default (H200, llama-8b shapes, T=1 with

@@ -327,7 +327,7 @@ func TestMQV(t *testing.T) {
 	if err != nil || def.kern != nil || def.ks2 != nil || def.String() != "default" {
 		t.Fatalf("none: %+v, %v", def, err)
 	}
-	if _, err := parseMQV("glu2,nope", true); err == nil {
+	if _, err := parseMQV("q80r2,nope", true); err == nil {
 		t.Errorf("unknown entry: no error")
 	}
 	unset, err := parseMQV("", false)
@@ -343,15 +343,15 @@ func TestMQV(t *testing.T) {
 	if _, ok := unset.variant("mqn", "q4k", 6144); ok {
 		t.Errorf("default: mqn_q4k has a variant")
 	}
-	k, err := parseMQV(" glu2, q80r2 ,q80ks2", true)
+	k, err := parseMQV(" q6glu2, q80r2 ,q80ks2", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := k.variant("mqg", "q4k", 14336); !ok || v != (mqVariant{"r2b", 2, 0}) {
-		t.Errorf("glu2: mqg_q4k %+v %v", v, ok)
+	if v, ok := k.variant("mqg", "q6k", 14336); !ok || v != (mqVariant{"r2b", 2, 0}) {
+		t.Errorf("q6glu2: mqg_q6k %+v %v", v, ok)
 	}
-	if _, ok := k.variant("mq", "q4k", 4096); ok {
-		t.Errorf("glu2 set mq_q4k")
+	if _, ok := k.variant("mq", "q6k", 4096); ok {
+		t.Errorf("q6glu2 set mq_q6k")
 	}
 	for _, p := range []string{"mq", "mqn", "mqg"} {
 		if v, ok := k.variant(p, "q80", 4096); !ok || v != (mqVariant{"r2b", 2, 0}) {
@@ -361,7 +361,7 @@ func TestMQV(t *testing.T) {
 	if k.split(4, tensor.Q8_0) != 2 || k.split(1, tensor.Q8_0) != 1 || k.split(4, tensor.Q4_K) != 4 || def.split(4, tensor.Q8_0) != 4 {
 		t.Errorf("q80ks2: split wrong")
 	}
-	if k.String() != "glu2,q80r2,q80ks2" {
+	if k.String() != "q6glu2,q80r2,q80ks2" {
 		t.Errorf("String %q", k.String())
 	}
 	src, err := os.ReadFile("../../kernels/quant_mv.cu")

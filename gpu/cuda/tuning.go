@@ -18,7 +18,7 @@ type Tuning struct {
 	TensorCores   bool     // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
 	OutputTC      bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL           bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
-	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=glu2,q80r2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
+	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=q80r2,q80ks2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
 	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)

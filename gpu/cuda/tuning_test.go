@@ -66,9 +66,9 @@ func TestParseTuning(t *testing.T) {
 		{"int8 tensor-core Q4_K", map[string]string{"RIGSCOPE_CUDA_MQM": "1"}, func(w *Tuning) { w.MQM = true }, false},
 		{"L2 prefetch on", map[string]string{"RIGSCOPE_CUDA_L2PF": "1"}, func(w *Tuning) { w.L2Prefetch = true }, false},
 		{"L2 prefetch not 1 stays off", map[string]string{"RIGSCOPE_CUDA_L2PF": "0"}, func(*Tuning) {}, false},
-		{"one-token product variants", map[string]string{"RIGSCOPE_CUDA_MQV": "glu2"},
-			func(w *Tuning) { w.MQV, _ = parseMQV("glu2", true) }, false},
-		{"one-token product variant unknown", map[string]string{"RIGSCOPE_CUDA_MQV": "glu3"}, nil, true},
+		{"one-token product variants", map[string]string{"RIGSCOPE_CUDA_MQV": "q6glu2"},
+			func(w *Tuning) { w.MQV, _ = parseMQV("q6glu2", true) }, false},
+		{"one-token product variant unknown", map[string]string{"RIGSCOPE_CUDA_MQV": "glu2"}, nil, true},
 		{"int8 tensor-core Q4_K not 1 stays off", map[string]string{"RIGSCOPE_CUDA_MQM": "yes"}, func(*Tuning) {}, false},
 	}
 	for _, c := range cases {
