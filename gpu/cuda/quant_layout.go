@@ -119,12 +119,12 @@ var mqvEntries = map[string]struct {
 // step 2455 us against 2670.
 const defaultMQV = "q4mq2,q6glu2,q6n2,q80r2,q80ks2"
 
-// parseMQV parses RIGSCOPE_CUDA_MQV (unset: defaultMQV; "none": no
-// variants); an unknown entry is an error.
+// parseMQV parses RIGSCOPE_CUDA_MQV (unset or empty: defaultMQV; "none":
+// no variants); an unknown entry is an error.
 func parseMQV(env string, set bool) (mqvKnob, error) {
 	var k mqvKnob
 	switch {
-	case !set:
+	case !set || strings.TrimSpace(env) == "":
 		env = defaultMQV
 	case env == "none":
 		return k, nil
@@ -160,10 +160,10 @@ func parseMQV(env string, set bool) (mqvKnob, error) {
 	return k, nil
 }
 
-// String is the entries, or "default".
+// String is the entries, or "none".
 func (k mqvKnob) String() string {
 	if len(k.names) == 0 {
-		return "default"
+		return "none"
 	}
 	return strings.Join(k.names, ",")
 }

@@ -324,7 +324,7 @@ func TestMQMTile(t *testing.T) {
 // says; with every K split its blocks own rows dividing 32 (mq_quant_out).
 func TestMQV(t *testing.T) {
 	def, err := parseMQV("none", true)
-	if err != nil || def.kern != nil || def.ks2 != nil || def.String() != "default" {
+	if err != nil || def.kern != nil || def.ks2 != nil || def.String() != "none" {
 		t.Fatalf("none: %+v, %v", def, err)
 	}
 	if _, err := parseMQV("q80r2,nope", true); err == nil {
