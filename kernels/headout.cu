@@ -34,11 +34,7 @@ __device__ __forceinline__ void tcn_argmax_body(float* logits, const float* x, c
   if (warp == 0) {
     const int r = blockIdx.x * 16 + lane;
     if (lane < 16 && r < N) am_better(best, besti, logits[r], r);
-    for (int o = 16; o > 0; o >>= 1) {
-      float ov = __shfl_xor_sync(0xffffffffu, best, o);
-      int oi2 = __shfl_xor_sync(0xffffffffu, besti, o);
-      am_better(best, besti, ov, oi2);
-    }
+    warp_argmax(best, besti);
     if (lane == 0) {
       part[blockIdx.x] = make_float2(best, __int_as_float(besti));
       __threadfence();
@@ -54,11 +50,7 @@ __device__ __forceinline__ void tcn_argmax_body(float* logits, const float* x, c
     float2 p = __ldcg(part + b);
     am_better(best, besti, p.x, __float_as_int(p.y));
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    int oi2 = __shfl_xor_sync(0xffffffffu, besti, o);
-    am_better(best, besti, ov, oi2);
-  }
+  warp_argmax(best, besti);
   if (lane == 0) { bv[warp] = best; bi[warp] = besti; }
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -388,6 +388,15 @@ __device__ __forceinline__ float uniform01(unsigned seed, unsigned row, unsigned
 __device__ __forceinline__ void am_better(float& best, int& besti, float v, int i) {
   if (v > best || (v == best && i < besti)) { best = v; besti = i; }
 }
+// warp_argmax: (best, besti) over the warp's lanes by am_better, an
+// xor-tree, so every lane holds the winner.
+__device__ __forceinline__ void warp_argmax(float& best, int& besti) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, besti, o);
+    am_better(best, besti, ov, oi);
+  }
+}
 // argmax_body is argmax_rows; with d2t set (an EAGLE-3 head's draft step,
 // one row) the winner is also mapped to its target id, out[oi] =
 // d2t[id], and fed to the next draft step (next->tokens[0]) when next is
@@ -417,11 +426,7 @@ __device__ __forceinline__ void argmax_body(int* ids, const float* logits, int v
     am_better(best, besti, v, i);
   }
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int o = 16; o > 0; o >>= 1) {
-    float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    int oi = __shfl_xor_sync(0xffffffffu, besti, o);
-    am_better(best, besti, ov, oi);
-  }
+  warp_argmax(best, besti);
   if (lane == 0) { bv[warp] = best; bi[warp] = besti; }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -440,11 +445,7 @@ __device__ __forceinline__ void argmax_body(int* ids, const float* logits, int v
       float2 p = __ldcg(part + row * nb + b);
       am_better(best, besti, p.x, __float_as_int(p.y));
     }
-    for (int o = 16; o > 0; o >>= 1) {
-      float ov = __shfl_xor_sync(0xffffffffu, best, o);
-      int oi = __shfl_xor_sync(0xffffffffu, besti, o);
-      am_better(best, besti, ov, oi);
-    }
+    warp_argmax(best, besti);
     if (lane == 0) {
       const int id = besti == 0x7fffffff ? 0 : besti;
       ids[row] = id;
