@@ -18,13 +18,16 @@ import (
 	"rigscope/engine/tensor/cpu"
 )
 
-// hostTimes sums the host time of named calls.
+// hostTimes sums the host time of named calls; the zero value is ready.
 type hostTimes struct {
 	d map[string]time.Duration
 	n map[string]int
 }
 
 func (h *hostTimes) add(name string, t0 time.Time) {
+	if h.d == nil {
+		h.d, h.n = map[string]time.Duration{}, map[string]int{}
+	}
 	h.d[name] += time.Since(t0)
 	h.n[name]++
 }
@@ -140,14 +143,11 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		return nil
 	}
 	var plain, eagle agg
-	for _, a := range []*agg{&plain, &eagle} {
-		a.tm = hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}
-	}
 	// a warm-up of each (graphs captured), then the measured runs
-	if err := run(&agg{tm: hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}, nil); err != nil {
+	if err := run(&agg{}, nil); err != nil {
 		return err
 	}
-	if err := run(&agg{tm: hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}, timedDrafter{dr, &hostTimes{d: map[string]time.Duration{}, n: map[string]int{}}}); err != nil {
+	if err := run(&agg{}, timedDrafter{dr, &hostTimes{}}); err != nil {
 		return err
 	}
 	if err := run(&plain, nil); err != nil {
