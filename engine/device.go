@@ -164,6 +164,30 @@ func (a *accelTarget) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, e
 	return spec.GreedyIDs(ctx, a.Target, b)
 }
 
+// Ahead, EnqueueGreedy and WaitGreedy keep the device's greedy steps
+// enqueued ahead visible through the wrapper (spec.AheadTarget), so plain
+// greedy decoding keeps the device busy while the host streams tokens.
+func (a *accelTarget) Ahead() bool {
+	at, ok := a.Target.(spec.AheadTarget)
+	return ok && at.Ahead()
+}
+
+func (a *accelTarget) EnqueueGreedy(ctx context.Context, next int32, fed bool) error {
+	at, ok := a.Target.(spec.AheadTarget)
+	if !ok {
+		return fmt.Errorf("%s target enqueues no greedy steps ahead", a.key)
+	}
+	return at.EnqueueGreedy(ctx, next, fed)
+}
+
+func (a *accelTarget) WaitGreedy(ctx context.Context) (int32, error) {
+	at, ok := a.Target.(spec.AheadTarget)
+	if !ok {
+		return 0, fmt.Errorf("%s target enqueues no greedy steps ahead", a.key)
+	}
+	return at.WaitGreedy(ctx)
+}
+
 // SampleIDs keeps the device's own sampler visible through the wrapper, so
 // plain sampled steps copy back token ids, not logits (spec.SampleTarget);
 // a device without one samples on the host over Forward's logits.

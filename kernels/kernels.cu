@@ -464,6 +464,28 @@ extern "C" __global__ void argmax_rows(int* ids, const float* logits, int vocab,
                                        unsigned* cnt) {
   argmax_body(ids, logits, vocab, st, part, cnt, nullptr, nullptr, 0, nullptr);
 }
+// argmax_next: argmax_rows of a one-token step (the target's decode), then
+// the next decode step's parameters from this one's, on the device: its
+// token the winner, base and position one further (gpu/cuda/ahead.go: a
+// step enqueued ahead needs no copies), and the winner into ring[base & 1]
+// (mapped host memory: the host reads it after the step's event, no copy
+// back). A step the host prepares copies its parameters in first anyway.
+struct NextStepTail {
+  Step* st; int* ring;
+  __device__ void operator()(int id) const {
+    if (threadIdx.x == 0) {
+      const int b = st->base;
+      ring[b & 1] = id;
+      st->tokens[0] = id;
+      st->base = b + 1;
+      st->pos[0] = b + 1;
+    }
+  }
+};
+extern "C" __global__ void argmax_next(int* ids, const float* logits, int vocab, Step* st, float2* part,
+                                       unsigned* cnt, int* ring) {
+  argmax_body(ids, logits, vocab, st, part, cnt, nullptr, nullptr, 0, nullptr, NextStepTail{st, ring});
+}
 // argmax_d2t: argmax_rows of one row, then out[oi] = d2t[id] and
 // next->tokens[0] = d2t[id] (EAGLE-3 draft chains).
 extern "C" __global__ void argmax_d2t(int* ids, const float* logits, int vocab, const Step* st, float2* part,

@@ -167,8 +167,6 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 	t1 := time.Now()
 	defer func() { g.res.Decode = time.Since(t1) }()
 	g.emit(&StepInfo{IDs: []int32{next}, FromDraft: []bool{false}})
-	// Each step's Other is its wall time (since the previous step ended)
-	// outside draft and verify: sampling, streaming, the caller's Step.
 	last := t1
 	for step := 0; !g.done; step++ {
 		switch {
@@ -180,6 +178,12 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 		}
 		var st StepInfo
 		baseline := g.o.Drafter != nil && g.o.MeasureBaseline && baselineDue(step, g.res.Counts.Base.N)
+		if at := g.ahead(); at != nil && (g.o.Drafter == nil || baseline) {
+			if err := g.plainAhead(ctx, at, baseline, &last); err != nil {
+				return err
+			}
+			continue
+		}
 		if g.o.Drafter == nil || baseline {
 			st, err = g.plainStep(ctx)
 		} else {
@@ -189,16 +193,23 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 			return err
 		}
 		st.Baseline = baseline
-		g.emit(&st)
-		now := time.Now()
-		st.Other = max(0, now.Sub(last)-st.Draft-st.Verify)
-		last = now
-		g.res.Counts.Add(st.Step)
-		if g.o.Step != nil {
-			g.o.Step(st)
-		}
+		g.record(&st, &last)
 	}
 	return nil
+}
+
+// record emits a step's tokens and counts the step. Its Other is its wall
+// time since the previous step ended (*last) outside draft and verify:
+// sampling, streaming, the caller's Step.
+func (g *gen) record(st *StepInfo, last *time.Time) {
+	g.emit(st)
+	now := time.Now()
+	st.Other = max(0, now.Sub(*last)-st.Draft-st.Verify)
+	*last = now
+	g.res.Counts.Add(st.Step)
+	if g.o.Step != nil {
+		g.o.Step(*st)
+	}
 }
 
 // emit appends a step's tokens, cut after EOS, at MaxTokens or where

@@ -75,6 +75,29 @@ func GreedyIDs(ctx context.Context, t Target, b model.Batch) ([]int32, error) {
 	return ids, nil
 }
 
+// AheadTarget is an IDTarget that can enqueue a greedy one-token step
+// before the host has read the previous one (a GPU: the step's input token
+// is the previous step's argmax, copied on the device). Plain greedy
+// decoding then keeps the device busy while the host reads, emits and
+// streams each token. The loop uses it for plain greedy steps when Ahead
+// says so; ForwardIDs stays the specification, and the tokens are the same.
+type AheadTarget interface {
+	IDTarget
+	// Ahead reports whether EnqueueGreedy can run with the target as it is
+	// now (its capture set, sampler, ranks); false: the loop calls
+	// ForwardIDs.
+	Ahead() bool
+	// EnqueueGreedy enqueues a greedy step of one token at position Len()
+	// and counts it in Len at once. Its token is next, or with fed the
+	// argmax of the step enqueued just before it (still pending). It does
+	// not wait. At most two steps are pending.
+	EnqueueGreedy(ctx context.Context, next int32, fed bool) error
+	// WaitGreedy waits for the oldest pending step and returns its argmax;
+	// a FeatureTarget's Captured then holds that step's features. Rewind
+	// (and any forward) first waits for pending steps and drops their ids.
+	WaitGreedy(ctx context.Context) (int32, error)
+}
+
 // SampleTarget is a target that samples each logits row's token itself (on
 // its device), so a sampled step copies back token ids instead of (rows,
 // vocab) logits. The host stays the specification: the loop draws each

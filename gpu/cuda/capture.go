@@ -133,11 +133,11 @@ func (t *Target) captureLayer(l, T int) error {
 		ptr(dst), ptr(t.x), i64(n))
 }
 
-// copyCaptureBack enqueues the copy of the captured slots to the host
-// (after the step, before its synchronize): one copy from the first
-// captured layer's slot to the last's (the slots between come along; a
-// copy's fixed cost is most of the cost at a step's sizes).
-func (t *Target) copyCaptureBack(T int) error {
+// copyCaptureBack enqueues the copy of the captured slots to host (the
+// same layout as dev; after the step, before its synchronize): one copy
+// from the first captured layer's slot to the last's (the slots between
+// come along; a copy's fixed cost is most of the cost at a step's sizes).
+func (t *Target) copyCaptureBack(T int, host pinned) error {
 	c := &t.cap
 	lo, hi := -1, -1
 	for l, on := range c.on {
@@ -153,21 +153,21 @@ func (t *Target) copyCaptureBack(T int) error {
 	}
 	n := int64(T * t.cfg.Dim * 4)
 	off := int64(lo) * n
-	if err := cu.MemcpyDtoHAsync(unsafe.Add(c.host.p, off), c.dev+cu.DevicePtr(off), int64(hi-lo+1)*n, t.stream); err != nil {
+	if err := cu.MemcpyDtoHAsync(unsafe.Add(host.p, off), c.dev+cu.DevicePtr(off), int64(hi-lo+1)*n, t.stream); err != nil {
 		return fmt.Errorf("cuda: copy captured layers %d..%d back: %w", lo, hi, err)
 	}
 	return nil
 }
 
-// collectCapture appends the step's features (the stream is synchronized)
-// to the per-layer outputs; first starts a new forward.
-func (t *Target) collectCapture(T int, first bool) {
+// collectCapture appends the step's features (copied to from, whose
+// copy has finished) to the per-layer outputs; first starts a new forward.
+func (t *Target) collectCapture(T int, first bool, from pinned) {
 	c := &t.cap
 	if len(c.layers) == 0 {
 		return
 	}
 	td := T * t.cfg.Dim
-	host := c.host.floats()
+	host := from.floats()
 	for i, l := range c.layers {
 		if first {
 			c.out[i] = c.out[i][:0]

@@ -48,6 +48,16 @@ func (t timedTarget) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, er
 	return t.Target.ForwardIDs(ctx, b)
 }
 
+func (t timedTarget) EnqueueGreedy(ctx context.Context, next int32, fed bool) error {
+	defer t.tm.add("target.EnqueueGreedy", time.Now())
+	return t.Target.EnqueueGreedy(ctx, next, fed)
+}
+
+func (t timedTarget) WaitGreedy(ctx context.Context) (int32, error) {
+	defer t.tm.add("target.WaitGreedy", time.Now())
+	return t.Target.WaitGreedy(ctx)
+}
+
 func (t timedTarget) Rewind(n int) error {
 	defer t.tm.add("target.Rewind", time.Now())
 	return t.Target.Rewind(n)
@@ -116,8 +126,9 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		tm                   hostTimes
 		steps, first, tokens int
 		decode, firstStep    time.Duration
+		base                 spec.Counts // the in-run baseline steps' tally (baseline runs)
 	}
-	run := func(a *agg, drafter spec.Drafter) error {
+	run := func(a *agg, drafter spec.Drafter, baseline bool) error {
 		tt := timedTarget{Target: t, tm: &a.tm}
 		for _, p := range ref.Prompts {
 			prompt := p.PromptIDs
@@ -125,7 +136,7 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 				dr.Reset()
 			}
 			n := 0
-			res, err := spec.Generate(ctx, tt, prompt, spec.Options{MaxTokens: 64 + k + 1, EOS: -1, K: k, Drafter: drafter,
+			res, err := spec.Generate(ctx, tt, prompt, spec.Options{MaxTokens: 64 + k + 1, EOS: -1, K: k, Drafter: drafter, MeasureBaseline: baseline,
 				Step: func(st spec.StepInfo) {
 					if n == 0 {
 						a.firstStep += st.Draft + st.Verify + st.Other
@@ -139,21 +150,26 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 			a.steps += n
 			a.tokens += len(res.Tokens) - 1
 			a.decode += res.Decode
+			a.base.Base.N += res.Counts.Base.N
+			a.base.Base.Sum += res.Counts.Base.Sum
 		}
 		return nil
 	}
-	var plain, eagle agg
+	var plain, eagle, based agg
 	// a warm-up of each (graphs captured), then the measured runs
-	if err := run(&agg{}, nil); err != nil {
+	if err := run(&agg{}, nil, false); err != nil {
 		return err
 	}
-	if err := run(&agg{}, timedDrafter{dr, &hostTimes{}}); err != nil {
+	if err := run(&agg{}, timedDrafter{dr, &hostTimes{}}, false); err != nil {
 		return err
 	}
-	if err := run(&plain, nil); err != nil {
+	if err := run(&plain, nil, false); err != nil {
 		return err
 	}
-	if err := run(&eagle, timedDrafter{dr, &eagle.tm}); err != nil {
+	if err := run(&eagle, timedDrafter{dr, &eagle.tm}, false); err != nil {
+		return err
+	}
+	if err := run(&based, timedDrafter{dr, &based.tm}, true); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\neagle3 host times through spec.Generate (no engine), gocoder-14m-hf + head, k=%d, %d prompts, context %d, graphs warm\n", k, len(ref.Prompts), ctxLen)
@@ -180,6 +196,9 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		}
 		fmt.Fprintf(stdout, "    %-26s %8.1f us a step (decode less the timed calls)\n", "the rest", us(a.decode-sum, a.steps))
 	}
+	fmt.Fprintf(stdout, "eagle3 runs measuring their own baseline (spec.Options.MeasureBaseline): %d baseline steps, %.1f tok/s, against the plain runs' %.1f (%.3fx); the runs %.1f tok/s\n",
+		based.base.Base.N, based.base.BaselineTokS(), float64(plain.tokens)/plain.decode.Seconds(),
+		based.base.BaselineTokS()/(float64(plain.tokens)/plain.decode.Seconds()), float64(based.tokens)/based.decode.Seconds())
 	return nil
 }
 

@@ -39,7 +39,7 @@ type refPrompts struct {
 // float64, the target against the CPU engine and the references on the
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 // checkNames are the checks -checks can name (runCUDACheck runs them).
-var checkNames = []string{"kernels", "models", "eagle", "eaglehost", "eagleprof", "eagletree", "head8b", "headknobs", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
+var checkNames = []string{"kernels", "models", "eagle", "eaglehost", "eagleprof", "ahead", "eagletree", "head8b", "headknobs", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
 
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
@@ -177,6 +177,11 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	if want["eaglehost"] {
 		if err := checkEagleHost(ctx, d, models, head, stdout); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: eagle3 host times: %w", err))
+		}
+	}
+	if want["ahead"] {
+		if err := checkAhead(ctx, d, models, stdout); err != nil { // check_ahead_test.go
+			errs = append(errs, err)
 		}
 	}
 	if want["eagleprof"] {

@@ -242,7 +242,7 @@ func attnLaunch(c model.Config, S, T, maxRows int) (string, [3]int) {
 // logits, and argmax.
 func (t *Target) enqueue(T int, mode model.LogitsMode) error {
 	t.qfuse, t.qin = nil, qready{}
-	t.st = stepState{mode: mode, sampled: t.smp != nil}
+	t.st = stepState{T: T, mode: mode, sampled: t.smp != nil}
 	err := model.Step((*targetOps)(t), &t.cfg, T, mode)
 	t.st = stepState{}
 	return err

@@ -17,6 +17,11 @@ import (
 
 // prepare validates b and fills the pinned step parameters.
 func (t *Target) prepare(b model.Batch) (T int, err error) {
+	return t.prepareInto((*stepParams)(t.hstep.p), b)
+}
+
+// prepareInto validates b and fills st, a step at the cached length.
+func (t *Target) prepareInto(st *stepParams, b model.Batch) (T int, err error) {
 	T = len(b.Tokens)
 	base := t.n
 	switch {
@@ -29,7 +34,6 @@ func (t *Target) prepare(b model.Batch) (T int, err error) {
 	case b.Pos != nil && len(b.Pos) != T || b.Parent != nil && len(b.Parent) != T:
 		return 0, fmt.Errorf("cuda: batch of %d tokens with %d positions and %d parents", T, len(b.Pos), len(b.Parent))
 	}
-	st := (*stepParams)(t.hstep.p)
 	st.Base, st.T, st.Temp, st.Seed = int32(base), int32(T), t.Temp, t.Seed
 	for i, id := range b.Tokens {
 		if id < 0 || int(id) >= t.cfg.Vocab {
@@ -85,6 +89,9 @@ func (t *Target) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error)
 // step), or a long prompt chain on the prefill path (prefill.go); on error
 // the cache keeps its old length.
 func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
+	if err := t.dropAhead(); err != nil { // ahead.go
+		return 0, err
+	}
 	T := len(b.Tokens)
 	if T <= MaxTokens {
 		return t.exec(ctx, b, idsOnly, 0, true, nil)
@@ -124,6 +131,9 @@ func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int,
 // are the chain's, read on the device after it (chain.go).
 func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int, first bool, ch *headChain) (int, error) {
 	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := t.dropAhead(); err != nil { // ahead.go
 		return 0, err
 	}
 	T, err := t.prepare(b)
@@ -178,7 +188,7 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 			return 0, fmt.Errorf("cuda: copy results back: %w", err)
 		}
 	}
-	if err := t.copyCaptureBack(T); err != nil {
+	if err := t.copyCaptureBack(T, t.cap.host); err != nil {
 		return 0, err
 	}
 	if err := t.chainBack(ch); err != nil {
@@ -208,7 +218,7 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 			copy(t.out[row0*v:], t.hlogits.floats()[:rows*v])
 		}
 	}
-	t.collectCapture(T, first)
+	t.collectCapture(T, first, t.cap.host)
 	if t.comm != nil {
 		t.comm.collect(len(t.ranks), T, t.cfg.Dim)
 	}

@@ -26,6 +26,7 @@ var _ model.Ops = (*targetOps)(nil)
 // quantizes its output for the next one looks ahead to the output
 // projection) and the queued work of the phase in hand.
 type stepState struct {
+	T       int
 	mode    model.LogitsMode
 	sampled bool // sample_row follows the step (Target.smp): Logits leaves out the argmax
 	phase   []func(R *rankState) error
@@ -261,7 +262,8 @@ func (o *targetOps) Capture(l, T int) error {
 
 // Logits: every rank's vocab rows (vocab-parallel) of the output
 // projection of x's rows [first, first+rows), the final norm fused, into
-// the shared logits; then argmax_rows on the device.
+// the shared logits; then argmax_rows on the device, or for a one-token
+// step argmax_next, which also sets up the next decode step (ahead.go).
 func (o *targetOps) Logits(first, rows int, softcap float32) error {
 	t := (*Target)(o)
 	c := t.cfg
@@ -279,6 +281,10 @@ func (o *targetOps) Logits(first, rows int, softcap float32) error {
 	})
 	if err != nil || o.st.sampled {
 		return err
+	}
+	if o.st.T == 1 && rows == 1 {
+		return t.kernel("argmax", 0, "argmax_next", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
+			ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt), ptr(t.ringDev))
 	}
 	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
 		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt))

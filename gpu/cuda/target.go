@@ -74,13 +74,16 @@ type Target struct {
 	attn          []dattn        // per layer: RoPE tables (maxPos, hd/2), sliding window, score scale (arch.go)
 	postSum       []cu.DevicePtr // Gemma 3 at TP > 1: per rank (MaxTokens, dim), zero between steps (joinRanks)
 
-	hstep   pinned      // stepParams
+	hstep   pinned // stepParams
+	ring    pinned // (2) int32 mapped: a one-token step's argmax at [base & 1] (argmax_next; ahead.go)
+	ringDev cu.DevicePtr
 	hids    pinned      // (MaxTokens) int32
 	hdrafts pinned      // (MaxTokens) int32: a verified device chain's tokens (chain.go)
 	hlogits pinned      // (MaxTokens, vocab) float32
 	out     []float32   // (rows, vocab) logits of the last forward
 	outIDs  []int32     // (rows) token ids of the last ForwardIDs
 	smp     *sampleStep // while SampleIDs runs a step: its rows are sampled in exec (sample.go)
+	ahead   aheadState  // greedy steps enqueued ahead (ahead.go)
 
 	graphs    map[graphKey]*graph
 	cap       featureCapture // hidden states copied out for EAGLE-3 (capture.go)
@@ -269,6 +272,13 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		t.Close()
 		return nil, err
 	}
+	if t.ring, err = allocMapped(8); err == nil {
+		t.ringDev, err = t.ring.devicePtr()
+	}
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("cuda: the one-token steps' token ring: %w", err)
+	}
 	if t.hstep, err = allocPinned(stepBytes); err == nil {
 		if t.hids, err = allocPinned(T * 4); err == nil {
 			if t.hlogits, err = allocPinned(T * 4 * c.Vocab); err == nil {
@@ -295,6 +305,7 @@ func (t *Target) Close() error {
 		return err
 	}
 	defer unbind()
+	derr := t.dropAhead() // they use the buffers freed below
 	t.dropGraphs()
 	t.graphs = nil
 	for _, p := range t.bufs {
@@ -305,6 +316,11 @@ func (t *Target) Close() error {
 		t.comm.free()
 		t.comm = nil
 	}
+	for i := range t.ahead.slots {
+		t.ahead.slots[i].free()
+	}
+	t.ring.free()
+	t.ring, t.ringDev = pinned{}, 0
 	t.hstep.free()
 	t.hids.free()
 	t.hlogits.free()
@@ -322,7 +338,7 @@ func (t *Target) Close() error {
 	}
 	t.ranks = nil
 	t.stream.Destroy()
-	return nil
+	return derr
 }
 
 func (t *Target) Len() int    { return t.n }
@@ -345,6 +361,9 @@ func (t *Target) WeightBytes() int64 {
 func (t *Target) TP() int { return len(t.ranks) }
 
 func (t *Target) Rewind(n int) error {
+	if err := t.dropAhead(); err != nil {
+		return err
+	}
 	if n < 0 || n > t.n {
 		return fmt.Errorf("cuda: kv cache: rewind to %d outside [0, %d]", n, t.n)
 	}
@@ -354,6 +373,9 @@ func (t *Target) Rewind(n int) error {
 
 // KeepPath keeps the slots base+path[j] as base+j (after tree verification).
 func (t *Target) KeepPath(base int, path []int) error {
+	if err := t.dropAhead(); err != nil {
+		return err
+	}
 	if base < 0 || base > t.n || len(path) > MaxTokens {
 		return fmt.Errorf("cuda: kv cache: keep %d slots after base %d of %d", len(path), base, t.n)
 	}

@@ -21,6 +21,7 @@ type Tuning struct {
 	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=q80r2,q80ks2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
 	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
+	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
 	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
 	HeadOut       bool     // RIGSCOPE_CUDA_HEADOUT=1|0: an EAGLE-3 greedy chain's draft token in one kernel, lm_head with the argmax (tcnam*, kernels/headout.cu), not tcn then argmax_d2t(_in)
@@ -58,6 +59,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		PDL:           get("RIGSCOPE_CUDA_PDL") != "0",
 		MQM:           get("RIGSCOPE_CUDA_MQM") == "1",
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
+		Ahead:         get("RIGSCOPE_CUDA_AHEAD") != "0",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
 		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
 		HeadOut:       get("RIGSCOPE_CUDA_HEADOUT") == "1",

@@ -20,9 +20,9 @@ func TestParseTuning(t *testing.T) {
 		err  bool
 	}{
 		{"defaults", nil, func(*Tuning) {}, false},
-		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0"},
+		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0", "RIGSCOPE_CUDA_AHEAD": "0"},
 			func(w *Tuning) {
-				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false
+				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold, w.Ahead = false, false, false, false, false, false, false, false, false
 			}, false},
 		{"fused draft token", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "1"}, func(w *Tuning) { w.HeadOut, w.HeadOutAuto = true, false }, false},
 		{"fused draft token off", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "0"}, func(w *Tuning) { w.HeadOutAuto = false }, false},
