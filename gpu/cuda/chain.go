@@ -49,7 +49,7 @@ func (t *Target) VerifyChain(ctx context.Context, next int32, p spec.PendingChai
 		return slices.Clone(t.outIDs[:rows]), toks[1:], nil
 	}
 	ch.h.inflight = false // the step waited for the chain and is synchronized
-	return slices.Clone(t.outIDs[:rows]), slices.Clone(t.hdrafts.ints()[:ch.k]), nil
+	return slices.Clone(t.outIDs[:rows]), slices.Clone(ch.h.hout.ints()[:ch.k]), nil
 }
 
 // chainTokens enqueues, after the step's parameters, the wait for ch and
@@ -67,27 +67,14 @@ func (t *Target) chainTokens(ch *headChain) error {
 	return nil
 }
 
-// chainBack enqueues the copy of ch's tokens to hdrafts (nil: none).
-func (t *Target) chainBack(ch *headChain) error {
-	if ch == nil {
-		return nil
-	}
-	if err := cu.MemcpyDtoHAsync(t.hdrafts.p, ch.h.out, int64(4*ch.k), t.stream); err != nil {
-		return fmt.Errorf("cuda: copy the EAGLE-3 chain's tokens back: %w", err)
-	}
-	return nil
-}
-
-// readBack copies the chain EnqueueChain left at out to hout and waits.
+// readBack waits for the chain EnqueueChain left at out (hout's device
+// address: the drafted tokens are in host memory once it is done).
 func (h *Head) readBack() error {
 	unbind, err := h.dev.Bind()
 	if err != nil {
 		return err
 	}
 	defer unbind()
-	if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*h.pend.k), h.stream); err != nil {
-		return fmt.Errorf("cuda: copy drafted tokens back: %w", err)
-	}
 	if err := h.stream.Synchronize(); err != nil {
 		return fmt.Errorf("cuda: EAGLE-3 chain: %w", err)
 	}

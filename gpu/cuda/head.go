@@ -48,7 +48,7 @@ type Head struct {
 	hbuf   cu.DevicePtr // (MaxTokens, ffn)
 	logits cu.DevicePtr // (1, draftVocab)
 	ids    cu.DevicePtr // (1) int32 draft argmax
-	out    cu.DevicePtr // (spec.MaxK) int32 drafted target ids
+	out    cu.DevicePtr // (spec.MaxK) int32 drafted target ids: hout's device address (mapped host memory, no copy back)
 	kc, vc cu.DevicePtr // (slots, kvw) in format kv
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
@@ -215,7 +215,6 @@ func (h *Head) allocState() error {
 	h.tres = alloc((T + 1) * 4 * int64(c.Dim))
 	h.sids = alloc(4 * spec.MaxK)
 	h.ids = alloc(4)
-	h.out = alloc(4 * spec.MaxK)
 	h.kc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
 	h.vc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
 	// One buffer for the step parameters and the features, so that a chain
@@ -247,7 +246,10 @@ func (h *Head) allocState() error {
 		return err
 	}
 	if h.hsteps, err = allocPinned(spec.MaxK*stepBytes + T*4*h.fw); err == nil {
-		h.hout, err = allocPinned(4 * spec.MaxK)
+		h.hout, err = allocMapped(4 * spec.MaxK)
+	}
+	if err == nil {
+		h.out, err = h.hout.devicePtr()
 	}
 	if err == nil {
 		h.hlog, err = allocPinned(T * 4 * c.DraftVocab)
@@ -424,12 +426,7 @@ func (h *Head) chunk(base int, tokens []int32, feats []float32, last bool, k int
 		}
 		return nil
 	}
-	if k > 0 {
-		if err := h.copyBack(k); err != nil {
-			return err
-		}
-	}
-	if err := h.stream.Synchronize(); err != nil {
+	if err := h.stream.Synchronize(); err != nil { // the drafted tokens are in hout (out is its device address)
 		return fmt.Errorf("cuda: EAGLE-3 draft of %d rows at %d: %w", T, base, err)
 	}
 	return nil
@@ -444,13 +441,6 @@ func (h *Head) copyIn(T int) error {
 	return nil
 }
 
-// copyBack enqueues the copy of k drafted tokens to hout.
-func (h *Head) copyBack(k int) error {
-	if err := cu.MemcpyDtoHAsync(h.hout.p, h.out, int64(4*k), h.stream); err != nil {
-		return fmt.Errorf("cuda: copy drafted tokens back: %w", err)
-	}
-	return nil
-}
 
 // enqueueGraph replays (capturing first) the graph of T extended rows and
 // k draft tokens (k 0: the rows only, a chunk of a long extension).

@@ -367,13 +367,10 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 			ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt)); err != nil {
 			return err
 		}
-		if idsOnly {
-			err = cu.MemcpyDtoHAsync(t.hids.p, t.ids, 4, t.stream)
-		} else {
-			err = cu.MemcpyDtoHAsync(t.hlogits.p, t.logits, int64(4*c.Vocab), t.stream)
-		}
-		if err != nil {
-			return fmt.Errorf("copy results back: %w", err)
+		if !idsOnly { // ids are written to mapped host memory (hids)
+			if err := cu.MemcpyDtoHAsync(t.hlogits.p, t.logits, int64(4*c.Vocab), t.stream); err != nil {
+				return fmt.Errorf("copy results back: %w", err)
+			}
 		}
 	}
 	if err := t.stream.Synchronize(); err != nil {

@@ -149,9 +149,6 @@ func (t *Target) SampleIDs(ctx context.Context, b model.Batch, p sample.Params, 
 	if err := enqueueSample(t.dev, t.stream, t.ids, 0, t.logits, t.logits, t.cfg.Vocab, p, u); err != nil {
 		return nil, err
 	}
-	if err := cu.MemcpyDtoHAsync(t.hids.p, t.ids, int64(4*rows), t.stream); err != nil {
-		return nil, fmt.Errorf("cuda: copy sampled ids back: %w", err)
-	}
 	if err := t.stream.Synchronize(); err != nil {
 		return nil, fmt.Errorf("cuda: sample %d rows: %w", rows, err)
 	}

@@ -178,20 +178,12 @@ func (t *Target) exec(ctx context.Context, b model.Batch, idsOnly bool, row0 int
 			return 0, err
 		}
 	}
-	if rows > 0 {
-		if idsOnly {
-			err = cu.MemcpyDtoHAsync(t.hids.p, t.ids, int64(4*rows), t.stream)
-		} else {
-			err = cu.MemcpyDtoHAsync(t.hlogits.p, t.logits, int64(4*rows*t.cfg.Vocab), t.stream)
-		}
-		if err != nil {
+	if rows > 0 && !idsOnly { // ids are written to mapped host memory (hids)
+		if err := cu.MemcpyDtoHAsync(t.hlogits.p, t.logits, int64(4*rows*t.cfg.Vocab), t.stream); err != nil {
 			return 0, fmt.Errorf("cuda: copy results back: %w", err)
 		}
 	}
 	if err := t.copyCaptureBack(T, t.cap.host); err != nil {
-		return 0, err
-	}
-	if err := t.chainBack(ch); err != nil {
 		return 0, err
 	}
 	if c := t.comm; c != nil {

@@ -77,8 +77,7 @@ type Target struct {
 	hstep   pinned // stepParams
 	ring    pinned // (2) int32 mapped: a one-token step's argmax at [base & 1] (argmax_next; ahead.go)
 	ringDev cu.DevicePtr
-	hids    pinned      // (MaxTokens) int32
-	hdrafts pinned      // (MaxTokens) int32: a verified device chain's tokens (chain.go)
+	hids    pinned      // (MaxTokens) int32 mapped: the rows' ids as the argmax writes them (t.ids is its device address: no copy back)
 	hlogits pinned      // (MaxTokens, vocab) float32
 	out     []float32   // (rows, vocab) logits of the last forward
 	outIDs  []int32     // (rows) token ids of the last ForwardIDs
@@ -228,7 +227,6 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		t.comm, err = t.newStepComm()
 	}
 	t.logits = alloc(T * 4 * int64(c.Vocab))
-	t.ids = alloc(T * 4)
 	t.step = alloc(int64(stepBytes))
 	t.pm = alloc(T * 4 * int64(hq*t.ap.cols()))
 	t.pl = alloc(T * 4 * int64(hq*t.ap.cols()))
@@ -280,9 +278,12 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		return nil, fmt.Errorf("cuda: the one-token steps' token ring: %w", err)
 	}
 	if t.hstep, err = allocPinned(stepBytes); err == nil {
-		if t.hids, err = allocPinned(T * 4); err == nil {
+		if t.hids, err = allocMapped(T * 4); err == nil {
+			t.ids, err = t.hids.devicePtr()
+		}
+		if err == nil {
 			if t.hlogits, err = allocPinned(T * 4 * c.Vocab); err == nil {
-				t.hdrafts, err = allocPinned(T * 4)
+				err = nil
 			}
 		}
 	}
@@ -324,12 +325,11 @@ func (t *Target) Close() error {
 	t.hstep.free()
 	t.hids.free()
 	t.hlogits.free()
-	t.hdrafts.free()
 	t.cap.host.free()
 	t.pf.host.free()
 	t.pf.feats.free()
 	t.pf = prefillState{}
-	t.hstep, t.hids, t.hlogits, t.hdrafts = pinned{}, pinned{}, pinned{}, pinned{}
+	t.hstep, t.hids, t.hlogits = pinned{}, pinned{}, pinned{}
 	t.cap.host, t.cap.dev = pinned{}, 0
 	t.closeRankStreams()
 	t.freeRemote()
