@@ -2,9 +2,11 @@ package spec
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
+	"rigscope/engine/model"
 	"rigscope/engine/stepstats"
 )
 
@@ -40,6 +42,23 @@ func (g *gen) plainAhead(ctx context.Context, at AheadTarget, baseline bool, las
 	if baseline {
 		n = 2
 	}
+	base := at.Len()
+	fed := []int32{g.next}
+	observe := g.fd != nil
+	if baseline && g.fd != nil {
+		observe = false
+		// A plain run captures no features, so the baseline tokens run
+		// without; then they run again with capture (one forward of both
+		// from base) for the drafter to observe, outside the baseline's
+		// time.
+		g.ft.SetCapture(nil)
+		defer func() {
+			g.ft.SetCapture(g.fd.FeatureLayers())
+			if err == nil && !g.done {
+				err = g.catchUp(ctx, base, fed[:len(fed)-1])
+			}
+		}()
+	}
 	pending := 0
 	defer func() {
 		if pending == 0 {
@@ -49,7 +68,6 @@ func (g *gen) plainAhead(ctx context.Context, at AheadTarget, baseline bool, las
 			err = rerr
 		}
 	}()
-	base := at.Len()
 	ts := time.Now()
 	if err := at.EnqueueGreedy(ctx, g.next, false); err != nil {
 		return err
@@ -69,11 +87,31 @@ func (g *gen) plainAhead(ctx context.Context, at AheadTarget, baseline bool, las
 			return err
 		}
 		pending--
-		g.observe(base+i, []int32{g.next}, nil, 1)
+		if observe {
+			g.observe(base+i, []int32{g.next}, nil, 1)
+		}
 		st := StepInfo{Step: stepstats.Step{Verify: time.Since(ts)}, IDs: []int32{tok}, FromDraft: []bool{false}}
 		st.Baseline = baseline && i == 1
 		g.record(&st, last)
+		fed = append(fed, g.next)
 		ts = time.Now()
 	}
+	return nil
+}
+
+// catchUp runs tokens again from position base with the drafter's feature
+// capture on and hands it their features: the positions a baseline
+// segment decoded without capture.
+func (g *gen) catchUp(ctx context.Context, base int, tokens []int32) error {
+	if len(tokens) == 0 {
+		return nil
+	}
+	if err := g.t.Rewind(base); err != nil {
+		return err
+	}
+	if _, err := g.t.Forward(ctx, model.Batch{Tokens: tokens, Logits: model.LogitsNone}); err != nil {
+		return fmt.Errorf("generate: features of the baseline tokens: %w", err)
+	}
+	g.observe(base, tokens, nil, len(tokens))
 	return nil
 }

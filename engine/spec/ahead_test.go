@@ -25,6 +25,7 @@ type aheadTarget struct {
 	last    int32         // the argmax of the step enqueued last
 	enqueue int
 	maxPend int
+	bare    int // steps enqueued with the capture set empty
 }
 
 func (a *aheadTarget) Ahead() bool { return !a.off }
@@ -63,6 +64,9 @@ func (a *aheadTarget) EnqueueGreedy(ctx context.Context, next int32, fed bool) e
 	}
 	if fed {
 		next = a.last
+	}
+	if len(a.R.CaptureLayers) == 0 {
+		a.bare++
 	}
 	ids, err := spec.GreedyIDs(ctx, a.RunnerTarget, model.Batch{Tokens: []int32{next}, Logits: model.LogitsLast})
 	if err != nil {
@@ -140,8 +144,9 @@ func TestAheadEqualsPlain(t *testing.T) {
 }
 
 // A speculative run's baseline steps through an AheadTarget are the second
-// of two plain tokens decoded ahead; the output stays greedy, and a
-// feature drafter observes every cached position once, in order.
+// of two plain tokens decoded ahead, without feature capture (as a plain
+// run); the output stays greedy, and a feature drafter still observes
+// every cached position once, in order.
 func TestAheadBaseline(t *testing.T) {
 	src := synth(t, "tiny")
 	want := plain(t, spec.NewRunnerTarget(runner(t, src, 256)), prompt, 80)
@@ -174,6 +179,10 @@ func TestAheadBaseline(t *testing.T) {
 		}
 		if n == 0 || res.Counts.Base.N != n || at.enqueue == 0 {
 			t.Errorf("features %v: %d baseline steps (tally %d), %d steps enqueued ahead", features, n, res.Counts.Base.N, at.enqueue)
+		}
+		// A plain run captures no features, nor do the baseline tokens.
+		if features && at.bare != 2*n {
+			t.Errorf("%d steps enqueued ahead without feature capture, want the %d of %d baseline segments", at.bare, 2*n, n)
 		}
 		if all := append(slices.Clone(prompt), res.Tokens...); features && !slices.Equal(rec.seen, all[:at.Len()]) {
 			t.Errorf("observed %v, the target cached %v", rec.seen, all[:at.Len()])
