@@ -441,7 +441,6 @@ func (h *Head) copyIn(T int) error {
 	return nil
 }
 
-
 // enqueueGraph replays (capturing first) the graph of T extended rows and
 // k draft tokens (k 0: the rows only, a chunk of a long extension).
 func (h *Head) enqueueGraph(T, k int) error {
