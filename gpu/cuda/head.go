@@ -144,6 +144,10 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		hd.Close()
 		return nil, err
 	}
+	if err := cu.Synchronize(); err != nil { // the pageable uploads have landed (as the target's, newTargetOn)
+		hd.Close()
+		return nil, fmt.Errorf("cuda: finish the EAGLE-3 head's uploads: %w", err)
+	}
 	return hd, nil
 }
 

@@ -296,6 +296,15 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		t.Close()
 		return nil, err
 	}
+	// cuMemcpyHtoD from pageable memory (the weights, tables) may return
+	// before its last bytes land; the steps run on non-blocking streams,
+	// which do not wait for it: every rank's context finishes its uploads.
+	for _, R := range t.ranks {
+		if err := t.in(R.rd, cu.Synchronize); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("cuda: finish the uploads to GPU %d: %w", R.rd.dev.Ordinal, err)
+		}
+	}
 	return t, nil
 }
 
