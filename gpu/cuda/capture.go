@@ -24,9 +24,10 @@ var _ spec.FeatureTarget = (*Target)(nil)
 // the step the slots are copied to pinned host memory on the same stream,
 // before the one synchronize the step already has. The graphs are keyed by
 // the capture set as well as (T, logits mode), so changing the set selects
-// (or captures) other graphs instead of invalidating them; graphs of sets
-// other than the current one and the empty one are freed when the set
-// changes (a run with a head and a plain run keep both sets warm).
+// (or captures) other graphs instead of invalidating them; graphs of
+// earlier sets are freed when another set is chosen, never when capture is
+// only turned off (a run with a head and a plain run, or a baseline
+// segment, keep both warm).
 type featureCapture struct {
 	layers []int  // as SetCapture got them: the order of Captured
 	on     []bool // (layers) per model layer: copied in the step
@@ -80,11 +81,13 @@ func (t *Target) Captured() [][]float32 {
 }
 
 // prepareCapture allocates the capture buffers on first use (their size is
-// fixed, so graphs that hold dev stay valid) and frees graphs of capture
-// sets no longer in use. The device is bound.
+// fixed, so graphs that hold dev stay valid) and, when another capture set
+// is chosen, frees the graphs of earlier sets (not those without capture,
+// and not when capture is only turned off: a speculative run's baseline
+// tokens decode without it, spec.plainAhead). The device is bound.
 func (t *Target) prepareCapture() error {
 	c := &t.cap
-	if c.key != c.pruned {
+	if c.key != c.pruned && c.key != "" { // turning capture off keeps the set's graphs (a baseline segment)
 		for k, g := range t.graphs {
 			if k.capture != "" && k.capture != c.key {
 				g.destroy()
