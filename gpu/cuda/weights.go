@@ -21,7 +21,8 @@ import (
 // and Q6_K Wv) is kept as parts, each its own matrix, that share one
 // quantized activation. Other types are dense row-major in their file
 // dtype and s is 0, except tiled bf16 matrices, stored in the tensor-core
-// fragment order of tileBF16.
+// fragment order of tileBF16, and tiled FP8 ones (tileFP8; s their scale
+// grid, as row-major FP8's).
 type dweight struct {
 	dt         tensor.DType
 	w, s       cu.DevicePtr
@@ -45,6 +46,14 @@ func outputOnTensorCores() bool { t, _ := CurrentTuning(); return t.OutputTC }
 func tileable(dt tensor.DType, rows, cols int) bool {
 	return dt == tensor.BF16 && rows%16 == 0 && cols%16 == 0 && useTensorCores()
 }
+
+// fp8OnTensorCores says whether FP8 layer matrices are tiled for the
+// tensor-core kernels (f8tc*) by default (Tuning.F8TC).
+func fp8OnTensorCores() bool { t, _ := CurrentTuning(); return t.F8TC }
+
+// fp8Tileable: an FP8 layer matrix whose rows and cols are multiples of
+// 16, on a model that tiles them.
+func (m *dmodel) fp8Tileable(rows, cols int) bool { return m.fp8TC && rows%16 == 0 && cols%16 == 0 }
 
 // gpuTypes lists the weight types the GPU kernels read, for messages.
 const gpuTypes = "BF16, F16, F32, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F8_E4M3"
@@ -123,6 +132,7 @@ type dlayer struct {
 // dmodel is the whole model on one device.
 type dmodel struct {
 	cfg     model.Config
+	fp8TC   bool    // F8_E4M3 layer matrices tiled for the tensor cores when tileable (Tuning.F8TC; the checks set it per model)
 	emb     dweight // (vocab, dim)
 	layers  []dlayer
 	outNorm cu.DevicePtr // f32 (dim)
@@ -267,6 +277,9 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 			return w, err
 		}
 		w.sbytes = int64(len(grid))
+		if tile && m.fp8Tileable(rows, cols) {
+			all, w.tiled = tileFP8(all, rows, cols), true
+		}
 	}
 	w.w, err = m.upload(all)
 	return w, err
@@ -340,7 +353,7 @@ func modelBytes(w *model.Weights) int64 {
 
 // uploadModel copies one rank's weights to the current device.
 func uploadModel(w *model.Weights) (*dmodel, error) {
-	m := &dmodel{cfg: w.Cfg}
+	m := &dmodel{cfg: w.Cfg, fp8TC: fp8OnTensorCores()}
 	var err error
 	fail := func(e error) (*dmodel, error) { m.free(); return nil, e }
 	if c := quantCols(w); c > 0 { // one scratch for every quantized product
@@ -406,7 +419,7 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 // DeepSeek-V3 and Qwen3 FP8 files; the embedding and output stay bf16, as
 // FP8 releases keep lm_head), the same values' range at e4m3's precision.
 func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt tensor.DType) (*dmodel, error) {
-	m := &dmodel{cfg: cfg}
+	m := &dmodel{cfg: cfg, fp8TC: fp8OnTensorCores()}
 	s := d.newStream0()
 	fillBF16, err := d.fn("fill_bf16")
 	if err != nil {
