@@ -57,10 +57,14 @@ struct TcBF16 {
 // XF: x comes split already (store_xf in kernels.cu): xf, 16 bytes a lane
 // per k tile and token group. GLU: xfo, when set, receives the output split
 // the same way (down's input). WT::SCALED: ws (and GLU's ws2) are the
-// matrices' scale grids (fp8.cu); each tile's product (hi + lo) is
-// multiplied by its rows' scales and added with one fma per accumulator,
-// the scales loaded with the first tiles of each run of U (a run never
-// straddles two column blocks: 16*U divides 128).
+// matrices' scale grids (fp8.cu's {rs, cs, gc} and floats), in one of the
+// two layouts gpu/cuda makes: per row (cs 31): each row's sum is
+// multiplied by its scale at the end; or in blocks of 128x128 (rs = cs =
+// 7): a block's 16*RT rows (at most 64) lie in one row block, so one scale
+// per run of U tiles (16*U columns: never two column blocks) serves the
+// whole block, loaded with the run's first tiles. Either way each tile's
+// product (hi + lo) is added with one fma per accumulator, times that run
+// scale (1 for per-row grids).
 template <int NTT, bool GLU, bool NORM, int W, int RT, bool XF = false, class WT = TcBF16>
 __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
                                         const typename WT::frag* w, const typename WT::frag* w2, int N, int K, int T, int mode,
@@ -96,20 +100,19 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int i = 0; i < 4; i++) acc[m][r][j][i] = 0.f;
   }
-  // Scales (WT::SCALED): grid m's header {rs, cs, gc} (fp8.cu) and sc, the
-  // current run's scales of rows grp and grp+8 of each row tile.
-  const float* wsm[NW];
-  int hrs[NW], hcs[NW], hgc[NW];
-  float sc[NW][RT][2];
+  // Scales (WT::SCALED): grid m's header {rs, cs, gc} (fp8.cu), the scales
+  // of its row block (block layout) or row 0 (per-row: hcs 31) at sp, and
+  // sc, the current run's scale (1 for per-row grids).
+  const float* sp[NW];
+  int hcs[NW];
+  float sc[NW];
   if (WT::SCALED) {
-    wsm[0] = ws;
-    if (GLU) wsm[NW - 1] = ws2;
 #pragma unroll
     for (int m = 0; m < NW; m++) {
-      const int* h = reinterpret_cast<const int*>(wsm[m]);
-      hrs[m] = __ldg(h);
+      const float* v = m == 0 ? ws : ws2;
+      const int* h = reinterpret_cast<const int*>(v);
       hcs[m] = __ldg(h + 1);
-      hgc[m] = __ldg(h + 2);
+      sp[m] = v + 4 + (hcs[m] >= 31 ? 0 : ((int)blockIdx.x * RT * 16 >> __ldg(h)) * __ldg(h + 2));
     }
   }
   // load_tiles: the LU weight tiles from kt0+u0 of every matrix and row
@@ -122,14 +125,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
   auto load_tiles = [&](frag (&a)[LU][NW][RT], int kt0, int u0, bool pin) {
     if (WT::SCALED && u0 == 0) {
 #pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < RT; r++)
-#pragma unroll
-          for (int hh = 0; hh < 2; hh++) {
-            const int row = (blockIdx.x * RT + r) * 16 + grp + 8 * hh;
-            sc[m][r][hh] = kt0 < KT && rv[r] ? __ldg(wsm[m] + 4 + (row >> hrs[m]) * hgc[m] + ((kt0 * 16) >> hcs[m])) : 0.f;
-          }
+      for (int m = 0; m < NW; m++) sc[m] = hcs[m] >= 31 ? 1.f : kt0 < KT ? __ldg(sp[m] + ((kt0 * 16) >> hcs[m])) : 0.f;
     }
 #pragma unroll
     for (int u = 0; u < LU; u++)
@@ -149,16 +145,14 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
   // sum runs in the same order whatever RT and T are. mma_tiles multiplies
   // the LU tiles from kt0+u0 (weights in a) with x.
   // mma_hl adds a's products with x's hi (b0, b1) and lo (b2, b3) into c
-  // (times the run's scales for WT::SCALED).
-  auto mma_hl = [&](float (&c)[4], const uint4& a, unsigned b0, unsigned b1, unsigned b2, unsigned b3, int m, int r) {
+  // (times the run's scale for WT::SCALED).
+  auto mma_hl = [&](float (&c)[4], const uint4& a, unsigned b0, unsigned b1, unsigned b2, unsigned b3, int m) {
     if (WT::SCALED) {
       float p[4] = {0.f, 0.f, 0.f, 0.f};
       mma_bf16(p, a, b0, b1);
       mma_bf16(p, a, b2, b3);
-      c[0] = fmaf(sc[m][r][0], p[0], c[0]);
-      c[1] = fmaf(sc[m][r][0], p[1], c[1]);
-      c[2] = fmaf(sc[m][r][1], p[2], c[2]);
-      c[3] = fmaf(sc[m][r][1], p[3], c[3]);
+#pragma unroll
+      for (int i = 0; i < 4; i++) c[i] = fmaf(sc[m], p[i], c[i]);
     } else {
       mma_bf16(c, a, b0, b1);
       mma_bf16(c, a, b2, b3);
@@ -197,7 +191,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
           for (int m = 0; m < NW; m++)
 #pragma unroll
-            for (int r = 0; r < RT; r++) mma_hl(acc[m][r][j], af[m][r], f.x, f.y, f.z, f.w, m, r);
+            for (int r = 0; r < RT; r++) mma_hl(acc[m][r][j], af[m][r], f.x, f.y, f.z, f.w, m);
           continue;
         }
         float2 x0 = make_float2(0.f, 0.f), x1 = x0;
@@ -217,7 +211,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
         for (int m = 0; m < NW; m++)
 #pragma unroll
           for (int r = 0; r < RT; r++)
-            mma_hl(acc[m][r][j], af[m][r], bf16x2_bits(h0), bf16x2_bits(h1), bf16x2_bits(l0), bf16x2_bits(l1), m, r);
+            mma_hl(acc[m][r][j], af[m][r], bf16x2_bits(h0), bf16x2_bits(h1), bf16x2_bits(l0), bf16x2_bits(l1), m);
       }
     }
   };
@@ -237,6 +231,26 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
     }
   }
   pdl_trigger();
+  if (WT::SCALED) {  // per-row grids: each row's sum times its scale
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+      if (hcs[m] < 31) continue;
+      const int* h = reinterpret_cast<const int*>(m == 0 ? ws : ws2);
+      const int rs = __ldg(h), gc = __ldg(h + 2);
+#pragma unroll
+      for (int r = 0; r < RT; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+          const int row = ((int)blockIdx.x * RT + r) * 16 + grp + 8 * hh;
+          const float s = rv[r] ? __ldg(sp[m] + (row >> rs) * gc) : 0.f;
+#pragma unroll
+          for (int j = 0; j < NTT; j++) {
+            acc[m][r][j][2 * hh] *= s;
+            acc[m][r][j][2 * hh + 1] *= s;
+          }
+        }
+    }
+  }
   // acc[m][r][j]: rows grp, grp+8 of row tile r x tokens 8j+2tig, 8j+2tig+1.
   __shared__ float red[W][NW][16 * RT][8 * NTT];
   __shared__ float red_ss[W][8 * NTT];
