@@ -104,29 +104,30 @@ struct TcF8 {
 // f8tcW_N[rR], f8tcfW_N[rR], f8tcnW_N[rR], f8tcgluW_N[rR]: tc.cu's tc*,
 // tcf*, tcn*, tcglu* kernels of FP8 tiles, each matrix followed by its
 // scale grid; the same variants, so gpu/cuda picks them by the same policy.
-// Blocks per SM the kernels are compiled for (__launch_bounds__): those
-// the bf16 ones reach (tc32 and tcf32 2, tcn16 3-4, tcglu16 2), so that an
-// SM holds as many weight bytes in flight (64 KB): unbounded, ptxas gave
-// the 32-warp plain kernels 40 registers (1 block) and the GLU with 2 row
-// tiles 99 (1 block); bounded, tcf32 and tcn32 spill ~30 bytes, the GLU
-// with 2 row tiles 20 (TC8_UG 2 instead fits without). Variants for the
-// comparison (bench: carry run.sh) are built with -D.
+// Blocks per SM the kernels are compiled for (__launch_bounds__): for one
+// n-tile and row tile those the bf16 ones reach (tc32 and tcf32 2, tcn16
+// 3-4, tcglu16 2), so that an SM holds as many weight bytes in flight (64
+// KB): unbounded, ptxas gave the 32-warp plain kernels 40 registers (1
+// block) and the GLU with 2 row tiles 99 (1 block); bounded, tcf32_1 and
+// tcn32_1 spill ~30 bytes, the GLU with 2 row tiles 20 (TC8_UG 2 instead
+// fits without). Two n-tiles or row tiles: 64 registers (bounded to 32 or
+// 40 they spilled 100-700 bytes). Variants are built with -D.
 #ifndef TC8_MINB
-#define TC8_MINB(W) ((W) == 32 ? 2 : 3)
+#define TC8_MINB(W, NTT, RT) ((NTT) == 1 && (RT) == 1 ? ((W) == 32 ? 2 : 3) : 2048 / ((W) * 32) / 2)
 #endif
 #ifndef TC8_MINBG
 #define TC8_MINBG(W) (1024 / ((W) * 32))
 #endif
 #define TC8_INST(NTT, W, RT, SUF)                                                                          \
-  extern "C" __global__ void __launch_bounds__(W * 32, TC8_MINB(W)) f8tc##W##_##NTT##SUF(                               \
+  extern "C" __global__ void __launch_bounds__(W * 32, TC8_MINB(W, NTT, RT)) f8tc##W##_##NTT##SUF(                               \
       float* out, int ldo, const float* x, const uint2* w, const float* ws, int N, int K, int T, int mode) { \
     tc_body<NTT, false, false, W, RT, false, TcF8>(out, ldo, x, w, 0, N, K, T, mode, 0, 0.f, 0, 0, 0, ws);   \
   }                                                                                                        \
-  extern "C" __global__ void __launch_bounds__(W * 32, TC8_MINB(W)) f8tcf##W##_##NTT##SUF(                              \
+  extern "C" __global__ void __launch_bounds__(W * 32, TC8_MINB(W, NTT, RT)) f8tcf##W##_##NTT##SUF(                              \
       float* out, int ldo, const uint4* xf, const uint2* w, const float* ws, int N, int K, int T, int mode) { \
     tc_body<NTT, false, false, W, RT, true, TcF8>(out, ldo, nullptr, w, 0, N, K, T, mode, 0, 0.f, xf, 0, 0, ws); \
   }                                                                                                        \
-  extern "C" __global__ void __launch_bounds__(W * 32, TC8_MINB(W)) f8tcn##W##_##NTT##SUF(                              \
+  extern "C" __global__ void __launch_bounds__(W * 32, TC8_MINB(W, NTT, RT)) f8tcn##W##_##NTT##SUF(                              \
       float* out, int ldo, const float* x, const uint2* w, const float* ws, int N, int K, int T, const float* g, \
       float eps) {                                                                                         \
     tc_body<NTT, false, true, W, RT, false, TcF8>(out, ldo, x, w, 0, N, K, T, 0, g, eps, 0, 0, 0, ws);       \
