@@ -112,6 +112,10 @@ struct TcF8 {
 // tcn32_1 spill ~30 bytes, the GLU with 2 row tiles 20 (TC8_UG 2 instead
 // fits without). Two n-tiles or row tiles: 64 registers (bounded to 32 or
 // 40 they spilled 100-700 bytes). Variants are built with -D.
+#ifdef TC8_UNBOUNDED  // the variant without bounds
+#define TC8_MINB(W, NTT, RT) 1
+#define TC8_MINBG(W) 1
+#endif
 #ifndef TC8_MINB
 #define TC8_MINB(W, NTT, RT) ((NTT) == 1 && (RT) == 1 ? ((W) == 32 ? 2 : 3) : 2048 / ((W) * 32) / 2)
 #endif
