@@ -338,7 +338,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	step := map[bool]map[int]float64{false: {}, true: {}}
 	var pdlRows []string // T=1 and 5 launched plainly (the table) and with programmatic dependent launch (sm_90)
 	for _, sh := range q8bShapes[:4] {
-		for _, tc := range []bool{false, true} {
+		for _, tc := range fp8BWPaths() {
 			pname := sh.name + map[bool]string{false: " mv", true: " tc"}[tc]
 			m := &dmodel{fp8TC: tc}
 			seed := uint32(7)
@@ -416,7 +416,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "launched one after another plainly (the table) and with programmatic dependent launch (a step's graph: weights loaded before pdl_wait)\n%s\n", strings.Join(pdlRows, "\n"))
 	layerBytes := int64(32) * (6144*4096 + 4096*4096 + 2*14336*4096 + 4096*14336)
-	for _, tc := range []bool{false, true} {
+	for _, tc := range fp8BWPaths() {
 		st := step[tc]
 		fmt.Fprintf(w, "32 FP8 layers' products, %s: T=1 %.0f us (%.0f%% of the %.0f us bound at %.0f GB/s), T=5 %.0f us (%.2fx), T=16 %.0f us\n",
 			map[bool]string{false: "mv", true: "tc"}[tc], st[1], 100*float64(layerBytes)/readGBps/1e3/st[1], float64(layerBytes)/readGBps/1e3, readGBps, st[5], st[5]/st[1], st[16])

@@ -3,8 +3,10 @@
 package cuda
 
 import (
+	"flag"
 	"fmt"
 	"math"
+	"strings"
 
 	"gorgonia.org/cu"
 )
@@ -17,6 +19,20 @@ type fp8Path struct {
 	name         string
 	tc           bool
 	warps, tiles int
+}
+
+var checkFP8BW = flag.String("fp8bw", "mv,tc", "the paths of the fp8 bandwidth table (comma-separated: mv, tc)")
+
+// fp8BWPaths are the bandwidth table's paths (-fp8bw): false mv_f8, true
+// the tensor cores.
+func fp8BWPaths() []bool {
+	var out []bool
+	for i, p := range []string{"mv", "tc"} {
+		if strings.Contains(*checkFP8BW, p) {
+			out = append(out, i == 1)
+		}
+	}
+	return out
 }
 
 var fp8Paths = []fp8Path{{"mv", false, 0, 0}, {"tc", true, 0, 0}, {"tc w16", true, 16, 0}, {"tc w16 r2", true, 16, 2}, {"tc w16 r4", true, 16, 4}}
