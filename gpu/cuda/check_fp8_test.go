@@ -167,9 +167,9 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 				return err
 			}
 			W, W2 := fp8Ref64(ws...), fp8Ref64(w2s...)
-			m := &dmodel{fp8TC: tc}
-			Wd, e1 := m.uploadStacked(tc, ws...)
-			W2d, e2 := m.uploadStacked(tc, w2s...)
+			m := &dmodel{fp8TC: map[bool]string{true: "all"}[tc]}
+			Wd, e1 := m.uploadStacked(tc, "", ws...)
+			W2d, e2 := m.uploadStacked(tc, "", w2s...)
 			h.allocs = append(h.allocs, m.allocs...)
 			if err := errors.Join(e1, e2); err != nil {
 				return err
@@ -340,9 +340,9 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	for _, sh := range q8bShapes[:4] {
 		for _, tc := range fp8BWPaths() {
 			pname := sh.name + map[bool]string{false: " mv", true: " tc"}[tc]
-			m := &dmodel{fp8TC: tc}
+			m := &dmodel{fp8TC: map[bool]string{true: "all"}[tc]}
 			seed := uint32(7)
-			one, err := m.syntheticFP8(fill, s, d.SMs, sh.N, sh.K, &seed)
+			one, err := m.syntheticFP8(fill, s, d.SMs, "", sh.N, sh.K, &seed)
 			if err != nil {
 				m.free()
 				return err
@@ -353,7 +353,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 			}
 			mats := []dweight{one}
 			for int64(len(mats))*one.bytes() < 256<<20 || (sh.kind == 2 && len(mats)%2 == 1) {
-				c, err := m.syntheticFP8(fill, s, d.SMs, sh.N, sh.K, &seed)
+				c, err := m.syntheticFP8(fill, s, d.SMs, "", sh.N, sh.K, &seed)
 				if err != nil {
 					m.free()
 					return err

@@ -16,8 +16,8 @@ import (
 // a/448, a the bf16 synthetic weights' range: the bytes of a block-scaled
 // FP8 file, for timing; tiled when m tiles FP8 (the values are random, so
 // the order of the elements does not matter).
-func (m *dmodel) syntheticFP8(fill cu.Function, s cu.Stream, sms, rows, cols int, seed *uint32) (dweight, error) {
-	w := dweight{dt: tensor.F8_E4M3, rows: rows, cols: cols, tiled: m.fp8Tileable(rows, cols)}
+func (m *dmodel) syntheticFP8(fill cu.Function, s cu.Stream, sms int, kind string, rows, cols int, seed *uint32) (dweight, error) {
+	w := dweight{dt: tensor.F8_E4M3, rows: rows, cols: cols, tiled: m.fp8Tileable(kind, rows, cols)}
 	p, err := m.alloc(int64(rows) * int64(cols))
 	if err != nil {
 		return w, err

@@ -26,7 +26,7 @@ type Tuning struct {
 	RankStreams   bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
 	SplitX        bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
-	F8TC          bool     // RIGSCOPE_CUDA_F8TC=1: FP8 layer matrices tiled for the tensor cores (f8tc*: fp8.cu, tc.cu), not row-major on the CUDA cores (mv_f8); off by default until measured
+	F8TC          string   // RIGSCOPE_CUDA_F8TC=1|gate_up|qkv|wo|down: FP8 layer matrices tiled for the tensor cores (f8tc*: fp8.cu, tc.cu), all of them (1) or one kind, not row-major on the CUDA cores (mv_f8); off by default until measured (s17: all is slower at T=1, gate_up alone faster)
 	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
@@ -62,7 +62,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:        get("RIGSCOPE_CUDA_XF") != "0",
-		F8TC:          get("RIGSCOPE_CUDA_F8TC") == "1",
+		F8TC:          f8tcKinds(get("RIGSCOPE_CUDA_F8TC")),
 		AttnRows:      8,
 		AttnMin:       32,
 		AttnChunk:     32,
@@ -194,4 +194,16 @@ func kinds(env string) map[string]bool {
 		}
 	}
 	return m
+}
+
+// f8tcKinds parses RIGSCOPE_CUDA_F8TC: "1" is every kind ("all"), a
+// product kind (qkv, wo, gate_up, down) that one; anything else off.
+func f8tcKinds(env string) string {
+	switch env {
+	case "1":
+		return "all"
+	case "qkv", "wo", "gate_up", "down":
+		return env
+	}
+	return ""
 }

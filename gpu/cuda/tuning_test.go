@@ -25,7 +25,8 @@ func TestParseTuning(t *testing.T) {
 				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false
 			}, false},
 		{"rank devices", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "each"}, func(w *Tuning) { w.RankDevices = true }, false},
-		{"fp8 on the tensor cores", map[string]string{"RIGSCOPE_CUDA_F8TC": "1"}, func(w *Tuning) { w.F8TC = true }, false},
+		{"fp8 on the tensor cores", map[string]string{"RIGSCOPE_CUDA_F8TC": "1"}, func(w *Tuning) { w.F8TC = "all" }, false},
+		{"fp8 gate_up on the tensor cores", map[string]string{"RIGSCOPE_CUDA_F8TC": "gate_up"}, func(w *Tuning) { w.F8TC = "gate_up" }, false},
 		{"fp8 tensor cores other ignored", map[string]string{"RIGSCOPE_CUDA_F8TC": "on"}, func(*Tuning) {}, false},
 		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},
 		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
