@@ -395,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
 
 // mq_quant_out: a product's fused output quantization (qx of out (T, N)
 // [times g] into the scratch buffer qo), after the block stored its
-// outputs. Blocks own rpb rows (4 to 16, dividing 32); the last block of
+// outputs. Blocks own rpb rows (2 to 16, dividing 32); the last block of
 // each 32-row group to finish (counted in cnt[group], reset after)
 // quantizes the group's 32 columns of every token, reading them back from
 // L2. N must be a multiple of 32 (gpu/cuda checks). This replaces a qx

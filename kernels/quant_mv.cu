@@ -3,11 +3,12 @@
 // types (QQ4K ...), activation quantization (qx) and comment they use.
 
 // ------------------------------------------------------- the products
-// Rows per block by token bucket (gpu/cuda: mqRows): 4 up to 8 tokens (a
+// Rows per group by token bucket (gpu/cuda: mqRows): 4 up to 8 tokens (a
 // unit's activation loads serve 4 rows: at 5 tokens with 2 rows they would
 // take the L1 about as long as the weights), 2 for 16 (16 tokens x 2
-// matrices x 4 rows of accumulators would spill). The split of a row over
-// the threads does not depend on it.
+// matrices x 4 rows of accumulators would spill); the one-token variants
+// at the end of this file set their own (gpu/cuda: mqvEntries). The split
+// of a row over the threads does not depend on it.
 #define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
 // The unit loop is not unrolled: unrolled by 2 (ptxas sm_90) nvcc issued
 // the second unit's loads after the first's arithmetic anyway, for 15
@@ -48,12 +49,15 @@ __device__ __forceinline__ void mq_sumsq(float (&ss)[NT], const float* __restric
 // order. Several units per lane (ks 1 on the wide matrices) amortize the
 // per-thread address setup and reduction that a unit per thread (K = 4096
 // over 128 threads) paid for every 32 weights.
-template <class QT, int NT, bool GLU, bool NORM>
+// RV, BV: the variants of the one-token products (gpu/cuda Tuning.MQV,
+// RIGSCOPE_CUDA_MQV): RV rows per group instead of MQ_ROWS(NT) (0: that),
+// BV 1/0 BOTTOM loading on/off instead of QT::BOTTOM's rule (-1: that).
+template <class QT, int NT, bool GLU, bool NORM, int RV = 0, int BV = -1>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
                                         const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
                                         int8_t* qo, const float* qg, unsigned* qcnt) {
-  constexpr int R = MQ_ROWS(NT);
+  constexpr int R = RV > 0 ? RV : MQ_ROWS(NT);
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = warp / ks, sl = warp - grp * ks;
@@ -89,7 +93,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   // output slower (gate_up 37.8 -> 41.2 us). A second register set loaded
   // at the loop's top instead (a build measured in the same call) was
   // slower still: Q4_K_M's products 2608 against 2342 us a step.
-  constexpr bool BOTTOM = NT == 1 && (QT::BOTTOM == 2 || (QT::BOTTOM == 1 && !GLU));
+  constexpr bool BOTTOM = BV >= 0 ? (NT == 1 && BV == 1) : NT == 1 && (QT::BOTTOM == 2 || (QT::BOTTOM == 1 && !GLU));
   const int S = ks * 32;
   int u = sl * 32 + lane;
   typename QT::Raw cur[NW][R];
@@ -230,25 +234,44 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
 // g, ssp its sums of squares); mqg_*: act(rmsnorm(x, g).gate) * (... .up),
 // act 0 SiLU, 1 GELU-tanh (Gemma 3). mq_* and mqg_* quantize their output
 // into qo when it is set (mq_quant_out: times qg, counted in qcnt).
-#define MQ_INST(NAME, QT, NT)                                                                                   \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT(                                  \
+// MQ_MQ, MQ_MQN, MQ_MQG: one kernel each, named mq[n|g]_NAME_NT then SUF
+// (empty for the default; the variants' suffixes: gpu/cuda mqVariants).
+#define MQ_MQ(NAME, QT, NT, SUF, RV, BV)                                                                        \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT##SUF(                             \
       float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
       int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
-    mq_body<QT, NT, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt);          \
-  }                                                                                                             \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT(                                 \
+    mq_body<QT, NT, false, false, RV, BV>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt);  \
+  }
+#define MQ_MQN(NAME, QT, NT, SUF, RV, BV)                                                                       \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT##SUF(                            \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
       int T, float eps, int ks) {                                                                               \
-    mq_body<QT, NT, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, nullptr); \
-  }                                                                                                             \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT(                                 \
+    mq_body<QT, NT, false, true, RV, BV>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, \
+                                         nullptr);                                                              \
+  }
+#define MQ_MQG(NAME, QT, NT, SUF, RV, BV)                                                                       \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT##SUF(                            \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
       int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
-    mq_body<QT, NT, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt);          \
+    mq_body<QT, NT, true, true, RV, BV>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt);  \
   }
+#define MQ_INST(NAME, QT, NT) MQ_MQ(NAME, QT, NT, , 0, -1) MQ_MQN(NAME, QT, NT, , 0, -1) MQ_MQG(NAME, QT, NT, , 0, -1)
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)
 MQ_ALL(q5k, QQ5K)
 MQ_ALL(q6k, QQ6K)
 MQ_ALL(q40, QQ40)
 MQ_ALL(q80, QQ80)
+// The one-token variants (RIGSCOPE_CUDA_MQV, gpu/cuda mqvEntries and its
+// defaultMQV; suffix r<R>b: R rows per group with BOTTOM loading; a row's
+// sums are those of the default kernels, whose split of a row does not
+// depend on R or on the loading): those measured faster on the H200
+// (bench/cuda/results/s17/qglu; the others measured there, Q4_K's GLU and
+// norm products at 1, 2 or 4 rows, Q6_K's add products at 2, Q8_0 at 2
+// rows without BOTTOM, were slower and are gone).
+MQ_MQ(q4k, QQ4K, 1, r2b, 2, 1)
+MQ_MQN(q6k, QQ6K, 1, r2b, 2, 1)
+MQ_MQG(q6k, QQ6K, 1, r2b, 2, 1)
+MQ_MQ(q80, QQ80, 1, r2b, 2, 1)
+MQ_MQN(q80, QQ80, 1, r2b, 2, 1)
+MQ_MQG(q80, QQ80, 1, r2b, 2, 1)

@@ -4,16 +4,13 @@ package cuda
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
-	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/sample"
 	"rigscope/engine/spec"
@@ -179,34 +176,17 @@ func at32(s []float64, i int) any {
 // with the device head equal to the one with the CPU head for the same
 // seeds. Also the draft time of a step, device head against CPU head.
 func checkEagleTree(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
-	raw, err := os.ReadFile(filepath.Join(head, "reference-public.json"))
+	ref, err := readEagleRef(head)
 	if err != nil {
 		return err
-	}
-	var ref eagleRef
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		return fmt.Errorf("%s/reference-public.json: %w", head, err)
 	}
 	const ctxLen = 1024
-	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	pair, err := loadEaglePair(d, models, head, ctxLen)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return err
-	}
-	t, err := Load(d, w, ctxLen)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	hw, err := eagle3.Load(head, src)
-	if err != nil {
-		return err
-	}
-	defer hw.Close()
+	defer pair.Close()
+	t, hw := pair.t, pair.hw
 	newDev := func() (*eagle3.Drafter, error) {
 		dr := eagle3.New(hw, ctxLen, cpu.NewPool(0))
 		r, err := LoadHead(d, hw, ctxLen+spec.MaxK*spec.MaxBranch)

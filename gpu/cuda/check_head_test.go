@@ -14,7 +14,6 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine"
-	"rigscope/engine/loader"
 	"rigscope/engine/model"
 	"rigscope/engine/spec"
 	"rigscope/engine/spec/eagle3"
@@ -30,25 +29,12 @@ import (
 // decoding.
 func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout io.Writer) error {
 	const k, reps, ctxLen = 4, 300, 1024
-	src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+	ep, err := loadEaglePair(d, models, head, ctxLen)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-	if err != nil {
-		return err
-	}
-	t, err := Load(d, w, ctxLen)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	hw, err := eagle3.Load(head, src)
-	if err != nil {
-		return err
-	}
-	defer hw.Close()
+	defer ep.Close()
+	t, hw := ep.t, ep.hw
 	h, err := LoadHead(d, hw, ctxLen+spec.MaxK*spec.MaxBranch)
 	if err != nil {
 		return err
@@ -182,7 +168,7 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		fmt.Fprintf(stdout, " %s %dx %.1f us;", x.Kind, x.Launches, x.Micros)
 	}
 	fmt.Fprintln(stdout)
-	return nil
+	return checkHeadOut(ctx, d, h, filepath.Base(head), 2000, stdout) // the fused draft token, off and on (check_headout_test.go)
 }
 
 // checkHead8B times the yardstick: one draft step of an EAGLE-3
@@ -271,7 +257,7 @@ func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	return nil
+	return checkHeadOut(ctx, d, dh, "8B-shaped, random bf16", 300, stdout) // the fused draft token, off and on (check_headout_test.go)
 }
 
 // loadHead8B uploads the EAGLE-3 head shaped for Llama-3-8B (random bf16

@@ -306,7 +306,7 @@ func rowsRel(a, b []float32, V int) float64 {
 // kvBenchPlans are the attention plans checkKVBench times: the split by
 // the step's length (not batch-invariant) and fixed chunks, merged one by
 // one or in groups of 4.
-var kvBenchPlans = []kvRowPlan{{0, 1}, {32, 1}, {32, 4}, {128, 4}}
+var kvBenchPlans = []kvRowPlan{{0, 1}, {32, 1}, {32, 4}, {64, 1}, {64, 4}, {128, 4}}
 
 // checkKVBench times decode steps (graphed, argmax on the device) of the
 // llama-8b shape (synthetic bf16 weights, as cuda-bench) with a float32

@@ -51,12 +51,20 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	defer done()
 	rng := rand.New(rand.NewPCG(8, 23))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	if tune, err := CurrentTuning(); err == nil {
+		tgt.tune.MQV = tune.MQV
+	}
+	mqvSets, err := bwMQVSets()
+	if err != nil {
+		return err
+	}
+	var mqvRows []string // T=1 under each -bwmqv setting
 	Ts := []int{1, 5, 16}
 	us := map[string]float64{} // type/shape/T[/ksK] -> us per call
 	var sweeps []string        // the same at every K split, T 1 and 5
 	var fuseCost []string      // the producers with and without their output quantization
 	var pdlRows []string       // T=1 and 5 launched plainly and with programmatic dependent launch
-	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; x quantized by the kernel before, as in a step, no qx; wo, gate_up, down quantize their outputs)\n", readGBps)
+	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; x quantized by the kernel before, as in a step, no qx; wo, gate_up, down quantize their outputs; RIGSCOPE_CUDA_MQV %s)\n", readGBps, tgt.tune.MQV)
 	fmt.Fprintf(w, "%-6s %-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "type", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
 	run := func(dt tensor.DType, sh q8bShape, mats []dweight, label string) error {
 		h := newDevHelper(s)
@@ -145,6 +153,11 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				}
 				us[fmt.Sprintf("%s/%s/%d/pdl", label, sh.name, T)] = tp
 				pdlRows = append(pdlRows, fmt.Sprintf("%-6s %-22s T=%-2d %7.1f us plain, %7.1f us pdl (%4.0f GB/s)", label, sh.name, T, t, tp, float64(per)/(tp*1e3)))
+			}
+			if T == 1 && len(mqvSets) > 0 {
+				if mqvRows, err = bwMQV(tgt, mats, sh, label, mqvSets, us, timed, op, mqvRows); err != nil {
+					return fmt.Errorf("%v %s: %w", dt, sh.name, err)
+				}
 			}
 			if T == 1 {
 				t1 = t
@@ -302,6 +315,8 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		switch {
 		case v == "pdl":
 			key += "/pdl"
+		case strings.HasPrefix(v, "mqv"):
+			key += "/" + v
 		case v == "best" && *checkBWSweep:
 			bk := 1
 			for _, ks := range []int{2, 4} {
@@ -383,6 +398,24 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		pa, pb := step(1, f.typeOf, "pdl"), step(5, f.typeOf, "pdl")
 		ba, bb := step(1, f.typeOf, "best"), step(5, f.typeOf, "best")
 		fmt.Fprintf(w, "%-10s %9.0f %11.0f %9.0f %10.2f %9.0f %9.0f %10.2f %9.0f %9.0f\n", f.name, a, 1e6/a, b, b/a, pa, pb, pb/pa, ba, bb)
+	}
+	if len(mqvSets) > 0 {
+		fmt.Fprintf(w, "\none-token variants (-bwmqv: each setting's T=1 product against base, rounds alternating base and the settings that change it; type shape | setting | us plain r1 r2 | pdl r1 r2 | kernel/blocks/K split)\n%s\n", strings.Join(mqvRows, "\n"))
+		fmt.Fprintf(w, "\nllama-8b decode step at T=1 under each -bwmqv setting (the products above, means of the two rounds; settings that change nothing of a file left out)\n")
+		for _, f := range files {
+			missing = 0
+			a, pa := step(1, f.typeOf, "mqv0"), step(1, f.typeOf, "mqv0pdl")
+			if missing > 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%-10s %-28s T=1 %7.0f us plain %7.0f us pdl\n", f.name, "base="+tgt.tune.MQV.String(), a, pa)
+			for i, k := range mqvSets {
+				b, pb := step(1, f.typeOf, fmt.Sprintf("mqv%d", i+1)), step(1, f.typeOf, fmt.Sprintf("mqv%dpdl", i+1))
+				if missing == 0 && (b != a || pb != pa) {
+					fmt.Fprintf(w, "%-10s %-28s T=1 %7.0f us plain %7.0f us pdl (%+.1f%% / %+.1f%%)\n", f.name, k.String(), b, pb, 100*(b/a-1), 100*(pb/pa-1))
+				}
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

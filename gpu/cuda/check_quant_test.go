@@ -233,11 +233,14 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 7))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	if tune, err := CurrentTuning(); err == nil { // the one-token variants it checks (RIGSCOPE_CUDA_MQV)
+		tgt.tune.MQV = tune.MQV
+	}
 	const N, K, TT = 70, 4352, MaxTokens // 70 rows: a partial last block; K = 17 super-blocks, 136 units: a partial second pass
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
 	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
-	fmt.Fprintf(w, "\nquantized products vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact: x as qx quantized it, tol %.0e; raw: float x, tol %.0e)\n", N, K, tolQuantExact, tolQuantRaw)
+	fmt.Fprintf(w, "\nquantized products vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact: x as qx quantized it, tol %.0e; raw: float x, tol %.0e; RIGSCOPE_CUDA_MQV %s)\n", N, K, tolQuantExact, tolQuantRaw, tgt.tune.MQV)
 	fmt.Fprintf(w, "%-6s %-9s %2s %12s %12s %12s %12s %s\n", "type", "mode", "ks", "exact rel", "raw rel", "raw max abs", "T=k = T=1", "")
 	var errs []error
 	for _, dt := range quantTypes {

@@ -53,6 +53,7 @@ type Head struct {
 	steps  cu.DevicePtr // (spec.MaxK) Step: 0 = the extended rows, i = draft step i; feats follow
 
 	pm, pl, pacc, attnCnt, amPart, amCnt cu.DevicePtr
+	hoPart, hoCnt                        cu.DevicePtr // the fused draft token's argmax (draftOut): a float2 per block of 16 rows, its counter
 	ropeCos, ropeSin                     cu.DevicePtr
 	bufs                                 []cu.DevicePtr
 
@@ -76,6 +77,14 @@ type Head struct {
 }
 
 var _ eagle3.ChainRunner = (*Head)(nil)
+
+// headOutMaxDim is the widest head whose greedy chains draft each token in
+// one kernel by default (Tuning.HeadOut, draftOut). Measured on the H200
+// (bench/cuda/results/s17/f, the headout lines): the gocoder head (width
+// 512) 23.5 us a draft step against 25.1 in two processes, tokens and
+// logits bitwise the two-kernel path's over 2000 chains; the 8B-shaped
+// head (4096) 209.3 against 201.3 in one process and equal in the other.
+const headOutMaxDim = 1024
 
 // NewHead uploads h to GPU 0 with a cache of slots positions (the
 // engine's DeviceHead for "cuda").
@@ -122,6 +131,9 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
 		src:      h,
+	}
+	if tune.HeadOutAuto {
+		hd.tune.HeadOut = c.Dim <= headOutMaxDim
 	}
 	hd.ap = newAttnPlan(hd.mcfg, slots, d.SMs, tune)
 	if err := hd.upload(h); err != nil {
@@ -222,6 +234,10 @@ func (h *Head) allocState() error {
 	h.amPart = alloc(argmaxBlocks * 8)
 	if h.amCnt = alloc(4); err == nil {
 		err = cu.MemsetD32(h.amCnt, 0, 1)
+	}
+	h.hoPart = alloc(8 * int64((c.DraftVocab+15)/16))
+	if h.hoCnt = alloc(4); err == nil {
+		err = cu.MemsetD32(h.hoCnt, 0, 1)
 	}
 	if err != nil {
 		return err
@@ -507,9 +523,15 @@ func (h *Head) eagleIn(emb dweight, res cu.DevicePtr, T, s int) error {
 }
 
 // enqueueDraftToken drafts token j from the output row (dim):
-// lm_head(norm(row)), argmax, the target id into out[j] and step j+1.
+// lm_head(norm(row)), argmax, the target id into out[j] and step j+1
+// (one kernel with Tuning.HeadOut: draftOut).
 func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	c := h.cfg
+	if h.tune.HeadOut {
+		if done, err := h.draftOut(row, j, k); done || err != nil {
+			return err
+		}
+	}
 	if err := h.matvec("output", h.logits, c.DraftVocab, row, 0, h.lm, 1, 0, h.outNorm); err != nil {
 		return err
 	}

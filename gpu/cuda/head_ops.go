@@ -88,3 +88,37 @@ func (o *headOps) Capture(l, T int) error { return nil }
 func (o *headOps) Logits(first, rows int, softcap float32) error {
 	return fmt.Errorf("cuda: the EAGLE-3 head's logits are its lm_head's (enqueueDraftToken)")
 }
+
+// draftOut is enqueueDraftToken in one kernel (Tuning.HeadOut): tcnam*
+// (kernels/headout.cu) computes the logits as the output product's tcn
+// kernel does (its code, so bitwise the same), reduces their argmax across
+// its blocks, writes out[j] and step j+1's token, and with the eagle_in
+// fold builds step j+1's input in its last block, as argmax_d2t_in. False
+// (nothing enqueued) where it does not apply: lm_head not on the tensor
+// cores, or no such kernel for the block size or the embedding's type.
+func (h *Head) draftOut(row cu.DevicePtr, j, k int) (bool, error) {
+	c := h.cfg
+	if !h.lm.tiled || h.lm.rows != c.DraftVocab || h.lm.cols != c.Dim {
+		return false, nil
+	}
+	suf, err := kernelSuffix(h.emb.dt)
+	if err != nil {
+		return false, nil
+	}
+	nw := h.tcWarps("output", h.lm.rows, false) // the output product's block, so its sums are tcn's
+	name := fmt.Sprintf("tcnam%d_%s", nw, suf)
+	if !h.dev.has(name) {
+		return false, nil
+	}
+	var next, cat cu.DevicePtr
+	if j+1 < k {
+		next = h.dstep(j + 1)
+		if h.tune.EagleInFold {
+			cat = h.cat
+		}
+	}
+	return true, h.kernel("headout", h.lm.bytes(), name, [3]int{(h.lm.rows + 15) / 16, 1, 1}, [3]int{32 * nw, 1, 1},
+		ptr(h.logits), ptr(row), ptr(h.lm.w), i32(h.lm.rows), i32(h.lm.cols), ptr(h.outNorm), f32(h.eps),
+		ptr(h.ids), ptr(h.hoPart), ptr(h.hoCnt), ptr(h.d2t), ptr(h.out), i32(j), ptr(next),
+		ptr(cat), ptr(h.emb.w), ptr(h.emb.s), ptr(h.inNorm), ptr(h.hidNorm), i32(h.nbr()))
+}

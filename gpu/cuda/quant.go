@@ -50,7 +50,8 @@ type qfuseReq struct {
 	g cu.DevicePtr
 }
 
-// mqRows is MQ_ROWS in quant.cu: the rows a block of mq* owns for T tokens.
+// mqRows is MQ_ROWS in quant_mv.cu: the rows a row group of mq* owns for
+// T tokens (a block: 4/ks groups).
 func mqRows(T int) int {
 	if bucket(T) <= 8 {
 		return 4
@@ -63,20 +64,22 @@ func (t *launcher) mqSplit(rows int, dt tensor.DType) int {
 	if t.mqks != 0 {
 		return t.mqks
 	}
-	return mqSplit(rows, t.dev.SMs, dt)
+	return t.tune.MQV.split(mqSplit(rows, t.dev.SMs, dt), dt)
 }
 
-// mqGrid is the grid of an mq* product of rows rows at T tokens split ks
-// ways: blocks of 4/ks row groups of mqRows(T) rows.
-func mqGrid(rows, T, ks int) [3]int {
-	per := mqRows(T) * (mvThreads / 32 / ks)
+// mqGrid is the grid of an mq* product of rows rows in groups of R rows
+// split ks ways: blocks of 4/ks row groups.
+func mqGrid(rows, R, ks int) [3]int {
+	per := R * (mvThreads / 32 / ks)
 	return [3]int{(rows + per - 1) / per, 1, 1}
 }
 
 // mqKernel is the kernel (prefix mq, mqn or mqg) and grid of a quantized
 // product of dt (rows, cols) at T tokens split ks ways: with the MQM knob,
 // Q4_K on the int8 tensor cores (mqm*_q4k_8 or _16, a block per 16 rows,
-// the same arguments, ks unused), else the dp4a kernels.
+// the same arguments, ks unused), else the dp4a kernels: at one token
+// the variant the MQV knob sets (its name's suffix, its rows per group),
+// else prefix_type_bucket(T) at mqRows(T).
 func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks int) (string, [3]int, error) {
 	if nt := mqmTile(t.tune.MQM, dt, cols, T, MaxTokens); nt > 0 {
 		return fmt.Sprintf("mqm%s_q4k_%d", prefix[2:], nt), [3]int{(rows + 15) / 16, 1, 1}, nil
@@ -85,7 +88,11 @@ func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks in
 	if err != nil {
 		return "", [3]int{}, err
 	}
-	return fmt.Sprintf("%s_%s_%d", prefix, suf, bucket(T)), mqGrid(rows, T, ks), nil
+	name, R := fmt.Sprintf("%s_%s_%d", prefix, suf, bucket(T)), mqRows(T)
+	if v, ok := t.tune.MQV.variant(prefix, suf, rows); ok && bucket(T) == 1 {
+		name, R = name+v.suffix, v.rows
+	}
+	return name, mqGrid(rows, R, ks), nil
 }
 
 // qxPtrs are the parts of the activation scratch buffer at xq for rows of

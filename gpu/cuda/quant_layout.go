@@ -1,6 +1,12 @@
 package cuda
 
-import "rigscope/engine/tensor"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"rigscope/engine/tensor"
+)
 
 // Host-side layout of the quantized products (kernels/quant.cu): they need
 // no GPU (and no cuda build tag), so quant_layout_test.go checks them, and
@@ -67,4 +73,116 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 		return 8
 	}
 	return 16
+}
+
+// mqVariant is a one-token product kernel's variant (quant_mv.cu's end):
+// the kernel name's suffix after _1 and its rows per group (its R).
+type mqVariant struct {
+	suffix  string
+	rows    int
+	maxRows int // the matrix rows it applies up to (0: any)
+}
+
+// mqvKnob is RIGSCOPE_CUDA_MQV (Tuning.MQV): variants of the one-token
+// (T=1) quantized products; the zero value runs none (the kernels at
+// mqRows with their type's loading), which RIGSCOPE_CUDA_MQV=none asks
+// for. Unset, it is defaultMQV.
+type mqvKnob struct {
+	kern  map[string]mqVariant  // prefix_type ("mqg_q4k"): the variant its T=1 kernel runs
+	ks2   map[tensor.DType]bool // K split 2 where mqSplit picks 4 (every T: a row sums the same for every T)
+	names []string              // the entries, as given
+}
+
+// mqvEntries are RIGSCOPE_CUDA_MQV's entries (comma-separated; one that
+// names a kernel another entry named replaces it): r2b 2 rows per group
+// with BOTTOM loading (quant_mv.cu instantiates exactly these), q80ks2
+// Q8_0's K split 2 where mqSplit picks 4.
+var mqvEntries = map[string]struct {
+	kernels []string
+	v       mqVariant
+	ks2     tensor.DType
+}{
+	"q4mq2":  {[]string{"mq_q4k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q6n2":   {[]string{"mqn_q6k"}, mqVariant{"r2b", 2, 2048}, 0},
+	"q6glu2": {[]string{"mqg_q6k"}, mqVariant{"r2b", 2, 0}, 0},
+	"q80r2":  {[]string{"mq_q80", "mqn_q80", "mqg_q80"}, mqVariant{"r2b", 2, 0}, 0},
+	"q80ks2": {nil, mqVariant{}, tensor.Q8_0},
+}
+
+// defaultMQV is the measured default (H200, llama-8b shapes, T=1 with
+// PDL, bench/cuda/results/s17/qglu): Q4_K's add products (wo, down) at 2
+// rows, 6.9 / 13.9 us against 7.6 / 15.5 (its norm products and GLU lose
+// at 2); Q6_K's GLU at 2 rows 36.4 us against 45.1 (255 registers at 4),
+// and its norm products at 2 rows on small matrices only (the Q4_K_M qkv's
+// Q6_K slice of 1024 rows: 9.7 us against 10.9 for the pair; the output
+// projection loses 8% at 2); Q8_0 at 2 rows split 2 ways: its products a
+// step 2455 us against 2670.
+const defaultMQV = "q4mq2,q6glu2,q6n2,q80r2,q80ks2"
+
+// parseMQV parses RIGSCOPE_CUDA_MQV (unset or empty: defaultMQV; "none":
+// no variants); an unknown entry is an error.
+func parseMQV(env string, set bool) (mqvKnob, error) {
+	var k mqvKnob
+	switch {
+	case !set || strings.TrimSpace(env) == "":
+		env = defaultMQV
+	case env == "none":
+		return k, nil
+	}
+	for _, f := range strings.Split(env, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		e, ok := mqvEntries[f]
+		if !ok {
+			names := make([]string, 0, len(mqvEntries))
+			for n := range mqvEntries {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return mqvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MQV: unknown entry %q (want some of %s)", f, strings.Join(names, ","))
+		}
+		for _, kn := range e.kernels {
+			if k.kern == nil {
+				k.kern = map[string]mqVariant{}
+			}
+			k.kern[kn] = e.v
+		}
+		if e.ks2 != 0 {
+			if k.ks2 == nil {
+				k.ks2 = map[tensor.DType]bool{}
+			}
+			k.ks2[e.ks2] = true
+		}
+		k.names = append(k.names, f)
+	}
+	return k, nil
+}
+
+// String is the entries, or "none".
+func (k mqvKnob) String() string {
+	if len(k.names) == 0 {
+		return "none"
+	}
+	return strings.Join(k.names, ",")
+}
+
+// variant is the variant k sets for the one-token kernel of prefix (mq,
+// mqn or mqg) and type suffix suf (q4k ...) on a matrix of rows rows, if
+// any.
+func (k mqvKnob) variant(prefix, suf string, rows int) (mqVariant, bool) {
+	v, ok := k.kern[prefix+"_"+suf]
+	if ok && v.maxRows > 0 && rows > v.maxRows {
+		return mqVariant{}, false
+	}
+	return v, ok
+}
+
+// split is mqSplit's ks for dt as k changes it.
+func (k mqvKnob) split(ks int, dt tensor.DType) int {
+	if ks == 4 && k.ks2[dt] {
+		return 2
+	}
+	return ks
 }

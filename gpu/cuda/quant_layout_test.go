@@ -2,8 +2,11 @@ package cuda
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"rigscope/engine/tensor"
@@ -311,6 +314,78 @@ func TestMQMTile(t *testing.T) {
 	for _, c := range cases {
 		if got := mqmTile(c.on, c.dt, c.cols, c.T, 16); got != c.w {
 			t.Errorf("%s: mqmTile(%v, %v, %d, %d) = %d, want %d", c.name, c.on, c.dt, c.cols, c.T, got, c.w)
+		}
+	}
+}
+
+// RIGSCOPE_CUDA_MQV: the entries parse into the one-token kernels they
+// name, and every variant is instantiated in kernels/quant_mv.cu with the
+// rows per group Go sizes its grid by (mqGrid) and the loading its suffix
+// says; with every K split its blocks own rows dividing 32 (mq_quant_out).
+func TestMQV(t *testing.T) {
+	def, err := parseMQV("none", true)
+	if err != nil || def.kern != nil || def.ks2 != nil || def.String() != "none" {
+		t.Fatalf("none: %+v, %v", def, err)
+	}
+	if _, err := parseMQV("q80r2,nope", true); err == nil {
+		t.Errorf("unknown entry: no error")
+	}
+	unset, err := parseMQV("", false)
+	if err != nil || unset.String() != defaultMQV {
+		t.Fatalf("unset: %+v, %v (want %s)", unset, err, defaultMQV)
+	}
+	if v, ok := unset.variant("mqn", "q6k", 1024); !ok || v.suffix != "r2b" {
+		t.Errorf("default: mqn_q6k on 1024 rows %+v %v, want r2b", v, ok)
+	}
+	if _, ok := unset.variant("mqn", "q6k", 128256); ok {
+		t.Errorf("default: mqn_q6k on 128256 rows has a variant (q6n2 stops at 2048 rows)")
+	}
+	if _, ok := unset.variant("mqn", "q4k", 6144); ok {
+		t.Errorf("default: mqn_q4k has a variant")
+	}
+	k, err := parseMQV(" q6glu2, q80r2 ,q80ks2", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := k.variant("mqg", "q6k", 14336); !ok || v != (mqVariant{"r2b", 2, 0}) {
+		t.Errorf("q6glu2: mqg_q6k %+v %v", v, ok)
+	}
+	if _, ok := k.variant("mq", "q6k", 4096); ok {
+		t.Errorf("q6glu2 set mq_q6k")
+	}
+	for _, p := range []string{"mq", "mqn", "mqg"} {
+		if v, ok := k.variant(p, "q80", 4096); !ok || v != (mqVariant{"r2b", 2, 0}) {
+			t.Errorf("q80r2: %s_q80 %+v %v", p, v, ok)
+		}
+	}
+	if k.split(4, tensor.Q8_0) != 2 || k.split(1, tensor.Q8_0) != 1 || k.split(4, tensor.Q4_K) != 4 || def.split(4, tensor.Q8_0) != 4 {
+		t.Errorf("q80ks2: split wrong")
+	}
+	if k.String() != "q6glu2,q80r2,q80ks2" {
+		t.Errorf("String %q", k.String())
+	}
+	src, err := os.ReadFile("../../kernels/quant_mv.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	macro := map[string]string{"mq": "MQ_MQ", "mqn": "MQ_MQN", "mqg": "MQ_MQG"}
+	qt := map[string]string{"q4k": "QQ4K", "q5k": "QQ5K", "q6k": "QQ6K", "q40": "QQ40", "q80": "QQ80"}
+	for name, e := range mqvEntries {
+		for _, kn := range e.kernels {
+			prefix, suf, _ := strings.Cut(kn, "_")
+			bv := 0
+			if strings.HasSuffix(e.v.suffix, "b") {
+				bv = 1
+			}
+			line := fmt.Sprintf("\n%s(%s, %s, 1, %s, %d, %d)\n", macro[prefix], suf, qt[suf], e.v.suffix, e.v.rows, bv)
+			if !strings.Contains(string(src), line) {
+				t.Errorf("%s: quant_mv.cu has no line %q", name, strings.TrimSpace(line))
+			}
+			for _, ks := range []int{1, 2, 4} {
+				if rpb := e.v.rows * (4 / ks); 32%rpb != 0 {
+					t.Errorf("%s: %d rows a block at ks %d", name, rpb, ks)
+				}
+			}
 		}
 	}
 }

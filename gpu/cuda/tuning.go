@@ -18,10 +18,13 @@ type Tuning struct {
 	TensorCores   bool     // RIGSCOPE_CUDA_TC=0: bf16 layer weights stay row-major on the CUDA cores
 	OutputTC      bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL           bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
+	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=q80r2,q80ks2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
 	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
 	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
+	HeadOut       bool     // RIGSCOPE_CUDA_HEADOUT=1|0: an EAGLE-3 greedy chain's draft token in one kernel, lm_head with the argmax (tcnam*, kernels/headout.cu), not tcn then argmax_d2t(_in)
+	HeadOutAuto   bool     // RIGSCOPE_CUDA_HEADOUT unset: HeadOut by the head's width (LoadHead: headOutMaxDim)
 	CaptureKernel bool     // RIGSCOPE_CUDA_CAPK=0: EAGLE-3 features copied out of a step by memcpy nodes, not the copy_f32 kernel
 	RankStreams   bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
@@ -58,6 +61,8 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
 		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
+		HeadOut:       get("RIGSCOPE_CUDA_HEADOUT") == "1",
+		HeadOutAuto:   get("RIGSCOPE_CUDA_HEADOUT") == "",
 		CaptureKernel: get("RIGSCOPE_CUDA_CAPK") != "0",
 		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
@@ -98,6 +103,10 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	}
 	var err error
 	if t.KV, err = parseKV(get("RIGSCOPE_CUDA_KV")); err != nil {
+		return Tuning{}, err
+	}
+	mqv, set := lookup("RIGSCOPE_CUDA_MQV")
+	if t.MQV, err = parseMQV(mqv, set); err != nil {
 		return Tuning{}, err
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {

@@ -24,6 +24,9 @@ func TestParseTuning(t *testing.T) {
 			func(w *Tuning) {
 				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold = false, false, false, false, false, false, false, false
 			}, false},
+		{"fused draft token", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "1"}, func(w *Tuning) { w.HeadOut, w.HeadOutAuto = true, false }, false},
+		{"fused draft token off", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "0"}, func(w *Tuning) { w.HeadOutAuto = false }, false},
+		{"fused draft token other off", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "on"}, func(w *Tuning) { w.HeadOutAuto = false }, false},
 		{"rank devices", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "each"}, func(w *Tuning) { w.RankDevices = true }, false},
 		{"fp8 on the tensor cores", map[string]string{"RIGSCOPE_CUDA_F8TC": "1"}, func(w *Tuning) { w.F8TC = "all" }, false},
 		{"fp8 gate_up on the tensor cores", map[string]string{"RIGSCOPE_CUDA_F8TC": "gate_up"}, func(w *Tuning) { w.F8TC = "gate_up" }, false},
@@ -66,6 +69,9 @@ func TestParseTuning(t *testing.T) {
 		{"int8 tensor-core Q4_K", map[string]string{"RIGSCOPE_CUDA_MQM": "1"}, func(w *Tuning) { w.MQM = true }, false},
 		{"L2 prefetch on", map[string]string{"RIGSCOPE_CUDA_L2PF": "1"}, func(w *Tuning) { w.L2Prefetch = true }, false},
 		{"L2 prefetch not 1 stays off", map[string]string{"RIGSCOPE_CUDA_L2PF": "0"}, func(*Tuning) {}, false},
+		{"one-token product variants", map[string]string{"RIGSCOPE_CUDA_MQV": "q6glu2"},
+			func(w *Tuning) { w.MQV, _ = parseMQV("q6glu2", true) }, false},
+		{"one-token product variant unknown", map[string]string{"RIGSCOPE_CUDA_MQV": "glu2"}, nil, true},
 		{"int8 tensor-core Q4_K not 1 stays off", map[string]string{"RIGSCOPE_CUDA_MQM": "yes"}, func(*Tuning) {}, false},
 	}
 	for _, c := range cases {
@@ -87,7 +93,7 @@ func TestParseTuning(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, want)
 		}
 	}
-	if def.TensorCores != true || def.L2Prefetch || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
+	if def.TensorCores != true || def.L2Prefetch || def.HeadOut || !def.HeadOutAuto || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
 		t.Errorf("defaults = %+v", def)
 	}
 }
