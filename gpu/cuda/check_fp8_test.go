@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gorgonia.org/cu"
@@ -123,7 +124,7 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*208, 0, 1)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
 	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
-	fmt.Fprintf(w, "\nFP8 (e4m3) products vs float64 (K=%d, T=1..16, outputs NaN-poisoned, tol %.0e; mv: mv_f8, 200 rows; tc: f8tc*, 208 rows, wN rR: N warps, R row tiles)\n", K, tolFP8)
+	fmt.Fprintf(w, "\nFP8 (e4m3) products vs float64 (K=%d, T=1..16, outputs NaN-poisoned, tol %.0e; mv: mv_f8, mf: mf8* (RIGSCOPE_CUDA_F8MV), 200 rows; tc: f8tc*, 208 rows, wN rR: N warps, R row tiles)\n", K, tolFP8)
 	fmt.Fprintf(w, "%-12s %-10s %-11s %12s %12s %10s %10s %s\n", "scales", "path", "mode", "rel", "max abs", "T=k = T=1", "r1|split", "")
 	type layout struct {
 		name   string
@@ -186,12 +187,19 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 					norm = gd
 				}
 				ref := quantRef(mode, W, W2, x, nil, g, base[:TT*N], TT, N, K)
-				var r1 map[int][]float32 // the last one-row-tile path's outputs by T
+				var r1, mf1 map[int][]float32 // the last one-row-tile path's outputs by T, mf's
 				for _, p := range fp8Paths {
 					if p.tc != tc {
 						continue
 					}
 					tgt.warps, tgt.tune.RowTiles = p.warps, nil
+					if tgt.tune.F8MV, err = parseF8MV(p.mf); err != nil {
+						return err
+					}
+					tgt.mf8g = 0
+					if i := strings.LastIndex(p.name, " g"); i >= 0 {
+						tgt.mf8g, _ = strconv.Atoi(p.name[i+2:])
+					}
 					if p.tiles > 1 {
 						rt := rowTileRule{tiles: p.tiles}
 						tgt.tune.RowTiles = map[string]rowTileRule{"check": rt, "gate_up": rt}
@@ -221,6 +229,13 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 								errs = append(errs, fmt.Errorf("%s %s %s T=%d: %d row tiles differ from one: %s", l.name, p.name, modeNames[mode], T, p.tiles, b))
 							}
 						}
+						if p.mf != "" && p.mf != "1" && !strings.Contains(p.mf, "ks") && mf1 != nil && same != "FAIL" { // the same split (by shape) as mf: bitwise its rows
+							same = "ok"
+							if b := rowsBitwise(got, [][]float32{mf1[T]}, 1, T*N); b != "ok" {
+								same = "FAIL"
+								errs = append(errs, fmt.Errorf("%s %s %s T=%d: differs from mf: %s", l.name, p.name, modeNames[mode], T, b))
+							}
+						}
 						rel, abs, e := errStats(got, ref[:T*N])
 						if e != nil {
 							errs = append(errs, fmt.Errorf("%s %s %s T=%d: %w", l.name, p.name, modeNames[mode], T, e))
@@ -230,6 +245,9 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 					}
 					if p.tiles <= 1 {
 						r1 = outs
+					}
+					if p.mf == "1" {
+						mf1 = outs
 					}
 					if p.tc && p.warps == 0 && p.tiles == 0 { // the dispatch's own kernels: x split ahead, the GLU's split output
 						if same, err = checkFP8Split(d, h, tgt, mode, base, xd, Wd, W2d, norm, N, K, outs); err != nil {
@@ -251,7 +269,7 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 					}
 					fmt.Fprintf(w, "%-12s %-10s %-11s %12.2e %12.2e %10s %10s %s\n", l.name, p.name, modeNames[mode], worst, worstAbs, short, same, st)
 				}
-				tgt.warps, tgt.tune.RowTiles = 0, nil
+				tgt.warps, tgt.tune.RowTiles, tgt.tune.F8MV, tgt.mf8g = 0, nil, f8mvKnob{}, 0
 			}
 			if !tc {
 				if err := checkEmbedFP8(d, h, ws[0], Wd, w, l.name); err != nil {
@@ -335,11 +353,20 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	Ts := []int{1, 5, 16}
 	fmt.Fprintf(w, "\nFP8 products on llama-8b shapes, 128x128 block scales (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB)\n", readGBps)
 	fmt.Fprintf(w, "%-25s %8s %9s %7s %6s %9s %6s %9s %6s\n", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
-	step := map[bool]map[int]float64{false: {}, true: {}}
-	var pdlRows []string // T=1 and 5 launched plainly (the table) and with programmatic dependent launch (sm_90)
+	step := map[string]map[int]float64{}
+	pdlStep := map[string]map[int]float64{} // the same sums of the pdl timings
+	for _, p := range fp8BWPaths() {
+		step[p], pdlStep[p] = map[int]float64{}, map[int]float64{}
+	}
+	pdlShape := map[string]map[string]map[int]float64{} // path, shape, T: the pdl timing
+	var pdlRows []string                                // T=1 and 5 launched plainly (the table) and with programmatic dependent launch (sm_90)
 	for _, sh := range q8bShapes[:4] {
-		for _, tc := range fp8BWPaths() {
-			pname := sh.name + map[bool]string{false: " mv", true: " tc"}[tc]
+		for _, path := range fp8BWPaths() {
+			tc := path == "tc"
+			if tgt.tune.F8MV, err = fp8BWKnob(path); err != nil {
+				return err
+			}
+			pname := sh.name + " " + path
 			m := &dmodel{fp8TC: map[bool]string{true: "all"}[tc]}
 			seed := uint32(7)
 			one, err := m.syntheticFP8(fill, s, d.SMs, "", sh.N, sh.K, &seed)
@@ -393,6 +420,14 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 					var tp float64
 					tp, err = timed(50, op)
 					tgt.pdl = false
+					pdlStep[path][T] += 32 * tp
+					if pdlShape[path] == nil {
+						pdlShape[path] = map[string]map[int]float64{}
+					}
+					if pdlShape[path][sh.name] == nil {
+						pdlShape[path][sh.name] = map[int]float64{}
+					}
+					pdlShape[path][sh.name][T] = tp
 					pdlRows = append(pdlRows, fmt.Sprintf("%-25s T=%-2d %7.1f us plain, %7.1f us pdl (%4.0f GB/s)", pname, T, us, tp, float64(per)/tp/1e3))
 				}
 				if err != nil {
@@ -400,7 +435,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 					m.free()
 					return err
 				}
-				step[tc][T] += 32 * us
+				step[path][T] += 32 * us
 				if T == 1 {
 					t1 = us
 					gbps := float64(per) / us / 1e3
@@ -416,10 +451,30 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "launched one after another plainly (the table) and with programmatic dependent launch (a step's graph: weights loaded before pdl_wait)\n%s\n", strings.Join(pdlRows, "\n"))
 	layerBytes := int64(32) * (6144*4096 + 4096*4096 + 2*14336*4096 + 4096*14336)
-	for _, tc := range fp8BWPaths() {
-		st := step[tc]
+	tgt.tune.F8MV = f8mvKnob{}
+	for _, path := range fp8BWPaths() {
+		st, sp := step[path], pdlStep[path]
+		name := path
 		fmt.Fprintf(w, "32 FP8 layers' products, %s: T=1 %.0f us (%.0f%% of the %.0f us bound at %.0f GB/s), T=5 %.0f us (%.2fx), T=16 %.0f us\n",
-			map[bool]string{false: "mv", true: "tc"}[tc], st[1], 100*float64(layerBytes)/readGBps/1e3/st[1], float64(layerBytes)/readGBps/1e3, readGBps, st[5], st[5]/st[1], st[16])
+			name, st[1], 100*float64(layerBytes)/readGBps/1e3/st[1], float64(layerBytes)/readGBps/1e3, readGBps, st[5], st[5]/st[1], st[16])
+		if sp[1] > 0 {
+			fmt.Fprintf(w, "32 FP8 layers' products, %s, pdl: T=1 %.0f us (%.0f%% of the bound), T=5 %.0f us (%.2fx)\n",
+				name, sp[1], 100*float64(layerBytes)/readGBps/1e3/sp[1], sp[5], sp[5]/sp[1])
+		}
+		// Where the tc path ran too: this path with gate_up on the tensor
+		// cores (RIGSCOPE_CUDA_F8TC=gate_up), from the same pdl timings.
+		if tcs, ok := pdlShape["tc"]; ok && path != "tc" && pdlShape[path] != nil {
+			var c [6]float64
+			for name, ts := range pdlShape[path] {
+				if strings.HasPrefix(name, "gate_up") {
+					ts = tcs[name]
+				}
+				c[1] += 32 * ts[1]
+				c[5] += 32 * ts[5]
+			}
+			fmt.Fprintf(w, "32 FP8 layers' products, %s with gate_up on tc, pdl: T=1 %.0f us (%.0f%% of the bound), T=5 %.0f us (%.2fx)\n",
+				name, c[1], 100*float64(layerBytes)/readGBps/1e3/c[1], c[5], c[5]/c[1])
+		}
 	}
 	return nil
 }

@@ -14,28 +14,51 @@ import (
 // fp8Path is one way the FP8 checks run the products: row-major on the
 // CUDA cores (mv_f8), or tiled on the tensor cores (f8tc*: Tuning.F8TC,
 // fp8.cu and tc.cu) with the dispatch's block size and row tiles, or
-// forced ones (warps, tiles: 0 for the dispatch's).
+// forced ones (warps, tiles: 0 for the dispatch's), or row-major on mf8*
+// (fp8_mv.cu: mf, Tuning.F8MV as RIGSCOPE_CUDA_F8MV spells it; a name
+// ending gN: the persistent grid forced to N blocks, so that blocks
+// stride over the row blocks).
 type fp8Path struct {
 	name         string
 	tc           bool
 	warps, tiles int
+	mf           string
 }
 
-var checkFP8BW = flag.String("fp8bw", "mv,tc", "the paths of the fp8 bandwidth table (comma-separated: mv, tc)")
+var checkFP8BW = flag.String("fp8bw", "mv,mf,tc", "the paths of the fp8 bandwidth table (comma-separated: mv, tc, mf with RIGSCOPE_CUDA_F8MV's setting (1 where unset), mf=SPEC with F8MV SPEC, + for its commas)")
 
-// fp8BWPaths are the bandwidth table's paths (-fp8bw): false mv_f8, true
-// the tensor cores.
-func fp8BWPaths() []bool {
-	var out []bool
-	for i, p := range []string{"mv", "tc"} {
-		if strings.Contains(*checkFP8BW, p) {
-			out = append(out, i == 1)
+// fp8BWPaths are the bandwidth table's paths (-fp8bw): mv (mv_f8), tc (the
+// tensor cores), mf or mf=SPEC (mf8*: fp8BWKnob).
+func fp8BWPaths() []string {
+	var out []string
+	for _, p := range strings.Split(*checkFP8BW, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-var fp8Paths = []fp8Path{{"mv", false, 0, 0}, {"tc", true, 0, 0}, {"tc w16", true, 16, 0}, {"tc w16 r2", true, 16, 2}, {"tc w16 r4", true, 16, 4}}
+// fp8BWKnob is Tuning.F8MV for a bandwidth table path: off but for mf
+// (the process's F8MV, on with the defaults where unset) and mf=SPEC.
+func fp8BWKnob(path string) (f8mvKnob, error) {
+	switch {
+	case path == "mf":
+		if cur, err := CurrentTuning(); err == nil && cur.F8MV.on {
+			return cur.F8MV, nil
+		}
+		return f8mvKnob{on: true}, nil
+	case strings.HasPrefix(path, "mf="):
+		return parseF8MV(strings.ReplaceAll(path[3:], "+", ","))
+	case path == "mv" || path == "tc":
+		return f8mvKnob{}, nil
+	}
+	return f8mvKnob{}, fmt.Errorf("-fp8bw: unknown path %q (mv, tc, mf, mf=SPEC)", path)
+}
+
+var fp8Paths = []fp8Path{{"mv", false, 0, 0, ""}, {"mf", false, 0, 0, "1"}, {"mf r2", false, 0, 0, "r2"}, {"mf t", false, 0, 0, "t"},
+	{"mf p", false, 0, 0, "p"}, {"mf r2p g7", false, 0, 0, "r2,p"}, {"mf p ks1 g3", false, 0, 0, "p,ks1"}, {"mf b", false, 0, 0, "b"}, {"mf l", false, 0, 0, "l"}, {"mf ks1", false, 0, 0, "ks1"}, {"mf ks2", false, 0, 0, "ks2"}, {"mf ks4", false, 0, 0, "ks4"},
+	{"tc", true, 0, 0, ""}, {"tc w16", true, 16, 0, ""}, {"tc w16 r2", true, 16, 2, ""}, {"tc w16 r4", true, 16, 4, ""}}
 
 // checkFP8Split checks the tensor-core FP8 products' other inputs and
 // outputs against outs (their outputs by T, as the dispatch runs them):

@@ -169,6 +169,9 @@ func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.Device
 		return t.kernel(cat, w.bytes(), name, grid, block,
 			append(append([]arg{ptr(out), i32(ldo), ptr(x)}, wa...), i32(w.rows), i32(w.cols), i32(T), i32(mode))...)
 	}
+	if w.dt == tensor.F8_E4M3 && t.tune.F8MV.on {
+		return t.mf8matvec(cat, out, ldo, x, w, T, mode, norm)
+	}
 	grid, block := [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1}
 	if norm != 0 {
 		return t.kernel(cat, w.bytes(), fmt.Sprintf("mvn_%s_%d", suf, bucket(T)), grid, block,
@@ -213,6 +216,9 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("%stcglu%d_%d", pre, nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
 			append(append(append([]arg{ptr(out), i32(g.rows), ptr(x)}, ga...), ua...), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo), i32(act))...)
+	}
+	if g.dt == tensor.F8_E4M3 && t.tune.F8MV.on {
+		return t.mf8glu(out, x, g, u, T, norm, act)
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},
