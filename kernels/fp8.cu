@@ -157,3 +157,4 @@ extern "C" __global__ void fill_f8(__nv_fp8_storage_t* w, long n, unsigned seed)
     w[i] = __nv_cvt_float_to_fp8((uniform01(seed, (unsigned)(i >> 32), (unsigned)i) * 2.f - 1.f) * 448.f, __NV_SATFINITE, __NV_E4M3);
 }
 #include "fp8_mv.cu"
+#include "fp8_mvs.cu"

@@ -58,6 +58,7 @@ func fp8BWKnob(path string) (f8mvKnob, error) {
 
 var fp8Paths = []fp8Path{{"mv", false, 0, 0, ""}, {"mf", false, 0, 0, "1"}, {"mf r2", false, 0, 0, "r2"}, {"mf t", false, 0, 0, "t"},
 	{"mf p", false, 0, 0, "p"}, {"mf r2p g7", false, 0, 0, "r2,p"}, {"mf p ks1 g3", false, 0, 0, "p,ks1"}, {"mf b", false, 0, 0, "b"}, {"mf l", false, 0, 0, "l"}, {"mf ks1", false, 0, 0, "ks1"}, {"mf ks2", false, 0, 0, "ks2"}, {"mf ks4", false, 0, 0, "ks4"},
+	{"mf s", false, 0, 0, "s"}, {"mf sw", false, 0, 0, "sw"}, {"mf s w4", false, 0, 0, "s,w4"}, {"mf sw w4", false, 0, 0, "sw,w4"}, {"mf s w16", false, 0, 0, "s,w16"}, {"mf s ks1", false, 0, 0, "s,ks1"}, {"mf sw ks2", false, 0, 0, "sw,ks2"},
 	{"tc", true, 0, 0, ""}, {"tc w16", true, 16, 0, ""}, {"tc w16 r2", true, 16, 2, ""}, {"tc w16 r4", true, 16, 4, ""}}
 
 // checkFP8Split checks the tensor-core FP8 products' other inputs and

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -17,13 +18,19 @@ import (
 // striding over the row blocks; not with t), "b" (several tokens: the next
 // chunk loaded at the loop's bottom), "l" (several tokens: each chunk
 // decoded in every token's dot, not once; not with b), "ks1", "ks2", "ks4" (every product's
-// K split so, not by shape).
+// K split so, not by shape), "s" or "sw" (T = 2..8: mf8*_Ts / _Tsw,
+// fp8_mvs.cu: T exact, each chunk decoded once and the next requested
+// before the tokens' products, R 2 (GLU 1) or 4 (GLU 2) rows a group;
+// b and l then apply at 16 tokens only), "w4", "w8", "w16" (s, sw: warps
+// a block, 8 unless set; w16 s only).
 type f8mvKnob struct {
 	on  bool
 	suf string // the one-token kernels' suffix (fp8_mv.cu MF8_INST) but p: "", "r2" or "t"
 	p   bool   // persistent one-token kernels (suffix p after suf)
 	mt  string // several tokens: the kernels' suffix, "" (decoded once), "b" (and loaded at the bottom), "l" (decoded every token)
 	ks  int    // 0: mf8Split
+	st  string // T = 2..8: "" (the bucket's kernel), "s" or "sw" (mf8*_Ts, _Tsw)
+	bw  int    // s, sw: warps a block (0: 8)
 }
 
 func parseF8MV(env string) (f8mvKnob, error) {
@@ -45,12 +52,22 @@ func parseF8MV(env string) (f8mvKnob, error) {
 			k.mt = o
 		case "ks1", "ks2", "ks4":
 			k.ks = int(o[2] - '0')
+		case "s", "sw":
+			k.st = o
+		case "w4", "w8", "w16":
+			k.bw, _ = strconv.Atoi(o[1:])
 		default:
-			return f8mvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_F8MV: %q: want 1, r2, t, p, b, l, ks1, ks2 or ks4", o)
+			return f8mvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_F8MV: %q: want 1, r2, t, p, b, l, ks1, ks2, ks4, s, sw, w4, w8 or w16", o)
 		}
 	}
 	if k.p && k.suf == "t" {
 		return f8mvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_F8MV: %q: p loads at the bottom (not with t)", env)
+	}
+	if k.bw != 0 && k.st == "" {
+		return f8mvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_F8MV: %q: w4, w8 and w16 are the block of s or sw", env)
+	}
+	if k.bw == 16 && k.st != "s" {
+		return f8mvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_F8MV: %q: w16 is s's only (sw's kernels take 256 threads)", env)
 	}
 	k.on = true
 	return k, nil
@@ -73,6 +90,12 @@ func (k f8mvKnob) String() string {
 	}
 	if k.ks != 0 {
 		o = append(o, fmt.Sprintf("ks%d", k.ks))
+	}
+	if k.st != "" {
+		o = append(o, k.st)
+	}
+	if k.bw != 0 {
+		o = append(o, fmt.Sprintf("w%d", k.bw))
 	}
 	return strings.Join(o, ",")
 }
