@@ -39,21 +39,47 @@ __device__ __forceinline__ void mma_bf16(float* c, uint4 a, unsigned b0, unsigne
 }
 __device__ __forceinline__ unsigned bf16x2_bits(__nv_bfloat162 h) { return *reinterpret_cast<unsigned*>(&h); }
 
+// Weight element types of tc_body (WT): frag is what a lane loads of a
+// 16x16 tile (tiles of 32 frags), a(f) its A fragment as bf16 pairs; U and
+// UG are the k tiles per run (TC_U, TC_UG above); SCALED: the tiles are
+// multiplied by a scale grid (fp8.cu's TcF8). TcBF16: the tiles are the
+// fragments already (gpu/cuda: tileBF16).
+struct TcBF16 {
+  typedef uint4 frag;
+  enum { U = TC_U, UG = TC_UG, SCALED = 0 };
+  static __device__ __forceinline__ frag ld(const frag* p) { return ld_stream(p); }
+  static __device__ __forceinline__ frag ld_pinned(const frag* p) { return ld_stream_pinned(p); }
+  static __device__ __forceinline__ frag zero() { return make_uint4(0, 0, 0, 0); }
+  static __device__ __forceinline__ uint4 a(frag f) { return f; }
+  static __device__ __forceinline__ unsigned bits(frag f) { return f.x ^ f.y ^ f.z ^ f.w; }
+};
+
 // XF: x comes split already (store_xf in kernels.cu): xf, 16 bytes a lane
 // per k tile and token group. GLU: xfo, when set, receives the output split
-// the same way (down's input).
-template <int NTT, bool GLU, bool NORM, int W, int RT, bool XF = false>
+// the same way (down's input). WT::SCALED: ws (and GLU's ws2) are the
+// matrices' scale grids (fp8.cu's {rs, cs, gc} and floats), in one of the
+// two layouts gpu/cuda makes: per row (cs 31): each row's sum is
+// multiplied by its scale at the end; or in blocks of 128x128 (rs = cs =
+// 7): a block's 16*RT rows (at most 64) lie in one row block, so one scale
+// per run of U tiles (16*U columns: never two column blocks) serves the
+// whole block, loaded with the run's first tiles. Either way each tile's
+// product (hi + lo) is added with one fma per accumulator, times that run
+// scale (1 for per-row grids).
+template <int NTT, bool GLU, bool NORM, int W, int RT, bool XF = false, class WT = TcBF16>
 __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const float* __restrict__ x,
-                                        const uint4* w, const uint4* w2, int N, int K, int T, int mode,
+                                        const typename WT::frag* w, const typename WT::frag* w2, int N, int K, int T, int mode,
                                         const float* __restrict__ g, float eps, const uint4* __restrict__ xf = nullptr,
-                                        __nv_bfloat16* xfo = nullptr, int act = 0) {
+                                        __nv_bfloat16* xfo = nullptr, int act = 0, const float* ws = nullptr,
+                                        const float* ws2 = nullptr) {
+  typedef typename WT::frag frag;
   constexpr int NW = GLU ? 2 : 1;
-  constexpr int U = GLU ? TC_UG : TC_U;
-  constexpr int LU = U >= RT ? U / RT : 1;  // tiles loaded per batch: RT*LU*NW 16-byte loads in flight per lane
+  constexpr int U = GLU ? WT::UG : WT::U;
+  static_assert(!WT::SCALED || (U <= 8 && (U & (U - 1)) == 0), "a run of U scaled tiles must lie in one 128-column block");
+  constexpr int LU = U >= RT ? U / RT : 1;  // tiles loaded per batch: RT*LU*NW frags (16 or 8 bytes) in flight per lane
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = lane >> 2, tig = lane & 3;
   const int KT = K / 16, NT = N / 16;
-  const uint4* wt[NW][RT];
+  const frag* wt[NW][RT];
   bool rv[RT];  // row tile r of this block exists (N need not be a multiple of 16*RT)
 #pragma unroll
   for (int r = 0; r < RT; r++) {
@@ -74,13 +100,33 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int i = 0; i < 4; i++) acc[m][r][j][i] = 0.f;
   }
+  // Scales (WT::SCALED): grid m's header {rs, cs, gc} (fp8.cu), the scales
+  // of its row block (block layout) or row 0 (per-row: hcs 31) at sp, and
+  // sc, the current run's scale (1 for per-row grids).
+  const float* sp[NW];
+  int hcs[NW];
+  float sc[NW];
+  if (WT::SCALED) {
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+      const float* v = m == 0 ? ws : ws2;
+      const int* h = reinterpret_cast<const int*>(v);
+      hcs[m] = __ldg(h + 1);
+      sp[m] = v + 4 + (hcs[m] >= 31 ? 0 : ((int)blockIdx.x * RT * 16 >> __ldg(h)) * __ldg(h + 2));
+    }
+  }
   // load_tiles: the LU weight tiles from kt0+u0 of every matrix and row
-  // tile into a (zeros past KT or the last row tile). The first batch is
+  // tile into a (zeros past KT or the last row tile), and at a run's start
+  // (u0 0) its scales. The first batch is
   // loaded before pdl_wait: weights are never written by the kernels
   // before, so its DRAM latency overlaps the previous kernel's tail (the
   // loads are volatile there, so that the compiler keeps the later
   // batches after the wait: hoisting them cost 24 to 100 registers).
-  auto load_tiles = [&](uint4 (&a)[LU][NW][RT], int kt0, int u0, bool pin) {
+  auto load_tiles = [&](frag (&a)[LU][NW][RT], int kt0, int u0, bool pin) {
+    if (WT::SCALED && u0 == 0) {
+#pragma unroll
+      for (int m = 0; m < NW; m++) sc[m] = hcs[m] >= 31 ? 1.f : kt0 < KT ? __ldg(sp[m] + ((kt0 * 16) >> hcs[m])) : 0.f;
+    }
 #pragma unroll
     for (int u = 0; u < LU; u++)
 #pragma unroll
@@ -88,17 +134,31 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int r = 0; r < RT; r++) {
           const bool in = kt0 + u0 + u < KT && rv[r];
-          const uint4* p = wt[m][r] + (long)(kt0 + u0 + u) * 32;
-          a[u][m][r] = !in ? make_uint4(0, 0, 0, 0) : pin ? ld_stream_pinned(p) : ld_stream(p);
+          const frag* p = wt[m][r] + (long)(kt0 + u0 + u) * 32;
+          a[u][m][r] = !in ? WT::zero() : pin ? WT::ld_pinned(p) : WT::ld(p);
         }
   };
-  uint4 a0[LU][NW][RT];
+  frag a0[LU][NW][RT];
   load_tiles(a0, warp * U, 0, true);
   pdl_wait();
   // Warp w owns k tiles [w*U + i*W*U, +U) for every RT: each row's
   // sum runs in the same order whatever RT and T are. mma_tiles multiplies
   // the LU tiles from kt0+u0 (weights in a) with x.
-  auto mma_tiles = [&](int kt0, int u0, const uint4 (&a)[LU][NW][RT]) {
+  // mma_hl adds a's products with x's hi (b0, b1) and lo (b2, b3) into c
+  // (times the run's scale for WT::SCALED).
+  auto mma_hl = [&](float (&c)[4], const uint4& a, unsigned b0, unsigned b1, unsigned b2, unsigned b3, int m) {
+    if (WT::SCALED) {
+      float p[4] = {0.f, 0.f, 0.f, 0.f};
+      mma_bf16(p, a, b0, b1);
+      mma_bf16(p, a, b2, b3);
+#pragma unroll
+      for (int i = 0; i < 4; i++) c[i] = fmaf(sc[m], p[i], c[i]);
+    } else {
+      mma_bf16(c, a, b0, b1);
+      mma_bf16(c, a, b2, b3);
+    }
+  };
+  auto mma_tiles = [&](int kt0, int u0, const frag (&a)[LU][NW][RT]) {
 #ifdef TC_LOADONLY  // measurement builds: the weight loads alone (garbage results)
 #pragma unroll
     for (int u = 0; u < LU; u++)
@@ -106,7 +166,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
       for (int m = 0; m < NW; m++)
 #pragma unroll
         for (int r = 0; r < RT; r++)
-          acc[m][r][0][0] += __uint_as_float((a[u][m][r].x ^ a[u][m][r].y ^ a[u][m][r].z ^ a[u][m][r].w) & 0x3f0fffffu);
+          acc[m][r][0][0] += __uint_as_float(WT::bits(a[u][m][r]) & 0x3f0fffffu);
     if (true) return;
 #endif
 #pragma unroll
@@ -118,6 +178,11 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
         g0 = *reinterpret_cast<const float2*>(g + k);
         g1 = *reinterpret_cast<const float2*>(g + k + 8);
       }
+      uint4 af[NW][RT];  // the A fragments (bf16 pairs)
+#pragma unroll
+      for (int m = 0; m < NW; m++)
+#pragma unroll
+        for (int r = 0; r < RT; r++) af[m][r] = WT::a(a[u][m][r]);
 #pragma unroll
       for (int j = 0; j < NTT; j++) {
         const int t = grp + 8 * j;
@@ -126,10 +191,7 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
           for (int m = 0; m < NW; m++)
 #pragma unroll
-            for (int r = 0; r < RT; r++) {
-              mma_bf16(acc[m][r][j], a[u][m][r], f.x, f.y);
-              mma_bf16(acc[m][r][j], a[u][m][r], f.z, f.w);
-            }
+            for (int r = 0; r < RT; r++) mma_hl(acc[m][r][j], af[m][r], f.x, f.y, f.z, f.w, m);
           continue;
         }
         float2 x0 = make_float2(0.f, 0.f), x1 = x0;
@@ -148,29 +210,47 @@ __device__ __forceinline__ void tc_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int m = 0; m < NW; m++)
 #pragma unroll
-          for (int r = 0; r < RT; r++) {
-            mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(h0), bf16x2_bits(h1));
-            mma_bf16(acc[m][r][j], a[u][m][r], bf16x2_bits(l0), bf16x2_bits(l1));
-          }
+          for (int r = 0; r < RT; r++)
+            mma_hl(acc[m][r][j], af[m][r], bf16x2_bits(h0), bf16x2_bits(h1), bf16x2_bits(l0), bf16x2_bits(l1), m);
       }
     }
   };
   mma_tiles(warp * U, 0, a0);  // the first batch, then the rest as loaded
 #pragma unroll
   for (int u0 = LU; u0 < U; u0 += LU) {
-    uint4 a[LU][NW][RT];
+    frag a[LU][NW][RT];
     load_tiles(a, warp * U, u0, false);
     mma_tiles(warp * U, u0, a);
   }
   for (int kt0 = warp * U + W * U; kt0 < KT; kt0 += W * U) {
 #pragma unroll
     for (int u0 = 0; u0 < U; u0 += LU) {
-      uint4 a[LU][NW][RT];
+      frag a[LU][NW][RT];
       load_tiles(a, kt0, u0, false);
       mma_tiles(kt0, u0, a);
     }
   }
   pdl_trigger();
+  if (WT::SCALED) {  // per-row grids: each row's sum times its scale
+#pragma unroll
+    for (int m = 0; m < NW; m++) {
+      if (hcs[m] < 31) continue;
+      const int* h = reinterpret_cast<const int*>(m == 0 ? ws : ws2);
+      const int rs = __ldg(h), gc = __ldg(h + 2);
+#pragma unroll
+      for (int r = 0; r < RT; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+          const int row = ((int)blockIdx.x * RT + r) * 16 + grp + 8 * hh;
+          const float s = rv[r] ? __ldg(sp[m] + (row >> rs) * gc) : 0.f;
+#pragma unroll
+          for (int j = 0; j < NTT; j++) {
+            acc[m][r][j][2 * hh] *= s;
+            acc[m][r][j][2 * hh + 1] *= s;
+          }
+        }
+    }
+  }
   // acc[m][r][j]: rows grp, grp+8 of row tile r x tokens 8j+2tig, 8j+2tig+1.
   __shared__ float red[W][NW][16 * RT][8 * NTT];
   __shared__ float red_ss[W][8 * NTT];

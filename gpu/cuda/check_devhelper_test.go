@@ -45,6 +45,15 @@ func (h *devHelper) up(b []byte) cu.DevicePtr {
 	if h.err == nil {
 		if err := cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
 			h.err = fmt.Errorf("cuda check: upload: %w", err)
+		} else if err := cu.Synchronize(); err != nil {
+			// cuMemcpyHtoD from pageable memory returns once the bytes are
+			// staged, its DMA perhaps still under way, and the checks' stream
+			// is NonBlocking (not ordered after the legacy stream's copy): a
+			// kernel on it could run first and have its output overwritten
+			// by the copy's tail. The fp8 check's x split ahead (xsplit into
+			// a zeroed buffer) lost token group 1 so once (s18: tc T=11,
+			// output 1664, 0.131 against 0.946).
+			h.err = fmt.Errorf("cuda check: upload: %w", err)
 		}
 	}
 	return p

@@ -154,7 +154,7 @@ func checkKernels(d *Device, w io.Writer) error {
 			m := &dmodel{}
 			upload := m.uploadMatrix
 			if mc.tiled {
-				upload = m.uploadLayerMatrix
+				upload = func(ts ...*tensor.Tensor) (dweight, error) { return m.uploadLayerMatrix("", ts...) }
 			}
 			W, e := upload(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
 			if e != nil {

@@ -174,14 +174,14 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	upload := func(m *dmodel, mk func() []*tensor.Tensor, minCopies int) ([]dweight, error) {
 		ts := mk()
 		var mats []dweight
-		one, err := m.uploadLayerMatrix(ts...)
+		one, err := m.uploadLayerMatrix("", ts...)
 		if err != nil {
 			return nil, err
 		}
 		copies := max(minCopies, min(16, int((256<<20)/max(one.bytes(), 1))+1))
 		mats = append(mats, one)
 		for len(mats) < copies {
-			c, err := m.uploadLayerMatrix(ts...)
+			c, err := m.uploadLayerMatrix("", ts...)
 			if err != nil {
 				return nil, err
 			}

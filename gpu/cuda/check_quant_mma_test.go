@@ -132,7 +132,7 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 			data := randBlocks(rng, tensor.Q4_K, sh.N, sh.K)
 			var mats []dweight
 			for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
-				c, err := m.uploadLayerMatrix(&tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
+				c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
 				if err != nil {
 					return err
 				}

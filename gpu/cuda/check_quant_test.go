@@ -405,7 +405,7 @@ func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 		N += r
 	}
 	m := &dmodel{}
-	wd, err := m.uploadLayerMatrix(ts...)
+	wd, err := m.uploadLayerMatrix("", ts...)
 	h.allocs = append(h.allocs, m.allocs...)
 	if err != nil {
 		return err

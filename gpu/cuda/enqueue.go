@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 )
 
 // bucket is the smallest compiled token count (1, 2, 4, 8, 16) >= T.
@@ -154,18 +155,22 @@ func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.Device
 	if w.tiled {
 		nw := t.tcWarps(cat, w.rows, false)
 		block := [3]int{32 * nw, 1, 1}
+		pre, wa := tcWeight(w)
 		if norm != 0 {
-			name, grid := t.tcLaunch(cat, fmt.Sprintf("tcn%d_%d", nw, tcTiles(T)), w.rows, T)
+			name, grid := t.tcLaunch(cat, fmt.Sprintf("%stcn%d_%d", pre, nw, tcTiles(T)), w.rows, T)
 			return t.kernel(cat, w.bytes(), name, grid, block,
-				ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.eps))
+				append(append([]arg{ptr(out), i32(ldo), ptr(x)}, wa...), i32(w.rows), i32(w.cols), i32(T), ptr(norm), f32(t.eps))...)
 		}
 		kind := "tc"
 		if xf != 0 {
 			kind, x = "tcf", xf
 		}
-		name, grid := t.tcLaunch(cat, fmt.Sprintf("%s%d_%d", kind, nw, tcTiles(T)), w.rows, T)
+		name, grid := t.tcLaunch(cat, fmt.Sprintf("%s%s%d_%d", pre, kind, nw, tcTiles(T)), w.rows, T)
 		return t.kernel(cat, w.bytes(), name, grid, block,
-			ptr(out), i32(ldo), ptr(x), ptr(w.w), i32(w.rows), i32(w.cols), i32(T), i32(mode))
+			append(append([]arg{ptr(out), i32(ldo), ptr(x)}, wa...), i32(w.rows), i32(w.cols), i32(T), i32(mode))...)
+	}
+	if w.dt == tensor.F8_E4M3 && t.tune.F8MV.on {
+		return t.mf8matvec(cat, out, ldo, x, w, T, mode, norm)
 	}
 	grid, block := [3]int{(w.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1}
 	if norm != 0 {
@@ -174,6 +179,15 @@ func (t *launcher) matvec(cat string, out cu.DevicePtr, ldo int, x, xf cu.Device
 	}
 	return t.kernel(cat, w.bytes(), fmt.Sprintf("mv_%s_%d", suf, bucket(T)), grid, block,
 		ptr(out), i32(ldo), ptr(x), ptr(w.w), ptr(w.s), i32(w.rows), i32(w.cols), i32(T), i32(mode))
+}
+
+// tcWeight is a tiled matrix's kernel prefix and arguments: bf16 tiles
+// (tc*: the tiles), FP8 ones (f8tc*, fp8.cu: the tiles and the scale grid).
+func tcWeight(w dweight) (string, []arg) {
+	if w.dt == tensor.F8_E4M3 {
+		return "f8", []arg{ptr(w.w), ptr(w.s)}
+	}
+	return "", []arg{ptr(w.w)}
 }
 
 // glu: out (T, ffn) = act(rmsnorm(x).g^T) * (rmsnorm(x).u^T), act SiLU
@@ -197,9 +211,14 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 	}
 	if g.tiled {
 		nw := t.tcWarps("gate_up", g.rows, true)
-		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("tcglu%d_%d", nw, tcTiles(T)), g.rows, T)
+		pre, ga := tcWeight(g)
+		_, ua := tcWeight(u)
+		name, grid := t.tcLaunch("gate_up", fmt.Sprintf("%stcglu%d_%d", pre, nw, tcTiles(T)), g.rows, T)
 		return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{32 * nw, 1, 1},
-			ptr(out), i32(g.rows), ptr(x), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo), i32(act))
+			append(append(append([]arg{ptr(out), i32(g.rows), ptr(x)}, ga...), ua...), i32(g.rows), i32(g.cols), i32(T), ptr(norm), f32(t.eps), ptr(xfo), i32(act))...)
+	}
+	if g.dt == tensor.F8_E4M3 && t.tune.F8MV.on {
+		return t.mf8glu(out, x, g, u, T, norm, act)
 	}
 	name := fmt.Sprintf("glu_%s_%d", suf, bucket(T))
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, [3]int{(g.rows + mvRows - 1) / mvRows, 1, 1}, [3]int{mvThreads, 1, 1},

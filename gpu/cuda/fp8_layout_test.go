@@ -77,3 +77,65 @@ func TestFP8ScaleGrid(t *testing.T) {
 		})
 	}
 }
+
+// tileFP8 must put each e4m3 element where tileBF16 puts the bf16 element
+// of the same (row, k): the low bytes of the bf16 tiling of the widened
+// matrix (TestTileBF16FragmentOrder checks that order against the PTX ISA).
+func TestTileFP8Order(t *testing.T) {
+	const rows, cols = 48, 64
+	src, wide := make([]byte, rows*cols), make([]byte, 2*rows*cols)
+	for i := range src {
+		src[i] = byte(i*7 + i/256)
+		wide[2*i] = src[i]
+	}
+	got, want := tileFP8(src, rows, cols), tileBF16(wide, rows, cols)
+	for i := range got {
+		if got[i] != want[2*i] {
+			t.Fatalf("byte %d: %#x, want %#x", i, got[i], want[2*i])
+		}
+	}
+}
+
+// f16Bits is the IEEE half of f (exact, a normal or zero: every e4m3 value
+// is one), as cvt.rn.f16x2.e4m3x2 gives it.
+func f16Bits(t *testing.T, f float32) uint32 {
+	var s uint32
+	if math.Signbit(float64(f)) {
+		s = 0x8000
+	}
+	if f == 0 {
+		return s
+	}
+	fr, e := math.Frexp(math.Abs(float64(f))) // |f| = fr * 2^e, fr in [0.5, 1)
+	m := (fr*2 - 1) * 1024
+	if e-1+15 < 1 || m != math.Trunc(m) {
+		t.Fatalf("%g is not an f16 normal", f)
+	}
+	return s | uint32(e-1+15)<<10 | uint32(m)
+}
+
+// TestFP8BF16Bits emulates fp8.cu's f8x2_bf16x2 on every pair of e4m3
+// bytes (the NaN codes aside): the f16 halves' signs kept, the rest shifted
+// right by 3, times 2^112 (exact in bf16 arithmetic as in float32: the
+// product is a bf16 value), must be the e4m3 values exactly.
+func TestFP8BF16Bits(t *testing.T) {
+	for lo := range 256 {
+		for hi := range 256 {
+			if lo&0x7f == 0x7f || hi&0x7f == 0x7f {
+				continue
+			}
+			u := f16Bits(t, tensor.E4M3ToF32(uint8(lo))) | f16Bits(t, tensor.E4M3ToF32(uint8(hi)))<<16
+			b := u&0x80008000 | (u>>3)&0x0fff0fff
+			for i, want := range []uint8{uint8(lo), uint8(hi)} {
+				h := b >> (16 * i) & 0xffff
+				if h&0x7f80 == 0 && h&0x7fff != 0 {
+					t.Fatalf("bytes %#x %#x: half %d is a bf16 subnormal (%#x)", lo, hi, i, h)
+				}
+				bf := math.Float32frombits(h << 16)
+				if got := bf * 0x1p112; got != tensor.E4M3ToF32(want) || math.Signbit(float64(got)) != math.Signbit(float64(tensor.E4M3ToF32(want))) {
+					t.Fatalf("bytes %#x %#x: half %d is %g, want %g", lo, hi, i, got, tensor.E4M3ToF32(want))
+				}
+			}
+		}
+	}
+}

@@ -14,9 +14,10 @@ import (
 // syntheticFP8 is a (rows, cols) F8_E4M3 matrix filled on the device with
 // e4m3 values uniform in [-448, 448) (fill_f8) and 128x128 block scales
 // a/448, a the bf16 synthetic weights' range: the bytes of a block-scaled
-// FP8 file, for timing.
-func (m *dmodel) syntheticFP8(fill cu.Function, s cu.Stream, sms, rows, cols int, seed *uint32) (dweight, error) {
-	w := dweight{dt: tensor.F8_E4M3, rows: rows, cols: cols}
+// FP8 file, for timing; tiled when m tiles FP8 (the values are random, so
+// the order of the elements does not matter).
+func (m *dmodel) syntheticFP8(fill cu.Function, s cu.Stream, sms int, kind string, rows, cols int, seed *uint32) (dweight, error) {
+	w := dweight{dt: tensor.F8_E4M3, rows: rows, cols: cols, tiled: m.fp8Tileable(kind, rows, cols)}
 	p, err := m.alloc(int64(rows) * int64(cols))
 	if err != nil {
 		return w, err

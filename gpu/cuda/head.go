@@ -158,7 +158,7 @@ func (h *Head) upload(w *eagle3.Head) error {
 	var err error
 	up := func(dst *dweight, tile bool, ts ...*tensor.Tensor) {
 		if err == nil {
-			*dst, err = m.uploadStacked(tile, ts...)
+			*dst, err = m.uploadStacked(tile, "", ts...)
 		}
 	}
 	vec := func(dst *cu.DevicePtr, v []float32) {

@@ -267,7 +267,7 @@ func (h *Head) uploadDraftEmbed() error {
 	}
 	var err error
 	g := &tensor.Tensor{Name: e.Name + "[draft vocabulary]", DType: e.DType, Shape: []int{len(w.DraftToTarget), e.Cols()}, Data: data}
-	if h.embD, err = h.m.uploadStacked(false, g); err != nil {
+	if h.embD, err = h.m.uploadStacked(false, "", g); err != nil {
 		return fmt.Errorf("cuda: EAGLE-3 draft embedding: %w", err)
 	}
 	h.hasD = true

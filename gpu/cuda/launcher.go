@@ -14,6 +14,7 @@ type launcher struct {
 	tune   Tuning    // the process's measurement knobs (CurrentTuning), read once
 	warps  int       // tensor-core block size, when set (cuda-check); else tcWarps picks
 	mqks   int       // quantized products' K split, when set (cuda-check); else mqSplit picks
+	mf8g   int       // persistent mf8* products' grid, when set (cuda-check: fewer blocks than row blocks); else the SMs' fill
 	stream cu.Stream // the step's stream: graphs are captured and replayed here
 	ls     cu.Stream // where kernels launch: stream, or a rank's during its phase (onRanks)
 	ld     *Device   // a remote rank's GPU during its phase (onRanks): its kernels launch; nil: dev's

@@ -51,7 +51,14 @@ func syntheticDims(cfg model.Config, sh model.Shard) shardDims {
 // tile (nt, kt) at ((nt*cols/16)+kt)*256 elements; inside a tile lane
 // L = 4g+c holds 8 elements, its mma.m16n8k16 A fragment: W[g][2c+e],
 // W[g+8][2c+e], W[g][2c+8+e], W[g+8][2c+8+e] for e = 0, 1.
-func tileBF16(src []byte, rows, cols int) []byte {
+func tileBF16(src []byte, rows, cols int) []byte { return tileElems(src, rows, cols, 2) }
+
+// tileFP8 is tileBF16's order for a row-major e4m3 matrix, one byte an
+// element: a lane's 8 bytes are its fragment's elements (fp8.cu's TcF8).
+func tileFP8(src []byte, rows, cols int) []byte { return tileElems(src, rows, cols, 1) }
+
+// tileElems is the tiling of elements of es bytes.
+func tileElems(src []byte, rows, cols, es int) []byte {
 	dst := make([]byte, len(src))
 	kt := cols / 16
 	for r := 0; r < rows; r++ {
@@ -62,7 +69,7 @@ func tileBF16(src []byte, rows, cols int) []byte {
 			lane := g*4 + (kk%8)/2
 			idx := (kk/8)*4 + hr*2 + kk%2
 			off := ((nt*kt+k/16)*32+lane)*8 + idx
-			copy(dst[2*off:2*off+2], src[2*(r*cols+k):])
+			copy(dst[es*off:es*off+es], src[es*(r*cols+k):])
 		}
 	}
 	return dst

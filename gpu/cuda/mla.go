@@ -66,10 +66,10 @@ func mlaBytes(w *model.Weights) int64 {
 func (m *dmodel) uploadMLA(L *model.MLALayer) (*dmla, error) {
 	D := &dmla{upBytes: 4 * int64(len(L.UKT)+len(L.UV))}
 	var err error
-	if D.a, err = m.uploadLayerMatrix(L.QA, L.KVA); err != nil {
+	if D.a, err = m.uploadLayerMatrix("qkv", L.QA, L.KVA); err != nil {
 		return nil, err
 	}
-	if D.qb, err = m.uploadLayerMatrix(L.QB); err != nil {
+	if D.qb, err = m.uploadLayerMatrix("qkv", L.QB); err != nil {
 		return nil, err
 	}
 	for _, v := range []struct {

@@ -175,13 +175,13 @@ func (m *dmodel) uploadMoE(L *model.MoELayer, dim int) (*dmoe, error) {
 	}
 	if L.SharedGate != nil {
 		D.sl = L.SharedHi - L.SharedLo
-		if D.sgate, err = m.uploadLayerMatrix(L.SharedGate); err != nil {
+		if D.sgate, err = m.uploadLayerMatrix("gate_up", L.SharedGate); err != nil {
 			return nil, fmt.Errorf("shared expert: %w", err)
 		}
-		if D.sup, err = m.uploadLayerMatrix(L.SharedUp); err != nil {
+		if D.sup, err = m.uploadLayerMatrix("gate_up", L.SharedUp); err != nil {
 			return nil, fmt.Errorf("shared expert: %w", err)
 		}
-		if D.sdown, err = m.uploadLayerMatrix(L.SharedDown); err != nil {
+		if D.sdown, err = m.uploadLayerMatrix("down", L.SharedDown); err != nil {
 			return nil, fmt.Errorf("shared expert: %w", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 )
 
 // PrefillChunk is the most tokens one prefill forward takes: a prompt
@@ -90,7 +91,7 @@ func (t *Target) prefillModel() bool {
 	rowMajorOK := cublasMode(t.pf.mode) || t.pf.mode == "" && cublasMode(t.tune.Prefill)
 	for _, L := range t.ranks[0].m.layers {
 		for _, w := range []dweight{L.qkv, L.wo, L.gate, L.up, L.down} {
-			if !w.tiled && !(rowMajorOK && cbRowMajor(w)) {
+			if !(w.tiled && w.dt == tensor.BF16) && !(rowMajorOK && cbRowMajor(w)) { // tiled FP8 (f8tc*): not on the prefill kernels
 				return false
 			}
 		}

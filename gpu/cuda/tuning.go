@@ -30,6 +30,8 @@ type Tuning struct {
 	RankStreams   bool     // RIGSCOPE_CUDA_RANKSTREAMS=0: TP ranks one after another on one stream
 	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
 	SplitX        bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
+	F8TC          string   // RIGSCOPE_CUDA_F8TC=1|gate_up|qkv|wo|down: FP8 layer matrices tiled for the tensor cores (f8tc*: fp8.cu, tc.cu), all of them (1) or one kind, not row-major on the CUDA cores (mv_f8); off by default until measured (s17: all is slower at T=1, gate_up alone faster)
+	F8MV          f8mvKnob // RIGSCOPE_CUDA_F8MV=1[,r2|t][,p][,b|l][,ks1|ks2|ks4][,s|sw][,w4|w8|w16]: row-major FP8 products on mf8* (kernels/fp8_mv.cu, fp8_mvs.cu, fp8_mv.go) instead of mv_f8; off by default until measured
 	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
@@ -68,6 +70,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:        get("RIGSCOPE_CUDA_XF") != "0",
+		F8TC:          f8tcKinds(get("RIGSCOPE_CUDA_F8TC")),
 		AttnRows:      8,
 		AttnMin:       32,
 		AttnChunk:     32,
@@ -107,6 +110,9 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	}
 	mqv, set := lookup("RIGSCOPE_CUDA_MQV")
 	if t.MQV, err = parseMQV(mqv, set); err != nil {
+		return Tuning{}, err
+	}
+	if t.F8MV, err = parseF8MV(get("RIGSCOPE_CUDA_F8MV")); err != nil {
 		return Tuning{}, err
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
@@ -203,4 +209,16 @@ func kinds(env string) map[string]bool {
 		}
 	}
 	return m
+}
+
+// f8tcKinds parses RIGSCOPE_CUDA_F8TC: "1" is every kind ("all"), a
+// product kind (qkv, wo, gate_up, down) that one; anything else off.
+func f8tcKinds(env string) string {
+	switch env {
+	case "1":
+		return "all"
+	case "qkv", "wo", "gate_up", "down":
+		return env
+	}
+	return ""
 }

@@ -21,7 +21,8 @@ import (
 // and Q6_K Wv) is kept as parts, each its own matrix, that share one
 // quantized activation. Other types are dense row-major in their file
 // dtype and s is 0, except tiled bf16 matrices, stored in the tensor-core
-// fragment order of tileBF16.
+// fragment order of tileBF16, and tiled FP8 ones (tileFP8; s their scale
+// grid, as row-major FP8's).
 type dweight struct {
 	dt         tensor.DType
 	w, s       cu.DevicePtr
@@ -44,6 +45,17 @@ func outputOnTensorCores() bool { t, _ := CurrentTuning(); return t.OutputTC }
 // tileable: a bf16 matrix whose rows and cols are multiples of 16.
 func tileable(dt tensor.DType, rows, cols int) bool {
 	return dt == tensor.BF16 && rows%16 == 0 && cols%16 == 0 && useTensorCores()
+}
+
+// fp8OnTensorCores is which FP8 layer matrices are tiled for the
+// tensor-core kernels (f8tc*) by default (Tuning.F8TC: "", "all" or a
+// product kind).
+func fp8OnTensorCores() string { t, _ := CurrentTuning(); return t.F8TC }
+
+// fp8Tileable: an FP8 layer matrix of kind whose rows and cols are
+// multiples of 16, on a model that tiles that kind.
+func (m *dmodel) fp8Tileable(kind string, rows, cols int) bool {
+	return (m.fp8TC == "all" || m.fp8TC == kind && kind != "") && rows%16 == 0 && cols%16 == 0
 }
 
 // gpuTypes lists the weight types the GPU kernels read, for messages.
@@ -123,6 +135,7 @@ type dlayer struct {
 // dmodel is the whole model on one device.
 type dmodel struct {
 	cfg     model.Config
+	fp8TC   string  // F8_E4M3 layer matrices tiled for the tensor cores when tileable: "all" or one product kind (Tuning.F8TC; the checks set it per model)
 	emb     dweight // (vocab, dim)
 	layers  []dlayer
 	outNorm cu.DevicePtr // f32 (dim)
@@ -194,17 +207,18 @@ func denseRows(t *tensor.Tensor) []byte {
 // uploadMatrix stacks the tensors' rows (same dtype and cols) into one
 // device matrix (quantized types as stored).
 func (m *dmodel) uploadMatrix(ts ...*tensor.Tensor) (dweight, error) {
-	return m.uploadStacked(false, ts...)
+	return m.uploadStacked(false, "", ts...)
 }
 
 // uploadLayerMatrix is uploadMatrix for the matrices of the decoder
-// layers (and the output projection), which go to the tensor-core kernels
-// when tileable.
-func (m *dmodel) uploadLayerMatrix(ts ...*tensor.Tensor) (dweight, error) {
-	return m.uploadStacked(true, ts...)
+// layers, which go to the tensor-core kernels when tileable (FP8 ones
+// where the model tiles their kind: qkv, wo, gate_up, down, or "" for
+// others).
+func (m *dmodel) uploadLayerMatrix(kind string, ts ...*tensor.Tensor) (dweight, error) {
+	return m.uploadStacked(true, kind, ts...)
 }
 
-func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error) {
+func (m *dmodel) uploadStacked(tile bool, kind string, ts ...*tensor.Tensor) (dweight, error) {
 	dt, cols := ts[0].DType, ts[0].Cols()
 	rows := 0
 	mixed := false
@@ -235,7 +249,7 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 			for j < len(ts) && ts[j].DType == ts[i].DType {
 				j++
 			}
-			p, err := m.uploadStacked(false, ts[i:j]...)
+			p, err := m.uploadStacked(false, "", ts[i:j]...)
 			if err != nil {
 				return w, err
 			}
@@ -267,6 +281,9 @@ func (m *dmodel) uploadStacked(tile bool, ts ...*tensor.Tensor) (dweight, error)
 			return w, err
 		}
 		w.sbytes = int64(len(grid))
+		if tile && m.fp8Tileable(kind, rows, cols) {
+			all, w.tiled = tileFP8(all, rows, cols), true
+		}
 	}
 	w.w, err = m.upload(all)
 	return w, err
@@ -340,7 +357,7 @@ func modelBytes(w *model.Weights) int64 {
 
 // uploadModel copies one rank's weights to the current device.
 func uploadModel(w *model.Weights) (*dmodel, error) {
-	m := &dmodel{cfg: w.Cfg}
+	m := &dmodel{cfg: w.Cfg, fp8TC: fp8OnTensorCores()}
 	var err error
 	fail := func(e error) (*dmodel, error) { m.free(); return nil, e }
 	if c := quantCols(w); c > 0 { // one scratch for every quantized product
@@ -351,7 +368,7 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 	if m.emb, err = m.uploadMatrix(w.TokEmbd); err != nil {
 		return fail(err)
 	}
-	if m.out, err = m.uploadStacked(outputOnTensorCores(), w.Output); err != nil {
+	if m.out, err = m.uploadStacked(outputOnTensorCores(), "", w.Output); err != nil {
 		return fail(err)
 	}
 	if m.outNorm, err = m.uploadVec(w.OutNorm); err != nil {
@@ -374,10 +391,10 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 			if D.mla, err = m.uploadMLA(L.MLA); err != nil {
 				return fail(fmt.Errorf("cuda: layer %d latent attention: %w", i, err))
 			}
-		} else if D.qkv, err = m.uploadLayerMatrix(L.Wq, L.Wk, L.Wv); err != nil {
+		} else if D.qkv, err = m.uploadLayerMatrix("qkv", L.Wq, L.Wk, L.Wv); err != nil {
 			return fail(err)
 		}
-		if D.wo, err = m.uploadLayerMatrix(L.Wo); err != nil {
+		if D.wo, err = m.uploadLayerMatrix("wo", L.Wo); err != nil {
 			return fail(err)
 		}
 		if L.MoE != nil { // moe.go
@@ -386,13 +403,13 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 			}
 			continue
 		}
-		if D.gate, err = m.uploadLayerMatrix(L.Gate); err != nil {
+		if D.gate, err = m.uploadLayerMatrix("gate_up", L.Gate); err != nil {
 			return fail(err)
 		}
-		if D.up, err = m.uploadLayerMatrix(L.Up); err != nil {
+		if D.up, err = m.uploadLayerMatrix("gate_up", L.Up); err != nil {
 			return fail(err)
 		}
-		if D.down, err = m.uploadLayerMatrix(L.Down); err != nil {
+		if D.down, err = m.uploadLayerMatrix("down", L.Down); err != nil {
 			return fail(err)
 		}
 	}
@@ -406,7 +423,7 @@ func uploadModel(w *model.Weights) (*dmodel, error) {
 // DeepSeek-V3 and Qwen3 FP8 files; the embedding and output stay bf16, as
 // FP8 releases keep lm_head), the same values' range at e4m3's precision.
 func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt tensor.DType) (*dmodel, error) {
-	m := &dmodel{cfg: cfg}
+	m := &dmodel{cfg: cfg, fp8TC: fp8OnTensorCores()}
 	s := d.newStream0()
 	fillBF16, err := d.fn("fill_bf16")
 	if err != nil {
@@ -434,9 +451,9 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt t
 		a := float32(1.7 / sqrtf(float64(cols)))
 		return w, launch(fillBF16, [3]int{4 * d.SMs, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(p), i64(rows*cols), uint64(seed), f32(a))
 	}
-	layerMat := func(rows, cols int) (dweight, error) {
+	layerMat := func(kind string, rows, cols int) (dweight, error) {
 		if dt == tensor.F8_E4M3 {
-			return m.syntheticFP8(fillF8, s, d.SMs, rows, cols, &seed)
+			return m.syntheticFP8(fillF8, s, d.SMs, kind, rows, cols, &seed)
 		}
 		return mat(rows, cols, true)
 	}
@@ -468,20 +485,23 @@ func syntheticModel(d *Device, cfg model.Config, sh shardDims, seed uint32, dt t
 		}
 		if cfg.MLA.Enabled() { // mla.go
 			steps = append(steps,
-				func() (e error) { D.mla, e = syntheticMLA(cfg, sh.hq, layerMat, vec); return },
-				func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*cfg.MLA.VDim); return })
+				func() (e error) {
+					D.mla, e = syntheticMLA(cfg, sh.hq, func(rows, cols int) (dweight, error) { return layerMat("qkv", rows, cols) }, vec)
+					return
+				},
+				func() (e error) { D.wo, e = layerMat("wo", cfg.Dim, sh.hq*cfg.MLA.VDim); return })
 		} else {
 			steps = append(steps,
-				func() (e error) { D.qkv, e = layerMat((sh.hq+2*sh.hk)*hd, cfg.Dim); return },
-				func() (e error) { D.wo, e = layerMat(cfg.Dim, sh.hq*hd); return })
+				func() (e error) { D.qkv, e = layerMat("qkv", (sh.hq+2*sh.hk)*hd, cfg.Dim); return },
+				func() (e error) { D.wo, e = layerMat("wo", cfg.Dim, sh.hq*hd); return })
 		}
 		if cfg.MoE.Sparse(i) { // moe.go (bf16 experts; an FP8 synthetic MoE is not built)
 			steps = append(steps, func() (e error) { D.moe, e = syntheticMoE(cfg, sh.moeFFN, sh.moeShared, mat, vec); return })
 		} else {
 			steps = append(steps,
-				func() (e error) { D.gate, e = layerMat(sh.ffn, cfg.Dim); return },
-				func() (e error) { D.up, e = layerMat(sh.ffn, cfg.Dim); return },
-				func() (e error) { D.down, e = layerMat(cfg.Dim, sh.ffn); return })
+				func() (e error) { D.gate, e = layerMat("gate_up", sh.ffn, cfg.Dim); return },
+				func() (e error) { D.up, e = layerMat("gate_up", sh.ffn, cfg.Dim); return },
+				func() (e error) { D.down, e = layerMat("down", cfg.Dim, sh.ffn); return })
 		}
 		for _, f := range steps {
 			if err := f(); err != nil {
