@@ -77,7 +77,7 @@ func GreedyIDs(ctx context.Context, t Target, b model.Batch) ([]int32, error) {
 
 // AheadTarget is an IDTarget that can enqueue a greedy one-token step
 // before the host has read the previous one (a GPU: the step's input token
-// is the previous step's argmax, copied on the device). Plain greedy
+// is the previous step's argmax, which stays on the device). Plain greedy
 // decoding then keeps the device busy while the host reads, emits and
 // streams each token. The loop uses it for plain greedy steps when Ahead
 // says so; ForwardIDs stays the specification, and the tokens are the same.

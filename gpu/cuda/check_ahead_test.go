@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"rigscope/engine/loader"
-	"rigscope/engine/model"
 	"rigscope/engine/spec"
 )
 
@@ -36,20 +34,11 @@ func checkAhead(ctx context.Context, d *Device, models string, stdout io.Writer)
 		if err != nil {
 			return err
 		}
-		src, err := loader.Open(filepath.Join(models, "gocoder-14m-hf"), loader.Options{})
+		t, closeT, err := loadTarget1k(d, filepath.Join(models, "gocoder-14m-hf"))
 		if err != nil {
 			return err
 		}
-		defer src.Close()
-		w, err := model.LoadWeights(src, model.Shard{Rank: 0, Size: 1})
-		if err != nil {
-			return err
-		}
-		t, err := Load(d, w, 1024)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
+		defer closeT()
 		j := job{name: "gocoder-14m", t: t, n: 64}
 		for _, p := range ref.Prompts {
 			j.prompts = append(j.prompts, p.PromptIDs)

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -180,13 +179,9 @@ type cpuResult struct {
 }
 
 func checkArchFixture(ctx context.Context, d *Device, path, name, refPath string, stdout io.Writer) (fails []string, err error) {
-	raw, err := os.ReadFile(refPath)
-	if err != nil {
-		return nil, err
-	}
 	var ref archRef
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		return nil, fmt.Errorf("%s: %w", refPath, err)
+	if err := readJSON(refPath, &ref); err != nil {
+		return nil, err
 	}
 	if len(ref.Prompts) == 0 {
 		return nil, fmt.Errorf("%s: no prompts", refPath)
@@ -437,15 +432,11 @@ const layerTypesSuffix = "+layer_types"
 // gemma3.attention.sliding_window_pattern (true = local) from the HF
 // config's layer_types, and returns the copy's path.
 func withLayerTypes(path, config, tmp string) (string, error) {
-	raw, err := os.ReadFile(config)
-	if err != nil {
-		return "", err
-	}
 	var hf struct {
 		LayerTypes []string `json:"layer_types"`
 	}
-	if err := json.Unmarshal(raw, &hf); err != nil {
-		return "", fmt.Errorf("%s: %w", config, err)
+	if err := readJSON(config, &hf); err != nil {
+		return "", err
 	}
 	if len(hf.LayerTypes) == 0 {
 		return "", fmt.Errorf("%s: no layer_types", config)

@@ -4,11 +4,9 @@ package cuda
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -284,13 +282,9 @@ func (p *eaglePair) Close() {
 // readEagleRef reads the head's reference-public.json (prompts, accepted
 // drafts per step and tokens at k=4, the mean acceptance length).
 func readEagleRef(head string) (*eagleRef, error) {
-	raw, err := os.ReadFile(filepath.Join(head, "reference-public.json"))
-	if err != nil {
-		return nil, err
-	}
 	var ref eagleRef
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		return nil, fmt.Errorf("%s/reference-public.json: %w", head, err)
+	if err := readJSON(filepath.Join(head, "reference-public.json"), &ref); err != nil {
+		return nil, err
 	}
 	if len(ref.Prompts) == 0 {
 		return nil, fmt.Errorf("%s/reference-public.json: no prompts", head)

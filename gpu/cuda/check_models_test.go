@@ -202,15 +202,24 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 	return errors.Join(errs...)
 }
 
+// readJSON decodes the JSON file at path into v (the checks' references
+// and configs).
+func readJSON(path string, v any) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
 // readRef reads MODELS/reference-public.json.
 func readRef(models string) (*refPrompts, error) {
-	raw, err := os.ReadFile(filepath.Join(models, "reference-public.json"))
-	if err != nil {
-		return nil, err
-	}
 	var ref refPrompts
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		return nil, fmt.Errorf("reference-public.json: %w", err)
+	if err := readJSON(filepath.Join(models, "reference-public.json"), &ref); err != nil {
+		return nil, err
 	}
 	return &ref, nil
 }

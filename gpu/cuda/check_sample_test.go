@@ -353,7 +353,7 @@ func gocoderLogits(ctx context.Context, d *Device, models string) ([]float32, er
 	if err != nil {
 		return nil, err
 	}
-	t, closeT, err := loadSampleTarget(d, filepath.Join(models, "gocoder-14m-hf"))
+	t, closeT, err := loadTarget1k(d, filepath.Join(models, "gocoder-14m-hf"))
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,9 @@ func gocoderLogits(ctx context.Context, d *Device, models string) ([]float32, er
 	return rows, nil
 }
 
-func loadSampleTarget(d *Device, path string) (*Target, func(), error) {
+// loadTarget1k loads the model at path on d as one rank with a cache of
+// 1024 positions (the gocoder checks); the func closes it.
+func loadTarget1k(d *Device, path string) (*Target, func(), error) {
 	src, err := loader.Open(path, loader.Options{})
 	if err != nil {
 		return nil, nil, err
@@ -410,7 +412,7 @@ func sampleGenerate(ctx context.Context, d *Device, models string, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	gc, closeGC, err := loadSampleTarget(d, filepath.Join(models, "gocoder-14m-hf"))
+	gc, closeGC, err := loadTarget1k(d, filepath.Join(models, "gocoder-14m-hf"))
 	if err != nil {
 		return err
 	}

@@ -212,6 +212,9 @@ func (t *Target) allocPrefill() error {
 // the cache keeps its old length. It returns the rows of results (1 with
 // LogitsLast: the last token's logits or id at row 0, as exec).
 func (t *Target) runPrefill(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
+	if err := t.dropAhead(); err != nil { // ahead.go
+		return 0, err
+	}
 	T, base := len(b.Tokens), t.n
 	switch {
 	case b.Pos != nil && len(b.Pos) != T:

@@ -89,9 +89,6 @@ func (t *Target) ForwardIDs(ctx context.Context, b model.Batch) ([]int32, error)
 // step), or a long prompt chain on the prefill path (prefill.go); on error
 // the cache keeps its old length.
 func (t *Target) forward(ctx context.Context, b model.Batch, idsOnly bool) (int, error) {
-	if err := t.dropAhead(); err != nil { // ahead.go
-		return 0, err
-	}
 	T := len(b.Tokens)
 	if T <= MaxTokens {
 		return t.exec(ctx, b, idsOnly, 0, true, nil)

@@ -270,26 +270,24 @@ func newTargetOn(rds []*rankDev, ms []*dmodel, dims []shardDims, ctxLen int, kv 
 		t.Close()
 		return nil, err
 	}
+	// Host buffers; ring and hids are mapped: the argmax kernels write them.
 	if t.ring, err = allocMapped(8); err == nil {
 		t.ringDev, err = t.ring.devicePtr()
 	}
-	if err != nil {
-		t.Close()
-		return nil, fmt.Errorf("cuda: the one-token steps' token ring: %w", err)
+	if err == nil {
+		t.hstep, err = allocPinned(stepBytes)
 	}
-	if t.hstep, err = allocPinned(stepBytes); err == nil {
+	if err == nil {
 		if t.hids, err = allocMapped(T * 4); err == nil {
 			t.ids, err = t.hids.devicePtr()
 		}
-		if err == nil {
-			if t.hlogits, err = allocPinned(T * 4 * c.Vocab); err == nil {
-				err = nil
-			}
-		}
+	}
+	if err == nil {
+		t.hlogits, err = allocPinned(T * 4 * c.Vocab)
 	}
 	if err != nil {
 		t.Close()
-		return nil, err
+		return nil, fmt.Errorf("cuda: host buffers: %w", err)
 	}
 	t.out = make([]float32, T*c.Vocab)
 	if err := t.initPrefill(); err != nil {
