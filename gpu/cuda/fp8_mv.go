@@ -11,7 +11,16 @@ import (
 // matrices: a group of ks warps owns R rows, ks by the matrix's shape
 // (mf8Split) and never by T, so every T sums a row in the same order.
 
-// f8mvKnob is RIGSCOPE_CUDA_F8MV: off (unset, "" or "0"), or a
+// defaultF8MV is RIGSCOPE_CUDA_F8MV unset. Measured on the H200 (llama-8b
+// shape, FP8 with 128x128 block scales, cuda-bench, bench/cuda/results/s19/d1):
+// 349.7 / 352.6 tok/s, 62-63% of the step's bound, against mv_f8's 265.2 /
+// 264.6 (47%), the verify of 5 2% slower (8753 against 8575 us); the
+// gocoder FP8 checks give tokens equal to the CPU's and verify rows bitwise
+// the decode rows.
+const defaultF8MV = "1,sw,w4"
+
+// f8mvKnob is RIGSCOPE_CUDA_F8MV: off ("0"), the default (unset or "":
+// defaultF8MV), or a
 // comma-separated list that turns mf8* on: "1" (the defaults), "r2" (2
 // rows a group at one token), "t" (one token's loads at the loop's top),
 // "p" (one token: a persistent grid, the blocks that fit the SMs at once
@@ -35,8 +44,11 @@ type f8mvKnob struct {
 
 func parseF8MV(env string) (f8mvKnob, error) {
 	var k f8mvKnob
-	if env == "" || env == "0" {
+	switch env {
+	case "0":
 		return k, nil
+	case "":
+		env = defaultF8MV
 	}
 	for _, o := range strings.Split(env, ",") {
 		switch o = strings.TrimSpace(o); o {

@@ -10,7 +10,13 @@ func TestMF8Split(t *testing.T) {
 			t.Errorf("mf8Split(%d, 132) = %d, want %d", c.rows, got, c.want)
 		}
 	}
-	for _, env := range []string{"", "1", "1,r2", "1,p", "1,r2,p,b,ks4", "1,t,ks1", "1,l", "1,s", "1,b,sw,w4", "1,ks2,s,w8", "1,s,w16"} {
+	if d, _ := parseF8MV(""); d.String() != defaultF8MV {
+		t.Errorf("parseF8MV(\"\") = %q, want the default %q", d.String(), defaultF8MV)
+	}
+	if off, _ := parseF8MV("0"); off.on || off.String() != "" {
+		t.Errorf("parseF8MV(\"0\") = %+v, want off", off)
+	}
+	for _, env := range []string{defaultF8MV, "1", "1,r2", "1,p", "1,r2,p,b,ks4", "1,t,ks1", "1,l", "1,s", "1,b,sw,w4", "1,ks2,s,w8", "1,s,w16"} {
 		k, err := parseF8MV(env)
 		if err != nil {
 			t.Fatal(err)

@@ -23,6 +23,7 @@ type Tuning struct {
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
+	EagleCycle    bool     // RIGSCOPE_CUDA_EAGLECYCLE=0: greedy EAGLE-3 steps driven by the host (verify, then the next chain, a synchronize each), not kept on the device (cycle.go)
 	EagleInFold   bool     // RIGSCOPE_CUDA_EAGLEIN=0: each EAGLE-3 draft step builds its input with eagle_in, not the previous step's argmax (argmax_d2t_in)
 	HeadOut       bool     // RIGSCOPE_CUDA_HEADOUT=1|0: an EAGLE-3 greedy chain's draft token in one kernel, lm_head with the argmax (tcnam*, kernels/headout.cu), not tcn then argmax_d2t(_in)
 	HeadOutAuto   bool     // RIGSCOPE_CUDA_HEADOUT unset: HeadOut by the head's width (LoadHead: headOutMaxDim)
@@ -31,7 +32,7 @@ type Tuning struct {
 	RankDevices   bool     // RIGSCOPE_CUDA_RANKDEVS=each: ranks sharing a GPU open it once each and take the path of ranks on other GPUs (rankdev.go)
 	SplitX        bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
 	F8TC          string   // RIGSCOPE_CUDA_F8TC=1|gate_up|qkv|wo|down: FP8 layer matrices tiled for the tensor cores (f8tc*: fp8.cu, tc.cu), all of them (1) or one kind, not row-major on the CUDA cores (mv_f8); off by default until measured (s17: all is slower at T=1, gate_up alone faster)
-	F8MV          f8mvKnob // RIGSCOPE_CUDA_F8MV=1[,r2|t][,p][,b|l][,ks1|ks2|ks4][,s|sw][,w4|w8|w16]: row-major FP8 products on mf8* (kernels/fp8_mv.cu, fp8_mvs.cu, fp8_mv.go) instead of mv_f8; off by default until measured
+	F8MV          f8mvKnob // RIGSCOPE_CUDA_F8MV=1[,r2|t][,p][,b|l][,ks1|ks2|ks4][,s|sw][,w4|w8|w16]: row-major FP8 products on mf8* (kernels/fp8_mv.cu, fp8_mvs.cu, fp8_mv.go) instead of mv_f8; default defaultF8MV (fp8_mv.go), 0: off
 	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
 	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
@@ -63,6 +64,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		Ahead:         get("RIGSCOPE_CUDA_AHEAD") != "0",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
+		EagleCycle:    get("RIGSCOPE_CUDA_EAGLECYCLE") != "0",
 		EagleInFold:   get("RIGSCOPE_CUDA_EAGLEIN") != "0",
 		HeadOut:       get("RIGSCOPE_CUDA_HEADOUT") == "1",
 		HeadOutAuto:   get("RIGSCOPE_CUDA_HEADOUT") == "",

@@ -20,9 +20,9 @@ func TestParseTuning(t *testing.T) {
 		err  bool
 	}{
 		{"defaults", nil, func(*Tuning) {}, false},
-		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0", "RIGSCOPE_CUDA_AHEAD": "0"},
+		{"switches off", map[string]string{"RIGSCOPE_CUDA_TC": "0", "RIGSCOPE_CUDA_TCOUT": "0", "RIGSCOPE_CUDA_PDL": "0", "RIGSCOPE_CUDA_RANKSTREAMS": "0", "RIGSCOPE_CUDA_XF": "0", "RIGSCOPE_CUDA_EAGLEPIPE": "0", "RIGSCOPE_CUDA_CAPK": "0", "RIGSCOPE_CUDA_EAGLEIN": "0", "RIGSCOPE_CUDA_AHEAD": "0", "RIGSCOPE_CUDA_EAGLECYCLE": "0"},
 			func(w *Tuning) {
-				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold, w.Ahead = false, false, false, false, false, false, false, false, false
+				w.TensorCores, w.OutputTC, w.PDL, w.RankStreams, w.SplitX, w.EaglePipe, w.CaptureKernel, w.EagleInFold, w.Ahead, w.EagleCycle = false, false, false, false, false, false, false, false, false, false
 			}, false},
 		{"fused draft token", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "1"}, func(w *Tuning) { w.HeadOut, w.HeadOutAuto = true, false }, false},
 		{"fused draft token off", map[string]string{"RIGSCOPE_CUDA_HEADOUT": "0"}, func(w *Tuning) { w.HeadOutAuto = false }, false},
@@ -35,7 +35,7 @@ func TestParseTuning(t *testing.T) {
 		{"fp8 mf8 variants", map[string]string{"RIGSCOPE_CUDA_F8MV": "r2,p,b,ks2"}, func(w *Tuning) { w.F8MV = f8mvKnob{on: true, suf: "r2", p: true, mt: "b", ks: 2} }, false},
 		{"fp8 mf8 t not persistent", map[string]string{"RIGSCOPE_CUDA_F8MV": "t,p"}, nil, true},
 		{"fp8 mf8 b not l", map[string]string{"RIGSCOPE_CUDA_F8MV": "b,l"}, nil, true},
-		{"fp8 mf8 off", map[string]string{"RIGSCOPE_CUDA_F8MV": "0"}, func(*Tuning) {}, false},
+		{"fp8 mf8 off", map[string]string{"RIGSCOPE_CUDA_F8MV": "0"}, func(w *Tuning) { w.F8MV = f8mvKnob{} }, false},
 		{"fp8 mf8 malformed", map[string]string{"RIGSCOPE_CUDA_F8MV": "r3"}, func(*Tuning) {}, true},
 		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},
 		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
