@@ -245,6 +245,33 @@ func (a accelFeatureTarget) VerifyChain(ctx context.Context, next int32, p spec.
 	return cv.VerifyChain(ctx, next, p)
 }
 
+// EnqueueCycle, WaitCycle and DropCycle keep the device's speculative
+// cycle visible through the wrapper (spec.CycleVerifier): a device
+// without one refuses every chain, and the loop verifies it by
+// VerifyChain.
+func (a accelFeatureTarget) EnqueueCycle(ctx context.Context, next int32, p spec.PendingChain) (bool, error) {
+	cv, ok := a.Target.(spec.CycleVerifier)
+	if !ok {
+		return false, nil
+	}
+	return cv.EnqueueCycle(ctx, next, p)
+}
+
+func (a accelFeatureTarget) WaitCycle(ctx context.Context) (spec.CycleStep, error) {
+	cv, ok := a.Target.(spec.CycleVerifier)
+	if !ok {
+		return spec.CycleStep{}, fmt.Errorf("%s target keeps no speculative steps on its device", a.key)
+	}
+	return cv.WaitCycle(ctx)
+}
+
+func (a accelFeatureTarget) DropCycle() error {
+	if cv, ok := a.Target.(spec.CycleVerifier); ok {
+		return cv.DropCycle()
+	}
+	return nil
+}
+
 // deviceTarget builds (or reuses) the accelerator target for cfg and joins
 // its ranks with cfg's backend for this run. Weights are uploaded once per
 // TP size and placement; swapping the backend between runs keeps them.

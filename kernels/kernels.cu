@@ -520,6 +520,7 @@ ARGMAX_IN(q40, WQ<QQ40>)
 ARGMAX_IN(q80, WQ<QQ80>)
 
 #include "headout.cu"
+#include "cycle.cu"
 
 // ---------------------------------------------------- synthetic weights
 // Fill n elements with uniform values in [-a, a) from a hash of (seed, i).

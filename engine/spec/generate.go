@@ -184,6 +184,14 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 			}
 			continue
 		}
+		if cv, cd := g.cycler(); cv != nil && !baseline {
+			if ran, err := g.cycle(ctx, cv, cd, &step, &last); err != nil || ran {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if g.o.Drafter == nil || baseline {
 			st, err = g.plainStep(ctx)
 		} else {
@@ -333,9 +341,17 @@ func (g *gen) specStep(ctx context.Context) (StepInfo, error) {
 		st.Draft = draftTime
 		return st, err
 	}
+	return g.verify(ctx, req, pend, cv, prop, draftTime)
+}
+
+// verify runs the target over a proposal (a chain left on the device:
+// pend) in one pass and keeps the accepted path.
+func (g *gen) verify(ctx context.Context, req Request, pend PendingChain, cv ChainVerifier, prop Proposal, draftTime time.Duration) (StepInfo, error) {
+	base := g.t.Len()
 	tv := time.Now()
 	var logits []float32
 	var ids []int32
+	var err error
 	if pend != nil {
 		// The chain's tokens are read on the device by the verify, and come
 		// back with its ids: one synchronize for the step. The step's Draft

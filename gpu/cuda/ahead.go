@@ -126,8 +126,12 @@ func (t *Target) WaitGreedy(ctx context.Context) (int32, error) {
 }
 
 // dropAhead waits for the pending steps and forgets their tokens (they
-// stay counted in n: Rewind takes them off). The device is bound or not.
+// stay counted in n: Rewind takes them off), and the speculative cycle's
+// (they are not counted). The device is bound or not.
 func (t *Target) dropAhead() error {
+	if err := t.dropCycle(); err != nil { // cycle.go: speculative steps kept on the device
+		return err
+	}
 	a := &t.ahead
 	if a.pending == 0 {
 		return nil

@@ -58,6 +58,16 @@ func (t timedTarget) WaitGreedy(ctx context.Context) (int32, error) {
 	return t.Target.WaitGreedy(ctx)
 }
 
+func (t timedTarget) EnqueueCycle(ctx context.Context, next int32, p spec.PendingChain) (bool, error) {
+	defer t.tm.add("target.EnqueueCycle", time.Now())
+	return t.Target.EnqueueCycle(ctx, next, p)
+}
+
+func (t timedTarget) WaitCycle(ctx context.Context) (spec.CycleStep, error) {
+	defer t.tm.add("target.WaitCycle", time.Now())
+	return t.Target.WaitCycle(ctx)
+}
+
 func (t timedTarget) Rewind(n int) error {
 	defer t.tm.add("target.Rewind", time.Now())
 	return t.Target.Rewind(n)
@@ -155,7 +165,14 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 		}
 		return nil
 	}
-	var plain, eagle, based agg
+	var plain, eagle, hosted, based agg
+	// hostDriven runs the speculative steps without the device cycle
+	// (cycle.go): each verify and chain waited for by the host.
+	hostDriven := func(a *agg) error {
+		defer func(on bool) { t.tune.EagleCycle = on }(t.tune.EagleCycle)
+		t.tune.EagleCycle = false
+		return run(a, timedDrafter{dr, &a.tm}, false)
+	}
 	// a warm-up of each (graphs captured), then the measured runs
 	if err := run(&agg{}, nil, false); err != nil {
 		return err
@@ -163,10 +180,16 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 	if err := run(&agg{}, timedDrafter{dr, &hostTimes{}}, false); err != nil {
 		return err
 	}
+	if err := hostDriven(&agg{}); err != nil {
+		return err
+	}
 	if err := run(&plain, nil, false); err != nil {
 		return err
 	}
 	if err := run(&eagle, timedDrafter{dr, &eagle.tm}, false); err != nil {
+		return err
+	}
+	if err := hostDriven(&hosted); err != nil {
 		return err
 	}
 	if err := run(&based, timedDrafter{dr, &based.tm}, true); err != nil {
@@ -176,7 +199,7 @@ func checkEagleHost(ctx context.Context, d *Device, models, head string, stdout 
 	for _, r := range []struct {
 		name string
 		a    *agg
-	}{{"plain", &plain}, {"eagle3", &eagle}} {
+	}{{"plain", &plain}, {"eagle3", &eagle}, {"eagle3 host-driven (RIGSCOPE_CUDA_EAGLECYCLE=0)", &hosted}} {
 		a := r.a
 		us := func(x time.Duration, n int) float64 { return float64(x.Microseconds()) / float64(max(n, 1)) }
 		fmt.Fprintf(stdout, "%-7s %8.1f tok/s, %d tokens, %d steps, decode %.1f us a step (%.1f a token); first step of a run %.1f us\n",

@@ -112,7 +112,7 @@ func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]i
 		}
 	}
 	lf := launch
-	if t.pdl && cat != "embed" && cat != "fc" && cat != "kv_keep" { // kv_keep follows a copy too // embed (fc in a head) follows the step's parameter copy, not a kernel
+	if t.pdl && cat != "embed" && cat != "fc" && cat != "kv_keep" && cat != "gather" { // kv_keep follows a copy too // embed (fc in a head) follows the step's parameter copy, not a kernel
 		lf = launchPDL
 	}
 	times := 1
@@ -391,7 +391,8 @@ type graphKey struct {
 	T       int
 	mode    model.LogitsMode
 	capture string
-	sampled bool // the logits rows are sampled after the graph: no argmax in it
+	sampled bool   // the logits rows are sampled after the graph: no argmax in it
+	cycle   uint64 // a speculative cycle's verify: the head (Head.id) whose steps its argmax_accept sets up (cycle.go); 0: none
 }
 
 // enqueueStep replays (capturing first if needed) the graph for (T, mode),
@@ -400,7 +401,7 @@ func (t *Target) enqueueStep(T int, mode model.LogitsMode) error {
 	if !t.UseGraphs || t.prof != nil {
 		return t.enqueue(T, mode)
 	}
-	return replay(t.stream, t.graphs, graphKey{T, mode, t.cap.key, t.smp != nil}, func() error { return t.enqueue(T, mode) })
+	return replay(t.stream, t.graphs, graphKey{T, mode, t.cap.key, t.smp != nil, t.cycleKey()}, func() error { return t.enqueue(T, mode) })
 }
 
 // replay launches the graph captured for key on s, capturing it from

@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -57,11 +58,14 @@ type Head struct {
 	ropeCos, ropeSin                     cu.DevicePtr
 	bufs                                 []cu.DevicePtr
 
-	hsteps, hout pinned            // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
-	graphs       map[[2]int]*graph // by (rows, tokens)
-	done         cu.Event          // recorded after a chain left on the device (EnqueueChain)
-	pend         headChain         // that chain, as the target's verify reads it
-	inflight     bool              // it may still run: its inputs' pinned copy is not to be overwritten yet
+	hsteps, hout pinned                   // (MaxK) Step then (MaxTokens, fw) features, as steps; (MaxK) int32
+	graphs       map[[2]int]*graph        // by (rows, tokens)
+	cgraphs      map[cycleGraphKey]*graph // a target's speculative cycle's chains (cycle.go)
+	acc          cu.DevicePtr             // int32: the drafts the cycle's verify accepted (argmax_accept, copy_row)
+	id           uint64                   // this head among the process's (a target's cycle graphs are keyed by it)
+	done         cu.Event                 // recorded after a chain left on the device (EnqueueChain)
+	pend         headChain                // that chain, as the target's verify reads it
+	inflight     bool                     // it may still run: its inputs' pinned copy is not to be overwritten yet
 
 	lres  cu.DevicePtr // the layer being enqueued: its residual stream (T, dim)
 	lstep int          // and its step parameters' index (dstep)
@@ -77,6 +81,9 @@ type Head struct {
 }
 
 var _ eagle3.ChainRunner = (*Head)(nil)
+
+// headIDs numbers the heads a process loads (Head.id).
+var headIDs atomic.Uint64
 
 // headOutMaxDim is the widest head whose greedy chains draft each token in
 // one kernel by default (Tuning.HeadOut, draftOut). Measured on the H200
@@ -131,6 +138,7 @@ func LoadHead(d *Device, h *eagle3.Head, slots int) (*Head, error) {
 		kv:       tune.KV,
 		graphs:   map[[2]int]*graph{},
 		src:      h,
+		id:       headIDs.Add(1),
 	}
 	if tune.HeadOutAuto {
 		hd.tune.HeadOut = c.Dim <= headOutMaxDim
@@ -219,6 +227,7 @@ func (h *Head) allocState() error {
 	h.tres = alloc((T + 1) * 4 * int64(c.Dim))
 	h.sids = alloc(4 * spec.MaxK)
 	h.ids = alloc(4)
+	h.acc = alloc(4)
 	h.kc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
 	h.vc = alloc(int64(h.kv.elemBytes()) * int64(h.slots) * int64(h.kvw))
 	// One buffer for the step parameters and the features, so that a chain
@@ -276,7 +285,10 @@ func (h *Head) Close() error {
 	for _, g := range h.graphs {
 		g.destroy()
 	}
-	h.graphs = nil
+	for _, g := range h.cgraphs {
+		g.destroy()
+	}
+	h.graphs, h.cgraphs = nil, nil
 	for _, p := range h.bufs {
 		cu.MemFree(p)
 	}
@@ -451,14 +463,36 @@ func (h *Head) enqueueGraph(T, k int) error {
 	return replay(h.stream, h.graphs, [2]int{T, k}, func() error { return h.enqueueChain(T, k) })
 }
 
-// enqueueChain: the T extended rows with the first draft token, then k-1
-// draft steps, each on the previous step's output row (row T-1 of res, so
-// the residual stream simply continues there).
+// enqueueChain: the T extended rows, then with k > 0 k draft tokens from
+// the last one's output (row T-1 of res, so the residual stream simply
+// continues there).
 func (h *Head) enqueueChain(T, k int) error {
-	if err := h.enqueueRows(T, k); err != nil {
+	if err := h.enqueueRows(T); err != nil {
 		return err
 	}
-	last := h.res + cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim))
+	if k == 0 {
+		return nil
+	}
+	return h.enqueueDraftTokens(h.res+cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim)), k)
+}
+
+// enqueueRows runs T extended rows (step 0): their hidden inputs
+// fc(features) and the layer.
+func (h *Head) enqueueRows(T int) error {
+	// hin (T, dim) = feats (T, fw) · fcᵀ, the residual stream's start.
+	if err := h.matvec("fc", h.res, h.cfg.Dim, h.feats, 0, h.fc, T, 0, 0); err != nil {
+		return err
+	}
+	return h.enqueueLayer(h.res, T, 0, false)
+}
+
+// enqueueDraftTokens drafts k tokens from the output row last (dim): the
+// first from it, then k-1 draft steps, each on the previous one's output
+// in last.
+func (h *Head) enqueueDraftTokens(last cu.DevicePtr, k int) error {
+	if err := h.enqueueDraftToken(last, 0, k); err != nil {
+		return err
+	}
 	for j := 1; j < k; j++ {
 		if err := h.enqueueLayer(last, 1, j, h.tune.EagleInFold); err != nil {
 			return err
@@ -468,22 +502,6 @@ func (h *Head) enqueueChain(T, k int) error {
 		}
 	}
 	return nil
-}
-
-// enqueueRows runs T extended rows (step 0): their hidden inputs
-// fc(features), the layer, and with k > 0 the first of k drafted tokens.
-func (h *Head) enqueueRows(T, k int) error {
-	// hin (T, dim) = feats (T, fw) · fcᵀ, the residual stream's start.
-	if err := h.matvec("fc", h.res, h.cfg.Dim, h.feats, 0, h.fc, T, 0, 0); err != nil {
-		return err
-	}
-	if err := h.enqueueLayer(h.res, T, 0, false); err != nil {
-		return err
-	}
-	if k == 0 {
-		return nil
-	}
-	return h.enqueueDraftToken(h.res+cu.DevicePtr(4*int64(T-1)*int64(h.cfg.Dim)), 0, k)
 }
 
 // enqueueLayer runs the decoder layer on T rows of the residual stream

@@ -83,6 +83,7 @@ type Target struct {
 	outIDs  []int32     // (rows) token ids of the last ForwardIDs
 	smp     *sampleStep // while SampleIDs runs a step: its rows are sampled in exec (sample.go)
 	ahead   aheadState  // greedy steps enqueued ahead (ahead.go)
+	cyc     cycleState  // speculative steps kept on the device (cycle.go)
 
 	graphs    map[graphKey]*graph
 	cap       featureCapture // hidden states copied out for EAGLE-3 (capture.go)
@@ -327,6 +328,7 @@ func (t *Target) Close() error {
 	for i := range t.ahead.slots {
 		t.ahead.slots[i].free()
 	}
+	t.freeCycle()
 	t.ring.free()
 	t.ring, t.ringDev = pinned{}, 0
 	t.hstep.free()

@@ -46,8 +46,8 @@ type Drafter struct {
 }
 
 var (
-	_ spec.FeatureDrafter     = (*Drafter)(nil)
-	_ spec.DeviceChainDrafter = (*Drafter)(nil)
+	_ spec.FeatureDrafter = (*Drafter)(nil)
+	_ spec.CycleDrafter   = (*Drafter)(nil)
 )
 
 // New makes a drafter over h whose cache holds ctxLen positions plus a
@@ -366,6 +366,24 @@ func (d *Drafter) ProposeOnDevice(ctx context.Context, seq []int32, req spec.Req
 	copy(d.rowTok[first:], seq[first+1:n])
 	d.rows = n - 1
 	return p, nil
+}
+
+// ExtendedOnDevice implements spec.CycleDrafter: the target's device
+// cycle extended the device cache's rows pos.. (row t pairing position
+// t's features, which Observe has had, with tokens[t-pos], the token at
+// t+1). Rows past them are not the drafter's to trust.
+func (d *Drafter) ExtendedOnDevice(pos int, tokens []int32) {
+	n := len(tokens)
+	switch {
+	case !d.rowsOnDev || pos > d.rows || pos+n > d.slots || pos+n > d.featLen:
+		// The device's cache is not the one the drafter tracks, or rows
+		// before pos were never extended: forget them all (the next
+		// chain extends from row 0 again).
+		d.rows = 0
+		return
+	}
+	copy(d.rowTok[pos:], tokens)
+	d.rows = pos + n
 }
 
 // deviceChain drafts a greedy chain of k tokens on the device runner.
