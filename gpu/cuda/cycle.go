@@ -130,6 +130,13 @@ func (t *Target) EnqueueCycle(ctx context.Context, next int32, p spec.PendingCha
 	if err := t.allocCycle(); err != nil {
 		return false, err
 	}
+	k := c.k
+	if ch != nil {
+		k = ch.k
+	}
+	if T := k + 1; t.n+c.pending*T+T > t.MaxLen() {
+		return false, fmt.Errorf("cuda: a speculative cycle step of %d tokens after %d cached positions and %d pending steps exceeds the context of %d positions", T, t.n, c.pending, t.MaxLen())
+	}
 	if ch != nil {
 		c.oldest = 0 // step i's events are slot i&1's, as its record is ring[i&1]
 	}
@@ -145,10 +152,7 @@ func (t *Target) EnqueueCycle(ctx context.Context, next int32, p spec.PendingCha
 		// The verify overwrites the capture buffer the last step's features are copied from.
 		return false, fmt.Errorf("cuda: wait for the features' copy: %w", err)
 	}
-	T := c.k + 1
-	if t.n+c.pending*T+T > t.MaxLen() {
-		return false, fmt.Errorf("cuda: a speculative cycle step of %d tokens after %d cached and %d pending steps exceeds the context of %d positions", T, t.n, c.pending, t.MaxLen())
-	}
+	T := k + 1
 	c.on = true
 	err = t.enqueueStep(T, model.LogitsAll)
 	c.on = false
@@ -167,7 +171,7 @@ func (t *Target) EnqueueCycle(ctx context.Context, next int32, p spec.PendingCha
 	if err := s.eF.Record(c.side); err != nil {
 		return false, fmt.Errorf("cuda: cycle event: %w", err)
 	}
-	if err := c.h.enqueueCycleChain(t.stream, c.k, t.step+tokensOff+4, t.cap.dev); err != nil {
+	if err := c.h.enqueueCycleChain(t.stream, k, t.step+tokensOff+4, t.cap.dev); err != nil {
 		return false, err
 	}
 	if err := s.eC.Record(t.stream); err != nil {
