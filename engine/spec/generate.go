@@ -185,10 +185,11 @@ func (g *gen) run(ctx context.Context, prompt []int32, cached int) error {
 			continue
 		}
 		if cv, cd := g.cycler(); cv != nil && !baseline {
-			if ran, err := g.cycle(ctx, cv, cd, &step, &last); err != nil || ran {
-				if err != nil {
-					return err
-				}
+			ran, err := g.cycle(ctx, cv, cd, &step, &last) // cycle.go: steps kept on the device
+			if err != nil {
+				return err
+			}
+			if ran {
 				continue
 			}
 		}

@@ -112,7 +112,10 @@ func (t *launcher) kernel(cat string, bytes int64, name string, grid, block [3]i
 		}
 	}
 	lf := launch
-	if t.pdl && cat != "embed" && cat != "fc" && cat != "kv_keep" && cat != "gather" { // kv_keep follows a copy too // embed (fc in a head) follows the step's parameter copy, not a kernel
+	// Not after a copy or a graph's start: embed (fc in a head) follows the
+	// step's parameter copy, kv_keep a copy too, gather starts a head's
+	// chain in a speculative cycle (cycle.go).
+	if t.pdl && cat != "embed" && cat != "fc" && cat != "kv_keep" && cat != "gather" {
 		lf = launchPDL
 	}
 	times := 1
