@@ -46,11 +46,16 @@ type aheadState struct {
 	pending int
 }
 
-// Ahead implements spec.AheadTarget: one rank on the target's GPU (ranks
-// on other GPUs, and TP's per-step allreduce stamps, are per step), no
-// step timer (cuda-bench times single steps), greedy, and the knob on.
-func (t *Target) Ahead() bool {
-	return t.tune.Ahead && len(t.ranks) == 1 && !t.anyRemote() && t.comm == nil && t.timer == nil && t.Temp == 0 && t.smp == nil
+// Ahead implements spec.AheadTarget: deviceLoop, and the knob on.
+func (t *Target) Ahead() bool { return t.tune.Ahead && t.deviceLoop() }
+
+// deviceLoop says whether steps may be chained on the device ahead of the
+// host (greedy steps here, a speculative cycle's, cycle.go): one rank on
+// the target's GPU (ranks on other GPUs, and TP's per-step allreduce
+// stamps, are per step), no step timer (cuda-bench times single steps),
+// and greedy.
+func (t *Target) deviceLoop() bool {
+	return len(t.ranks) == 1 && !t.anyRemote() && t.comm == nil && t.timer == nil && t.Temp == 0 && t.smp == nil
 }
 
 // EnqueueGreedy implements spec.AheadTarget.

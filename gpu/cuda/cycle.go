@@ -77,10 +77,8 @@ func (t *Target) cycleable(ch *headChain) string {
 	switch {
 	case !t.tune.EagleCycle:
 		return "RIGSCOPE_CUDA_EAGLECYCLE=0"
-	case len(t.ranks) != 1 || t.anyRemote() || t.comm != nil:
-		return "tensor-parallel ranks"
-	case t.timer != nil || t.Temp != 0 || t.smp != nil || !t.UseGraphs:
-		return "a timed, sampled or ungraphed target"
+	case !t.deviceLoop() || !t.UseGraphs:
+		return "tensor-parallel ranks, or a timed, sampled or ungraphed target"
 	case ch.h.dev.Ordinal != t.dev.Ordinal:
 		return "the head on another GPU"
 	case ch.k < 1 || ch.k+1 > MaxTokens || ch.k > spec.MaxK:
