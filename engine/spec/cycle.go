@@ -151,18 +151,7 @@ func (g *gen) cycle(ctx context.Context, cv CycleVerifier, cd CycleDrafter, step
 		if i == 0 {
 			st.Draft += boot
 		}
-		st.IDs = cs.IDs
-		st.FromDraft = make([]bool, len(cs.IDs))
-		for j := range cs.Accepted {
-			st.FromDraft[j] = true
-		}
-		if g.fd != nil {
-			g.rows = g.rows[:0]
-			for j := 0; j <= cs.Accepted; j++ {
-				g.rows = append(g.rows, j)
-			}
-			g.observe(cs.Base, append([]int32{g.next}, cs.IDs[:cs.Accepted]...), g.rows, cs.Drafted+1)
-		}
+		g.keep(&st, cs.Base, cs.IDs, chainPath(cs.Accepted), cs.IDs[cs.Accepted], cs.Drafted+1)
 		cd.ExtendedOnDevice(cs.Base, cs.IDs)
 		if i > 0 {
 			*step++

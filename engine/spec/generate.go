@@ -395,10 +395,7 @@ func (g *gen) verify(ctx context.Context, req Request, pend PendingChain, cv Cha
 		} else {
 			acc, tok = g.v.chain(logits, prop)
 		}
-		path = make([]int, acc)
-		for i := range path {
-			path[i] = i
-		}
+		path = chainPath(acc)
 		err = g.t.Rewind(base + 1 + acc)
 	} else {
 		if ids != nil {
@@ -416,10 +413,29 @@ func (g *gen) verify(ctx context.Context, req Request, pend PendingChain, cv Cha
 	for _, d := range depth {
 		st.Depth = max(st.Depth, int(d))
 	}
+	g.keep(&st, base, prop.Tokens, path, tok, n+1)
+	st.Verify = time.Since(tv)
+	return st, nil
+}
+
+// chainPath is a chain's first n nodes, the path it keeps.
+func chainPath(n int) []int {
+	path := make([]int, n)
+	for i := range path {
+		path[i] = i
+	}
+	return path
+}
+
+// keep sets st's tokens, the kept proposal nodes (path, into drafts) and
+// then the target's own token tok, and hands a feature drafter the kept
+// rows of the verify's batchLen rows (row 0 the token fed at base, node
+// i's row i+1).
+func (g *gen) keep(st *StepInfo, base int, drafts []int32, path []int, tok int32, batchLen int) {
 	st.IDs = make([]int32, 0, len(path)+1)
 	st.FromDraft = make([]bool, 0, len(path)+1)
 	for _, i := range path {
-		st.IDs = append(st.IDs, prop.Tokens[i])
+		st.IDs = append(st.IDs, drafts[i])
 		st.FromDraft = append(st.FromDraft, true)
 	}
 	st.IDs = append(st.IDs, tok)
@@ -429,10 +445,8 @@ func (g *gen) verify(ctx context.Context, req Request, pend PendingChain, cv Cha
 		for _, i := range path {
 			g.rows = append(g.rows, i+1)
 		}
-		g.observe(base, append([]int32{g.next}, st.IDs[:len(path)]...), g.rows, n+1)
+		g.observe(base, append([]int32{g.next}, st.IDs[:len(path)]...), g.rows, batchLen)
 	}
-	st.Verify = time.Since(tv)
-	return st, nil
 }
 
 // proposeOnDevice enqueues a greedy chain on the target's device when the
