@@ -82,6 +82,55 @@ __device__ __forceinline__ void mf8_load(const uint4* const (&rp)[NW][R], const 
     }
 }
 
+// mf8_finish ends a row group of mf8_body and mf8s_body alike, so that a
+// row's bits are the same in both: acc (and with NORM ss) summed over the
+// warp's lanes; with ks > 1 the group's ks warps' sums passed through red
+// and red_ss (MAXW warps of slots); then each (row, token) output finished
+// in warp order (finish_out) by lane (r*NT + t) % 32 of the group's first
+// warp (sl 0).
+template <int NW, int R, int NT, int MAXW, bool NORM, bool GLU>
+__device__ __forceinline__ void mf8_finish(float (&acc)[NW][R][NT], float (&ss)[NT], float (&red)[MAXW][NW][R][NT],
+                                           float (&red_ss)[MAXW][NT], int ks, int warp, int lane, int sl, int T, int N,
+                                           int row0, float* out, int ldo, int mode, int K, float eps, int act) {
+#pragma unroll
+  for (int t = 0; t < NT; t++) {
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
+    if (NORM)
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
+  }
+  if (ks > 1) {  // the group's ks warps, in order
+    if (lane == 0) {
+#pragma unroll
+      for (int t = 0; t < NT; t++) {
+        red_ss[warp][t] = ss[t];
+#pragma unroll
+        for (int m = 0; m < NW; m++)
+#pragma unroll
+          for (int r = 0; r < R; r++) red[warp][m][r][t] = acc[m][r][t];
+      }
+    }
+    __syncthreads();
+  }
+  if (sl == 0) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++) {
+        if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
+        finish_out<NW, MV_WARPS, NORM, GLU>(
+            out + (long)t * ldo + row0 + r, mode,
+            [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
+            [&](int q) { return ks == 1 ? (q == 0 ? ss[t] : 0.f) : (q < ks ? red_ss[warp + q][t] : 0.f); }, K, eps, act);
+      }
+  }
+}
+
 // mf8_body: out (T, ldo) [+]= x (T, K) . W(N, K)^T as mv_body (mode, GLU,
 // NORM; W FP8 with its scale grid ws), the block's MV_WARPS warps in
 // MV_WARPS/ks groups of R rows. BOTTOM: the loads of the lane's next chunk
@@ -207,43 +256,8 @@ __device__ __forceinline__ void mf8_body(float* __restrict__ out, int ldo, const
       }
     }
     pdl_trigger();
-#pragma unroll
-    for (int t = 0; t < NT; t++) {
-#pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
-      if (NORM)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
-    }
-    if (ks > 1) {  // the group's ks warps, in order
-      if (lane == 0) {
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-          red_ss[warp][t] = ss[t];
-#pragma unroll
-          for (int m = 0; m < NW; m++)
-#pragma unroll
-            for (int r = 0; r < R; r++) red[warp][m][r][t] = acc[m][r][t];
-        }
-      }
-      __syncthreads();
-    }
-    if (sl == 0) {
-#pragma unroll
-      for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-          if (lane != ((r * NT + t) & 31) || t >= T || row0 + r >= N) continue;
-          finish_out<NW, MV_WARPS, NORM, GLU>(
-              out + (long)t * ldo + row0 + r, mode,
-              [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
-              [&](int q) { return ks == 1 ? (q == 0 ? ss[t] : 0.f) : (q < ks ? red_ss[warp + q][t] : 0.f); }, K, eps, act);
-        }
-    }
+    mf8_finish<NW, R, NT, MV_WARPS, NORM, GLU>(acc, ss, red, red_ss, ks, warp, lane, sl, T, N, row0, out, ldo, mode, K,
+                                               eps, act);
     if (!P || bn >= nblk) break;
     b = bn;
     if (!BOTTOM || c0 >= chunks) rows(b);

@@ -115,45 +115,10 @@ __device__ __forceinline__ void mf8s_body(float* __restrict__ out, int ldo, cons
     }
   }
   pdl_trigger();
-#pragma unroll
-  for (int t = 0; t < NT; t++) {
-#pragma unroll
-    for (int m = 0; m < NW; m++)
-#pragma unroll
-      for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
-    if (NORM)
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) ss[t] += __shfl_xor_sync(0xffffffffu, ss[t], o);
-  }
   __shared__ float red[MAXW][NW][R][NT];
   __shared__ float red_ss[MAXW][NT];
-  if (ks > 1) {  // the group's ks warps, in order
-    if (lane == 0) {
-#pragma unroll
-      for (int t = 0; t < NT; t++) {
-        red_ss[warp][t] = ss[t];
-#pragma unroll
-        for (int m = 0; m < NW; m++)
-#pragma unroll
-          for (int r = 0; r < R; r++) red[warp][m][r][t] = acc[m][r][t];
-      }
-    }
-    __syncthreads();
-  }
-  if (sl == 0) {
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-      for (int t = 0; t < NT; t++) {
-        if (lane != ((r * NT + t) & 31) || row0 + r >= N) continue;
-        finish_out<NW, MV_WARPS, NORM, GLU>(
-            out + (long)t * ldo + row0 + r, mode,
-            [&](int q, int m) { return ks == 1 ? (q == 0 ? acc[m][r][t] : 0.f) : (q < ks ? red[warp + q][m][r][t] : 0.f); },
-            [&](int q) { return ks == 1 ? (q == 0 ? ss[t] : 0.f) : (q < ks ? red_ss[warp + q][t] : 0.f); }, K, eps, act);
-      }
-  }
+  mf8_finish<NW, R, NT, MAXW, NORM, GLU>(acc, ss, red, red_ss, ks, warp, lane, sl, NT, N, row0, out, ldo, mode, K, eps,
+                                         act);
 }
 
 // MF8S_INST(NT, SUF, R, MAXT, MINB): mf8_NT SUF, mf8n_, mf8g_ (mf8_1's
