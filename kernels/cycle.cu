@@ -76,14 +76,21 @@ extern "C" __global__ void argmax_accept(int* vids, const float* logits, int voc
 
 // gather_feats: out (T, 3*dim), row t = cat(f0[t], f1[t], f2[t]) from the
 // target's captured layers l0, l1, l2 (cap: (layers, T, dim), a layer's
-// slot at l*T*dim). Grid (T, 3).
-extern "C" __global__ void gather_feats(float* out, const float* cap, int T, int dim, int l0, int l1, int l2) {
+// slot at l*T*dim); the same rows also into host (mapped host memory laid
+// out as cap), where the host's drafter reads them once the step is done.
+// Grid (T, 3).
+extern "C" __global__ void gather_feats(float* out, const float* cap, int T, int dim, int l0, int l1, int l2,
+                                        float* host) {
   pdl_wait();
   const int t = blockIdx.x, i = blockIdx.y;
   const int l = i == 0 ? l0 : i == 1 ? l1 : l2;
-  const float* src = cap + ((long)l * T + t) * dim;
+  const long off = ((long)l * T + t) * dim;
   float* dst = out + ((long)t * 3 + i) * dim;
-  for (int d = threadIdx.x; d < dim; d += blockDim.x) dst[d] = src[d];
+  for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+    const float v = cap[off + d];
+    dst[d] = v;
+    host[off + d] = v;
+  }
   pdl_trigger();
 }
 

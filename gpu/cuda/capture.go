@@ -141,12 +141,6 @@ func (t *Target) captureLayer(l, T int) error {
 // from the first captured layer's slot to the last's (the slots between
 // come along; a copy's fixed cost is most of the cost at a step's sizes).
 func (t *Target) copyCaptureBack(T int, host pinned) error {
-	return t.copyCaptureBackOn(t.stream, T, host)
-}
-
-// copyCaptureBackOn is copyCaptureBack on stream s (the speculative
-// cycle's side stream, cycle.go).
-func (t *Target) copyCaptureBackOn(s cu.Stream, T int, host pinned) error {
 	c := &t.cap
 	lo, hi := -1, -1
 	for l, on := range c.on {
@@ -162,7 +156,7 @@ func (t *Target) copyCaptureBackOn(s cu.Stream, T int, host pinned) error {
 	}
 	n := int64(T * t.cfg.Dim * 4)
 	off := int64(lo) * n
-	if err := cu.MemcpyDtoHAsync(unsafe.Add(host.p, off), c.dev+cu.DevicePtr(off), int64(hi-lo+1)*n, s); err != nil {
+	if err := cu.MemcpyDtoHAsync(unsafe.Add(host.p, off), c.dev+cu.DevicePtr(off), int64(hi-lo+1)*n, t.stream); err != nil {
 		return fmt.Errorf("cuda: copy captured layers %d..%d back: %w", lo, hi, err)
 	}
 	return nil

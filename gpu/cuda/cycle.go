@@ -35,8 +35,9 @@ var _ spec.CycleVerifier = (*Target)(nil)
 //	  copy_row moves row acc's output to row k, where the chain goes on,
 //	  and the k draft tokens land in the next verify's tokens 1..k.
 //
-// The features are copied back on a side stream for the host's drafter
-// (its bookkeeping and any host-driven step later), overlapping the chain.
+// gather_feats also writes the features into the step's mapped host buffer
+// for the host's drafter (its bookkeeping and any host-driven step later):
+// no copy, and no second stream for the next verify to wait on.
 // The host enqueues step i+1 before it reads step i (two pending at most),
 // as plain decoding ahead does (ahead.go).
 
@@ -46,10 +47,10 @@ const cycleRec = 20
 
 // cycleSlot is one pending step's host side.
 type cycleSlot struct {
-	feats  pinned   // (layers, k+1, dim) float32: the verify's captured features, as cap.host
-	e0, eV cu.Event // before the verify, after it (with the acceptance)
-	eC     cu.Event // after the chain: the step is done
-	eF     cu.Event // after the features' copy back (side stream)
+	feats    pinned       // (layers, k+1, dim) float32, mapped: the verify's captured features, as cap.host (gather_feats)
+	featsDev cu.DevicePtr // feats' device address
+	e0, eV   cu.Event     // before the verify, after it (with the acceptance)
+	eC       cu.Event     // after the chain: the step is done, its features in feats
 }
 
 // cycleState is the cycle's device buffers and its ring of pending steps.
@@ -66,7 +67,6 @@ type cycleState struct {
 	vids     cu.DevicePtr // (MaxTokens) int32: the verify rows' argmax
 	rowsDone cu.DevicePtr // uint32: rows whose argmax is done (argmax_accept)
 	stepNo   cu.DevicePtr // uint32: the record's step number, reset when the cycle starts
-	side     cu.Stream
 }
 
 // cycleable says why p's chain cannot continue on this target's device
@@ -146,9 +146,6 @@ func (t *Target) EnqueueCycle(ctx context.Context, next int32, p spec.PendingCha
 		if err := t.startCycle(next, ch); err != nil {
 			return false, err
 		}
-	} else if err := t.stream.Wait(c.slots[(c.oldest+c.pending-1)%len(c.slots)].eF, 0); err != nil {
-		// The verify overwrites the capture buffer the last step's features are copied from.
-		return false, fmt.Errorf("cuda: wait for the features' copy: %w", err)
 	}
 	T := k + 1
 	c.on = true
@@ -160,16 +157,7 @@ func (t *Target) EnqueueCycle(ctx context.Context, next int32, p spec.PendingCha
 	if err := s.eV.Record(t.stream); err != nil {
 		return false, fmt.Errorf("cuda: cycle event: %w", err)
 	}
-	if err := c.side.Wait(s.eV, 0); err != nil {
-		return false, fmt.Errorf("cuda: cycle side stream: %w", err)
-	}
-	if err := t.copyCaptureBackOn(c.side, T, s.feats); err != nil {
-		return false, err
-	}
-	if err := s.eF.Record(c.side); err != nil {
-		return false, fmt.Errorf("cuda: cycle event: %w", err)
-	}
-	if err := c.h.enqueueCycleChain(t.stream, k, t.step+tokensOff+4, t.cap.dev); err != nil {
+	if err := c.h.enqueueCycleChain(t.stream, k, t.step+tokensOff+4, t.cap.dev, s.featsDev); err != nil {
 		return false, err
 	}
 	if err := s.eC.Record(t.stream); err != nil {
@@ -229,9 +217,6 @@ func (t *Target) WaitCycle(ctx context.Context) (spec.CycleStep, error) {
 	if err := s.eC.Synchronize(); err != nil {
 		return spec.CycleStep{}, fmt.Errorf("cuda: speculative cycle step at %d: %w", t.n, err)
 	}
-	if err := s.eF.Synchronize(); err != nil {
-		return spec.CycleStep{}, fmt.Errorf("cuda: speculative cycle step's features: %w", err)
-	}
 	i := c.read % len(c.slots) // the device writes step n's record at ring[n & 1]
 	rec := c.ring.ints()[i*cycleRec : (i+1)*cycleRec]
 	acc, base, num := int(rec[0]), int(rec[1]), int(rec[2])
@@ -276,9 +261,6 @@ func (t *Target) dropCycle() error {
 	if err := s.eC.Synchronize(); err != nil {
 		return fmt.Errorf("cuda: speculative cycle: %w", err)
 	}
-	if err := s.eF.Synchronize(); err != nil {
-		return fmt.Errorf("cuda: speculative cycle's features: %w", err)
-	}
 	return nil
 }
 
@@ -286,7 +268,7 @@ func (t *Target) dropCycle() error {
 // bound.
 func (t *Target) allocCycle() (err error) {
 	c := &t.cyc
-	if c.side != (cu.Stream{}) {
+	if c.ringDev != 0 {
 		return nil
 	}
 	defer func() {
@@ -312,7 +294,10 @@ func (t *Target) allocCycle() (err error) {
 	}
 	for i := range c.slots {
 		s := &c.slots[i]
-		if s.feats, err = allocPinned(t.cfg.Layers * MaxTokens * t.cfg.Dim * 4); err != nil {
+		if s.feats, err = allocMapped(t.cfg.Layers * MaxTokens * t.cfg.Dim * 4); err != nil {
+			return err
+		}
+		if s.featsDev, err = s.feats.devicePtr(); err != nil {
 			return err
 		}
 		for _, e := range []*cu.Event{&s.e0, &s.eV, &s.eC} {
@@ -320,30 +305,23 @@ func (t *Target) allocCycle() (err error) {
 				return err
 			}
 		}
-		if s.eF, err = cu.MakeEvent(cu.DisableTiming); err != nil {
-			return err
-		}
 	}
-	c.side, err = cu.MakeStream(cu.NonBlocking)
-	return err
+	return nil
 }
 
-// freeCycle releases the cycle's host buffers, events and side stream
-// (its device buffer is one of t.bufs). The device is bound.
+// freeCycle releases the cycle's host buffers and events (its device
+// buffer is one of t.bufs). The device is bound.
 func (t *Target) freeCycle() {
 	c := &t.cyc
 	c.ring.free()
 	for i := range c.slots {
 		s := &c.slots[i]
 		s.feats.free()
-		for _, e := range []*cu.Event{&s.e0, &s.eV, &s.eC, &s.eF} {
+		for _, e := range []*cu.Event{&s.e0, &s.eV, &s.eC} {
 			if *e != (cu.Event{}) {
 				cu.DestroyEvent(e)
 			}
 		}
-	}
-	if c.side != (cu.Stream{}) {
-		c.side.Destroy()
 	}
 	*c = cycleState{}
 }
@@ -371,20 +349,22 @@ func (t *Target) cycleKey() uint64 {
 }
 
 // cycleGraphKey names a head's cycle chain: k tokens, handed to the
-// target's step parameters at dst, from features at capDev.
+// target's step parameters at dst, from features at capDev, which also go
+// to host (a cycle slot's mapped buffer).
 type cycleGraphKey struct {
-	k           int
-	dst, capDev cu.DevicePtr
+	k                 int
+	dst, capDev, host cu.DevicePtr
 }
 
 // enqueueCycleChain enqueues on s (the target's stream) the head's chain
 // of a cycle step: the verify's features gathered from capDev (the
 // target's capture buffer, T = k+1 rows a layer), its k+1 extended rows
 // (step parameters set by argmax_accept), row acc's output moved to row k,
-// and k draft tokens into dst (the target's tokens 1..k). One graph per
-// (k, dst, capDev), captured on s.
-func (h *Head) enqueueCycleChain(s cu.Stream, k int, dst, capDev cu.DevicePtr) error {
-	key := cycleGraphKey{k, dst, capDev}
+// and k draft tokens into dst (the target's tokens 1..k); the features
+// also into host (a slot's mapped buffer, for the host's drafter). One
+// graph per (k, dst, capDev, host), captured on s.
+func (h *Head) enqueueCycleChain(s cu.Stream, k int, dst, capDev, host cu.DevicePtr) error {
+	key := cycleGraphKey{k, dst, capDev, host}
 	if h.cgraphs == nil {
 		h.cgraphs = map[cycleGraphKey]*graph{}
 	}
@@ -395,7 +375,7 @@ func (h *Head) enqueueCycleChain(s cu.Stream, k int, dst, capDev cu.DevicePtr) e
 		T := k + 1
 		c, a := h.cfg, h.cfg.AuxLayers
 		if err := h.kernel("gather", 0, "gather_feats", [3]int{T, eagle3.NumAux, 1}, [3]int{256, 1, 1},
-			ptr(h.feats), ptr(capDev), i32(T), i32(c.TargetDim), i32(a[0]), i32(a[1]), i32(a[2])); err != nil {
+			ptr(h.feats), ptr(capDev), i32(T), i32(c.TargetDim), i32(a[0]), i32(a[1]), i32(a[2]), ptr(host)); err != nil {
 			return err
 		}
 		if err := h.enqueueRows(T); err != nil {
