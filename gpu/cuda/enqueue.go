@@ -232,9 +232,15 @@ func (t *launcher) glu(out, xfo, x cu.DevicePtr, g, u dweight, T int, norm cu.De
 // x RPW rows, RPW 1 or 2 in attention.cu): it sizes the split counters.
 const attnMinRows = 4
 
-// The most query rows one attention block serves is 8 (Tuning.AttnRows;
-// 16, with RPW 4, measured 8% slower in verify on llama-8b and passes 48 KB
-// of shared memory at head dim 256). The cache is cut into fixed chunks
+// The most query rows one attention block serves is 4 (Tuning.AttnRows;
+// RPW 1, so a verify's rows make more blocks): on the H200 (session 20,
+// bench/cuda/results/s20/d8, d9) verify of 5 / decode went 1.093 -> 1.081
+// on llama-8b and 1.154 -> 1.138 on llama-1b, decode unchanged, and the
+// gocoder pair's verify of 5 from 97.3 to 85.6 us (EAGLE-3 15,756 against
+// 14,836 tok/s); 8 (RPW 2) was the default before; 16, with RPW 4,
+// measured 8% slower in verify on llama-8b and passes 48 KB of shared
+// memory at head dim 256. A row's sums do not depend on RPW (verify rows
+// were bitwise the decode rows with either). The cache is cut into fixed chunks
 // (attnPlan, Tuning.AttnChunk: 32 slots; kernels/attn_fixed.cu) so that a
 // row's output does not depend on the step's length. With the earlier
 // split by length (the _len kernels, RIGSCOPE_CUDA_ATTCHUNK=0) the fewest

@@ -33,7 +33,7 @@ type Tuning struct {
 	SplitX        bool     // RIGSCOPE_CUDA_XF=0: wo and down split x themselves
 	F8TC          string   // RIGSCOPE_CUDA_F8TC=1|gate_up|qkv|wo|down: FP8 layer matrices tiled for the tensor cores (f8tc*: fp8.cu, tc.cu), all of them (1) or one kind, not row-major on the CUDA cores (mv_f8); off by default until measured (s17: all is slower at T=1, gate_up alone faster)
 	F8MV          f8mvKnob // RIGSCOPE_CUDA_F8MV=1[,r2|t][,p][,b|l][,ks1|ks2|ks4][,s|sw][,w4|w8|w16]: row-major FP8 products on mf8* (kernels/fp8_mv.cu, fp8_mvs.cu, fp8_mv.go) instead of mv_f8; default defaultF8MV (fp8_mv.go), 0: off
-	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=4: query rows per attention block (default 8)
+	AttnRows      int      // RIGSCOPE_CUDA_ATTROWS=8: query rows per attention block (default 4: enqueue.go attnLaunch)
 	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
 	AttnGroup     int      // RIGSCOPE_CUDA_ATTGROUP=1|4: chunks combined in groups of 4 before the merge (attnplan.go; default 4); 1: the merge over every chunk
@@ -73,7 +73,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:        get("RIGSCOPE_CUDA_XF") != "0",
 		F8TC:          f8tcKinds(get("RIGSCOPE_CUDA_F8TC")),
-		AttnRows:      8,
+		AttnRows:      4,
 		AttnMin:       32,
 		AttnChunk:     32,
 		AttnGroup:     4,
@@ -83,8 +83,8 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		Twice:         kinds(get("RIGSCOPE_CUDA_TWICE")),
 		Nop:           kinds(get("RIGSCOPE_CUDA_NOP")),
 	}
-	if get("RIGSCOPE_CUDA_ATTROWS") == "4" {
-		t.AttnRows = 4
+	if get("RIGSCOPE_CUDA_ATTROWS") == "8" {
+		t.AttnRows = 8
 	}
 	switch get("RIGSCOPE_CUDA_ATTMIN") {
 	case "64":

@@ -39,8 +39,8 @@ func TestParseTuning(t *testing.T) {
 		{"fp8 mf8 malformed", map[string]string{"RIGSCOPE_CUDA_F8MV": "r3"}, func(*Tuning) {}, true},
 		{"rank devices other ignored", map[string]string{"RIGSCOPE_CUDA_RANKDEVS": "1"}, func(*Tuning) {}, false},
 		{"switch not 0 stays on", map[string]string{"RIGSCOPE_CUDA_TC": "1"}, func(*Tuning) {}, false},
-		{"attention", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "4", "RIGSCOPE_CUDA_ATTMIN": "128", "RIGSCOPE_CUDA_ATTS": "7"},
-			func(w *Tuning) { w.AttnRows, w.AttnMin, w.AttnSplits = 4, 128, 7 }, false},
+		{"attention", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "8", "RIGSCOPE_CUDA_ATTMIN": "128", "RIGSCOPE_CUDA_ATTS": "7"},
+			func(w *Tuning) { w.AttnRows, w.AttnMin, w.AttnSplits = 8, 128, 7 }, false},
 		{"attention out of range ignored", map[string]string{"RIGSCOPE_CUDA_ATTROWS": "16", "RIGSCOPE_CUDA_ATTMIN": "48", "RIGSCOPE_CUDA_ATTS": "33", "RIGSCOPE_CUDA_ATTCHUNK": "48"}, func(*Tuning) {}, false},
 		{"attention chunk", map[string]string{"RIGSCOPE_CUDA_ATTCHUNK": "128"}, func(w *Tuning) { w.AttnChunk = 128 }, false},
 		{"attention chunks merged one by one", map[string]string{"RIGSCOPE_CUDA_ATTGROUP": "1"}, func(w *Tuning) { w.AttnGroup = 1 }, false},
@@ -99,7 +99,7 @@ func TestParseTuning(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, want)
 		}
 	}
-	if def.TensorCores != true || def.L2Prefetch || def.HeadOut || !def.HeadOutAuto || def.AttnRows != 8 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
+	if def.TensorCores != true || def.L2Prefetch || def.HeadOut || !def.HeadOutAuto || def.AttnRows != 4 || def.AttnMin != 32 || def.AttnChunk != 32 || def.AttnGroup != 4 || def.RowTiles != nil || def.Warps != nil {
 		t.Errorf("defaults = %+v", def)
 	}
 }
