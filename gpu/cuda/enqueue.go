@@ -239,8 +239,9 @@ const attnMinRows = 4
 // gocoder pair's verify of 5 from 97.3 to 85.6 us (EAGLE-3 15,756 against
 // 14,836 tok/s); 8 (RPW 2) was the default before; 16, with RPW 4,
 // measured 8% slower in verify on llama-8b and passes 48 KB of shared
-// memory at head dim 256. A row's sums do not depend on RPW (verify rows
-// were bitwise the decode rows with either). The cache is cut into fixed chunks
+// memory at head dim 256. With 8 the kv check found verify rows bitwise
+// the decode rows across RPW 1 and 2; with 4 every step runs RPW 1, so a
+// verify's rows take the decode's kernel. The cache is cut into fixed chunks
 // (attnPlan, Tuning.AttnChunk: 32 slots; kernels/attn_fixed.cu) so that a
 // row's output does not depend on the step's length. With the earlier
 // split by length (the _len kernels, RIGSCOPE_CUDA_ATTCHUNK=0) the fewest
