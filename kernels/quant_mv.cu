@@ -56,12 +56,12 @@ template <class QT, int NT, bool GLU, bool NORM, int RV = 0, int BV = -1>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
                                         const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
-                                        int8_t* qo, const float* qg, unsigned* qcnt) {
+                                        int8_t* qo, const float* qg, unsigned* qcnt, int bid) {
   constexpr int R = RV > 0 ? RV : MQ_ROWS(NT);
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = warp / ks, sl = warp - grp * ks;
-  const int row0 = (blockIdx.x * (MV_WARPS / ks) + grp) * R;
+  const int row0 = (bid * (MV_WARPS / ks) + grp) * R;
   const long rb = (long)(K / QT::BS) * QT::BB;
   const int units = K / 32, G = K / 16;
   const uint8_t* rp[NW][R];
@@ -240,20 +240,20 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT##SUF(                             \
       float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
       int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
-    mq_body<QT, NT, false, false, RV, BV>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt);  \
+    mq_body<QT, NT, false, false, RV, BV>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt, blockIdx.x);  \
   }
 #define MQ_MQN(NAME, QT, NT, SUF, RV, BV)                                                                       \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT##SUF(                            \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
       int T, float eps, int ks) {                                                                               \
     mq_body<QT, NT, false, true, RV, BV>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, \
-                                         nullptr);                                                              \
+                                         nullptr, blockIdx.x);                                                              \
   }
 #define MQ_MQG(NAME, QT, NT, SUF, RV, BV)                                                                       \
   extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT##SUF(                            \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
       int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
-    mq_body<QT, NT, true, true, RV, BV>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt);  \
+    mq_body<QT, NT, true, true, RV, BV>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt, blockIdx.x);  \
   }
 #define MQ_INST(NAME, QT, NT) MQ_MQ(NAME, QT, NT, , 0, -1) MQ_MQN(NAME, QT, NT, , 0, -1) MQ_MQG(NAME, QT, NT, , 0, -1)
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
@@ -275,3 +275,30 @@ MQ_MQG(q6k, QQ6K, 1, r2b, 2, 1)
 MQ_MQ(q80, QQ80, 1, r2b, 2, 1)
 MQ_MQN(q80, QQ80, 1, r2b, 2, 1)
 MQ_MQG(q80, QQ80, 1, r2b, 2, 1)
+
+// mqn2_A_B_NT: a norm product over a stack of two types in one launch (a
+// Q4_K_M or Q5_K_M layer's qkv whose attn_v is Q6_K; gpu/cuda qmatvec).
+// Blocks [0, nba) run mqn_A_NT's body on rows [0, Na), the others mqn_B_NT's
+// on rows [Na, Na + Nb), each with its own K split (ksa, ksb), rows per
+// group and loading (RVx, BVx: the variant its own T=1 launch takes), so
+// every row sums bitwise as its part's own launch sums it; one launch
+// instead of two saves the second's ramp and its wait on the first.
+#define MQ_MQN2(NA, QA, NB, QB, NT, RVA, BVA, RVB, BVB)                                                          \
+  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn2_##NA##_##NB##_##NT(                          \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* wa, int Na, int ksa,  \
+      int nba, const void* wb, int Nb, int ksb, int K, int T, float eps) {                                      \
+    if ((int)blockIdx.x < nba)                                                                                   \
+      mq_body<QA, NT, false, true, RVA, BVA>(out, ldo, xq, xm, ssp, wa, 0, Na, K, T, 0, eps, ksa, 0, nullptr,     \
+                                             nullptr, nullptr, blockIdx.x);                                      \
+    else                                                                                                         \
+      mq_body<QB, NT, false, true, RVB, BVB>(out + Na, ldo, xq, xm, ssp, wb, 0, Nb, K, T, 0, eps, ksb, 0,         \
+                                             nullptr, nullptr, nullptr, blockIdx.x - nba);                       \
+  }
+// The pairs, at T=1 with the default variants (gpu/cuda defaultMQV: Q6_K's
+// norm product on a slice of <= 2048 rows r2b, the others none).
+#define MQ_MQN2_ALL(NA, QA)                                                     \
+  MQ_MQN2(NA, QA, q6k, QQ6K, 1, 0, -1, 2, 1) MQ_MQN2(NA, QA, q6k, QQ6K, 2, 0, -1, 0, -1) \
+  MQ_MQN2(NA, QA, q6k, QQ6K, 4, 0, -1, 0, -1) MQ_MQN2(NA, QA, q6k, QQ6K, 8, 0, -1, 0, -1) \
+  MQ_MQN2(NA, QA, q6k, QQ6K, 16, 0, -1, 0, -1)
+MQ_MQN2_ALL(q4k, QQ4K)
+MQ_MQN2_ALL(q5k, QQ5K)

@@ -388,41 +388,71 @@ func checkEmbedQuant(d *Device, h *devHelper, dt tensor.DType, data []byte, N, K
 	return nil
 }
 
-// checkQuantParts: a qkv stack of mixed types (Q4_K, Q4_K, Q6_K, as a
-// Q4_K_M file's layers with a Q6_K attn_v) with the fused norm, T = 5,
-// against float64 of x as quantized and of the raw x.
+// checkQuantParts: qkv stacks of mixed types (Q4_K, Q4_K, Q6_K, as a
+// Q4_K_M file's layers with a Q6_K attn_v, and Q5_K, Q5_K, Q6_K) with the
+// fused norm, at T = 1 and 5, against float64 of x as quantized and of
+// the raw x; the one launch (mqn2_*) bitwise against a launch per part
+// (RIGSCOPE_CUDA_MQN2=0).
 func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) error {
-	const K, T = 1024, 5
+	const K = 1024
 	rows := []int{40, 24, 24}
-	dts := []tensor.DType{tensor.Q4_K, tensor.Q4_K, tensor.Q6_K}
-	var ts []*tensor.Tensor
-	var W []float64
-	N := 0
-	for i, r := range rows {
-		data := randBlocks(rng, dts[i], r, K)
-		ts = append(ts, &tensor.Tensor{Name: fmt.Sprintf("part%d", i), DType: dts[i], Shape: []int{r, K}, Data: data})
-		W = append(W, dequant(dts[i], data, r, K)...)
-		N += r
+	for _, a := range []tensor.DType{tensor.Q4_K, tensor.Q5_K} {
+		dts := []tensor.DType{a, a, tensor.Q6_K}
+		var ts []*tensor.Tensor
+		var W []float64
+		N := 0
+		for i, r := range rows {
+			data := randBlocks(rng, dts[i], r, K)
+			ts = append(ts, &tensor.Tensor{Name: fmt.Sprintf("part%d", i), DType: dts[i], Shape: []int{r, K}, Data: data})
+			W = append(W, dequant(dts[i], data, r, K)...)
+			N += r
+		}
+		m := &dmodel{}
+		wd, err := m.uploadLayerMatrix("", ts...)
+		h.allocs = append(h.allocs, m.allocs...)
+		if err != nil {
+			return err
+		}
+		if len(wd.parts) != 2 {
+			return fmt.Errorf("cuda check: mixed stack uploaded as %d parts, want 2", len(wd.parts))
+		}
+		for _, T := range []int{1, 5} {
+			if err := checkQuantStack(tgt, h, rng, w, wd, W, dts, T, N, K); err != nil {
+				return err
+			}
+		}
 	}
-	m := &dmodel{}
-	wd, err := m.uploadLayerMatrix("", ts...)
-	h.allocs = append(h.allocs, m.allocs...)
-	if err != nil {
-		return err
-	}
-	if len(wd.parts) != 2 {
-		return fmt.Errorf("cuda check: mixed stack uploaded as %d parts, want 2", len(wd.parts))
-	}
+	return nil
+}
+
+// checkQuantStack is checkQuantParts for one stack wd (W dequantized) at T.
+func checkQuantStack(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer, wd dweight, W []float64, dts []tensor.DType, T, N, K int) error {
+	label := fmt.Sprintf("%v+%v+%v", dts[0], dts[1], dts[2])
 	x, g := randn32(rng, T*K, 0, 1), randn32(rng, K, 1, 0.2)
-	out := h.poison(T * N)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
+	one, two := h.poison(T*N), h.poison(T*N)
 	if h.err != nil {
 		return h.err
 	}
-	if err := tgt.matvec("check", out, N, xd, 0, wd, T, 0, gd); err != nil {
+	on := tgt.tune.MQN2
+	defer func() { tgt.tune.MQN2 = on }()
+	tgt.tune.MQN2 = true
+	name, _, _, _, _ := tgt.mqn2Kernel(wd.parts[0], wd.parts[1], T)
+	if name == "" {
+		return fmt.Errorf("cuda check: %s stack at T=%d: no one-launch kernel (RIGSCOPE_CUDA_MQV %s)", label, T, tgt.tune.MQV)
+	}
+	if err := tgt.matvec("check", one, N, xd, 0, wd, T, 0, gd); err != nil {
 		return err
 	}
-	got, err := h.down(out, T*N)
+	tgt.tune.MQN2 = false
+	if err := tgt.matvec("check", two, N, xd, 0, wd, T, 0, gd); err != nil {
+		return err
+	}
+	got, err := h.down(one, T*N)
+	if err != nil {
+		return err
+	}
+	sep, err := h.down(two, T*N)
 	if err != nil {
 		return err
 	}
@@ -434,15 +464,21 @@ func checkQuantParts(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 	exact, _, e1 := errStats(got, quantRef(3, W, nil, x, xq, g, nil, T, N, K))
 	raw, abs, e2 := errStats(got, quantRef(3, W, nil, x, nil, g, nil, T, N, K))
 	if err := errors.Join(e1, e2); err != nil {
-		return fmt.Errorf("cuda check: mixed stack: %w", err)
+		return fmt.Errorf("cuda check: %s stack: %w", label, err)
+	}
+	differ := 0
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(sep[i]) {
+			differ++
+		}
 	}
 	st := "ok"
-	if !(exact <= tolQuantExact) || !(raw <= tolQuantRaw) {
+	if !(exact <= tolQuantExact) || !(raw <= tolQuantRaw) || differ > 0 {
 		st = "FAIL"
 	}
-	fmt.Fprintf(w, "%-19s %12.2e %12.2e %12.2e %12s %s\n", "Q4_K+Q4_K+Q6_K", exact, raw, abs, "(T=5)", st)
+	fmt.Fprintf(w, "%-19s %12.2e %12.2e %12.2e %12s %s (%s; against a launch a part: %d of %d differ)\n", label, exact, raw, abs, fmt.Sprintf("(T=%d)", T), st, name, differ, len(got))
 	if st != "ok" {
-		return fmt.Errorf("cuda check: mixed Q4_K/Q6_K stack: exact rel %.2e, raw rel %.2e", exact, raw)
+		return fmt.Errorf("cuda check: %s stack at T=%d: exact rel %.2e, raw rel %.2e, %d outputs differ from a launch a part", label, T, exact, raw, differ)
 	}
 	return nil
 }

@@ -177,6 +177,14 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 		qo, qg, qcnt = t.fuseOut(w, out, ldo, T, in)
 	}
 	t.qfuse = nil
+	if len(w.parts) == 2 && norm != 0 {
+		a, b := w.parts[0], w.parts[1]
+		if name, grid, nba, ksa, ksb := t.mqn2Kernel(a, b, T); name != "" {
+			return t.kernel(cat, a.bytes()+b.bytes(), name, grid, [3]int{mvThreads, 1, 1},
+				ptr(out), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(a.w), i32(a.rows), i32(ksa), i32(nba),
+				ptr(b.w), i32(b.rows), i32(ksb), i32(a.cols), i32(T), f32(t.eps))
+		}
+	}
 	row := 0
 	for _, p := range parts {
 		o := out + cu.DevicePtr(4*row)
@@ -204,6 +212,35 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 		row += p.rows
 	}
 	return nil
+}
+
+// mqn2Kernel is the one launch (kernels/quant_mv.cu mqn2_*) of a norm
+// product over a stack of parts a then b at T tokens, its grid and the
+// blocks of a, with each part's K split; "" where none is built for the
+// pair (Q4_K or Q5_K, then Q6_K: a Q4_K_M or Q5_K_M layer's qkv with a
+// Q6_K attn_v), the knob is off, or a part's own launch would run another
+// body than the one mqn2_* instantiates for it (a variant the MQV knob
+// sets otherwise, the tensor-core kernels): its rows then sum bitwise as
+// the two launches' would.
+func (t *launcher) mqn2Kernel(a, b dweight, T int) (name string, grid [3]int, nba, ksa, ksb int) {
+	if !t.tune.MQN2 || b.dt != tensor.Q6_K || (a.dt != tensor.Q4_K && a.dt != tensor.Q5_K) || a.cols != b.cols {
+		return "", grid, 0, 0, 0
+	}
+	sa, err := kernelSuffix(a.dt)
+	if err != nil {
+		return "", grid, 0, 0, 0
+	}
+	bt, vb := bucket(T), ""
+	if bt == 1 {
+		vb = "r2b" // defaultMQV's q6n2
+	}
+	ksa, ksb = t.mqSplit(a.rows, a.dt), t.mqSplit(b.rows, b.dt)
+	na, ga, erra := t.mqKernel("mqn", a.dt, a.rows, a.cols, T, ksa)
+	nb, gb, errb := t.mqKernel("mqn", b.dt, b.rows, b.cols, T, ksb)
+	if erra != nil || errb != nil || na != fmt.Sprintf("mqn_%s_%d", sa, bt) || nb != fmt.Sprintf("mqn_q6k_%d%s", bt, vb) {
+		return "", grid, 0, 0, 0
+	}
+	return fmt.Sprintf("mqn2_%s_q6k_%d", sa, bt), [3]int{ga[0] + gb[0], 1, 1}, ga[0], ksa, ksb
 }
 
 // qglu is glu for quantized gate and up (one type): out (T, rows) =

@@ -19,6 +19,7 @@ type Tuning struct {
 	OutputTC      bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL           bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
 	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=q80r2,q80ks2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
+	MQN2          bool     // RIGSCOPE_CUDA_MQN2=0: a mixed qkv stack's two parts (Q4_K or Q5_K with Q6_K) in a launch each, not one mqn2_* launch (quant.go mqn2Kernel)
 	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
@@ -60,6 +61,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		TensorCores:   get("RIGSCOPE_CUDA_TC") != "0",
 		OutputTC:      get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:           get("RIGSCOPE_CUDA_PDL") != "0",
+		MQN2:          get("RIGSCOPE_CUDA_MQN2") != "0",
 		MQM:           get("RIGSCOPE_CUDA_MQM") == "1",
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		Ahead:         get("RIGSCOPE_CUDA_AHEAD") != "0",

@@ -73,6 +73,8 @@ func TestParseTuning(t *testing.T) {
 		{"kv unknown", map[string]string{"RIGSCOPE_CUDA_KV": "fp8"}, nil, true},
 		{"ptx", map[string]string{"RIGSCOPE_CUDA_PTX": "carry/ptx/x.ptx"}, func(w *Tuning) { w.PTX = "carry/ptx/x.ptx" }, false},
 		{"int8 tensor-core Q4_K", map[string]string{"RIGSCOPE_CUDA_MQM": "1"}, func(w *Tuning) { w.MQM = true }, false},
+		{"mixed qkv a launch a part", map[string]string{"RIGSCOPE_CUDA_MQN2": "0"}, func(w *Tuning) { w.MQN2 = false }, false},
+		{"mixed qkv not 0 stays one launch", map[string]string{"RIGSCOPE_CUDA_MQN2": "no"}, func(*Tuning) {}, false},
 		{"L2 prefetch on", map[string]string{"RIGSCOPE_CUDA_L2PF": "1"}, func(w *Tuning) { w.L2Prefetch = true }, false},
 		{"L2 prefetch not 1 stays off", map[string]string{"RIGSCOPE_CUDA_L2PF": "0"}, func(*Tuning) {}, false},
 		{"one-token product variants", map[string]string{"RIGSCOPE_CUDA_MQV": "q6glu2"},
