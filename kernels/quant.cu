@@ -420,6 +420,21 @@ __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* 
   for (int t = warp; t < T; t += MV_WARPS) qx32(xq, xm, ssp, __ldcg(out + (long)t * ldo + 32 * grp + lane), g, t, grp, N, lane);
 }
 
+// mq_quant_own: mq_quant_out for a block that owns the whole 32-row group
+// grp of out (the wide one-token variants): its stores are visible to its
+// threads after the barrier, so it quantizes them at once (one trip to L2,
+// against a fence, an atomic and a read back from the last block).
+__device__ __forceinline__ void mq_quant_own(const float* out, int ldo, int8_t* qo, const float* g, int N, int T, int grp,
+                                             int warps) {
+  __syncthreads();
+  int8_t* xq;
+  float2* xm;
+  float* ssp;
+  qx_parts(qo, N, xq, xm, ssp);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int t = warp; t < T; t += warps) qx32(xq, xm, ssp, __ldcg(out + (long)t * ldo + 32 * grp + lane), g, t, grp, N, lane);
+}
+
 // ------------------------------------------------------- the products
 // mq_body and its kernels: quant_mv.cu.
 #include "quant_mv.cu"

@@ -52,7 +52,10 @@ __device__ __forceinline__ void mq_sumsq(float (&ss)[NT], const float* __restric
 // RV, BV: the variants of the one-token products (gpu/cuda Tuning.MQV,
 // RIGSCOPE_CUDA_MQV): RV rows per group instead of MQ_ROWS(NT) (0: that),
 // BV 1/0 BOTTOM loading on/off instead of QT::BOTTOM's rule (-1: that).
-template <class QT, int NT, bool GLU, bool NORM, int RV = 0, int BV = -1>
+// WB: warps per block (MV_WARPS but in the wide one-token variants, whose
+// blocks own a whole 32-row group: gpu/cuda Tuning.MQW); a row's sums do
+// not depend on it (finish_out adds the group's ks warps in order).
+template <class QT, int NT, bool GLU, bool NORM, int RV = 0, int BV = -1, int WB = MV_WARPS>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
                                         const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
@@ -61,7 +64,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   constexpr int NW = GLU ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = warp / ks, sl = warp - grp * ks;
-  const int row0 = (bid * (MV_WARPS / ks) + grp) * R;
+  const int row0 = (bid * (WB / ks) + grp) * R;
   const long rb = (long)(K / QT::BS) * QT::BB;
   const int units = K / 32, G = K / 16;
   const uint8_t* rp[NW][R];
@@ -204,7 +207,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) acc[m][r][t] += __shfl_xor_sync(0xffffffffu, acc[m][r][t], o);
   if (NORM && NT > 2) mq_sumsq<NT>(ss, ssp, units, T, lane);
-  __shared__ float red[MV_WARPS][NW][R][NT];
+  __shared__ float red[WB][NW][R][NT];
   if (ks > 1) {  // the group's ks warps, in order
     if (lane == 0)
 #pragma unroll
@@ -227,7 +230,12 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
             [&](int q) { return q == 0 ? ss[t] : 0.f; }, K, eps, act);
       }
   }
-  if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, (MV_WARPS / ks) * R);
+  if (!qo) return;
+  if ((WB / ks) * R == 32) {  // the block's rows are one whole 32-row group
+    mq_quant_own(out, ldo, qo, qg, N, T, bid, WB);
+  } else {
+    mq_quant_out(out, ldo, qo, qg, qcnt, N, T, (WB / ks) * R);
+  }
 }
 
 // mq_*: plain product (mode store/add); mqn_*: of rmsnorm(x, g) (qx applied
@@ -236,26 +244,26 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
 // into qo when it is set (mq_quant_out: times qg, counted in qcnt).
 // MQ_MQ, MQ_MQN, MQ_MQG: one kernel each, named mq[n|g]_NAME_NT then SUF
 // (empty for the default; the variants' suffixes: gpu/cuda mqVariants).
-#define MQ_MQ(NAME, QT, NT, SUF, RV, BV)                                                                        \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mq_##NAME##_##NT##SUF(                             \
+#define MQ_MQ(NAME, QT, NT, SUF, RV, BV, WB)                                                                        \
+  extern "C" __global__ void __launch_bounds__(WB * 32) mq_##NAME##_##NT##SUF(                             \
       float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
       int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
-    mq_body<QT, NT, false, false, RV, BV>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt, blockIdx.x);  \
+    mq_body<QT, NT, false, false, RV, BV, WB>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt, blockIdx.x);  \
   }
-#define MQ_MQN(NAME, QT, NT, SUF, RV, BV)                                                                       \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqn_##NAME##_##NT##SUF(                            \
+#define MQ_MQN(NAME, QT, NT, SUF, RV, BV, WB)                                                                       \
+  extern "C" __global__ void __launch_bounds__(WB * 32) mqn_##NAME##_##NT##SUF(                            \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
       int T, float eps, int ks) {                                                                               \
-    mq_body<QT, NT, false, true, RV, BV>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, \
+    mq_body<QT, NT, false, true, RV, BV, WB>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, \
                                          nullptr, blockIdx.x);                                                              \
   }
-#define MQ_MQG(NAME, QT, NT, SUF, RV, BV)                                                                       \
-  extern "C" __global__ void __launch_bounds__(MV_WARPS * 32) mqg_##NAME##_##NT##SUF(                            \
+#define MQ_MQG(NAME, QT, NT, SUF, RV, BV, WB)                                                                       \
+  extern "C" __global__ void __launch_bounds__(WB * 32) mqg_##NAME##_##NT##SUF(                            \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
       int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
-    mq_body<QT, NT, true, true, RV, BV>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt, blockIdx.x);  \
+    mq_body<QT, NT, true, true, RV, BV, WB>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt, blockIdx.x);  \
   }
-#define MQ_INST(NAME, QT, NT) MQ_MQ(NAME, QT, NT, , 0, -1) MQ_MQN(NAME, QT, NT, , 0, -1) MQ_MQG(NAME, QT, NT, , 0, -1)
+#define MQ_INST(NAME, QT, NT) MQ_MQ(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQN(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQG(NAME, QT, NT, , 0, -1, MV_WARPS)
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)
 MQ_ALL(q5k, QQ5K)
@@ -269,12 +277,29 @@ MQ_ALL(q80, QQ80)
 // (bench/cuda/results/s17/qglu; the others measured there, Q4_K's GLU and
 // norm products at 1, 2 or 4 rows, Q6_K's add products at 2, Q8_0 at 2
 // rows without BOTTOM, were slower and are gone).
-MQ_MQ(q4k, QQ4K, 1, r2b, 2, 1)
-MQ_MQN(q6k, QQ6K, 1, r2b, 2, 1)
-MQ_MQG(q6k, QQ6K, 1, r2b, 2, 1)
-MQ_MQ(q80, QQ80, 1, r2b, 2, 1)
-MQ_MQN(q80, QQ80, 1, r2b, 2, 1)
-MQ_MQG(q80, QQ80, 1, r2b, 2, 1)
+MQ_MQ(q4k, QQ4K, 1, r2b, 2, 1, MV_WARPS)
+MQ_MQN(q6k, QQ6K, 1, r2b, 2, 1, MV_WARPS)
+MQ_MQG(q6k, QQ6K, 1, r2b, 2, 1, MV_WARPS)
+MQ_MQ(q80, QQ80, 1, r2b, 2, 1, MV_WARPS)
+MQ_MQN(q80, QQ80, 1, r2b, 2, 1, MV_WARPS)
+MQ_MQG(q80, QQ80, 1, r2b, 2, 1, MV_WARPS)
+// The wide one-token variants (RIGSCOPE_CUDA_MQW, gpu/cuda mqwEntries;
+// suffix w<WB>: WB warps a block) of the products that quantize their
+// output: at the K split the H200 takes for the llama-8b shapes (gate/up
+// 1; wo, down 2) a block owns one whole 32-row group and quantizes it
+// itself (mq_quant_own), with no fence, no atomic and no wait for the
+// group's other blocks; the sums are the default kernels', bit for bit.
+// Measured on the H200 (bench/cuda/results/s21/s4), T=1 with PDL: Q4_K wo
+// 6.8 -> 5.6 us, gate/up 25.1 -> 23.4, down 14.0 -> 11.4; the GLUs of Q6_K
+// and Q8_0 at 16 warps (128 and 103 registers: one block an SM) were
+// slower (38.5 -> 46.2, 37.6 -> 43.2 us plain) and are gone.
+MQ_MQG(q4k, QQ4K, 1, w8, 0, -1, 8)
+MQ_MQ(q4k, QQ4K, 1, r2bw32, 2, 1, 32)
+MQ_MQ(q80, QQ80, 1, r2bw32, 2, 1, 32)
+MQ_MQG(q40, QQ40, 1, w8, 0, -1, 8)
+MQ_MQ(q40, QQ40, 1, w16, 0, -1, 16)
+// Not measured yet (not in defaultMQW): Q6_K's wo and down.
+MQ_MQ(q6k, QQ6K, 1, w16, 0, -1, 16)
 
 // mqn2_A_B_NT: a norm product over a stack of two types in one launch (a
 // Q4_K_M or Q5_K_M layer's qkv whose attn_v is Q6_K; gpu/cuda qmatvec).

@@ -52,7 +52,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	rng := rand.New(rand.NewPCG(8, 23))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
 	if tune, err := CurrentTuning(); err == nil {
-		tgt.tune.MQV = tune.MQV
+		tgt.tune.MQV, tgt.tune.MQW, tgt.tune.MQN2 = tune.MQV, tune.MQW, tune.MQN2
 	}
 	mqvSets, err := bwMQVSets()
 	if err != nil {
@@ -64,7 +64,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	var sweeps []string        // the same at every K split, T 1 and 5
 	var fuseCost []string      // the producers with and without their output quantization
 	var pdlRows []string       // T=1 and 5 launched plainly and with programmatic dependent launch
-	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; x quantized by the kernel before, as in a step, no qx; wo, gate_up, down quantize their outputs; RIGSCOPE_CUDA_MQV %s)\n", readGBps, tgt.tune.MQV)
+	fmt.Fprintf(w, "\nquantized products on llama-8b shapes (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB, so not from L2; x quantized by the kernel before, as in a step, no qx; wo, gate_up, down quantize their outputs; RIGSCOPE_CUDA_MQV %s, MQW %s, MQN2 %v)\n", readGBps, tgt.tune.MQV, tgt.tune.MQW, tgt.tune.MQN2)
 	fmt.Fprintf(w, "%-6s %-22s %8s %9s %7s %6s %9s %6s %9s %6s\n", "type", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=5 us", "/T=1", "T=16 us", "/T=1")
 	run := func(dt tensor.DType, sh q8bShape, mats []dweight, label string) error {
 		h := newDevHelper(s)

@@ -29,7 +29,7 @@ func checkQuantFused(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 	if h.err != nil {
 		return h.err
 	}
-	fmt.Fprintf(w, "\nfused output quantization (N=%d K=%d, T=1..16, every K split): the scratch the product wrote = qx of its output, bitwise; output = unfused\n", N, K)
+	fmt.Fprintf(w, "\nfused output quantization (N=%d K=%d, T=1..16, every K split; wide one-token variants RIGSCOPE_CUDA_MQW %s): the scratch the product wrote = qx of its output, bitwise; output = unfused\n", N, K, tgt.tune.MQW)
 	fmt.Fprintf(w, "%-6s %-9s %s\n", "type", "mode", "result")
 	var fails []string
 	for _, dt := range quantTypes {

@@ -233,8 +233,8 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 7))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
-	if tune, err := CurrentTuning(); err == nil { // the one-token variants it checks (RIGSCOPE_CUDA_MQV)
-		tgt.tune.MQV = tune.MQV
+	if tune, err := CurrentTuning(); err == nil { // the one-token variants it checks (RIGSCOPE_CUDA_MQV, RIGSCOPE_CUDA_MQW)
+		tgt.tune.MQV, tgt.tune.MQW = tune.MQV, tune.MQW
 	}
 	const N, K, TT = 70, 4352, MaxTokens // 70 rows: a partial last block; K = 17 super-blocks, 136 units: a partial second pass
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)

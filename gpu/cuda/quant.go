@@ -197,7 +197,7 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 		if err != nil {
 			return err
 		}
-		block := [3]int{mvThreads, 1, 1}
+		name, grid, block := t.mqBlock(name, grid, p.rows, ks, T, qo)
 		if norm != 0 {
 			err = t.kernel(cat, p.bytes(), name, grid, block,
 				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), f32(t.eps), i32(ks))
@@ -212,6 +212,19 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 		row += p.rows
 	}
 	return nil
+}
+
+// mqBlock is the kernel, grid and block of an mq* product (name and grid
+// from mqKernel) of rows rows split ks ways at T tokens: the wide
+// one-token variant (Tuning.MQW) where the product quantizes its output
+// (qo set) and one applies, else blocks of mvThreads.
+func (t *launcher) mqBlock(name string, grid [3]int, rows, ks, T int, qo cu.DevicePtr) (string, [3]int, [3]int) {
+	if qo != 0 && bucket(T) == 1 {
+		if wn, wg, wt, ok := t.tune.MQW.wide(name, rows, ks); ok {
+			return wn, wg, [3]int{wt, 1, 1}
+		}
+	}
+	return name, grid, [3]int{mvThreads, 1, 1}
 }
 
 // mqn2Kernel is the one launch (kernels/quant_mv.cu mqn2_*) of a norm
@@ -262,11 +275,12 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 		return err
 	}
 	qo, qg, qcnt := t.fuseOut(g, out, g.rows, T, in)
+	name, grid, block := t.mqBlock(name, grid, g.rows, ks, T, qo)
 	act := 0
 	if t.gelu {
 		act = 1
 	}
-	return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, [3]int{mvThreads, 1, 1},
+	return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, block,
 		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps), i32(ks),
 		i32(act), ptr(qo), ptr(qg), ptr(qcnt))
 }

@@ -186,3 +186,92 @@ func (k mqvKnob) split(ks int, dt tensor.DType) int {
 	}
 	return ks
 }
+
+// mqwKnob is RIGSCOPE_CUDA_MQW (Tuning.MQW): the wide one-token variants
+// (kernels/quant_mv.cu, suffix w<warps>) of the products that quantize
+// their output for the next one, by the one-token kernel each replaces.
+// A wide block owns a whole 32-row group where warps / ks * rows per
+// group is 32, and quantizes it itself (mq_quant_own) instead of the
+// fence, atomic and read back of the group's last block (mq_quant_out);
+// a row's sums do not depend on the block's warps.
+type mqwKnob struct {
+	kern  map[string]mqwVariant
+	names []string
+}
+
+type mqwVariant struct {
+	warps, rows int // a block's warps; the rows of a group (the kernel's R)
+}
+
+// mqwEntries are RIGSCOPE_CUDA_MQW's entries: the kernel each replaces,
+// with the warps and rows per group quant_mv.cu instantiates.
+var mqwEntries = map[string]struct {
+	kernel string
+	v      mqwVariant
+}{
+	"q4glu8":   {"mqg_q4k_1", mqwVariant{8, 4}},
+	"q4add32":  {"mq_q4k_1r2b", mqwVariant{32, 2}},
+	"q80add32": {"mq_q80_1r2b", mqwVariant{32, 2}},
+	"q40glu8":  {"mqg_q40_1", mqwVariant{8, 4}},
+	"q40add16": {"mq_q40_1", mqwVariant{16, 4}},
+	"q6add16":  {"mq_q6k_1", mqwVariant{16, 4}}, // 128 registers: 16 warps an SM either way; not measured yet
+}
+
+// defaultMQW is the default of RIGSCOPE_CUDA_MQW: all of them but
+// q6add16 (Q6_K's wo and down: a Q4_K_M file's Q6_K ffn_down; built, not
+// yet measured), as measured on the H200 (bench/cuda/results/s21/s4; generate, llama-8b,
+// alternating): Q4_K_M 487.1 against 454.7 tok/s, Q8_0 371.3 against
+// 362.3; Q4_0's products a step 1649 against 1830 us with PDL.
+const defaultMQW = "q4glu8,q4add32,q80add32,q40glu8,q40add16"
+
+// parseMQW parses RIGSCOPE_CUDA_MQW (unset or empty: defaultMQW; "none":
+// no wide variants); an unknown entry is an error.
+func parseMQW(env string, set bool) (mqwKnob, error) {
+	var k mqwKnob
+	switch {
+	case !set || strings.TrimSpace(env) == "":
+		env = defaultMQW
+	case env == "none":
+		return k, nil
+	}
+	for _, f := range strings.Split(env, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		e, ok := mqwEntries[f]
+		if !ok {
+			names := make([]string, 0, len(mqwEntries))
+			for n := range mqwEntries {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return mqwKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MQW: unknown entry %q (want some of %s)", f, strings.Join(names, ","))
+		}
+		if k.kern == nil {
+			k.kern = map[string]mqwVariant{}
+		}
+		k.kern[e.kernel] = e.v
+		k.names = append(k.names, f)
+	}
+	return k, nil
+}
+
+// String is the entries, or "none".
+func (k mqwKnob) String() string {
+	if len(k.names) == 0 {
+		return "none"
+	}
+	return strings.Join(k.names, ",")
+}
+
+// wide is the wide variant of the one-token kernel name for a matrix of
+// rows rows split ks ways: its name, grid and threads a block, where its
+// blocks own whole 32-row groups (rows a multiple of 32).
+func (k mqwKnob) wide(name string, rows, ks int) (string, [3]int, int, bool) {
+	v, ok := k.kern[name]
+	if !ok || rows%32 != 0 || v.warps%ks != 0 || v.warps/ks*v.rows != 32 {
+		return "", [3]int{}, 0, false
+	}
+	return fmt.Sprintf("%sw%d", name, v.warps), [3]int{rows / 32, 1, 1}, 32 * v.warps, true
+}

@@ -377,7 +377,7 @@ func TestMQV(t *testing.T) {
 			if strings.HasSuffix(e.v.suffix, "b") {
 				bv = 1
 			}
-			line := fmt.Sprintf("\n%s(%s, %s, 1, %s, %d, %d)\n", macro[prefix], suf, qt[suf], e.v.suffix, e.v.rows, bv)
+			line := fmt.Sprintf("\n%s(%s, %s, 1, %s, %d, %d, MV_WARPS)\n", macro[prefix], suf, qt[suf], e.v.suffix, e.v.rows, bv)
 			if !strings.Contains(string(src), line) {
 				t.Errorf("%s: quant_mv.cu has no line %q", name, strings.TrimSpace(line))
 			}
@@ -386,6 +386,64 @@ func TestMQV(t *testing.T) {
 					t.Errorf("%s: %d rows a block at ks %d", name, rpb, ks)
 				}
 			}
+		}
+	}
+}
+
+func TestMQW(t *testing.T) {
+	none, err := parseMQW("none", true)
+	if err != nil || none.kern != nil || none.String() != "none" {
+		t.Fatalf("none: %+v, %v", none, err)
+	}
+	if _, _, _, ok := none.wide("mqg_q4k_1", 14336, 1); ok {
+		t.Errorf("none: a wide variant")
+	}
+	if _, err := parseMQW("q4glu8,nope", true); err == nil {
+		t.Errorf("unknown entry: no error")
+	}
+	def, err := parseMQW("", false)
+	if err != nil || def.String() != defaultMQW {
+		t.Fatalf("unset: %+v, %v (want %s)", def, err, defaultMQW)
+	}
+	for _, c := range []struct {
+		kernel     string
+		rows, ks   int
+		name       string
+		blocks, th int
+	}{
+		{"mqg_q4k_1", 14336, 1, "mqg_q4k_1w8", 448, 256},
+		{"mq_q4k_1r2b", 4096, 2, "mq_q4k_1r2bw32", 128, 1024},
+		{"mqg_q80_1r2b", 14336, 1, "", 0, 0}, // measured slower: no wide variant
+		{"mq_q40_1", 4096, 2, "mq_q40_1w16", 128, 512},
+		{"mqg_q4k_1", 14336, 2, "", 0, 0},  // 16 rows a block: not a whole group
+		{"mq_q4k_1r2b", 4096, 4, "", 0, 0}, // 8 warps a group's 2 rows
+		{"mqg_q4k_1", 14320, 1, "", 0, 0},  // rows not whole groups
+		{"mqg_q5k_1", 14336, 1, "", 0, 0},  // no wide variant
+	} {
+		name, grid, th, ok := def.wide(c.kernel, c.rows, c.ks)
+		if ok != (c.name != "") || name != c.name || (ok && (grid != [3]int{c.blocks, 1, 1} || th != c.th)) {
+			t.Errorf("wide(%s, %d rows, ks %d) = %s %v %d %v, want %s %d blocks of %d", c.kernel, c.rows, c.ks, name, grid, th, ok, c.name, c.blocks, c.th)
+		}
+	}
+	src, err := os.ReadFile("../../kernels/quant_mv.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	macro := map[string]string{"mq": "MQ_MQ", "mqn": "MQ_MQN", "mqg": "MQ_MQG"}
+	qt := map[string]string{"q4k": "QQ4K", "q5k": "QQ5K", "q6k": "QQ6K", "q40": "QQ40", "q80": "QQ80"}
+	for name, e := range mqwEntries {
+		prefix, rest, _ := strings.Cut(e.kernel, "_")
+		suf, variant, _ := strings.Cut(rest, "_1")
+		rv, bv := 0, -1
+		if variant == "r2b" {
+			rv, bv = 2, 1
+		}
+		if want := map[bool]int{true: 2, false: 4}[variant == "r2b"]; e.v.rows != want {
+			t.Errorf("%s: %d rows a group, the kernel has %d", name, e.v.rows, want)
+		}
+		line := fmt.Sprintf("\n%s(%s, %s, 1, %sw%d, %d, %d, %d)\n", macro[prefix], suf, qt[suf], variant, e.v.warps, rv, bv, e.v.warps)
+		if !strings.Contains(string(src), line) {
+			t.Errorf("%s: quant_mv.cu has no line %q", name, strings.TrimSpace(line))
 		}
 	}
 }

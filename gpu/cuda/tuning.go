@@ -19,6 +19,7 @@ type Tuning struct {
 	OutputTC      bool     // RIGSCOPE_CUDA_TCOUT=0: only the output projection on the CUDA cores
 	PDL           bool     // RIGSCOPE_CUDA_PDL=0: no programmatic dependent launch
 	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=q80r2,q80ks2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
+	MQW           mqwKnob  // RIGSCOPE_CUDA_MQW=q4glu8,...|none: wide one-token variants of the products that quantize their output, a block a 32-row group (quant_layout.go mqwEntries; unset: defaultMQW)
 	MQN2          bool     // RIGSCOPE_CUDA_MQN2=0: a mixed qkv stack's two parts (Q4_K or Q5_K with Q6_K) in a launch each, not one mqn2_* launch (quant.go mqn2Kernel)
 	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
@@ -114,6 +115,10 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	}
 	mqv, set := lookup("RIGSCOPE_CUDA_MQV")
 	if t.MQV, err = parseMQV(mqv, set); err != nil {
+		return Tuning{}, err
+	}
+	mqw, set := lookup("RIGSCOPE_CUDA_MQW")
+	if t.MQW, err = parseMQW(mqw, set); err != nil {
 		return Tuning{}, err
 	}
 	if t.F8MV, err = parseF8MV(get("RIGSCOPE_CUDA_F8MV")); err != nil {
