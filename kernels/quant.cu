@@ -393,6 +393,18 @@ extern "C" __global__ void __launch_bounds__(256) qx(int8_t* xq, float2* xm, flo
   pdl_trigger();
 }
 
+// mq_quant_group: the block's first warps quantize the 32 columns of group
+// grp of out for every token (warp w: tokens w, w + warps, ...).
+__device__ __forceinline__ void mq_quant_group(const float* out, int ldo, int8_t* qo, const float* g, int N, int T,
+                                               int grp, int warps) {
+  int8_t* xq;
+  float2* xm;
+  float* ssp;
+  qx_parts(qo, N, xq, xm, ssp);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int t = warp; t < T; t += warps) qx32(xq, xm, ssp, __ldcg(out + (long)t * ldo + 32 * grp + lane), g, t, grp, N, lane);
+}
+
 // mq_quant_out: a product's fused output quantization (qx of out (T, N)
 // [times g] into the scratch buffer qo), after the block stored its
 // outputs. Blocks own rpb rows (2 to 16, dividing 32); the last block of
@@ -412,12 +424,7 @@ __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* 
   if (!last) return;
   __threadfence();
   if (threadIdx.x == 0) cnt[grp] = 0;
-  int8_t* xq;
-  float2* xm;
-  float* ssp;
-  qx_parts(qo, N, xq, xm, ssp);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int t = warp; t < T; t += MV_WARPS) qx32(xq, xm, ssp, __ldcg(out + (long)t * ldo + 32 * grp + lane), g, t, grp, N, lane);
+  mq_quant_group(out, ldo, qo, g, N, T, grp, MV_WARPS);
 }
 
 // mq_quant_own: mq_quant_out for a block that owns the whole 32-row group
@@ -427,12 +434,7 @@ __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* 
 __device__ __forceinline__ void mq_quant_own(const float* out, int ldo, int8_t* qo, const float* g, int N, int T, int grp,
                                              int warps) {
   __syncthreads();
-  int8_t* xq;
-  float2* xm;
-  float* ssp;
-  qx_parts(qo, N, xq, xm, ssp);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int t = warp; t < T; t += warps) qx32(xq, xm, ssp, __ldcg(out + (long)t * ldo + 32 * grp + lane), g, t, grp, N, lane);
+  mq_quant_group(out, ldo, qo, g, N, T, grp, warps);
 }
 
 // ------------------------------------------------------- the products

@@ -123,26 +123,12 @@ const defaultMQV = "q4mq2,q6glu2,q6n2,q80r2,q80ks2"
 // no variants); an unknown entry is an error.
 func parseMQV(env string, set bool) (mqvKnob, error) {
 	var k mqvKnob
-	switch {
-	case !set || strings.TrimSpace(env) == "":
-		env = defaultMQV
-	case env == "none":
-		return k, nil
+	names, err := knobEntries("RIGSCOPE_CUDA_MQV", env, set, defaultMQV, mqvEntries)
+	if err != nil {
+		return mqvKnob{}, err
 	}
-	for _, f := range strings.Split(env, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		e, ok := mqvEntries[f]
-		if !ok {
-			names := make([]string, 0, len(mqvEntries))
-			for n := range mqvEntries {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			return mqvKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MQV: unknown entry %q (want some of %s)", f, strings.Join(names, ","))
-		}
+	for _, f := range names {
+		e := mqvEntries[f]
 		for _, kn := range e.kernels {
 			if k.kern == nil {
 				k.kern = map[string]mqVariant{}
@@ -155,9 +141,38 @@ func parseMQV(env string, set bool) (mqvKnob, error) {
 			}
 			k.ks2[e.ks2] = true
 		}
-		k.names = append(k.names, f)
 	}
+	k.names = names
 	return k, nil
+}
+
+// knobEntries is the entries of a comma-separated knob (unset or empty:
+// def; "none": none), each checked against entries: an unknown one is an
+// error that lists them.
+func knobEntries[E any](knob, env string, set bool, def string, entries map[string]E) ([]string, error) {
+	switch {
+	case !set || strings.TrimSpace(env) == "":
+		env = def
+	case env == "none":
+		return nil, nil
+	}
+	var names []string
+	for _, f := range strings.Split(env, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if _, ok := entries[f]; !ok {
+			all := make([]string, 0, len(entries))
+			for n := range entries {
+				all = append(all, n)
+			}
+			sort.Strings(all)
+			return nil, fmt.Errorf("cuda: %s: unknown entry %q (want some of %s)", knob, f, strings.Join(all, ","))
+		}
+		names = append(names, f)
+	}
+	return names, nil
 }
 
 // String is the entries, or "none".
@@ -228,32 +243,17 @@ const defaultMQW = "q4glu8,q4add32,q80add32,q40glu8,q40add16"
 // no wide variants); an unknown entry is an error.
 func parseMQW(env string, set bool) (mqwKnob, error) {
 	var k mqwKnob
-	switch {
-	case !set || strings.TrimSpace(env) == "":
-		env = defaultMQW
-	case env == "none":
-		return k, nil
+	names, err := knobEntries("RIGSCOPE_CUDA_MQW", env, set, defaultMQW, mqwEntries)
+	if err != nil {
+		return mqwKnob{}, err
 	}
-	for _, f := range strings.Split(env, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		e, ok := mqwEntries[f]
-		if !ok {
-			names := make([]string, 0, len(mqwEntries))
-			for n := range mqwEntries {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			return mqwKnob{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MQW: unknown entry %q (want some of %s)", f, strings.Join(names, ","))
-		}
+	for _, f := range names {
 		if k.kern == nil {
 			k.kern = map[string]mqwVariant{}
 		}
-		k.kern[e.kernel] = e.v
-		k.names = append(k.names, f)
+		k.kern[mqwEntries[f].kernel] = mqwEntries[f].v
 	}
+	k.names = names
 	return k, nil
 }
 
