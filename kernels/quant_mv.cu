@@ -245,25 +245,28 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
 // MQ_MQ, MQ_MQN, MQ_MQG: one kernel each, named mq[n|g]_NAME_NT then SUF
 // (empty for the default; the variants' suffixes: gpu/cuda mqVariants).
 #define MQ_MQ(NAME, QT, NT, SUF, RV, BV, WB)                                                                        \
-  extern "C" __global__ void __launch_bounds__(WB * 32) mq_##NAME##_##NT##SUF(                             \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,      \
-      int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                    \
-    mq_body<QT, NT, false, false, RV, BV, WB>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, ks, 0, qo, qg, qcnt, blockIdx.x);  \
+  extern "C" __global__ void __launch_bounds__(WB * 32) mq_##NAME##_##NT##SUF(                                      \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,        \
+      int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                        \
+    mq_body<QT, NT, false, false, RV, BV, WB>(out, ldo, xq, xm, 0, w, 0, N, K,                                      \
+                                              T, mode, 0.f, ks, 0, qo, qg, qcnt, blockIdx.x);                       \
   }
 #define MQ_MQN(NAME, QT, NT, SUF, RV, BV, WB)                                                                       \
-  extern "C" __global__ void __launch_bounds__(WB * 32) mqn_##NAME##_##NT##SUF(                            \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,     \
-      int T, float eps, int ks) {                                                                               \
+  extern "C" __global__ void __launch_bounds__(WB * 32) mqn_##NAME##_##NT##SUF(                                     \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,       \
+      int T, float eps, int ks) {                                                                                   \
     mq_body<QT, NT, false, true, RV, BV, WB>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, ks, 0, nullptr, nullptr, \
-                                         nullptr, blockIdx.x);                                                              \
+                                             nullptr, blockIdx.x);                                                  \
   }
 #define MQ_MQG(NAME, QT, NT, SUF, RV, BV, WB)                                                                       \
-  extern "C" __global__ void __launch_bounds__(WB * 32) mqg_##NAME##_##NT##SUF(                            \
-      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,   \
-      int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {             \
-    mq_body<QT, NT, true, true, RV, BV, WB>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, ks, act, qo, qg, qcnt, blockIdx.x);  \
+  extern "C" __global__ void __launch_bounds__(WB * 32) mqg_##NAME##_##NT##SUF(                                     \
+      float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,     \
+      int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {               \
+    mq_body<QT, NT, true, true, RV, BV, WB>(out, ldo, xq, xm, ssp, w, w2, N, K,                                     \
+                                            T, 0, eps, ks, act, qo, qg, qcnt, blockIdx.x);                          \
   }
-#define MQ_INST(NAME, QT, NT) MQ_MQ(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQN(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQG(NAME, QT, NT, , 0, -1, MV_WARPS)
+#define MQ_INST(NAME, QT, NT) \
+  MQ_MQ(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQN(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQG(NAME, QT, NT, , 0, -1, MV_WARPS)
 #define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)
 MQ_ALL(q5k, QQ5K)
@@ -321,8 +324,8 @@ MQ_MQ(q6k, QQ6K, 1, w16, 0, -1, 16)
   }
 // The pairs, at T=1 with the default variants (gpu/cuda defaultMQV: Q6_K's
 // norm product on a slice of <= 2048 rows r2b, the others none).
-#define MQ_MQN2_ALL(NA, QA)                                                     \
-  MQ_MQN2(NA, QA, q6k, QQ6K, 1, 0, -1, 2, 1) MQ_MQN2(NA, QA, q6k, QQ6K, 2, 0, -1, 0, -1) \
+#define MQ_MQN2_ALL(NA, QA)                                                               \
+  MQ_MQN2(NA, QA, q6k, QQ6K, 1, 0, -1, 2, 1) MQ_MQN2(NA, QA, q6k, QQ6K, 2, 0, -1, 0, -1)  \
   MQ_MQN2(NA, QA, q6k, QQ6K, 4, 0, -1, 0, -1) MQ_MQN2(NA, QA, q6k, QQ6K, 8, 0, -1, 0, -1) \
   MQ_MQN2(NA, QA, q6k, QQ6K, 16, 0, -1, 0, -1)
 MQ_MQN2_ALL(q4k, QQ4K)

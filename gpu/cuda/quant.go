@@ -239,10 +239,7 @@ func (t *launcher) mqn2Kernel(a, b dweight, T int) (name string, grid [3]int, nb
 	if !t.tune.MQN2 || b.dt != tensor.Q6_K || (a.dt != tensor.Q4_K && a.dt != tensor.Q5_K) || a.cols != b.cols {
 		return "", grid, 0, 0, 0
 	}
-	sa, err := kernelSuffix(a.dt)
-	if err != nil {
-		return "", grid, 0, 0, 0
-	}
+	sa, _ := kernelSuffix(a.dt) // Q4_K or Q5_K: always one
 	bt, vb := bucket(T), ""
 	if bt == 1 {
 		vb = "r2b" // defaultMQV's q6n2
