@@ -1,13 +1,20 @@
 // Q4_K products on int8 tensor cores (included after quant.cu; gpu/cuda
-// launches them for Q4_K matrices with RIGSCOPE_CUDA_MQM=1, experimental,
-// off by default; cuda-check -checks quant -parts mma checks and times
-// them). The dp4a products (mq_body) pay about one integer instruction per
+// launches them for Q4_K matrices with RIGSCOPE_CUDA_MQM=1|8|16,
+// experimental, off by default; cuda-check -checks quant -parts mma checks
+// and times them). Measured on the H200 (bench/cuda/results/s22/c1): flat
+// in T, but twice the dp4a kernels' time at T=1, whatever the block size:
+// the float combination per (row, token, sub-block) below costs about 75
+// instructions an mma. The fp16 products at the end of this file move it
+// into the tensor core. The dp4a products (mq_body) pay about one integer instruction per
 // 4 weights per token, so verify's cost grows with T; mma.sync m16n8k32
 // (u8 weights . s8 activation, int32 sums) takes 16 rows x 8 tokens x 32
 // weights in one warp instruction.
 //
 // A warp owns 16 rows (lane l: g = l/4 its rows g and g+8 and token g of
-// the B operand, j = l%4), and every MQM_WARPS-th super-block of them.
+// the B operand, j = l%4), and every W-th super-block of them (W warps a
+// block: 4, 8 or 16, the knob's choice); it issues the loads of U
+// super-blocks (U = 2 for the plain products of 8 warps or fewer, else 1)
+// before it combines any.
 // Within a 32-element sub-block (one scale, one min, one activation dx)
 // the order of k is free (the integer dot is exact): k slot 4j+i is
 // element 8j+i, slot 16+4j+i element 8j+4+i, so lane j reads 8
@@ -20,7 +27,6 @@
 // the warps' partial sums are added in warp order: a row's result is
 // bitwise the same for every T (but not the dp4a kernels', so a step uses
 // one family for every T: the knob is per process).
-#define MQM_WARPS 4
 
 __device__ __forceinline__ void mma_u8s8(int (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
                                          unsigned b1) {
@@ -37,16 +43,16 @@ __device__ __forceinline__ uint2 ld8_stream(const void* p) {
 
 // mqm_body: mq_body's products (mode, GLU, NORM, act, the fused output
 // quantization qo) for Q4_K weights on the tensor cores, NTL tiles of 8
-// tokens (T <= 8 NTL). The block (MQM_WARPS warps) owns 16 rows; warp s
-// takes super-blocks s, s + MQM_WARPS, ...; the fused norm's sums of
-// squares come from qx's ssp as mq_sumsq adds them (warp t%MQM_WARPS for
-// token t), and finish_out adds the warps' partial sums in warp order.
-template <int NTL, bool GLU, bool NORM>
+// tokens (T <= 8 NTL). The block (W warps) owns 16 rows; warp s takes
+// super-blocks s, s + W, ...; the fused norm's sums of squares come from
+// qx's ssp as mq_sumsq adds them (warp t%W for token t), and finish_out
+// adds the warps' partial sums in warp order.
+template <int W, int NTL, bool GLU, bool NORM>
 __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                          const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
                                          const void* w2, int N, int K, int T, int mode, float eps, int act, int8_t* qo,
                                          const float* qg, unsigned* qcnt) {
-  constexpr int NW = GLU ? 2 : 1;
+  constexpr int NW = GLU ? 2 : 1, U = (!GLU && W <= 8) ? 2 : 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
   const int row0 = blockIdx.x * 16;
   const long rb = (long)(K / 256) * 144;
@@ -60,7 +66,7 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
   // Before pdl_wait: the warp's super-blocks into L2 (lane j touches
   // bytes 48j, j < 3, and 143 of each block of its rows).
   if (l2_prefetch) {
-    for (int sb = warp; sb < nsb; sb += MQM_WARPS)
+    for (int sb = warp; sb < nsb; sb += W)
 #pragma unroll
       for (int m = 0; m < NW; m++)
 #pragma unroll
@@ -76,23 +82,33 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
   pdl_wait();
   __shared__ float ssum[8 * NTL];
   if (NORM)
-    for (int t = warp; t < T; t += MQM_WARPS) {
+    for (int t = warp; t < T; t += W) {
       float v[1] = {0.f};
       mq_sumsq<1>(v, ssp + (long)t * units, units, 1, lane);
       if (lane == 0) ssum[t] = v[0];
     }
-  for (int sb = warp; sb < nsb; sb += MQM_WARPS) {
-    uint4 hd[NW][2];
-    uint2 q[NW][2][4];
+  for (int sb0 = warp; sb0 < nsb; sb0 += U * W) {
+    uint4 hdu[U][NW][2];
+    uint2 qu[U][NW][2][4];
 #pragma unroll
-    for (int m = 0; m < NW; m++)
+    for (int u = 0; u < U; u++) {
+      if (sb0 + u * W >= nsb) continue;
 #pragma unroll
-      for (int r = 0; r < 2; r++) {
-        const uint8_t* bp = rp[m][r] + (long)sb * 144;
-        hd[m][r] = ld_stream(bp);
+      for (int m = 0; m < NW; m++)
 #pragma unroll
-        for (int p = 0; p < 4; p++) q[m][r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
-      }
+        for (int r = 0; r < 2; r++) {
+          const uint8_t* bp = rp[m][r] + (long)(sb0 + u * W) * 144;
+          hdu[u][m][r] = ld_stream(bp);
+#pragma unroll
+          for (int p = 0; p < 4; p++) qu[u][m][r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+    const int sb = sb0 + u * W;
+    if (sb >= nsb) break;
+    const auto& hd = hdu[u];
+    const auto& q = qu[u];
 #pragma unroll
     for (int p = 0; p < 4; p++) {
 #pragma unroll
@@ -148,9 +164,10 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
         }
       }
     }
+    }
   }
   pdl_trigger();
-  __shared__ float red[MQM_WARPS][NW][16][8 * NTL];
+  __shared__ float red[W][NW][16][8 * NTL];
 #pragma unroll
   for (int m = 0; m < NW; m++)
 #pragma unroll
@@ -163,31 +180,207 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
   for (int i = threadIdx.x; i < 16 * 8 * NTL; i += blockDim.x) {
     const int r = i / (8 * NTL), t = i % (8 * NTL);
     if (t >= T || row0 + r >= N) continue;
-    finish_out<NW, MQM_WARPS, NORM, GLU>(
+    finish_out<NW, W, NORM, GLU>(
         out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; },
         [&](int q) { return q == 0 ? ssum[t] : 0.f; }, K, eps, act);
   }
   if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, 16);
 }
 
-// mqm_q4k_NT, mqmn_q4k_NT, mqmg_q4k_NT (NT 8 or 16 tokens): mq_q4k_*,
-// mqn_q4k_*, mqg_q4k_* on the tensor cores, with their arguments (ks is
-// not used; grid: a block per 16 rows).
-#define MQM_INST(NT)                                                                                             \
-  extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqm_q4k_##NT(                                      \
+// mqm_q4k_NT_wW, mqmn_q4k_NT_wW, mqmg_q4k_NT_wW (NT 8 or 16 tokens, W warps
+// a block): mq_q4k_*, mqn_q4k_*, mqg_q4k_* on the tensor cores, with
+// their arguments (ks is not used; grid: a block per 16 rows).
+#define MQM_INST(NT, W)                                                                                          \
+  extern "C" __global__ void __launch_bounds__(W * 32) mqm_q4k_##NT##_w##W(                                      \
       float* out, int ldo, const int8_t* xq, const float2* xm, const void* w, int N, int K, int T, int mode,       \
       int ks, int8_t* qo, const float* qg, unsigned* qcnt) {                                                     \
-    mqm_body<NT / 8, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, 0, qo, qg, qcnt);              \
+    mqm_body<W, NT / 8, false, false>(out, ldo, xq, xm, 0, w, 0, N, K, T, mode, 0.f, 0, qo, qg, qcnt);           \
   }                                                                                                              \
-  extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqmn_q4k_##NT(                                     \
+  extern "C" __global__ void __launch_bounds__(W * 32) mqmn_q4k_##NT##_w##W(                                     \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, int N, int K,      \
       int T, float eps, int ks) {                                                                                \
-    mqm_body<NT / 8, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, 0, nullptr, nullptr, nullptr);    \
+    mqm_body<W, NT / 8, false, true>(out, ldo, xq, xm, ssp, w, 0, N, K, T, 0, eps, 0, nullptr, nullptr, nullptr); \
   }                                                                                                              \
-  extern "C" __global__ void __launch_bounds__(MQM_WARPS * 32) mqmg_q4k_##NT(                                     \
+  extern "C" __global__ void __launch_bounds__(W * 32) mqmg_q4k_##NT##_w##W(                                     \
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* w, const void* w2,    \
       int N, int K, int T, float eps, int ks, int act, int8_t* qo, const float* qg, unsigned* qcnt) {              \
-    mqm_body<NT / 8, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, act, qo, qg, qcnt);              \
+    mqm_body<W, NT / 8, true, true>(out, ldo, xq, xm, ssp, w, w2, N, K, T, 0, eps, act, qo, qg, qcnt);           \
   }
-MQM_INST(8)
-MQM_INST(16)
+MQM_INST(8, 4)
+MQM_INST(16, 4)
+MQM_INST(8, 8)
+MQM_INST(16, 8)
+MQM_INST(8, 16)
+MQM_INST(16, 16)
+
+// Q4_K products on fp16 tensor cores (experimental, not in a step yet:
+// cuda-check -checks quant -parts mma checks and times them; not yet run
+// on a GPU: TestMHModel checks their fragments and scales in exact
+// arithmetic). The int8
+// kernels above pay a float combination per (row, token, 32-element
+// sub-block) outside the tensor core, about 75 instructions an mma; here
+// the weights are dequantized to fp16 in registers, w = q*fp16(d*sc) +
+// fp16(-dmin*m) (one rounding, hfma2), and mma.sync m16n8k16 sums them
+// against fp16 x in float32 over the whole K range a warp takes, so a
+// product's cost hardly depends on T (up to 8 tokens: one n-tile).
+//
+// x arrives as mh_x writes it: each token's row scaled by a power of two
+// (xs[t], so |x/xs| <= 1024 and the scaling is exact) and rounded to fp16,
+// each aligned quad of elements stored as (e0, e2, e1, e3). A lane's word
+// of 4 quant bytes holds elements e0..e3 of a sub-block (low nibbles; the
+// high nibbles: of the next sub-block); masking bytes 0 and 2, then 1 and
+// 3, gives the fp16 pairs (e0, e2) and (e1, e3) (1024 + q, the exponent
+// trick), which are the A fragment's k slots (2j, 2j+1) and (2j+8, 2j+9);
+// the permuted x makes one 8-byte load the matching B fragment. Every
+// (row, token) is summed by the tensor core alone and the warps' partial
+// sums are added in warp order, so a row's result is bitwise the same for
+// every T.
+__device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                        unsigned b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned h2u(__half2 h) { return *reinterpret_cast<unsigned*>(&h); }
+// (u & 0x000f000f) | 0x64006400 in one LOP3 (C's & then | with two
+// immediates compiles to two): fp16 pair (1024 + q) of bytes 0 and 2's low
+// nibbles.
+// nib_f16<true>: the high nibbles, (1024 + 16q) without a shift.
+template <bool HI = false>
+__device__ __forceinline__ unsigned nib_f16(unsigned u) {
+  unsigned v;
+  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(v) : "r"(u), "n"(HI ? 0x00f000f0 : 0x000f000f), "n"(0x64006400));
+  return v;
+}
+__device__ __forceinline__ __half2 u2h(unsigned u) { return *reinterpret_cast<__half2*>(&u); }
+
+// mh_x: xh (T, K) fp16 and xs (T) of x (T, K) as the fp16 products read
+// them (above); with odd16, the elements of odd 32-element sub-blocks
+// divided by 16 as well (exact), for the kernels that take a high nibble
+// as 16q (mhq*e). Grid: a block of 256 per token.
+extern "C" __global__ void __launch_bounds__(256) mh_x(const float* __restrict__ x, __half* __restrict__ xh,
+                                                       float* __restrict__ xs, int K, int odd16) {
+  const int t = blockIdx.x;
+  const float* xr = x + (long)t * K;
+  float m = 0.f;
+  for (int k = threadIdx.x; k < K; k += blockDim.x) m = fmaxf(m, fabsf(xr[k]));
+  __shared__ float red[8];
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = m;
+  __syncthreads();
+  m = red[0];
+  for (int i = 1; i < 8; i++) m = fmaxf(m, red[i]);
+  int e = 0;
+  frexpf(m, &e);  // m < 2^e (0 for m = 0)
+  const float s = m > 0.f ? ldexpf(1.f, e - 10) : 1.f, inv = 1.f / s;  // powers of two: x*inv is exact
+  if (threadIdx.x == 0) xs[t] = s;
+  for (int k = threadIdx.x; k < K; k += blockDim.x) {
+    const int i = k & 3, at = (k & ~3) | (i == 1 ? 2 : i == 2 ? 1 : i);
+    xh[(long)t * K + at] = __float2half_rn(xr[k] * (odd16 && (k & 32) ? inv * 0.0625f : inv));
+  }
+}
+
+// mh_body: out (T, N) [+]= xs[t] * (xh . w^T) (mode 0 store, 1 add) for
+// Q4_K w, T <= 8. The block (W warps) owns 16 rows; warp s takes
+// super-blocks s, s + W, ... HI16: a high nibble taken as 16q (no shift),
+// its sub-block's weights as 16w (-16*dmin*m), against x/16 (mh_x odd16).
+template <int W, bool HI16>
+__device__ __forceinline__ void mh_body(float* __restrict__ out, int ldo, const __half* __restrict__ xh,
+                                        const float* __restrict__ xs, const void* w, int N, int K, int T, int mode) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  const int row0 = blockIdx.x * 16;
+  const long rb = (long)(K / 256) * 144;
+  const uint8_t* rp[2];
+#pragma unroll
+  for (int r = 0; r < 2; r++) rp[r] = static_cast<const uint8_t*>(w) + (long)min(row0 + g + 8 * r, N - 1) * rb;
+  const int nsb = K / 256;
+  const uint2* xr = reinterpret_cast<const uint2*>(xh + (long)g * K);  // token g's row (g < T)
+  const bool tok = g < T;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  const unsigned bias = 0x64006400u;  // fp16 (1024, 1024)
+  pdl_wait();
+  for (int sb = warp; sb < nsb; sb += W) {
+    uint4 hd[2];
+    uint2 q[2][4];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const uint8_t* bp = rp[r] + (long)sb * 144;
+      hd[r] = ld_stream(bp);
+#pragma unroll
+      for (int p = 0; p < 4; p++) q[r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
+    }
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+      unsigned sc[2][2], mn[2][2];  // [row][h]: fp16x2 (d*sc, d*sc) and (-dmin*m, -dmin*m) of sub-block 2p+h
+#pragma unroll
+      for (int r = 0; r < 2; r++) {
+        // scale_min_pair's bytes: sc and m of sub-blocks 2p, 2p+1 in bytes 0 and 1
+        const int sh = 16 * (p & 1);
+        const unsigned a = hd[r].y >> sh, b = hd[r].z >> sh, cc = hd[r].w >> sh;
+        const unsigned s6 = p < 2 ? a & 0x3f3fu : (cc & 0x0f0fu) | ((a >> 2) & 0x3030u);
+        const unsigned m6 = p < 2 ? b & 0x3f3fu : ((cc >> 4) & 0x0f0fu) | ((b >> 2) & 0x3030u);
+        // (sc0, sc1) and (m0, m1) as fp16 (1024 + v, less 1024: exact), times d and -dmin: one
+        // rounding each, as __float2half_rn(float(d) * sc) rounds
+        const __half2 dd = u2h(hd[r].x);
+        const __half2 sp = __hmul2(__hsub2(u2h(__byte_perm(s6, 0u, 0x4140) | bias), u2h(bias)), __low2half2(dd));
+        __half2 dm2 = __hneg2(__high2half2(dd));  // (-dmin, -dmin), or (-dmin, -16 dmin)
+        if (HI16) dm2 = __hmul2(dm2, __floats2half2_rn(1.f, 16.f));
+        const __half2 mp = __hmul2(__hsub2(u2h(__byte_perm(m6, 0u, 0x4140) | bias), u2h(bias)), dm2);
+        sc[r][0] = h2u(__low2half2(sp));
+        sc[r][1] = h2u(__high2half2(sp));
+        mn[r][0] = h2u(__low2half2(mp));
+        mn[r][1] = h2u(__high2half2(mp));
+      }
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const uint2 xb = tok ? __ldg(xr + (32 * (sb * 8 + 2 * p + h) + 8 * j + 4 * e) / 4) : make_uint2(0u, 0u);
+          unsigned a[4];
+#pragma unroll
+          for (int r = 0; r < 2; r++) {
+            const unsigned u = (e ? q[r][p].y : q[r][p].x) >> (HI16 ? 0 : 4 * h);
+            const __half2 lo = __hsub2(u2h(HI16 && h ? nib_f16<true>(u) : nib_f16(u)), u2h(bias));
+            const __half2 hi = __hsub2(u2h(HI16 && h ? nib_f16<true>(u >> 8) : nib_f16(u >> 8)), u2h(bias));
+            a[r] = h2u(__hfma2(lo, u2h(sc[r][h]), u2h(mn[r][h])));
+            a[2 + r] = h2u(__hfma2(hi, u2h(sc[r][h]), u2h(mn[r][h])));
+          }
+          mma_f16(c, a[0], a[1], a[2], a[3], xb.x, xb.y);
+        }
+    }
+  }
+  pdl_trigger();
+  __shared__ float red[W][16][8];
+  red[warp][g][2 * j] = c[0];
+  red[warp][g][2 * j + 1] = c[1];
+  red[warp][g + 8][2 * j] = c[2];
+  red[warp][g + 8][2 * j + 1] = c[3];
+  __syncthreads();
+  for (int i = threadIdx.x; i < 16 * 8; i += blockDim.x) {
+    const int r = i >> 3, t = i & 7;
+    if (t >= T || row0 + r >= N) continue;
+    float v = 0.f;
+#pragma unroll
+    for (int s = 0; s < W; s++) v += red[s][r][t];
+    v *= xs[t];
+    float* o = out + (long)t * ldo + row0 + r;
+    if (mode == 1) *o += v; else *o = v;
+  }
+}
+
+// mhq_q4k_wW: mh_body in blocks of W warps (grid: a block per 16 rows);
+// mhq_q4k_wWe: with HI16.
+#define MH_INST(W)                                                                                                \
+  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q4k_w##W(float* out, int ldo, const __half* xh,        \
+                                                                      const float* xs, const void* w, int N, int K, \
+                                                                      int T, int mode) {                          \
+    mh_body<W, false>(out, ldo, xh, xs, w, N, K, T, mode);                                                        \
+  }                                                                                                               \
+  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q4k_w##W##e(float* out, int ldo, const __half* xh,     \
+                                                                       const float* xs, const void* w, int N,      \
+                                                                       int K, int T, int mode) {                  \
+    mh_body<W, true>(out, ldo, xh, xs, w, N, K, T, mode);                                                         \
+  }
+MH_INST(4)
+MH_INST(8)
+MH_INST(16)

@@ -121,7 +121,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				return fmt.Errorf("%v %s T=%d: %w", dt, sh.name, T, err)
 			}
 			us[fmt.Sprintf("%s/%s/%d", label, sh.name, T)] = t
-			if T <= 5 && *checkBWSweep && !tgt.tune.MQM { // the K split sweep (mqSplit's choice is the line above)
+			if T <= 5 && *checkBWSweep && tgt.tune.MQM == 0 { // the K split sweep (mqSplit's choice is the line above)
 				sweep := fmt.Sprintf("%-6s %-22s T=%-2d policy ks=%d:", label, sh.name, T, tgt.mqSplit(sh.N, dt))
 				for _, ks := range []int{1, 2, 4} {
 					tgt.mqks = ks
@@ -233,16 +233,16 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 			err = run(tensor.Q4_K, q8bShapes[0], mats, "Q4_K+6")
 		}
 		if err == nil && *checkBWMMA { // its Q4_K part on the tensor cores
-			tgt.tune.MQM = true
+			tgt.tune.MQM = *checkBWMMAW
 			err = run(tensor.Q4_K, q8bShapes[0], mats, "Q4_K+6m")
-			tgt.tune.MQM = false
+			tgt.tune.MQM = 0
 		}
 		m.free()
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	// Q4_K on the int8 tensor cores (quant_mma.cu, RIGSCOPE_CUDA_MQM=1), label Q4_Km.
+	// Q4_K on the int8 tensor cores (quant_mma.cu, RIGSCOPE_CUDA_MQM), label Q4_Km.
 	if bwType(tensor.Q4_K) && *checkBWMMA {
 		for _, sh := range q8bShapes[:4] {
 			m := &dmodel{}
@@ -258,9 +258,9 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				if sh.kind == 2 && len(mats)%2 == 1 {
 					mats = mats[:len(mats)-1]
 				}
-				tgt.tune.MQM = true
+				tgt.tune.MQM = *checkBWMMAW
 				err = run(tensor.Q4_K, sh, mats, "Q4_Km")
-				tgt.tune.MQM = false
+				tgt.tune.MQM = 0
 			}
 			m.free()
 			if err != nil {
@@ -424,6 +424,7 @@ var (
 	checkBWTypes = flag.String("bwtypes", "", "the quantized types of the quant bandwidth table (comma-separated, e.g. Q4_K,Q6_K; empty: all)")
 	checkBWSweep = flag.Bool("bwsweep", true, "the quant bandwidth table's K split sweep")
 	checkBWMMA   = flag.Bool("bwmma", true, "the quant bandwidth table's Q4_K rows on the int8 tensor cores (Q4_Km)")
+	checkBWMMAW  = flag.Int("bwmmawarps", 16, "the warps a block of the Q4_Km rows' kernels (4, 8 or 16)")
 )
 
 // bwType reports whether -bwtypes names dt (or is empty).

@@ -19,7 +19,8 @@ import (
 // (kernels/quant_mma.cu, the MQM knob) as checkQuantKernels does the dp4a
 // ones: every mode against float64 with x as qx quantized it (tol
 // tolQuantExact) and with float x (tolQuantRaw), T=1..16, every T=k row
-// bitwise its T=1 run; then times them beside the dp4a kernels.
+// bitwise its T=1 run, in blocks of every warp count (mqmWarps); then
+// times them beside the dp4a kernels.
 func checkQuantMMA(d *Device, w io.Writer) error {
 	s, done, err := d.checkStream()
 	if err != nil {
@@ -30,8 +31,7 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 9))
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
-	tgt.tune.MQM = true
-	const N, K, TT = 70, 4352, MaxTokens // a partial last tile of 16 rows; 17 super-blocks over 4 warps
+	const N, K, TT = 70, 4352, MaxTokens // a partial last tile of 16 rows; 17 super-blocks over 4, 8 or 16 warps
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
 	wq, w2q := randBlocks(rng, tensor.Q4_K, N, K), randBlocks(rng, tensor.Q4_K, N, K)
@@ -44,66 +44,74 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 		return err
 	}
 	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
-	fmt.Fprintf(w, "\nQ4_K on int8 tensor cores (mqm*_q4k, RIGSCOPE_CUDA_MQM=1) vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact tol %.0e, raw tol %.0e)\n%-10s %12s %12s %10s\n",
-		N, K, tolQuantExact, tolQuantRaw, "mode", "exact rel", "raw rel", "T=k = T=1")
+	fmt.Fprintf(w, "\nQ4_K on int8 tensor cores (mqm*_q4k, RIGSCOPE_CUDA_MQM) vs float64 (N=%d K=%d, T=1..16, outputs NaN-poisoned; exact tol %.0e, raw tol %.0e)\n%-6s %-10s %12s %12s %10s\n",
+		N, K, tolQuantExact, tolQuantRaw, "warps", "mode", "exact rel", "raw rel", "T=k = T=1")
 	var errs []error
-	for mode := 0; mode < 5; mode++ {
-		var norm cu.DevicePtr
-		if mode >= 2 {
-			norm = gd
-		}
-		run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
-		ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K)
-		one := make([][]float32, TT)
-		for t := range one {
-			if one[t], err = run(t, 1); err != nil {
-				return err
+	for _, warps := range mqmWarps {
+		tgt.tune.MQM = warps
+		for mode := 0; mode < 5; mode++ {
+			var norm cu.DevicePtr
+			if mode >= 2 {
+				norm = gd
 			}
-		}
-		bitwise, worstRaw := "ok", 0.0
-		var got16 []float32
-		for T := 1; T <= TT; T++ {
-			got, err := run(0, T)
+			run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
+			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K)
+			one := make([][]float32, TT)
+			for t := range one {
+				if one[t], err = run(t, 1); err != nil {
+					return err
+				}
+			}
+			bitwise, worstRaw := "ok", 0.0
+			var got16 []float32
+			for T := 1; T <= TT; T++ {
+				got, err := run(0, T)
+				if err != nil {
+					return err
+				}
+				if bitwise == "ok" {
+					if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
+						bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
+					}
+				}
+				rel, _, e := errStats(got, ref[:T*N])
+				if e != nil {
+					errs = append(errs, fmt.Errorf("mqm %s T=%d: %w", modeNames[mode], T, e))
+					continue
+				}
+				worstRaw = max(worstRaw, rel)
+				got16 = got
+			}
+			q, mm, err := h.downQX(Wd.qs.buf[0], TT, K) // as the T=16 run's qx wrote it
 			if err != nil {
 				return err
 			}
-			if bitwise == "ok" {
-				if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
-					bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
+			exact := math.NaN()
+			if got16 != nil {
+				if exact, _, err = errStats(got16, quantRef(mode, W, W2, x, qxValues(q, mm, TT, K), g, base, TT, N, K)); err != nil {
+					errs = append(errs, fmt.Errorf("mqm %s: %w", modeNames[mode], err))
 				}
 			}
-			rel, _, e := errStats(got, ref[:T*N])
-			if e != nil {
-				errs = append(errs, fmt.Errorf("mqm %s T=%d: %w", modeNames[mode], T, e))
-				continue
+			st := "ok"
+			if !(exact <= tolQuantExact) || !(worstRaw <= tolQuantRaw) || bitwise != "ok" {
+				st = "FAIL"
+				errs = append(errs, fmt.Errorf("mqm %s: exact rel %.2e (tol %.0e), raw rel %.2e (tol %.0e), bitwise %s", modeNames[mode], exact, tolQuantExact, worstRaw, tolQuantRaw, bitwise))
 			}
-			worstRaw = max(worstRaw, rel)
-			got16 = got
+			fmt.Fprintf(w, "%-6d %-10s %12.2e %12.2e %10s %s\n", warps, modeNames[mode], exact, worstRaw, bitwise, st)
 		}
-		q, mm, err := h.downQX(Wd.qs.buf[0], TT, K) // as the T=16 run's qx wrote it
-		if err != nil {
-			return err
-		}
-		exact := math.NaN()
-		if got16 != nil {
-			if exact, _, err = errStats(got16, quantRef(mode, W, W2, x, qxValues(q, mm, TT, K), g, base, TT, N, K)); err != nil {
-				errs = append(errs, fmt.Errorf("mqm %s: %w", modeNames[mode], err))
-			}
-		}
-		st := "ok"
-		if !(exact <= tolQuantExact) || !(worstRaw <= tolQuantRaw) || bitwise != "ok" {
-			st = "FAIL"
-			errs = append(errs, fmt.Errorf("mqm %s: exact rel %.2e (tol %.0e), raw rel %.2e (tol %.0e), bitwise %s", modeNames[mode], exact, tolQuantExact, worstRaw, tolQuantRaw, bitwise))
-		}
-		fmt.Fprintf(w, "%-10s %12.2e %12.2e %10s %s\n", modeNames[mode], exact, worstRaw, bitwise, st)
 	}
-	errs = append(errs, timeQuantMMA(d, s, tgt, w))
+	errs = append(errs, timeQuantMMA(d, s, tgt, w), checkQuantMH(d, w))
 	return errors.Join(errs...)
 }
 
+// mqmWarps are the block sizes the tensor-core Q4_K products are built in
+// (RIGSCOPE_CUDA_MQM: 1 means 4).
+var mqmWarps = []int{4, 8, 16}
+
 // timeQuantMMA times the Q4_K products plain (mode store, no fused output
-// quantization), dp4a (mq_q4k_*) and on the tensor cores (mqm_q4k_*), on
-// llama-8b's shapes; weights rotated over copies >= 256 MB.
+// quantization), dp4a (mq_q4k_*) and on the tensor cores (mqm_q4k_*) in
+// blocks of each of mqmWarps, on llama-8b's shapes; weights rotated over
+// copies >= 256 MB.
 func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 	_, readGBps, err := Bandwidth(d, 1<<30)
 	if err != nil {
@@ -116,11 +124,19 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 	defer closeTimer()
 	rng := rand.New(rand.NewPCG(9, 23))
 	Ts := []int{1, 2, 5, 8, 16}
-	fmt.Fprintf(w, "\nQ4_K plain products, us: dp4a (mq_q4k) and int8 tensor cores (mqm_q4k); read bandwidth %.0f GB/s; pdl: launched with programmatic dependent launch\n%-18s %7s", readGBps, "matrix", "MB")
-	for _, T := range Ts {
-		fmt.Fprintf(w, " %9s %7s", fmt.Sprintf("dp4a T=%d", T), "mma")
+	fmt.Fprintf(w, "\nQ4_K plain products, us: dp4a (mq_q4k) and int8 tensor cores (mqm_q4k) in blocks of w warps; read bandwidth %.0f GB/s; pdl: launched with programmatic dependent launch\n%-18s %7s", readGBps, "matrix", "MB")
+	for _, pdl := range []string{"", "pdl"} {
+		for _, T := range Ts {
+			fmt.Fprintf(w, " %10s", fmt.Sprintf("dp4a %s%d", pdl, T))
+			for _, wp := range mqmWarps {
+				fmt.Fprintf(w, " %6s", fmt.Sprintf("w%d", wp))
+			}
+		}
+		if d.Major < 9 {
+			break
+		}
 	}
-	fmt.Fprintf(w, " %9s %9s %9s %9s\n", "dp4a pdl1", "mma pdl1", "dp4a pdl5", "mma pdl5")
+	fmt.Fprintln(w)
 	shapes := []struct {
 		name string
 		N, K int
@@ -148,10 +164,10 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 				return err
 			}
 			ks := tgt.mqSplit(sh.N, tensor.Q4_K)
-			at := func(T int, mma, pdl bool) (float64, error) {
-				tgt.tune.MQM = mma
-				name, grid, err := tgt.mqKernel("mq", tensor.Q4_K, sh.N, sh.K, T, ks)
-				tgt.tune.MQM = true
+			at := func(T, warps int, pdl bool) (float64, error) {
+				tgt.tune.MQM = warps
+				name, grid, block, err := tgt.mqKernel("mq", tensor.Q4_K, sh.N, sh.K, T, ks)
+				tgt.tune.MQM = 0
 				if err != nil {
 					return 0, err
 				}
@@ -164,30 +180,22 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 					lf = launchPDL
 				}
 				return timed(2*len(mats), func(i int) error {
-					return lf(fn, grid, [3]int{mvThreads, 1, 1}, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
+					return lf(fn, grid, block, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
 						i32(sh.N), i32(sh.K), i32(T), i32(0), i32(ks), ptr(0), ptr(0), ptr(0))
 				})
 			}
 			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(mats[0].bytes())/1e6)
-			for _, T := range Ts {
-				dp, err := at(T, false, false)
-				if err != nil {
-					return err
+			for _, pdl := range []bool{false, true} {
+				if pdl && d.Major < 9 {
+					break
 				}
-				mt, err := at(T, true, false)
-				if err != nil {
-					return err
-				}
-				line += fmt.Sprintf(" %9.1f %7.1f", dp, mt)
-			}
-			if d.Major >= 9 {
-				for _, T := range []int{1, 5} {
-					for _, mma := range []bool{false, true} {
-						t, err := at(T, mma, true)
+				for _, T := range Ts {
+					for i, wp := range append([]int{0}, mqmWarps...) {
+						t, err := at(T, wp, pdl)
 						if err != nil {
 							return err
 						}
-						line += fmt.Sprintf(" %9.1f", t)
+						line += fmt.Sprintf(" %*.1f", []int{10, 6}[min(i, 1)], t)
 					}
 				}
 			}

@@ -49,7 +49,7 @@ func bwMQV(tgt *Target, mats []dweight, sh q8bShape, label string, sets []mqvKno
 		var b strings.Builder
 		for _, p := range parts {
 			ks := tgt.mqSplit(p.rows, p.dt)
-			name, grid, err := tgt.mqKernel(prefix, p.dt, p.rows, p.cols, 1, ks)
+			name, grid, _, err := tgt.mqKernel(prefix, p.dt, p.rows, p.cols, 1, ks)
 			fmt.Fprintf(&b, "%s/%d/ks%d", name, grid[0], ks)
 			if err != nil {
 				fmt.Fprintf(&b, " (%v)", err)

@@ -74,25 +74,26 @@ func mqGrid(rows, R, ks int) [3]int {
 	return [3]int{(rows + per - 1) / per, 1, 1}
 }
 
-// mqKernel is the kernel (prefix mq, mqn or mqg) and grid of a quantized
-// product of dt (rows, cols) at T tokens split ks ways: with the MQM knob,
-// Q4_K on the int8 tensor cores (mqm*_q4k_8 or _16, a block per 16 rows,
-// the same arguments, ks unused), else the dp4a kernels: at one token
-// the variant the MQV knob sets (its name's suffix, its rows per group),
-// else prefix_type_bucket(T) at mqRows(T).
-func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks int) (string, [3]int, error) {
-	if nt := mqmTile(t.tune.MQM, dt, cols, T, MaxTokens); nt > 0 {
-		return fmt.Sprintf("mqm%s_q4k_%d", prefix[2:], nt), [3]int{(rows + 15) / 16, 1, 1}, nil
+// mqKernel is the kernel (prefix mq, mqn or mqg), grid and block of a
+// quantized product of dt (rows, cols) at T tokens split ks ways: with the
+// MQM knob, Q4_K on the int8 tensor cores (mqm*_q4k_8 or _16 _w<warps>, a
+// block of MQM warps per 16 rows, the same arguments, ks unused), else the
+// dp4a kernels in blocks of mvThreads: at one token the variant the MQV
+// knob sets (its name's suffix, its rows per group), else
+// prefix_type_bucket(T) at mqRows(T).
+func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks int) (string, [3]int, [3]int, error) {
+	if nt := mqmTile(t.tune.MQM > 0, dt, cols, T, MaxTokens); nt > 0 {
+		return fmt.Sprintf("mqm%s_q4k_%d_w%d", prefix[2:], nt, t.tune.MQM), [3]int{(rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQM, 1, 1}, nil
 	}
 	suf, err := kernelSuffix(dt)
 	if err != nil {
-		return "", [3]int{}, err
+		return "", [3]int{}, [3]int{}, err
 	}
 	name, R := fmt.Sprintf("%s_%s_%d", prefix, suf, bucket(T)), mqRows(T)
 	if v, ok := t.tune.MQV.variant(prefix, suf, rows); ok && bucket(T) == 1 {
 		name, R = name+v.suffix, v.rows
 	}
-	return name, mqGrid(rows, R, ks), nil
+	return name, mqGrid(rows, R, ks), [3]int{mvThreads, 1, 1}, nil
 }
 
 // qxPtrs are the parts of the activation scratch buffer at xq for rows of
@@ -193,11 +194,11 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 		if norm != 0 {
 			prefix = "mqn"
 		}
-		name, grid, err := t.mqKernel(prefix, p.dt, p.rows, p.cols, T, ks)
+		name, grid, block, err := t.mqKernel(prefix, p.dt, p.rows, p.cols, T, ks)
 		if err != nil {
 			return err
 		}
-		name, grid, block := t.mqBlock(name, grid, p.rows, ks, T, qo)
+		name, grid, block = t.mqBlock(name, grid, block, p.rows, ks, T, qo)
 		if norm != 0 {
 			err = t.kernel(cat, p.bytes(), name, grid, block,
 				ptr(o), i32(ldo), ptr(q), ptr(m), ptr(ss), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), f32(t.eps), i32(ks))
@@ -214,17 +215,17 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 	return nil
 }
 
-// mqBlock is the kernel, grid and block of an mq* product (name and grid
-// from mqKernel) of rows rows split ks ways at T tokens: the wide
+// mqBlock is the kernel, grid and block of an mq* product (name, grid and
+// block from mqKernel) of rows rows split ks ways at T tokens: the wide
 // one-token variant (Tuning.MQW) where the product quantizes its output
-// (qo set) and one applies, else blocks of mvThreads.
-func (t *launcher) mqBlock(name string, grid [3]int, rows, ks, T int, qo cu.DevicePtr) (string, [3]int, [3]int) {
+// (qo set) and one applies, else mqKernel's.
+func (t *launcher) mqBlock(name string, grid, block [3]int, rows, ks, T int, qo cu.DevicePtr) (string, [3]int, [3]int) {
 	if qo != 0 && bucket(T) == 1 {
 		if wn, wg, wt, ok := t.tune.MQW.wide(name, rows, ks); ok {
 			return wn, wg, [3]int{wt, 1, 1}
 		}
 	}
-	return name, grid, [3]int{mvThreads, 1, 1}
+	return name, grid, block
 }
 
 // mqn2Kernel is the one launch (kernels/quant_mv.cu mqn2_*) of a norm
@@ -245,8 +246,8 @@ func (t *launcher) mqn2Kernel(a, b dweight, T int) (name string, grid [3]int, nb
 		vb = "r2b" // defaultMQV's q6n2
 	}
 	ksa, ksb = t.mqSplit(a.rows, a.dt), t.mqSplit(b.rows, b.dt)
-	na, ga, erra := t.mqKernel("mqn", a.dt, a.rows, a.cols, T, ksa)
-	nb, gb, errb := t.mqKernel("mqn", b.dt, b.rows, b.cols, T, ksb)
+	na, ga, _, erra := t.mqKernel("mqn", a.dt, a.rows, a.cols, T, ksa)
+	nb, gb, _, errb := t.mqKernel("mqn", b.dt, b.rows, b.cols, T, ksb)
 	if erra != nil || errb != nil || na != fmt.Sprintf("mqn_%s_%d", sa, bt) || nb != fmt.Sprintf("mqn_q6k_%d%s", bt, vb) {
 		return "", grid, 0, 0, 0
 	}
@@ -263,7 +264,7 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 		return fmt.Errorf("cuda: the quantized GLU needs its RMSNorm weight")
 	}
 	ks := t.mqSplit(g.rows, g.dt)
-	name, grid, err := t.mqKernel("mqg", g.dt, g.rows, g.cols, T, ks)
+	name, grid, block, err := t.mqKernel("mqg", g.dt, g.rows, g.cols, T, ks)
 	if err != nil {
 		return err
 	}
@@ -272,7 +273,7 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 		return err
 	}
 	qo, qg, qcnt := t.fuseOut(g, out, g.rows, T, in)
-	name, grid, block := t.mqBlock(name, grid, g.rows, ks, T, qo)
+	name, grid, block = t.mqBlock(name, grid, block, g.rows, ks, T, qo)
 	act := 0
 	if t.gelu {
 		act = 1

@@ -21,7 +21,7 @@ type Tuning struct {
 	MQV           mqvKnob  // RIGSCOPE_CUDA_MQV=q80r2,q80ks2,...|none: variants of the one-token quantized products (quant_layout.go mqvEntries; unset: defaultMQV)
 	MQW           mqwKnob  // RIGSCOPE_CUDA_MQW=q4glu8,...|none: wide one-token variants of the products that quantize their output, a block a 32-row group (quant_layout.go mqwEntries; unset: defaultMQW)
 	MQN2          bool     // RIGSCOPE_CUDA_MQN2=0: a mixed qkv stack's two parts (Q4_K or Q5_K with Q6_K) in a launch each, not one mqn2_* launch (quant.go mqn2Kernel)
-	MQM           bool     // RIGSCOPE_CUDA_MQM=1: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default)
+	MQM           int      // RIGSCOPE_CUDA_MQM=1|8|16: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default), blocks of 4 (1), 8 or 16 warps; 0: off
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
@@ -63,7 +63,6 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		OutputTC:      get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:           get("RIGSCOPE_CUDA_PDL") != "0",
 		MQN2:          get("RIGSCOPE_CUDA_MQN2") != "0",
-		MQM:           get("RIGSCOPE_CUDA_MQM") == "1",
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		Ahead:         get("RIGSCOPE_CUDA_AHEAD") != "0",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
@@ -85,6 +84,14 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		Skip:          kinds(get("RIGSCOPE_CUDA_SKIP")),
 		Twice:         kinds(get("RIGSCOPE_CUDA_TWICE")),
 		Nop:           kinds(get("RIGSCOPE_CUDA_NOP")),
+	}
+	switch get("RIGSCOPE_CUDA_MQM") {
+	case "1":
+		t.MQM = 4
+	case "8":
+		t.MQM = 8
+	case "16":
+		t.MQM = 16
 	}
 	if get("RIGSCOPE_CUDA_ATTROWS") == "8" {
 		t.AttnRows = 8

@@ -1,0 +1,255 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"gorgonia.org/cu"
+
+	"rigscope/engine/tensor"
+)
+
+// mhVariants are the fp16 tensor-core Q4_K products
+// (kernels/quant_mma.cu mhq_q4k_w*): blocks of 4, 8, 16 warps, and with
+// the high nibbles taken as 16q (e: x from mh_x with odd16).
+var mhVariants = []string{"w4", "w8", "w16", "w8e", "w16e"}
+
+// mhWarps is the block size of mhq_q4k_<v>.
+func mhWarps(v string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(v[1:], "e"))
+	return n
+}
+
+// checkQuantMH checks the Q4_K products on the fp16 tensor cores (mh_x,
+// then mhq_q4k_w*; experimental, not in a step): store and add against
+// float64 of the exact weights and x at T=1..8 (tol tolMH: x and the
+// dequantized weights are rounded to fp16), every T=k row bitwise its
+// T=1 run, in blocks of every warp count; then times them beside the dp4a
+// kernels on llama-8b's shapes.
+func checkQuantMH(d *Device, w io.Writer) error {
+	s, done, err := d.checkStream()
+	if err != nil {
+		return err
+	}
+	defer done()
+	h := newDevHelper(s)
+	defer h.free()
+	rng := rand.New(rand.NewPCG(5, 77))
+	const N, K, TT, tolMH = 70, 4352, 8, 4e-3
+	x, base := randn32(rng, TT*K, 0, 1), randn32(rng, TT*N, 0, 1)
+	wq := randBlocks(rng, tensor.Q4_K, N, K)
+	W := dequant(tensor.Q4_K, wq, N, K)
+	m := &dmodel{}
+	Wd, err := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: tensor.Q4_K, Shape: []int{N, K}, Data: wq})
+	h.allocs = append(h.allocs, m.allocs...)
+	if err != nil {
+		return err
+	}
+	xd, xh, xs, xhe, xse := h.up(f32bytes(x)), h.alloc(2*TT*K), h.alloc(4*TT), h.alloc(2*TT*K), h.alloc(4*TT)
+	if h.err != nil {
+		return h.err
+	}
+	if err := errors.Join(mhX(d, s, xd, xh, xs, TT, K, false), mhX(d, s, xd, xhe, xse, TT, K, true)); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nQ4_K on fp16 tensor cores (mh_x, mhq_q4k_w*; experimental) vs float64 of the exact weights and x (N=%d K=%d, T=1..8, outputs NaN-poisoned; tol %.0e)\n%-6s %-8s %12s %10s\n",
+		N, K, tolMH, "kernel", "mode", "rel", "T=k = T=1")
+	var errs []error
+	for _, v := range mhVariants {
+		xh, xs := xh, xs
+		if strings.HasSuffix(v, "e") {
+			xh, xs = xhe, xse
+		}
+		for mode := 0; mode < 2; mode++ {
+			run := func(t0, T int) ([]float32, error) {
+				var out cu.DevicePtr
+				if mode == 1 {
+					out = h.up(f32bytes(base[t0*N : (t0+T)*N]))
+				} else {
+					out = h.poison(T * N)
+				}
+				if h.err != nil {
+					return nil, h.err
+				}
+				if err := mhLaunch(d, s, false, v, out, N, xh+cu.DevicePtr(2*t0*K), xs+cu.DevicePtr(4*t0), Wd.w, N, K, T, mode); err != nil {
+					return nil, err
+				}
+				return h.down(out, T*N)
+			}
+			ref := quantRef(mode, W, nil, x, nil, nil, base, TT, N, K)
+			one := make([][]float32, TT)
+			for t := range one {
+				if one[t], err = run(t, 1); err != nil {
+					return err
+				}
+			}
+			bitwise, worst := "ok", 0.0
+			for T := 1; T <= TT; T++ {
+				got, err := run(0, T)
+				if err != nil {
+					return err
+				}
+				if bitwise == "ok" {
+					if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
+						bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
+					}
+				}
+				rel, _, e := errStats(got, ref[:T*N])
+				if e != nil {
+					errs = append(errs, fmt.Errorf("mh %s mode %d T=%d: %w", v, mode, T, e))
+					continue
+				}
+				worst = max(worst, rel)
+			}
+			st := "ok"
+			if !(worst <= tolMH) || bitwise != "ok" {
+				st = "FAIL"
+				errs = append(errs, fmt.Errorf("mh %s mode %d: rel %.2e (tol %.0e), bitwise %s", v, mode, worst, tolMH, bitwise))
+			}
+			fmt.Fprintf(w, "%-6s %-8s %12.2e %10s %s\n", v, []string{"mv", "mv+add"}[mode], worst, bitwise, st)
+		}
+	}
+	return errors.Join(append(errs, timeQuantMH(d, s, w))...)
+}
+
+// mhX launches mh_x: xh (T, K) fp16 and xs (T) of x (T, K) (odd16: for
+// the e kernels).
+func mhX(d *Device, s cu.Stream, x, xh, xs cu.DevicePtr, T, K int, odd16 bool) error {
+	fn, err := d.fn("mh_x")
+	if err != nil {
+		return err
+	}
+	o := 0
+	if odd16 {
+		o = 1
+	}
+	return launch(fn, [3]int{T, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(x), ptr(xh), ptr(xs), i32(K), i32(o))
+}
+
+// mhLaunch launches mhq_q4k_<v>: out (T, ldo) [+]= xh . w^T.
+func mhLaunch(d *Device, s cu.Stream, pdl bool, v string, out cu.DevicePtr, ldo int, xh, xs, w cu.DevicePtr, N, K, T, mode int) error {
+	warps := mhWarps(v)
+	fn, err := d.fn("mhq_q4k_" + v)
+	if err != nil {
+		return err
+	}
+	lf := launch
+	if pdl {
+		lf = launchPDL
+	}
+	return lf(fn, [3]int{(N + 15) / 16, 1, 1}, [3]int{32 * warps, 1, 1}, 0, s, ptr(out), i32(ldo), ptr(xh), ptr(xs), ptr(w),
+		i32(N), i32(K), i32(T), i32(mode))
+}
+
+// timeQuantMH times mhq_q4k_w* (plain, store) beside the dp4a mq_q4k_*
+// on llama-8b's shapes, weights rotated over copies >= 256 MB, and mh_x.
+func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
+	timed, closeTimer, err := streamTimer(s)
+	if err != nil {
+		return err
+	}
+	defer closeTimer()
+	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}}
+	rng := rand.New(rand.NewPCG(9, 23))
+	Ts := []int{1, 2, 5, 8}
+	fmt.Fprintf(w, "\nQ4_K plain products, us: dp4a (mq_q4k) and fp16 tensor cores (mhq_q4k) in blocks of w warps; pdl: launched with programmatic dependent launch\n%-18s %7s", "matrix", "MB")
+	for _, pdl := range []string{"", "pdl"} {
+		for _, T := range Ts {
+			fmt.Fprintf(w, " %10s", fmt.Sprintf("dp4a %s%d", pdl, T))
+			for _, v := range mhVariants {
+				fmt.Fprintf(w, " %6s", v)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	shapes := []struct {
+		name string
+		N, K int
+	}{{"qkv 6144x4096", 6144, 4096}, {"wo 4096x4096", 4096, 4096}, {"gate 14336x4096", 14336, 4096}, {"down 4096x14336", 4096, 14336}}
+	for _, sh := range shapes {
+		h := newDevHelper(s)
+		m := &dmodel{}
+		err := func() error {
+			data := randBlocks(rng, tensor.Q4_K, sh.N, sh.K)
+			var mats []dweight
+			for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
+				c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
+				if err != nil {
+					return err
+				}
+				mats = append(mats, c)
+			}
+			xd := h.up(f32bytes(randn32(rng, MaxTokens*sh.K, 0, 1)))
+			out := h.alloc(int64(4 * MaxTokens * sh.N))
+			xh, xs, xhe, xse := h.alloc(int64(2*8*sh.K)), h.alloc(4*8), h.alloc(int64(2*8*sh.K)), h.alloc(4*8)
+			if h.err != nil {
+				return h.err
+			}
+			if err := errors.Join(mhX(d, s, xd, xh, xs, 8, sh.K, false), mhX(d, s, xd, xhe, xse, 8, sh.K, true)); err != nil {
+				return err
+			}
+			q, mq, _, err := tgt.quantizeX(xd, mats[0], MaxTokens, 0)
+			if err != nil {
+				return err
+			}
+			ks := tgt.mqSplit(sh.N, tensor.Q4_K)
+			at := func(T int, v string, pdl bool) (float64, error) {
+				if v != "" {
+					xh, xs := xh, xs
+					if strings.HasSuffix(v, "e") {
+						xh, xs = xhe, xse
+					}
+					return timed(2*len(mats), func(i int) error {
+						return mhLaunch(d, s, pdl, v, out, sh.N, xh, xs, mats[i%len(mats)].w, sh.N, sh.K, T, 0)
+					})
+				}
+				name, grid, block, err := tgt.mqKernel("mq", tensor.Q4_K, sh.N, sh.K, T, ks)
+				if err != nil {
+					return 0, err
+				}
+				fn, err := d.fn(name)
+				if err != nil {
+					return 0, err
+				}
+				lf := launch
+				if pdl {
+					lf = launchPDL
+				}
+				return timed(2*len(mats), func(i int) error {
+					return lf(fn, grid, block, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
+						i32(sh.N), i32(sh.K), i32(T), i32(0), i32(ks), ptr(0), ptr(0), ptr(0))
+				})
+			}
+			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(mats[0].bytes())/1e6)
+			for _, pdl := range []bool{false, true} {
+				for _, T := range Ts {
+					for i, v := range append([]string{""}, mhVariants...) {
+						t, err := at(T, v, pdl)
+						if err != nil {
+							return err
+						}
+						line += fmt.Sprintf(" %*.1f", []int{10, 6}[min(i, 1)], t)
+					}
+				}
+			}
+			xt, err := timed(50, func(int) error { return mhX(d, s, xd, xh, xs, 5, sh.K, false) })
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s   (mh_x of 5 tokens: %.1f us)\n", line, xt)
+			return nil
+		}()
+		m.free()
+		h.free()
+		if err != nil {
+			return fmt.Errorf("cuda check: mh %s: %w", sh.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"rigscope/engine/tensor"
+	"rigscope/engine/tensor/cpu"
+)
+
+// A Go model of kernels/quant_mma.cu's fp16 tensor-core Q4_K product
+// (mh_x's stored x, mh_body's loads, the nibble pairs nib_f16 makes, the
+// fp16 scales, and mma.sync m16n8k16's fragments: PTX ISA a0 row g, k 2j
+// and 2j+1 (low half first), a1 row g+8, a2 and a3 the same at k 2j+8 and
+// 2j+9; b0 column g at k 2j, 2j+1, b1 at 2j+8, 2j+9; c0, c1 row g,
+// columns 2j, 2j+1; c2, c3 row g+8), in exact arithmetic, against the
+// CPU's DequantRow on random Q4_K blocks, without a GPU: it checks which
+// weight meets which x, not fp16's rounding (cuda-check -checks quant
+// -parts mma runs the kernels against float64 on the device). Both forms:
+// high nibbles shifted down (mhq_q4k_w*) and taken as 16q against x/16
+// (hi16: mhq_q4k_w*e). It mirrors the CUDA code line for line: change
+// both together.
+func TestMHModel(t *testing.T) {
+	for _, hi16 := range []bool{false, true} {
+		mhModel(t, hi16)
+	}
+}
+
+func mhModel(t *testing.T, hi16 bool) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const K, rows, T, W = 4352, 21, 5, 4 // 17 super-blocks over 4 warps; a partial second tile of rows
+	rb, _ := tensor.Q4_K.Bytes(K)
+	data := make([]byte, rows*rb)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for o := 0; o < len(data); o += tensor.Q4_K.BlockBytes() {
+		binary.LittleEndian.PutUint16(data[o:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
+		binary.LittleEndian.PutUint16(data[o+2:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
+	}
+	m := qmem{buf: data, base: 1 << 20}
+	x := make([]float64, T*K)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	// mh_x: xh[t][at] = x/xs (/16 in odd sub-blocks with hi16), each quad stored (e0, e2, e1, e3).
+	xh, xs := make([]float64, T*K), make([]float64, T)
+	for tk := 0; tk < T; tk++ {
+		mx := 0.0
+		for _, v := range x[tk*K : (tk+1)*K] {
+			mx = math.Max(mx, math.Abs(v))
+		}
+		_, e := math.Frexp(mx)
+		xs[tk] = math.Ldexp(1, e-10)
+		for k := 0; k < K; k++ {
+			i := k & 3
+			at := k &^ 3
+			switch i {
+			case 1:
+				at += 2
+			case 2:
+				at++
+			default:
+				at += i
+			}
+			v := x[tk*K+k] / xs[tk]
+			if hi16 && k&32 != 0 {
+				v /= 16
+			}
+			xh[tk*K+at] = v
+		}
+	}
+	// half is the low half of u as a value.
+	half := func(u uint32) float64 { return float64(f16At(u)) }
+	for row0 := 0; row0 < rows; row0 += 16 { // a block
+		var acc [W][16][8]float64 // [warp][row][token]: C fragments
+		for w := 0; w < W; w++ {
+			for sb := w; sb < K/256; sb += W {
+				var hd [32][2][4]uint32
+				var q [32][2][4][2]uint32
+				for lane := 0; lane < 32; lane++ {
+					g, j := lane>>2, lane&3
+					for r := 0; r < 2; r++ {
+						bp := m.base + min(row0+g+8*r, rows-1)*rb + sb*144
+						hd[lane][r] = m.ld16(t, bp)
+						for p := 0; p < 4; p++ {
+							a := bp + 16 + 32*p + 8*j
+							if a%8 != 0 {
+								t.Fatalf("ld8_stream of %#x: not 8-aligned", a)
+							}
+							q[lane][r][p] = [2]uint32{m.word(a), m.word(a + 4)}
+						}
+					}
+				}
+				for p := 0; p < 4; p++ {
+					// sc, mn [lane][row][h]: the values of the broadcast fp16 pairs
+					var sc, mn [32][2][2]float64
+					for lane := 0; lane < 32; lane++ {
+						for r := 0; r < 2; r++ {
+							sh := uint(16 * (p & 1))
+							a, b, cc := hd[lane][r][1]>>sh, hd[lane][r][2]>>sh, hd[lane][r][3]>>sh
+							s6, m6 := a&0x3f3f, b&0x3f3f
+							if p >= 2 {
+								s6 = (cc & 0x0f0f) | ((a >> 2) & 0x3030)
+								m6 = ((cc >> 4) & 0x0f0f) | ((b >> 2) & 0x3030)
+							}
+							d, dmin := half(hd[lane][r][0]), half(hd[lane][r][0]>>16)
+							sp := [2]uint32{(s6 & 0xff) | 0x6400, ((s6 >> 8) & 0xff) | 0x6400} // byte_perm 0x4140 | bias
+							mp := [2]uint32{(m6 & 0xff) | 0x6400, ((m6 >> 8) & 0xff) | 0x6400}
+							dm2 := [2]float64{-dmin, -dmin}
+							if hi16 {
+								dm2[1] *= 16
+							}
+							for h := 0; h < 2; h++ {
+								sc[lane][r][h] = (half(sp[h]) - 1024) * d
+								mn[lane][r][h] = (half(mp[h]) - 1024) * dm2[h]
+							}
+						}
+					}
+					for h := 0; h < 2; h++ {
+						for e := 0; e < 2; e++ {
+							var A [16][16]float64
+							var B [16][8]float64
+							for lane := 0; lane < 32; lane++ {
+								g, j := lane>>2, lane&3
+								var xb [4]float64 // the uint2's four halves
+								if g < T {
+									o := g*K + 32*(sb*8+2*p+h) + 8*j + 4*e
+									copy(xb[:], xh[o:o+4])
+								}
+								var a [4][2]float64 // a[i]: the pair of register i (low half first)
+								for r := 0; r < 2; r++ {
+									u := q[lane][r][p][e]
+									if !hi16 {
+										u >>= uint(4 * h)
+									}
+									nib := func(u uint32) [2]float64 { // nib_f16, less the bias
+										mask := uint32(0x000f000f)
+										if hi16 && h == 1 {
+											mask = 0x00f000f0
+										}
+										v := (u & mask) | 0x64006400
+										return [2]float64{half(v) - 1024, half(v>>16) - 1024}
+									}
+									lo, hi := nib(u), nib(u>>8)
+									for i := 0; i < 2; i++ {
+										a[r][i] = lo[i]*sc[lane][r][h] + mn[lane][r][h]
+										a[2+r][i] = hi[i]*sc[lane][r][h] + mn[lane][r][h]
+									}
+								}
+								for i := 0; i < 2; i++ {
+									A[g][2*j+i] = a[0][i]
+									A[g+8][2*j+i] = a[1][i]
+									A[g][2*j+8+i] = a[2][i]
+									A[g+8][2*j+8+i] = a[3][i]
+									B[2*j+i][g] = xb[i]
+									B[2*j+8+i][g] = xb[2+i]
+								}
+							}
+							for r := 0; r < 16; r++ {
+								for c := 0; c < 8; c++ {
+									for k := 0; k < 16; k++ {
+										acc[w][r][c] += A[r][k] * B[k][c]
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		Wr := make([]float32, K)
+		tt := &tensor.Tensor{DType: tensor.Q4_K, Shape: []int{rows, K}, Data: data}
+		for r := 0; r < 16 && row0+r < rows; r++ {
+			cpu.DequantRow(Wr, tt, row0+r)
+			for tk := 0; tk < T; tk++ {
+				var ref, got float64
+				for k := 0; k < K; k++ {
+					ref += float64(Wr[k]) * x[tk*K+k]
+				}
+				for w := 0; w < W; w++ {
+					got += acc[w][r][tk]
+				}
+				got *= xs[tk]
+				if math.Abs(got-ref) > 1e-5*math.Abs(ref)+1e-9 {
+					t.Fatalf("hi16 %v row %d token %d: model %g, dequantized %g", hi16, row0+r, tk, got, ref)
+				}
+			}
+		}
+	}
+}
