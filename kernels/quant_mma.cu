@@ -242,15 +242,20 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1,
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 __device__ __forceinline__ unsigned h2u(__half2 h) { return *reinterpret_cast<unsigned*>(&h); }
-// (u & 0x000f000f) | 0x64006400 in one LOP3 (C's & then | with two
-// immediates compiles to two): fp16 pair (1024 + q) of bytes 0 and 2's low
-// nibbles.
-// nib_f16<true>: the high nibbles, (1024 + 16q) without a shift.
+// bits_f16<M>: (u & M) | 0x64006400 in one LOP3 (C's & then | with two
+// immediates compiles to two): the fp16 pair (1024 + v) of the bits M
+// selects in halves 0 and 1 (v < 1024).
+template <unsigned M>
+__device__ __forceinline__ unsigned bits_f16(unsigned u) {
+  unsigned v;
+  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(v) : "r"(u), "n"(M), "n"(0x64006400));
+  return v;
+}
+// nib_f16: bytes 0 and 2's low nibbles as the fp16 pair (1024 + q);
+// nib_f16<true>: their high nibbles, (1024 + 16q) without a shift.
 template <bool HI = false>
 __device__ __forceinline__ unsigned nib_f16(unsigned u) {
-  unsigned v;
-  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(v) : "r"(u), "n"(HI ? 0x00f000f0 : 0x000f000f), "n"(0x64006400));
-  return v;
+  return bits_f16<(HI ? 0x00f000f0u : 0x000f000fu)>(u);
 }
 __device__ __forceinline__ __half2 u2h(unsigned u) { return *reinterpret_cast<__half2*>(&u); }
 
@@ -277,6 +282,32 @@ extern "C" __global__ void __launch_bounds__(256) mh_x(const float* __restrict__
   for (int k = threadIdx.x; k < K; k += blockDim.x) {
     const int i = k & 3, at = (k & ~3) | (i == 1 ? 2 : i == 2 ? 1 : i);
     xh[(long)t * K + at] = __float2half_rn(xr[k] * (odd16 && (k & 32) ? inv * 0.0625f : inv));
+  }
+}
+
+// mh_finish: the block's 16 rows of out (T, ldo) [+]= xs[t] times the
+// warps' C fragments c, added in warp order.
+template <int W>
+__device__ __forceinline__ void mh_finish(const float (&c)[4], float* __restrict__ out, int ldo,
+                                          const float* __restrict__ xs, int N, int T, int mode) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  const int row0 = blockIdx.x * 16;
+  pdl_trigger();
+  __shared__ float red[W][16][8];
+  red[warp][g][2 * j] = c[0];
+  red[warp][g][2 * j + 1] = c[1];
+  red[warp][g + 8][2 * j] = c[2];
+  red[warp][g + 8][2 * j + 1] = c[3];
+  __syncthreads();
+  for (int i = threadIdx.x; i < 16 * 8; i += blockDim.x) {
+    const int r = i >> 3, t = i & 7;
+    if (t >= T || row0 + r >= N) continue;
+    float v = 0.f;
+#pragma unroll
+    for (int s = 0; s < W; s++) v += red[s][r][t];
+    v *= xs[t];
+    float* o = out + (long)t * ldo + row0 + r;
+    if (mode == 1) *o += v; else *o = v;
   }
 }
 
@@ -349,23 +380,79 @@ __device__ __forceinline__ void mh_body(float* __restrict__ out, int ldo, const 
         }
     }
   }
-  pdl_trigger();
-  __shared__ float red[W][16][8];
-  red[warp][g][2 * j] = c[0];
-  red[warp][g][2 * j + 1] = c[1];
-  red[warp][g + 8][2 * j] = c[2];
-  red[warp][g + 8][2 * j + 1] = c[3];
-  __syncthreads();
-  for (int i = threadIdx.x; i < 16 * 8; i += blockDim.x) {
-    const int r = i >> 3, t = i & 7;
-    if (t >= T || row0 + r >= N) continue;
-    float v = 0.f;
+  mh_finish<W>(c, out, ldo, xs, N, T, mode);
+}
+
+// mh6_body: mh_body for Q6_K w (mh_x's plain x). Block: ql[128], qh[64],
+// int8 scales[16], f16 d; element 128n + 32c + l (n < 2, c < 4, l < 32) is
+// ql[64n + 32(c%2) + l] nibble c/2 with bits 2c, 2c+1 of qh[32n + l] as
+// its bits 4, 5, less 32, times d*scales[8n + 2c + l/16]. The order of k
+// within an mma is free (each weight carries its scale), so lane j takes
+// the 16 ql bytes [64n + 16j, +16) and the 16 qh bytes of the same l
+// (l in [16(j%2), +16)): quarters j/2 (low nibbles) and 2 + j/2 (high),
+// one scale each. Both windows lie at the block's offset mod 16 (210-byte
+// blocks), read as the dp4a kernels read them (win, extract). A word's
+// bytes 0 and 2, then 1 and 3, are the fp16 pairs (1024 + v), less 1056:
+// q exactly; w = q * fp16(d*sc) (hmul2).
+template <int W>
+__device__ __forceinline__ void mh6_body(float* __restrict__ out, int ldo, const __half* __restrict__ xh,
+                                         const float* __restrict__ xs, const void* w, int N, int K, int T, int mode) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  const int row0 = blockIdx.x * 16;
+  const long rb = (long)(K / 256) * 210;
+  const uint8_t* rp[2];
 #pragma unroll
-    for (int s = 0; s < W; s++) v += red[s][r][t];
-    v *= xs[t];
-    float* o = out + (long)t * ldo + row0 + r;
-    if (mode == 1) *o += v; else *o = v;
+  for (int r = 0; r < 2; r++) rp[r] = static_cast<const uint8_t*>(w) + (long)min(row0 + g + 8 * r, N - 1) * rb;
+  const int nsb = K / 256, cl = j >> 1, l0 = 16 * (j & 1);
+  const uint2* xr = reinterpret_cast<const uint2*>(xh + (long)g * K);  // token g's row (g < T)
+  const bool tok = g < T;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  const unsigned b1056 = 0x64206420u;  // fp16 (1056, 1056)
+  pdl_wait();
+  for (int sb = warp; sb < nsb; sb += W) {
+    unsigned ql[2][2][4], qh[2][2][4];  // [row][n][word]
+    __half2 S[2][2][2];                 // [row][n][h]: (d*sc, d*sc) of quarter cl (h 0) and 2 + cl (h 1)
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const uint8_t* bp = rp[r] + (long)sb * 210;
+      const int off = reinterpret_cast<uintptr_t>(bp) & 15;
+      const __half d = __ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(bp + 208)));
+#pragma unroll
+      for (int n = 0; n < 2; n++) {
+        unsigned wl[8], wh[8];
+        win<2>(bp + 64 * n + 16 * j, wl);
+        win<2>(bp + 128 + 32 * n + l0, wh);
+        extract(wl, off, ql[r][n]);
+        extract(wh, off, qh[r][n]);
+        const int8_t* sc = reinterpret_cast<const int8_t*>(bp + 192 + 8 * n + 2 * cl + (j & 1));
+#pragma unroll
+        for (int h = 0; h < 2; h++) S[r][n][h] = __half2half2(__hmul(d, __int2half_rn(__ldg(sc + 4 * h))));
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < 2; n++)
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const int qc = h ? 2 + cl : cl;  // the quarter
+          const uint2 xb =
+              tok ? __ldg(xr + (256 * sb + 128 * n + 32 * qc + l0 + 4 * e) / 4) : make_uint2(0u, 0u);
+          unsigned a[4];
+#pragma unroll
+          for (int r = 0; r < 2; r++) {
+            // bits 2qc, 2qc+1 of each qh byte to bits 4, 5: left by 4 - 2cl (h 0), right by 2cl (h 1)
+            const unsigned v = h ? ((ql[r][n][e] >> 4) & 0x0f0f0f0fu) | ((qh[r][n][e] >> (2 * cl)) & 0x30303030u)
+                                 : (ql[r][n][e] & 0x0f0f0f0fu) | ((qh[r][n][e] << (4 - 2 * cl)) & 0x30303030u);
+            const __half2 lo = __hsub2(u2h(bits_f16<0x003f003fu>(v)), u2h(b1056));
+            const __half2 hi = __hsub2(u2h(bits_f16<0x003f003fu>(v >> 8)), u2h(b1056));
+            a[r] = h2u(__hmul2(lo, S[r][n][h]));
+            a[2 + r] = h2u(__hmul2(hi, S[r][n][h]));
+          }
+          mma_f16(c, a[0], a[1], a[2], a[3], xb.x, xb.y);
+        }
   }
+  mh_finish<W>(c, out, ldo, xs, N, T, mode);
 }
 
 // mhq_q4k_wW: mh_body in blocks of W warps (grid: a block per 16 rows);
@@ -384,3 +471,13 @@ __device__ __forceinline__ void mh_body(float* __restrict__ out, int ldo, const 
 MH_INST(4)
 MH_INST(8)
 MH_INST(16)
+
+// mhq_q6k_wW: mh6_body in blocks of W warps.
+#define MH6_INST(W)                                                                                               \
+  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q6k_w##W(float* out, int ldo, const __half* xh,        \
+                                                                      const float* xs, const void* w, int N, int K, \
+                                                                      int T, int mode) {                          \
+    mh6_body<W>(out, ldo, xh, xs, w, N, K, T, mode);                                                              \
+  }
+MH6_INST(8)
+MH6_INST(16)

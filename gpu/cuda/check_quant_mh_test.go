@@ -15,24 +15,38 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// mhVariants are the fp16 tensor-core Q4_K products
-// (kernels/quant_mma.cu mhq_q4k_w*): blocks of 4, 8, 16 warps, and with
-// the high nibbles taken as 16q (e: x from mh_x with odd16).
-var mhVariants = []string{"w4", "w8", "w16", "w8e", "w16e"}
+// mhVariants are the fp16 tensor-core products (kernels/quant_mma.cu
+// mhq_*) of each type: blocks of 4, 8, 16 warps, and for Q4_K with the
+// high nibbles taken as 16q (e: x from mh_x with odd16).
+var mhVariants = map[tensor.DType][]string{
+	tensor.Q4_K: {"q4k_w4", "q4k_w8", "q4k_w16", "q4k_w8e", "q4k_w16e"},
+	tensor.Q6_K: {"q6k_w8", "q6k_w16"},
+}
 
-// mhWarps is the block size of mhq_q4k_<v>.
+// mhWarps is the block size of mhq_<v>.
 func mhWarps(v string) int {
-	n, _ := strconv.Atoi(strings.TrimSuffix(v[1:], "e"))
+	n, _ := strconv.Atoi(strings.TrimSuffix(v[strings.Index(v, "_w")+2:], "e"))
 	return n
 }
 
-// checkQuantMH checks the Q4_K products on the fp16 tensor cores (mh_x,
-// then mhq_q4k_w*; experimental, not in a step): store and add against
+// checkQuantMH checks the Q4_K and Q6_K products on the fp16 tensor cores
+// (mh_x, then mhq_*; experimental, not in a step): store and add against
 // float64 of the exact weights and x at T=1..8 (tol tolMH: x and the
 // dequantized weights are rounded to fp16), every T=k row bitwise its
-// T=1 run, in blocks of every warp count; then times them beside the dp4a
-// kernels on llama-8b's shapes.
+// T=1 run, every variant; then times them beside the dp4a kernels on
+// llama-8b's shapes.
 func checkQuantMH(d *Device, w io.Writer) error {
+	var errs []error
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+		errs = append(errs, checkMHType(d, dt, w))
+	}
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+		errs = append(errs, timeQuantMH(d, dt, w))
+	}
+	return errors.Join(errs...)
+}
+
+func checkMHType(d *Device, dt tensor.DType, w io.Writer) error {
 	s, done, err := d.checkStream()
 	if err != nil {
 		return err
@@ -43,10 +57,10 @@ func checkQuantMH(d *Device, w io.Writer) error {
 	rng := rand.New(rand.NewPCG(5, 77))
 	const N, K, TT, tolMH = 70, 4352, 8, 4e-3
 	x, base := randn32(rng, TT*K, 0, 1), randn32(rng, TT*N, 0, 1)
-	wq := randBlocks(rng, tensor.Q4_K, N, K)
-	W := dequant(tensor.Q4_K, wq, N, K)
+	wq := randBlocks(rng, dt, N, K)
+	W := dequant(dt, wq, N, K)
 	m := &dmodel{}
-	Wd, err := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: tensor.Q4_K, Shape: []int{N, K}, Data: wq})
+	Wd, err := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
 	h.allocs = append(h.allocs, m.allocs...)
 	if err != nil {
 		return err
@@ -58,10 +72,10 @@ func checkQuantMH(d *Device, w io.Writer) error {
 	if err := errors.Join(mhX(d, s, xd, xh, xs, TT, K, false), mhX(d, s, xd, xhe, xse, TT, K, true)); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nQ4_K on fp16 tensor cores (mh_x, mhq_q4k_w*; experimental) vs float64 of the exact weights and x (N=%d K=%d, T=1..8, outputs NaN-poisoned; tol %.0e)\n%-6s %-8s %12s %10s\n",
-		N, K, tolMH, "kernel", "mode", "rel", "T=k = T=1")
+	fmt.Fprintf(w, "\n%v on fp16 tensor cores (mh_x, mhq_*; experimental) vs float64 of the exact weights and x (N=%d K=%d, T=1..8, outputs NaN-poisoned; tol %.0e)\n%-9s %-8s %12s %10s\n",
+		dt, N, K, tolMH, "kernel", "mode", "rel", "T=k = T=1")
 	var errs []error
-	for _, v := range mhVariants {
+	for _, v := range mhVariants[dt] {
 		xh, xs := xh, xs
 		if strings.HasSuffix(v, "e") {
 			xh, xs = xhe, xse
@@ -112,10 +126,10 @@ func checkQuantMH(d *Device, w io.Writer) error {
 				st = "FAIL"
 				errs = append(errs, fmt.Errorf("mh %s mode %d: rel %.2e (tol %.0e), bitwise %s", v, mode, worst, tolMH, bitwise))
 			}
-			fmt.Fprintf(w, "%-6s %-8s %12.2e %10s %s\n", v, []string{"mv", "mv+add"}[mode], worst, bitwise, st)
+			fmt.Fprintf(w, "%-9s %-8s %12.2e %10s %s\n", v, []string{"mv", "mv+add"}[mode], worst, bitwise, st)
 		}
 	}
-	return errors.Join(append(errs, timeQuantMH(d, s, w))...)
+	return errors.Join(errs...)
 }
 
 // mhX launches mh_x: xh (T, K) fp16 and xs (T) of x (T, K) (odd16: for
@@ -132,10 +146,10 @@ func mhX(d *Device, s cu.Stream, x, xh, xs cu.DevicePtr, T, K int, odd16 bool) e
 	return launch(fn, [3]int{T, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(x), ptr(xh), ptr(xs), i32(K), i32(o))
 }
 
-// mhLaunch launches mhq_q4k_<v>: out (T, ldo) [+]= xh . w^T.
+// mhLaunch launches mhq_<v>: out (T, ldo) [+]= xh . w^T.
 func mhLaunch(d *Device, s cu.Stream, pdl bool, v string, out cu.DevicePtr, ldo int, xh, xs, w cu.DevicePtr, N, K, T, mode int) error {
 	warps := mhWarps(v)
-	fn, err := d.fn("mhq_q4k_" + v)
+	fn, err := d.fn("mhq_" + v)
 	if err != nil {
 		return err
 	}
@@ -147,9 +161,14 @@ func mhLaunch(d *Device, s cu.Stream, pdl bool, v string, out cu.DevicePtr, ldo 
 		i32(N), i32(K), i32(T), i32(mode))
 }
 
-// timeQuantMH times mhq_q4k_w* (plain, store) beside the dp4a mq_q4k_*
-// on llama-8b's shapes, weights rotated over copies >= 256 MB, and mh_x.
-func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
+// timeQuantMH times dt's mhq_* (plain, store) beside the dp4a mq_* on
+// llama-8b's shapes, weights rotated over copies >= 256 MB, and mh_x.
+func timeQuantMH(d *Device, dt tensor.DType, w io.Writer) error {
+	s, done, err := d.checkStream()
+	if err != nil {
+		return err
+	}
+	defer done()
 	timed, closeTimer, err := streamTimer(s)
 	if err != nil {
 		return err
@@ -158,12 +177,12 @@ func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
 	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}}
 	rng := rand.New(rand.NewPCG(9, 23))
 	Ts := []int{1, 2, 5, 8}
-	fmt.Fprintf(w, "\nQ4_K plain products, us: dp4a (mq_q4k) and fp16 tensor cores (mhq_q4k) in blocks of w warps; pdl: launched with programmatic dependent launch\n%-18s %7s", "matrix", "MB")
+	fmt.Fprintf(w, "\n%v plain products, us: dp4a (mq_*) and fp16 tensor cores (mhq_*); pdl: launched with programmatic dependent launch\n%-18s %7s", dt, "matrix", "MB")
 	for _, pdl := range []string{"", "pdl"} {
 		for _, T := range Ts {
 			fmt.Fprintf(w, " %10s", fmt.Sprintf("dp4a %s%d", pdl, T))
-			for _, v := range mhVariants {
-				fmt.Fprintf(w, " %6s", v)
+			for _, v := range mhVariants[dt] {
+				fmt.Fprintf(w, " %8s", v)
 			}
 		}
 	}
@@ -176,10 +195,10 @@ func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
 		h := newDevHelper(s)
 		m := &dmodel{}
 		err := func() error {
-			data := randBlocks(rng, tensor.Q4_K, sh.N, sh.K)
+			data := randBlocks(rng, dt, sh.N, sh.K)
 			var mats []dweight
 			for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
-				c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
+				c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: sh.name, DType: dt, Shape: []int{sh.N, sh.K}, Data: data})
 				if err != nil {
 					return err
 				}
@@ -198,7 +217,7 @@ func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
 			if err != nil {
 				return err
 			}
-			ks := tgt.mqSplit(sh.N, tensor.Q4_K)
+			ks := tgt.mqSplit(sh.N, dt)
 			at := func(T int, v string, pdl bool) (float64, error) {
 				if v != "" {
 					xh, xs := xh, xs
@@ -209,7 +228,7 @@ func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
 						return mhLaunch(d, s, pdl, v, out, sh.N, xh, xs, mats[i%len(mats)].w, sh.N, sh.K, T, 0)
 					})
 				}
-				name, grid, block, err := tgt.mqKernel("mq", tensor.Q4_K, sh.N, sh.K, T, ks)
+				name, grid, block, err := tgt.mqKernel("mq", dt, sh.N, sh.K, T, ks)
 				if err != nil {
 					return 0, err
 				}
@@ -229,12 +248,12 @@ func timeQuantMH(d *Device, s cu.Stream, w io.Writer) error {
 			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(mats[0].bytes())/1e6)
 			for _, pdl := range []bool{false, true} {
 				for _, T := range Ts {
-					for i, v := range append([]string{""}, mhVariants...) {
+					for i, v := range append([]string{""}, mhVariants[dt]...) {
 						t, err := at(T, v, pdl)
 						if err != nil {
 							return err
 						}
-						line += fmt.Sprintf(" %*.1f", []int{10, 6}[min(i, 1)], t)
+						line += fmt.Sprintf(" %*.1f", []int{10, 8}[min(i, 1)], t)
 					}
 				}
 			}

@@ -191,3 +191,117 @@ func mhModel(t *testing.T, hi16 bool) {
 		}
 	}
 }
+
+// TestMH6Model is TestMHModel for mh6_body (Q6_K): which ql and qh bytes a
+// lane takes, the 6-bit values' fp16 pairs, the scales, against
+// DequantRow.
+func TestMH6Model(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const K, rows, T, W = 4352, 21, 5, 8 // 17 super-blocks over 8 warps; a partial second tile of rows
+	rb, _ := tensor.Q6_K.Bytes(K)
+	data := make([]byte, rows*rb)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for o := 0; o < len(data); o += tensor.Q6_K.BlockBytes() {
+		binary.LittleEndian.PutUint16(data[o+208:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
+	}
+	x := make([]float64, T*K)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	// mh_x without odd16, its scale left out (exact): each quad stored (e0, e2, e1, e3).
+	xh := make([]float64, T*K)
+	for k := 0; k < T*K; k++ {
+		at := k &^ 3
+		switch k & 3 {
+		case 1:
+			at += 2
+		case 2:
+			at++
+		default:
+			at += k & 3
+		}
+		xh[at] = x[k]
+	}
+	half := func(u uint32) float64 { return float64(f16At(u)) }
+	word := func(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+	for row0 := 0; row0 < rows; row0 += 16 {
+		var acc [W][16][8]float64
+		for w := 0; w < W; w++ {
+			for sb := w; sb < K/256; sb += W {
+				var A [2][2][4][16][16]float64 // [n][h][e]: the mma's A
+				var B [2][2][4][16][8]float64
+				for lane := 0; lane < 32; lane++ {
+					g, j := lane>>2, lane&3
+					cl, l0 := j>>1, 16*(j&1)
+					for r := 0; r < 2; r++ {
+						bp := min(row0+g+8*r, rows-1)*rb + sb*210
+						d := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(data[bp+208:])))
+						for n := 0; n < 2; n++ {
+							for h := 0; h < 2; h++ {
+								sc := float64(int8(data[bp+192+8*n+2*cl+(j&1)+4*h]))
+								S := d * sc // __hmul(d, sc), less its rounding
+								qc := cl
+								if h == 1 {
+									qc = 2 + cl
+								}
+								for e := 0; e < 4; e++ {
+									ql := word(data[bp+64*n+16*j+4*e:])
+									qh := word(data[bp+128+32*n+l0+4*e:])
+									var v uint32
+									if h == 1 {
+										v = ((ql >> 4) & 0x0f0f0f0f) | ((qh >> uint(2*cl)) & 0x30303030)
+									} else {
+										v = (ql & 0x0f0f0f0f) | ((qh << uint(4-2*cl)) & 0x30303030)
+									}
+									lo := (v & 0x003f003f) | 0x64006400
+									hi := ((v >> 8) & 0x003f003f) | 0x64006400
+									for i := 0; i < 2; i++ {
+										A[n][h][e][g+8*r][2*j+i] = (half(lo>>(16*i)) - 1056) * S
+										A[n][h][e][g+8*r][2*j+8+i] = (half(hi>>(16*i)) - 1056) * S
+									}
+									if r == 0 && g < T {
+										o := g*K + 256*sb + 128*n + 32*qc + l0 + 4*e
+										B[n][h][e][2*j][g], B[n][h][e][2*j+1][g] = xh[o], xh[o+1]
+										B[n][h][e][2*j+8][g], B[n][h][e][2*j+9][g] = xh[o+2], xh[o+3]
+									}
+								}
+							}
+						}
+					}
+				}
+				for n := 0; n < 2; n++ {
+					for h := 0; h < 2; h++ {
+						for e := 0; e < 4; e++ {
+							for r := 0; r < 16; r++ {
+								for c := 0; c < 8; c++ {
+									for k := 0; k < 16; k++ {
+										acc[w][r][c] += A[n][h][e][r][k] * B[n][h][e][k][c]
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		Wr := make([]float32, K)
+		tt := &tensor.Tensor{DType: tensor.Q6_K, Shape: []int{rows, K}, Data: data}
+		for r := 0; r < 16 && row0+r < rows; r++ {
+			cpu.DequantRow(Wr, tt, row0+r)
+			for tk := 0; tk < T; tk++ {
+				var ref, got float64
+				for k := 0; k < K; k++ {
+					ref += float64(Wr[k]) * x[tk*K+k]
+				}
+				for w := 0; w < W; w++ {
+					got += acc[w][r][tk]
+				}
+				if math.Abs(got-ref) > 1e-5*math.Abs(ref)+1e-9 {
+					t.Fatalf("row %d token %d: model %g, dequantized %g", row0+r, tk, got, ref)
+				}
+			}
+		}
+	}
+}
