@@ -213,11 +213,11 @@ MQM_INST(16, 8)
 MQM_INST(8, 16)
 MQM_INST(16, 16)
 
-// Q4_K products on fp16 tensor cores (experimental, not in a step yet:
-// cuda-check -checks quant -parts mma checks and times them; not yet run
-// on a GPU: TestMHModel checks their fragments and scales in exact
-// arithmetic). The int8
-// kernels above pay a float combination per (row, token, 32-element
+// Q4_K products on fp16 tensor cores, then Q6_K's (mh6_body) and Q8_0's
+// (mh8_body) (experimental, not in a step yet: cuda-check -checks quant
+// -parts mma checks and times them; not yet run on a GPU: TestMHModel,
+// TestMH6Model and TestMH8Model check their fragments and scales in exact
+// arithmetic). The int8 kernels above pay a float combination per (row, token, 32-element
 // sub-block) outside the tensor core, about 75 instructions an mma; here
 // the weights are dequantized to fp16 in registers, w = q*fp16(d*sc) +
 // fp16(-dmin*m) (one rounding, hfma2), and mma.sync m16n8k16 sums them
@@ -455,6 +455,58 @@ __device__ __forceinline__ void mh6_body(float* __restrict__ out, int ldo, const
   mh_finish<W>(c, out, ldo, xs, N, T, mode);
 }
 
+// mh8_body: mh_body for Q8_0 w (mh_x's plain x). Block: f16 d, int8
+// qs[32]; weight d*q. The order of k within an mma is free (each weight
+// carries its scale), so in each group of 4 blocks of a row lane j takes
+// block j whole: mma e (e < 8) gets its elements 4e..4e+3, through a
+// 16-byte window from qs (34-byte blocks: any even offset). A word's bytes
+// 0 and 2, then 1 and 3, become the fp16 pairs 1024 + (q + 128) (the sign
+// bit flipped, 0x64 as the high byte), less 1152: q exactly; w = q * d
+// (hmul2: one rounding).
+template <int W>
+__device__ __forceinline__ void mh8_body(float* __restrict__ out, int ldo, const __half* __restrict__ xh,
+                                         const float* __restrict__ xs, const void* w, int N, int K, int T, int mode) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  const int row0 = blockIdx.x * 16;
+  const long rb = (long)(K / 32) * 34;
+  const uint8_t* rp[2];
+#pragma unroll
+  for (int r = 0; r < 2; r++) rp[r] = static_cast<const uint8_t*>(w) + (long)min(row0 + g + 8 * r, N - 1) * rb;
+  const int ngr = K / 128;
+  const uint2* xr = reinterpret_cast<const uint2*>(xh + (long)g * K);  // token g's row (g < T)
+  const bool tok = g < T;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  const unsigned b1152 = 0x64806480u;  // fp16 (1152, 1152)
+  pdl_wait();
+  for (int gr = warp; gr < ngr; gr += W) {
+    unsigned q[2][8];  // [row]: qs of block 4gr + j
+    __half2 dd[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+      const uint8_t* bp = rp[r] + (long)(4 * gr + j) * 34;
+      unsigned wq[12];
+      win<3>(bp + 2, wq);
+      extract(wq, int(reinterpret_cast<uintptr_t>(bp + 2) & 15), q[r]);
+      dd[r] = __half2half2(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(bp))));
+    }
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      const uint2 xb = tok ? __ldg(xr + (128 * gr + 32 * j + 4 * e) / 4) : make_uint2(0u, 0u);
+      unsigned a[4];
+#pragma unroll
+      for (int r = 0; r < 2; r++) {
+        const unsigned u = q[r][e] ^ 0x80808080u;
+        const __half2 lo = __hsub2(u2h(__byte_perm(u, 0x64646464u, 0x4240)), u2h(b1152));
+        const __half2 hi = __hsub2(u2h(__byte_perm(u, 0x64646464u, 0x4341)), u2h(b1152));
+        a[r] = h2u(__hmul2(lo, dd[r]));
+        a[2 + r] = h2u(__hmul2(hi, dd[r]));
+      }
+      mma_f16(c, a[0], a[1], a[2], a[3], xb.x, xb.y);
+    }
+  }
+  mh_finish<W>(c, out, ldo, xs, N, T, mode);
+}
+
 // mhq_q4k_wW: mh_body in blocks of W warps (grid: a block per 16 rows);
 // mhq_q4k_wWe: with HI16.
 #define MH_INST(W)                                                                                                \
@@ -481,3 +533,13 @@ MH_INST(16)
   }
 MH6_INST(8)
 MH6_INST(16)
+
+// mhq_q80_wW: mh8_body in blocks of W warps.
+#define MH8_INST(W)                                                                                               \
+  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q80_w##W(float* out, int ldo, const __half* xh,        \
+                                                                      const float* xs, const void* w, int N, int K, \
+                                                                      int T, int mode) {                          \
+    mh8_body<W>(out, ldo, xh, xs, w, N, K, T, mode);                                                              \
+  }
+MH8_INST(8)
+MH8_INST(16)

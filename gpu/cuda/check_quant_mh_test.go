@@ -21,7 +21,11 @@ import (
 var mhVariants = map[tensor.DType][]string{
 	tensor.Q4_K: {"q4k_w4", "q4k_w8", "q4k_w16", "q4k_w8e", "q4k_w16e"},
 	tensor.Q6_K: {"q6k_w8", "q6k_w16"},
+	tensor.Q8_0: {"q80_w8", "q80_w16"},
 }
+
+// mhTypes are the types with fp16 tensor-core products, in check order.
+var mhTypes = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q8_0}
 
 // mhWarps is the block size of mhq_<v>.
 func mhWarps(v string) int {
@@ -29,7 +33,7 @@ func mhWarps(v string) int {
 	return n
 }
 
-// checkQuantMH checks the Q4_K and Q6_K products on the fp16 tensor cores
+// checkQuantMH checks the Q4_K, Q6_K and Q8_0 products on the fp16 tensor cores
 // (mh_x, then mhq_*; experimental, not in a step): store and add against
 // float64 of the exact weights and x at T=1..8 (tol tolMH: x and the
 // dequantized weights are rounded to fp16), every T=k row bitwise its
@@ -37,10 +41,10 @@ func mhWarps(v string) int {
 // llama-8b's shapes.
 func checkQuantMH(d *Device, w io.Writer) error {
 	var errs []error
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range mhTypes {
 		errs = append(errs, checkMHType(d, dt, w))
 	}
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range mhTypes {
 		errs = append(errs, timeQuantMH(d, dt, w))
 	}
 	return errors.Join(errs...)

@@ -305,3 +305,92 @@ func TestMH6Model(t *testing.T) {
 		}
 	}
 }
+
+// TestMH8Model is TestMHModel for mh8_body (Q8_0): lane j takes block j
+// of each group of 4, mma e its elements 4e..4e+3, against DequantRow.
+func TestMH8Model(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const K, rows, T, W = 4352, 21, 5, 8 // 34 groups of 4 blocks over 8 warps; a partial second tile of rows
+	rb, _ := tensor.Q8_0.Bytes(K)
+	data := make([]byte, rows*rb)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for o := 0; o < len(data); o += tensor.Q8_0.BlockBytes() {
+		binary.LittleEndian.PutUint16(data[o:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
+	}
+	x := make([]float64, T*K)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	xh := make([]float64, T*K) // mh_x without its scale: each quad stored (e0, e2, e1, e3)
+	for k := 0; k < T*K; k++ {
+		at := k &^ 3
+		switch k & 3 {
+		case 1:
+			at += 2
+		case 2:
+			at++
+		default:
+			at += k & 3
+		}
+		xh[at] = x[k]
+	}
+	half := func(u uint32) float64 { return float64(f16At(u)) }
+	perm := func(x, y uint32, s uint32) uint32 { // __byte_perm
+		b := [8]uint32{x & 0xff, x >> 8 & 0xff, x >> 16 & 0xff, x >> 24, y & 0xff, y >> 8 & 0xff, y >> 16 & 0xff, y >> 24}
+		return b[s&7] | b[s>>4&7]<<8 | b[s>>8&7]<<16 | b[s>>12&7]<<24
+	}
+	for row0 := 0; row0 < rows; row0 += 16 {
+		var acc [W][16][8]float64
+		for w := 0; w < W; w++ {
+			for gr := w; gr < K/128; gr += W {
+				for e := 0; e < 8; e++ {
+					var A [16][16]float64
+					var B [16][8]float64
+					for lane := 0; lane < 32; lane++ {
+						g, j := lane>>2, lane&3
+						for r := 0; r < 2; r++ {
+							bp := min(row0+g+8*r, rows-1)*rb + (4*gr+j)*34
+							d := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(data[bp:])))
+							u := binary.LittleEndian.Uint32(data[bp+2+4*e:]) ^ 0x80808080
+							lo, hi := perm(u, 0x64646464, 0x4240), perm(u, 0x64646464, 0x4341)
+							for i := 0; i < 2; i++ {
+								A[g+8*r][2*j+i] = (half(lo>>(16*i)) - 1152) * d
+								A[g+8*r][2*j+8+i] = (half(hi>>(16*i)) - 1152) * d
+							}
+						}
+						if g < T {
+							o := g*K + 128*gr + 32*j + 4*e
+							B[2*j][g], B[2*j+1][g], B[2*j+8][g], B[2*j+9][g] = xh[o], xh[o+1], xh[o+2], xh[o+3]
+						}
+					}
+					for r := 0; r < 16; r++ {
+						for c := 0; c < 8; c++ {
+							for k := 0; k < 16; k++ {
+								acc[w][r][c] += A[r][k] * B[k][c]
+							}
+						}
+					}
+				}
+			}
+		}
+		Wr := make([]float32, K)
+		tt := &tensor.Tensor{DType: tensor.Q8_0, Shape: []int{rows, K}, Data: data}
+		for r := 0; r < 16 && row0+r < rows; r++ {
+			cpu.DequantRow(Wr, tt, row0+r)
+			for tk := 0; tk < T; tk++ {
+				var ref, got float64
+				for k := 0; k < K; k++ {
+					ref += float64(Wr[k]) * x[tk*K+k]
+				}
+				for w := 0; w < W; w++ {
+					got += acc[w][r][tk]
+				}
+				if math.Abs(got-ref) > 1e-5*math.Abs(ref)+1e-9 {
+					t.Fatalf("row %d token %d: model %g, dequantized %g", row0+r, tk, got, ref)
+				}
+			}
+		}
+	}
+}
