@@ -28,6 +28,27 @@ func TestMHModel(t *testing.T) {
 	}
 }
 
+// mhAt is where mh_x stores element k of a row: each aligned quad as
+// (e0, e2, e1, e3).
+func mhAt(k int) int {
+	switch k & 3 {
+	case 1:
+		return k + 1
+	case 2:
+		return k - 1
+	}
+	return k
+}
+
+// mhPlain is x stored as mh_x stores it, without its scale (exact).
+func mhPlain(x []float64) []float64 {
+	xh := make([]float64, len(x))
+	for k, v := range x {
+		xh[mhAt(k)] = v
+	}
+	return xh
+}
+
 func mhModel(t *testing.T, hi16 bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const K, rows, T, W = 4352, 21, 5, 4 // 17 super-blocks over 4 warps; a partial second tile of rows
@@ -55,21 +76,11 @@ func mhModel(t *testing.T, hi16 bool) {
 		_, e := math.Frexp(mx)
 		xs[tk] = math.Ldexp(1, e-10)
 		for k := 0; k < K; k++ {
-			i := k & 3
-			at := k &^ 3
-			switch i {
-			case 1:
-				at += 2
-			case 2:
-				at++
-			default:
-				at += i
-			}
 			v := x[tk*K+k] / xs[tk]
 			if hi16 && k&32 != 0 {
 				v /= 16
 			}
-			xh[tk*K+at] = v
+			xh[tk*K+mhAt(k)] = v
 		}
 	}
 	// half is the low half of u as a value.
@@ -210,20 +221,7 @@ func TestMH6Model(t *testing.T) {
 	for i := range x {
 		x[i] = rng.NormFloat64()
 	}
-	// mh_x without odd16, its scale left out (exact): each quad stored (e0, e2, e1, e3).
-	xh := make([]float64, T*K)
-	for k := 0; k < T*K; k++ {
-		at := k &^ 3
-		switch k & 3 {
-		case 1:
-			at += 2
-		case 2:
-			at++
-		default:
-			at += k & 3
-		}
-		xh[at] = x[k]
-	}
+	xh := mhPlain(x)
 	half := func(u uint32) float64 { return float64(f16At(u)) }
 	word := func(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 	for row0 := 0; row0 < rows; row0 += 16 {
@@ -323,19 +321,7 @@ func TestMH8Model(t *testing.T) {
 	for i := range x {
 		x[i] = rng.NormFloat64()
 	}
-	xh := make([]float64, T*K) // mh_x without its scale: each quad stored (e0, e2, e1, e3)
-	for k := 0; k < T*K; k++ {
-		at := k &^ 3
-		switch k & 3 {
-		case 1:
-			at += 2
-		case 2:
-			at++
-		default:
-			at += k & 3
-		}
-		xh[at] = x[k]
-	}
+	xh := mhPlain(x)
 	half := func(u uint32) float64 { return float64(f16At(u)) }
 	perm := func(x, y uint32, s uint32) uint32 { // __byte_perm
 		b := [8]uint32{x & 0xff, x >> 8 & 0xff, x >> 16 & 0xff, x >> 24, y & 0xff, y >> 8 & 0xff, y >> 16 & 0xff, y >> 24}
