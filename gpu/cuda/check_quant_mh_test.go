@@ -191,22 +191,13 @@ func timeQuantMH(d *Device, dt tensor.DType, w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
-	shapes := []struct {
-		name string
-		N, K int
-	}{{"qkv 6144x4096", 6144, 4096}, {"wo 4096x4096", 4096, 4096}, {"gate 14336x4096", 14336, 4096}, {"down 4096x14336", 4096, 14336}}
-	for _, sh := range shapes {
+	for _, sh := range llama8bShapes {
 		h := newDevHelper(s)
 		m := &dmodel{}
 		err := func() error {
-			data := randBlocks(rng, dt, sh.N, sh.K)
-			var mats []dweight
-			for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
-				c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: sh.name, DType: dt, Shape: []int{sh.N, sh.K}, Data: data})
-				if err != nil {
-					return err
-				}
-				mats = append(mats, c)
+			mats, err := rotatedCopies(m, sh.name, dt, sh.N, sh.K, randBlocks(rng, dt, sh.N, sh.K))
+			if err != nil {
+				return err
 			}
 			xd := h.up(f32bytes(randn32(rng, MaxTokens*sh.K, 0, 1)))
 			out := h.alloc(int64(4 * MaxTokens * sh.N))
@@ -232,22 +223,7 @@ func timeQuantMH(d *Device, dt tensor.DType, w io.Writer) error {
 						return mhLaunch(d, s, pdl, v, out, sh.N, xh, xs, mats[i%len(mats)].w, sh.N, sh.K, T, 0)
 					})
 				}
-				name, grid, block, err := tgt.mqKernel("mq", dt, sh.N, sh.K, T, ks)
-				if err != nil {
-					return 0, err
-				}
-				fn, err := d.fn(name)
-				if err != nil {
-					return 0, err
-				}
-				lf := launch
-				if pdl {
-					lf = launchPDL
-				}
-				return timed(2*len(mats), func(i int) error {
-					return lf(fn, grid, block, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
-						i32(sh.N), i32(sh.K), i32(T), i32(0), i32(ks), ptr(0), ptr(0), ptr(0))
-				})
+				return timeMQ(d, s, tgt, timed, mats, q, mq, out, T, ks, pdl)
 			}
 			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(mats[0].bytes())/1e6)
 			for _, pdl := range []bool{false, true} {

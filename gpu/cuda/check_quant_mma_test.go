@@ -104,6 +104,52 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 	return errors.Join(errs...)
 }
 
+// llama8bShapes are the llama-8b layer matrices the product timings use.
+var llama8bShapes = []struct {
+	name string
+	N, K int
+}{{"qkv 6144x4096", 6144, 4096}, {"wo 4096x4096", 4096, 4096}, {"gate 14336x4096", 14336, 4096}, {"down 4096x14336", 4096, 14336}}
+
+// rotatedCopies uploads data, an (N, K) dt layer matrix, as many times as
+// make 256 MB or more, so that launches rotated over the copies time
+// reads from memory, not from L2.
+func rotatedCopies(m *dmodel, name string, dt tensor.DType, N, K int, data []byte) ([]dweight, error) {
+	var mats []dweight
+	for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
+		c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: name, DType: dt, Shape: []int{N, K}, Data: data})
+		if err != nil {
+			return nil, err
+		}
+		mats = append(mats, c)
+	}
+	return mats, nil
+}
+
+// timeMQ times the product kernel tgt.mqKernel picks for mats' type and
+// shape at T tokens split ks ways (plain: mode store, no fused output
+// quantization), launched plainly or with PDL, rotated over mats: x as
+// quantized in q, mq; out (T, rows).
+func timeMQ(d *Device, s cu.Stream, tgt *Target, timed func(int, func(int) error) (float64, error), mats []dweight,
+	q, mq, out cu.DevicePtr, T, ks int, pdl bool) (float64, error) {
+	N, K := mats[0].rows, mats[0].cols
+	name, grid, block, err := tgt.mqKernel("mq", mats[0].dt, N, K, T, ks)
+	if err != nil {
+		return 0, err
+	}
+	fn, err := d.fn(name)
+	if err != nil {
+		return 0, err
+	}
+	lf := launch
+	if pdl {
+		lf = launchPDL
+	}
+	return timed(2*len(mats), func(i int) error {
+		return lf(fn, grid, block, 0, s, ptr(out), i32(N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
+			i32(N), i32(K), i32(T), i32(0), i32(ks), ptr(0), ptr(0), ptr(0))
+	})
+}
+
 // mqmWarps are the block sizes the tensor-core Q4_K products are built in
 // (RIGSCOPE_CUDA_MQM: 1 means 4).
 var mqmWarps = []int{4, 8, 16}
@@ -137,22 +183,13 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
-	shapes := []struct {
-		name string
-		N, K int
-	}{{"qkv 6144x4096", 6144, 4096}, {"wo 4096x4096", 4096, 4096}, {"gate 14336x4096", 14336, 4096}, {"down 4096x14336", 4096, 14336}}
-	for _, sh := range shapes {
+	for _, sh := range llama8bShapes {
 		h := newDevHelper(s)
 		m := &dmodel{}
 		err := func() error {
-			data := randBlocks(rng, tensor.Q4_K, sh.N, sh.K)
-			var mats []dweight
-			for len(mats) == 0 || int64(len(mats))*mats[0].bytes() < 256<<20 {
-				c, err := m.uploadLayerMatrix("", &tensor.Tensor{Name: sh.name, DType: tensor.Q4_K, Shape: []int{sh.N, sh.K}, Data: data})
-				if err != nil {
-					return err
-				}
-				mats = append(mats, c)
+			mats, err := rotatedCopies(m, sh.name, tensor.Q4_K, sh.N, sh.K, randBlocks(rng, tensor.Q4_K, sh.N, sh.K))
+			if err != nil {
+				return err
 			}
 			xd := h.up(f32bytes(randn32(rng, MaxTokens*sh.K, 0, 1)))
 			out := h.alloc(int64(4 * MaxTokens * sh.N))
@@ -166,23 +203,8 @@ func timeQuantMMA(d *Device, s cu.Stream, tgt *Target, w io.Writer) error {
 			ks := tgt.mqSplit(sh.N, tensor.Q4_K)
 			at := func(T, warps int, pdl bool) (float64, error) {
 				tgt.tune.MQM = warps
-				name, grid, block, err := tgt.mqKernel("mq", tensor.Q4_K, sh.N, sh.K, T, ks)
-				tgt.tune.MQM = 0
-				if err != nil {
-					return 0, err
-				}
-				fn, err := d.fn(name)
-				if err != nil {
-					return 0, err
-				}
-				lf := launch
-				if pdl {
-					lf = launchPDL
-				}
-				return timed(2*len(mats), func(i int) error {
-					return lf(fn, grid, block, 0, s, ptr(out), i32(sh.N), ptr(q), ptr(mq), ptr(mats[i%len(mats)].w),
-						i32(sh.N), i32(sh.K), i32(T), i32(0), i32(ks), ptr(0), ptr(0), ptr(0))
-				})
+				defer func() { tgt.tune.MQM = 0 }()
+				return timeMQ(d, s, tgt, timed, mats, q, mq, out, T, ks, pdl)
 			}
 			line := fmt.Sprintf("%-18s %7.1f", sh.name, float64(mats[0].bytes())/1e6)
 			for _, pdl := range []bool{false, true} {

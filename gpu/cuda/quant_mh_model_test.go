@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -53,14 +54,7 @@ func mhModel(t *testing.T, hi16 bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const K, rows, T, W = 4352, 21, 5, 4 // 17 super-blocks over 4 warps; a partial second tile of rows
 	rb, _ := tensor.Q4_K.Bytes(K)
-	data := make([]byte, rows*rb)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	for o := 0; o < len(data); o += tensor.Q4_K.BlockBytes() {
-		binary.LittleEndian.PutUint16(data[o:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
-		binary.LittleEndian.PutUint16(data[o+2:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
-	}
+	data := modelBlocks(rng, tensor.Q4_K, rows, K, 0, 2)
 	m := qmem{buf: data, base: 1 << 20}
 	x := make([]float64, T*K)
 	for i := range x {
@@ -89,22 +83,7 @@ func mhModel(t *testing.T, hi16 bool) {
 		var acc [W][16][8]float64 // [warp][row][token]: C fragments
 		for w := 0; w < W; w++ {
 			for sb := w; sb < K/256; sb += W {
-				var hd [32][2][4]uint32
-				var q [32][2][4][2]uint32
-				for lane := 0; lane < 32; lane++ {
-					g, j := lane>>2, lane&3
-					for r := 0; r < 2; r++ {
-						bp := m.base + min(row0+g+8*r, rows-1)*rb + sb*144
-						hd[lane][r] = m.ld16(t, bp)
-						for p := 0; p < 4; p++ {
-							a := bp + 16 + 32*p + 8*j
-							if a%8 != 0 {
-								t.Fatalf("ld8_stream of %#x: not 8-aligned", a)
-							}
-							q[lane][r][p] = [2]uint32{m.word(a), m.word(a + 4)}
-						}
-					}
-				}
+				hd, q := q4kLaneLoads(t, m, rb, rows, row0, sb)
 				for p := 0; p < 4; p++ {
 					// sc, mn [lane][row][h]: the values of the broadcast fp16 pairs
 					var sc, mn [32][2][2]float64
@@ -170,36 +149,15 @@ func mhModel(t *testing.T, hi16 bool) {
 									B[2*j+8+i][g] = xb[2+i]
 								}
 							}
-							for r := 0; r < 16; r++ {
-								for c := 0; c < 8; c++ {
-									for k := 0; k < 16; k++ {
-										acc[w][r][c] += A[r][k] * B[k][c]
-									}
-								}
-							}
+							mmaAdd(&acc[w], &A, &B)
 						}
 					}
 				}
 			}
 		}
-		Wr := make([]float32, K)
-		tt := &tensor.Tensor{DType: tensor.Q4_K, Shape: []int{rows, K}, Data: data}
-		for r := 0; r < 16 && row0+r < rows; r++ {
-			cpu.DequantRow(Wr, tt, row0+r)
-			for tk := 0; tk < T; tk++ {
-				var ref, got float64
-				for k := 0; k < K; k++ {
-					ref += float64(Wr[k]) * x[tk*K+k]
-				}
-				for w := 0; w < W; w++ {
-					got += acc[w][r][tk]
-				}
-				got *= xs[tk]
-				if math.Abs(got-ref) > 1e-5*math.Abs(ref)+1e-9 {
-					t.Fatalf("hi16 %v row %d token %d: model %g, dequantized %g", hi16, row0+r, tk, got, ref)
-				}
-			}
-		}
+		checkModelRows(t, fmt.Sprintf("hi16 %v", hi16), tensor.Q4_K, data, rows, K, T, row0, 1e-5, 1e-9,
+			func(tk, k int) float64 { return x[tk*K+k] },
+			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) * xs[tk] })
 	}
 }
 
@@ -210,13 +168,7 @@ func TestMH6Model(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const K, rows, T, W = 4352, 21, 5, 8 // 17 super-blocks over 8 warps; a partial second tile of rows
 	rb, _ := tensor.Q6_K.Bytes(K)
-	data := make([]byte, rows*rb)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	for o := 0; o < len(data); o += tensor.Q6_K.BlockBytes() {
-		binary.LittleEndian.PutUint16(data[o+208:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
-	}
+	data := modelBlocks(rng, tensor.Q6_K, rows, K, 208)
 	x := make([]float64, T*K)
 	for i := range x {
 		x[i] = rng.NormFloat64()
@@ -272,35 +224,15 @@ func TestMH6Model(t *testing.T) {
 				for n := 0; n < 2; n++ {
 					for h := 0; h < 2; h++ {
 						for e := 0; e < 4; e++ {
-							for r := 0; r < 16; r++ {
-								for c := 0; c < 8; c++ {
-									for k := 0; k < 16; k++ {
-										acc[w][r][c] += A[n][h][e][r][k] * B[n][h][e][k][c]
-									}
-								}
-							}
+							mmaAdd(&acc[w], &A[n][h][e], &B[n][h][e])
 						}
 					}
 				}
 			}
 		}
-		Wr := make([]float32, K)
-		tt := &tensor.Tensor{DType: tensor.Q6_K, Shape: []int{rows, K}, Data: data}
-		for r := 0; r < 16 && row0+r < rows; r++ {
-			cpu.DequantRow(Wr, tt, row0+r)
-			for tk := 0; tk < T; tk++ {
-				var ref, got float64
-				for k := 0; k < K; k++ {
-					ref += float64(Wr[k]) * x[tk*K+k]
-				}
-				for w := 0; w < W; w++ {
-					got += acc[w][r][tk]
-				}
-				if math.Abs(got-ref) > 1e-5*math.Abs(ref)+1e-9 {
-					t.Fatalf("row %d token %d: model %g, dequantized %g", row0+r, tk, got, ref)
-				}
-			}
-		}
+		checkModelRows(t, "", tensor.Q6_K, data, rows, K, T, row0, 1e-5, 1e-9,
+			func(tk, k int) float64 { return x[tk*K+k] },
+			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) })
 	}
 }
 
@@ -310,13 +242,7 @@ func TestMH8Model(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const K, rows, T, W = 4352, 21, 5, 8 // 34 groups of 4 blocks over 8 warps; a partial second tile of rows
 	rb, _ := tensor.Q8_0.Bytes(K)
-	data := make([]byte, rows*rb)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	for o := 0; o < len(data); o += tensor.Q8_0.BlockBytes() {
-		binary.LittleEndian.PutUint16(data[o:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
-	}
+	data := modelBlocks(rng, tensor.Q8_0, rows, K, 0)
 	x := make([]float64, T*K)
 	for i := range x {
 		x[i] = rng.NormFloat64()
@@ -351,31 +277,94 @@ func TestMH8Model(t *testing.T) {
 							B[2*j][g], B[2*j+1][g], B[2*j+8][g], B[2*j+9][g] = xh[o], xh[o+1], xh[o+2], xh[o+3]
 						}
 					}
-					for r := 0; r < 16; r++ {
-						for c := 0; c < 8; c++ {
-							for k := 0; k < 16; k++ {
-								acc[w][r][c] += A[r][k] * B[k][c]
-							}
-						}
-					}
+					mmaAdd(&acc[w], &A, &B)
 				}
 			}
 		}
-		Wr := make([]float32, K)
-		tt := &tensor.Tensor{DType: tensor.Q8_0, Shape: []int{rows, K}, Data: data}
-		for r := 0; r < 16 && row0+r < rows; r++ {
-			cpu.DequantRow(Wr, tt, row0+r)
-			for tk := 0; tk < T; tk++ {
-				var ref, got float64
-				for k := 0; k < K; k++ {
-					ref += float64(Wr[k]) * x[tk*K+k]
+		checkModelRows(t, "", tensor.Q8_0, data, rows, K, T, row0, 1e-5, 1e-9,
+			func(tk, k int) float64 { return x[tk*K+k] },
+			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) })
+	}
+}
+
+// modelBlocks is rows rows of K random dt blocks for the kernel models:
+// random bytes, but each block's fp16 scales at the byte offsets at set to
+// 0.5e-3..1.5e-3 (a real file's size).
+func modelBlocks(rng *rand.Rand, dt tensor.DType, rows, K int, at ...int) []byte {
+	rb, _ := dt.Bytes(K)
+	data := make([]byte, rows*rb)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for o := 0; o < len(data); o += dt.BlockBytes() {
+		for _, a := range at {
+			binary.LittleEndian.PutUint16(data[o+a:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
+		}
+	}
+	return data
+}
+
+// q4kLaneLoads is what mqm_body and mh_body load of super-block sb of the
+// 16-row tile at row0 (rows of rb bytes at m): lane 4g+j's rows g and g+8,
+// each its 16-byte head and, of each 32-byte quant chunk p, the 8 bytes at
+// 8j (ld8_stream: 8-aligned).
+func q4kLaneLoads(t *testing.T, m qmem, rb, rows, row0, sb int) (hd [32][2][4]uint32, q [32][2][4][2]uint32) {
+	for lane := 0; lane < 32; lane++ {
+		g, j := lane>>2, lane&3
+		for r := 0; r < 2; r++ {
+			bp := m.base + min(row0+g+8*r, rows-1)*rb + sb*144
+			hd[lane][r] = m.ld16(t, bp)
+			for p := 0; p < 4; p++ {
+				a := bp + 16 + 32*p + 8*j
+				if a%8 != 0 {
+					t.Fatalf("ld8_stream of %#x: not 8-aligned", a)
 				}
-				for w := 0; w < W; w++ {
-					got += acc[w][r][tk]
-				}
-				if math.Abs(got-ref) > 1e-5*math.Abs(ref)+1e-9 {
-					t.Fatalf("row %d token %d: model %g, dequantized %g", row0+r, tk, got, ref)
-				}
+				q[lane][r][p] = [2]uint32{m.word(a), m.word(a + 4)}
+			}
+		}
+	}
+	return hd, q
+}
+
+// mmaAdd is mma.sync m16n8k16 in exact arithmetic: acc += A . B.
+func mmaAdd(acc *[16][8]float64, A *[16][16]float64, B *[16][8]float64) {
+	for r := 0; r < 16; r++ {
+		for c := 0; c < 8; c++ {
+			for k := 0; k < 16; k++ {
+				acc[r][c] += A[r][k] * B[k][c]
+			}
+		}
+	}
+}
+
+// sumWarps is row r, token tk of the warps' partial sums, added in warp
+// order.
+func sumWarps[A ~[16][8]float64](acc []A, r, tk int) float64 {
+	var v float64
+	for _, a := range acc {
+		v += a[r][tk]
+	}
+	return v
+}
+
+// checkModelRows compares a kernel model's rows [row0, row0+16) of a
+// product with data (rows, K) of dt at T tokens, got(r, tk), with the
+// CPU's dequantized rows dotted with x(tk, k) in float64: within
+// rel*|ref| + abs.
+func checkModelRows(t *testing.T, what string, dt tensor.DType, data []byte, rows, K, T, row0 int, rel, abs float64,
+	x func(tk, k int) float64, got func(r, tk int) float64) {
+	t.Helper()
+	Wr := make([]float32, K)
+	tt := &tensor.Tensor{DType: dt, Shape: []int{rows, K}, Data: data}
+	for r := 0; r < 16 && row0+r < rows; r++ {
+		cpu.DequantRow(Wr, tt, row0+r)
+		for tk := 0; tk < T; tk++ {
+			var ref float64
+			for k := 0; k < K; k++ {
+				ref += float64(Wr[k]) * x(tk, k)
+			}
+			if g := got(r, tk); math.Abs(g-ref) > rel*math.Abs(ref)+abs {
+				t.Fatalf("%s row %d token %d: model %g, dequantized %g", what, row0+r, tk, g, ref)
 			}
 		}
 	}

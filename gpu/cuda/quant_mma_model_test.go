@@ -1,13 +1,10 @@
 package cuda
 
 import (
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"rigscope/engine/tensor"
-	"rigscope/engine/tensor/cpu"
 )
 
 // A Go model of kernels/quant_mma.cu's mqm_body (plain product): which
@@ -23,14 +20,7 @@ func TestMQMModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const K, rows, T = 4352, 21, 11 // 17 super-blocks over 4 warps; a partial second tile of rows; two token tiles
 	rb, _ := tensor.Q4_K.Bytes(K)
-	data := make([]byte, rows*rb)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	for o := 0; o < len(data); o += tensor.Q4_K.BlockBytes() {
-		binary.LittleEndian.PutUint16(data[o:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
-		binary.LittleEndian.PutUint16(data[o+2:], tensor.F32ToF16(float32(0.5+rng.Float64())*1e-3))
-	}
+	data := modelBlocks(rng, tensor.Q4_K, rows, K, 0, 2)
 	m := qmem{buf: data, base: 1 << 20}
 	xq := make([]int8, T*K) // qx's int8 (T, K), dx per 32-block, the float2 per 16-group {dx, dx * sum}
 	for i := range xq {
@@ -55,22 +45,7 @@ func TestMQMModel(t *testing.T) {
 		var acc [4][16][16]float64 // [warp][row][token]
 		for w := 0; w < 4; w++ {
 			for sb := w; sb < K/256; sb += 4 {
-				var hd [32][2][4]uint32
-				var q [32][2][4][2]uint32
-				for lane := 0; lane < 32; lane++ {
-					g, j := lane>>2, lane&3
-					for r := 0; r < 2; r++ {
-						bp := m.base + min(row0+g+8*r, rows-1)*rb + sb*144
-						hd[lane][r] = m.ld16(t, bp)
-						for p := 0; p < 4; p++ {
-							a := bp + 16 + 32*p + 8*j
-							if a%8 != 0 {
-								t.Fatalf("ld8_stream of %#x: not 8-aligned", a)
-							}
-							q[lane][r][p] = [2]uint32{m.word(a), m.word(a + 4)}
-						}
-					}
-				}
+				hd, q := q4kLaneLoads(t, m, rb, rows, row0, sb)
 				for p := 0; p < 4; p++ {
 					for h := 0; h < 2; h++ {
 						b, s := sb*8+2*p+h, uint(4*h)
@@ -128,22 +103,14 @@ func TestMQMModel(t *testing.T) {
 				}
 			}
 		}
-		W := make([]float32, K)
-		tt := &tensor.Tensor{DType: tensor.Q4_K, Shape: []int{rows, K}, Data: data}
-		for r := 0; r < 16 && row0+r < rows; r++ {
-			cpu.DequantRow(W, tt, row0+r)
-			for tk := 0; tk < T; tk++ {
-				var ref, got float64
-				for k := 0; k < K; k++ {
-					ref += float64(W[k]) * dx[tk*K/32+k/32] * float64(xq[tk*K+k])
+		checkModelRows(t, "", tensor.Q4_K, data, rows, K, T, row0, 1e-6, 1e-12,
+			func(tk, k int) float64 { return dx[tk*K/32+k/32] * float64(xq[tk*K+k]) },
+			func(r, tk int) float64 {
+				var v float64
+				for w := range acc {
+					v += acc[w][r][tk]
 				}
-				for w := 0; w < 4; w++ {
-					got += acc[w][r][tk]
-				}
-				if math.Abs(got-ref) > 1e-6*math.Abs(ref)+1e-12 {
-					t.Fatalf("row %d token %d: model %g, dequantized %g", row0+r, tk, got, ref)
-				}
-			}
-		}
+				return v
+			})
 	}
 }
