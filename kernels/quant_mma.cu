@@ -507,39 +507,20 @@ __device__ __forceinline__ void mh8_body(float* __restrict__ out, int ldo, const
   mh_finish<W>(c, out, ldo, xs, N, T, mode);
 }
 
-// mhq_q4k_wW: mh_body in blocks of W warps (grid: a block per 16 rows);
-// mhq_q4k_wWe: with HI16.
-#define MH_INST(W)                                                                                                \
-  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q4k_w##W(float* out, int ldo, const __half* xh,        \
-                                                                      const float* xs, const void* w, int N, int K, \
-                                                                      int T, int mode) {                          \
-    mh_body<W, false>(out, ldo, xh, xs, w, N, K, T, mode);                                                        \
-  }                                                                                                               \
-  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q4k_w##W##e(float* out, int ldo, const __half* xh,     \
-                                                                       const float* xs, const void* w, int N,      \
-                                                                       int K, int T, int mode) {                  \
-    mh_body<W, true>(out, ldo, xh, xs, w, N, K, T, mode);                                                         \
+// mhq_TYPE_wW[SUF]: BODY (mh_body, mh6_body, mh8_body) in blocks of W warps
+// (grid: a block per 16 rows); mhq_q4k_wWe: mh_body with HI16.
+#define MH_KERNEL(TYPE, W, SUF, BODY)                                                                            \
+  extern "C" __global__ void __launch_bounds__(W * 32) mhq_##TYPE##_w##W##SUF(                                   \
+      float* out, int ldo, const __half* xh, const float* xs, const void* w, int N, int K, int T, int mode) {     \
+    BODY(out, ldo, xh, xs, w, N, K, T, mode);                                                                    \
   }
+#define MH_INST(W)                            \
+  MH_KERNEL(q4k, W, , (mh_body<W, false>)) \
+  MH_KERNEL(q4k, W, e, (mh_body<W, true>))
 MH_INST(4)
 MH_INST(8)
 MH_INST(16)
-
-// mhq_q6k_wW: mh6_body in blocks of W warps.
-#define MH6_INST(W)                                                                                               \
-  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q6k_w##W(float* out, int ldo, const __half* xh,        \
-                                                                      const float* xs, const void* w, int N, int K, \
-                                                                      int T, int mode) {                          \
-    mh6_body<W>(out, ldo, xh, xs, w, N, K, T, mode);                                                              \
-  }
-MH6_INST(8)
-MH6_INST(16)
-
-// mhq_q80_wW: mh8_body in blocks of W warps.
-#define MH8_INST(W)                                                                                               \
-  extern "C" __global__ void __launch_bounds__(W * 32) mhq_q80_w##W(float* out, int ldo, const __half* xh,        \
-                                                                      const float* xs, const void* w, int N, int K, \
-                                                                      int T, int mode) {                          \
-    mh8_body<W>(out, ldo, xh, xs, w, N, K, T, mode);                                                              \
-  }
-MH8_INST(8)
-MH8_INST(16)
+MH_KERNEL(q6k, 8, , mh6_body<8>)
+MH_KERNEL(q6k, 16, , mh6_body<16>)
+MH_KERNEL(q80, 8, , mh8_body<8>)
+MH_KERNEL(q80, 16, , mh8_body<16>)
