@@ -12,6 +12,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 )
 
@@ -37,10 +38,10 @@ func mhWarps(v string) int {
 // (mh_x, then mhq_*; experimental, not in a step): store and add against
 // float64 of the exact weights and x at T=1..8 (tol tolMH: x and the
 // dequantized weights are rounded to fp16), every T=k row bitwise its
-// T=1 run, every variant; then times them beside the dp4a kernels on
-// llama-8b's shapes.
+// T=1 run, every variant; the product path they make (checkMHPath); then
+// times them beside the dp4a kernels on llama-8b's shapes.
 func checkQuantMH(d *Device, w io.Writer) error {
-	var errs []error
+	errs := []error{checkMHPath(d, w)}
 	for _, dt := range mhTypes {
 		errs = append(errs, checkMHType(d, dt, w))
 	}
@@ -100,31 +101,14 @@ func checkMHType(d *Device, dt tensor.DType, w io.Writer) error {
 				}
 				return h.down(out, T*N)
 			}
-			ref := quantRef(mode, W, nil, x, nil, nil, base, TT, N, K)
-			one := make([][]float32, TT)
-			for t := range one {
-				if one[t], err = run(t, 1); err != nil {
-					return err
-				}
+			sw, bad, err := sweepT(run, quantRef(mode, W, nil, x, nil, nil, base, TT, N, K), TT, N)
+			if err != nil {
+				return err
 			}
-			bitwise, worst := "ok", 0.0
-			for T := 1; T <= TT; T++ {
-				got, err := run(0, T)
-				if err != nil {
-					return err
-				}
-				if bitwise == "ok" {
-					if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
-						bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
-					}
-				}
-				rel, _, e := errStats(got, ref[:T*N])
-				if e != nil {
-					errs = append(errs, fmt.Errorf("mh %s mode %d T=%d: %w", v, mode, T, e))
-					continue
-				}
-				worst = max(worst, rel)
+			for _, e := range bad {
+				errs = append(errs, fmt.Errorf("mh %s mode %d %w", v, mode, e))
 			}
+			worst, bitwise := sw.worst, sw.bitwise
 			st := "ok"
 			if !(worst <= tolMH) || bitwise != "ok" {
 				st = "FAIL"
@@ -133,6 +117,113 @@ func checkMHType(d *Device, dt tensor.DType, w io.Writer) error {
 			fmt.Fprintf(w, "%-9s %-8s %12.2e %10s %s\n", v, []string{"mv", "mv+add"}[mode], worst, bitwise, st)
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// tSweep is what sweepT found: the worst relative error and absolute
+// difference against the reference, "ok" when every T=k row is bitwise
+// its T=1 run (else where one first is not).
+type tSweep struct {
+	worst, worstAbs float64
+	bitwise         string
+}
+
+// sweepT runs a product (run: rows [t0, t0+T) of N outputs) at T=1 on
+// each of TT rows, then at T=1..TT from row 0, against ref (TT, N) float64;
+// bad is the runs with NaN or Inf outputs (unwritten, or overflow).
+func sweepT(run func(t0, T int) ([]float32, error), ref []float64, TT, N int) (s tSweep, bad []error, err error) {
+	one := make([][]float32, TT)
+	for t := range one {
+		if one[t], err = run(t, 1); err != nil {
+			return s, nil, err
+		}
+	}
+	s.bitwise = "ok"
+	for T := 1; T <= TT; T++ {
+		got, err := run(0, T)
+		if err != nil {
+			return s, bad, err
+		}
+		if s.bitwise == "ok" {
+			s.bitwise = rowsBitwise(got, one, T, N)
+		}
+		rel, abs, e := errStats(got, ref[:T*N])
+		if e != nil {
+			bad = append(bad, fmt.Errorf("T=%d: %w", T, e))
+			continue
+		}
+		s.worst, s.worstAbs = max(s.worst, rel), max(s.worstAbs, abs)
+	}
+	return s, bad, nil
+}
+
+// checkMHPath checks the product path on the fp16 tensor cores
+// (RIGSCOPE_CUDA_MH=8|16, quant_mh.go: mh_x or mh_xn, then mhq_* or mhg_*)
+// through tgt's dispatch, as checkQuantKernels checks the dp4a path:
+// store, add, the GLU (SiLU, GELU-tanh) and a product with RMSNorm,
+// against float64 of the exact weights and float x at T=1..16 (past 8 in
+// launches of 8; tol 4e-3: x and the weights rounded to fp16), every T=k
+// row bitwise its T=1 run.
+func checkMHPath(d *Device, w io.Writer) error {
+	s, done, err := d.checkStream()
+	if err != nil {
+		return err
+	}
+	defer done()
+	h := newDevHelper(s)
+	defer h.free()
+	rng := rand.New(rand.NewPCG(31, 3))
+	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	const N, K, TT, tolMH = 70, 4352, MaxTokens, 4e-3
+	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
+	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
+	modeNames := []string{"mv", "mv+add", "glu+norm", "mv+norm", "geglu+norm"}
+	fmt.Fprintf(w, "\nthe product path on fp16 tensor cores (RIGSCOPE_CUDA_MH) vs float64 (N=%d K=%d, T=1..%d, outputs NaN-poisoned; tol %.0e)\n%-6s %-6s %-11s %12s %12s %12s\n",
+		N, K, TT, tolMH, "type", "warps", "mode", "rel", "max abs", "T=k = T=1")
+	var errs []error
+	for _, dt := range mhTypes {
+		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
+		W, W2 := dequant(dt, wq, N, K), dequant(dt, w2q, N, K)
+		m := &dmodel{}
+		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
+		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
+		h.allocs = append(h.allocs, m.allocs...)
+		if err := errors.Join(e1, e2, h.err); err != nil {
+			return err
+		}
+		for _, warps := range []int{8, 16} {
+			tgt.tune.MH = warps
+			if !tgt.mhOn(Wd) {
+				errs = append(errs, fmt.Errorf("mh path %v w%d: the dispatch does not take (%d, %d)", dt, warps, N, K))
+				continue
+			}
+			for mode := range modeNames {
+				var norm cu.DevicePtr
+				if mode >= 2 {
+					norm = gd
+				}
+				run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
+				sw, bad, err := sweepT(run, quantRef(mode, W, W2, x, nil, g, base, TT, N, K), TT, N)
+				if err != nil {
+					return err
+				}
+				for _, e := range bad {
+					errs = append(errs, fmt.Errorf("mh path %v w%d %s %w", dt, warps, modeNames[mode], e))
+				}
+				st := "ok"
+				if !(sw.worst <= tolMH) || sw.bitwise != "ok" || len(bad) > 0 {
+					st = "FAIL"
+					errs = append(errs, fmt.Errorf("mh path %v w%d %s: rel %.2e (tol %.0e), bitwise %s", dt, warps, modeNames[mode], sw.worst, tolMH, sw.bitwise))
+				}
+				short := sw.bitwise
+				if len(short) > 12 {
+					short = "FAIL"
+				}
+				fmt.Fprintf(w, "%-6v %-6d %-11s %12.2e %12.2e %12s %s\n", dt, warps, modeNames[mode], sw.worst, sw.worstAbs, short, st)
+			}
+		}
+	}
+	tgt.tune.MH = 0
 	return errors.Join(errs...)
 }
 

@@ -42,6 +42,11 @@ func checkQuant(ctx context.Context, d *Device, models string, w io.Writer) erro
 			errs = append(errs, fmt.Errorf("cuda-check: quant mma: %w", err))
 		}
 	}
+	if checkPart("mh") {
+		if err := checkQuantMH(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant mh: %w", err))
+		}
+	}
 	if checkPart("models") {
 		if err := checkQuantModels(ctx, d, models, w); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: quant models: %w", err))

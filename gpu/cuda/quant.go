@@ -165,9 +165,8 @@ func (t *launcher) fuseOut(w dweight, out cu.DevicePtr, ldo, T int, in cu.Device
 // w^T, x rmsnorm(x, norm) when norm is set; the parts of a mixed stack
 // write their columns of out from the one quantized x.
 func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr, w dweight, T, mode int, norm cu.DevicePtr) error {
-	parts := w.parts
-	if len(parts) == 0 {
-		parts = []dweight{w}
+	if t.mhOn(w) {
+		return t.mhMatvec(cat, out, ldo, x, w, T, mode, norm)
 	}
 	q, m, ss, in, err := t.quantIn(x, w, T, norm)
 	if err != nil {
@@ -187,7 +186,7 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 		}
 	}
 	row := 0
-	for _, p := range parts {
+	for _, p := range stackParts(w) {
 		o := out + cu.DevicePtr(4*row)
 		ks := t.mqSplit(p.rows, p.dt)
 		prefix := "mq"
@@ -263,6 +262,13 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	if norm == 0 {
 		return fmt.Errorf("cuda: the quantized GLU needs its RMSNorm weight")
 	}
+	act := 0
+	if t.gelu {
+		act = 1
+	}
+	if t.mhOn(g) && t.mhOn(u) {
+		return t.mhGLU(out, x, g, u, T, norm, act)
+	}
 	ks := t.mqSplit(g.rows, g.dt)
 	name, grid, block, err := t.mqKernel("mqg", g.dt, g.rows, g.cols, T, ks)
 	if err != nil {
@@ -274,10 +280,6 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	}
 	qo, qg, qcnt := t.fuseOut(g, out, g.rows, T, in)
 	name, grid, block = t.mqBlock(name, grid, block, g.rows, ks, T, qo)
-	act := 0
-	if t.gelu {
-		act = 1
-	}
 	return t.kernel("gate_up", g.bytes()+u.bytes(), name, grid, block,
 		ptr(out), i32(g.rows), ptr(q), ptr(m), ptr(ss), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), f32(t.eps), i32(ks),
 		i32(act), ptr(qo), ptr(qg), ptr(qcnt))
@@ -285,11 +287,12 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 
 // attnQuantOut is the scratch buffer the attention quantizes its output
 // (T, hq*hd) into for wo (att_quant in attention.cu), or 0 where wo is not
-// one quantized matrix of those columns or a head is not whole 32-blocks.
-// The qkv product before it is done with the scratch by then (the
-// attention waits for it), so buffer 0 is free.
-func attnQuantOut(wo dweight, hq, hd int) cu.DevicePtr {
-	if !quantized(wo.dt) || len(wo.parts) > 0 || wo.qs == nil || hd%32 != 0 || wo.cols != hq*hd || wo.cols > wo.qs.cols {
+// one quantized matrix of those columns read by the dp4a kernels
+// (readsQX) or a head is not whole 32-blocks. The qkv product before it is
+// done with the scratch by then (the attention waits for it), so buffer 0
+// is free.
+func (t *launcher) attnQuantOut(wo dweight, hq, hd int) cu.DevicePtr {
+	if !t.readsQX(wo) || len(wo.parts) > 0 || wo.qs == nil || hd%32 != 0 || wo.cols != hq*hd || wo.cols > wo.qs.cols {
 		return 0
 	}
 	return wo.qs.buf[0]

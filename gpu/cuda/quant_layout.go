@@ -75,6 +75,44 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 	return 16
 }
 
+// mhKernel is the fp16 tensor-core product (kernels/quant_mma.cu, the
+// MH knob: warps a block, 8 or 16) of a matrix of dt with cols columns,
+// prefix mhq (store or add) or mhg (the GLU), or "" where none applies
+// (the knob off, another type, a row its units do not divide: Q4_K and
+// Q6_K take super-blocks of 256, Q8_0 groups of 4 blocks, 128) and the
+// dp4a kernels run.
+func mhKernel(prefix string, warps int, dt tensor.DType, cols int) string {
+	suf, unit := "", 256
+	switch dt {
+	case tensor.Q4_K:
+		suf = "q4k"
+	case tensor.Q6_K:
+		suf = "q6k"
+	case tensor.Q8_0:
+		suf, unit = "q80", 128
+	}
+	if suf == "" || (warps != 8 && warps != 16) || cols%unit != 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s_%s_w%d", prefix, suf, warps)
+}
+
+// mhTokens is the most tokens one fp16 tensor-core launch takes (one
+// n-tile of mma.sync); more run as launches of up to mhTokens, which sum
+// each (row, token) as one launch would.
+const mhTokens = 8
+
+// mhTile runs launch for each run of up to mhTokens of T tokens: the run's
+// first token and length.
+func mhTile(T int, launch func(t0, n int) error) error {
+	for t0 := 0; t0 < T; t0 += mhTokens {
+		if err := launch(t0, min(mhTokens, T-t0)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mqVariant is a one-token product kernel's variant (quant_mv.cu's end):
 // the kernel name's suffix after _1 and its rows per group (its R).
 type mqVariant struct {

@@ -318,6 +318,72 @@ func TestMQMTile(t *testing.T) {
 	}
 }
 
+// The fp16 tensor-core products take Q4_K, Q6_K and Q8_0 rows of whole
+// units with the knob on, and each name mhKernel gives is instantiated in
+// kernels/quant_mma.cu (MHG_KERNEL makes mhq_ and mhg_ of a type and
+// block size).
+func TestMHKernel(t *testing.T) {
+	cases := []struct {
+		name, prefix string
+		warps        int
+		dt           tensor.DType
+		cols         int
+		want         string
+	}{
+		{"off", "mhq", 0, tensor.Q4_K, 4096, ""},
+		{"Q4_K", "mhq", 16, tensor.Q4_K, 4096, "mhq_q4k_w16"},
+		{"Q4_K GLU", "mhg", 8, tensor.Q4_K, 4096, "mhg_q4k_w8"},
+		{"Q6_K down", "mhq", 8, tensor.Q6_K, 14336, "mhq_q6k_w8"},
+		{"Q8_0", "mhq", 16, tensor.Q8_0, 4096 + 128, "mhq_q80_w16"},
+		{"Q8_0 partial group", "mhq", 16, tensor.Q8_0, 4096 + 32, ""},
+		{"Q4_K partial super-block", "mhq", 8, tensor.Q4_K, 4096 + 128, ""},
+		{"Q5_K", "mhq", 8, tensor.Q5_K, 4096, ""},
+		{"Q4_0", "mhq", 8, tensor.Q4_0, 4096, ""},
+		{"4 warps", "mhq", 4, tensor.Q4_K, 4096, ""},
+	}
+	for _, c := range cases {
+		if got := mhKernel(c.prefix, c.warps, c.dt, c.cols); got != c.want {
+			t.Errorf("%s: mhKernel(%s, %d, %v, %d) = %q, want %q", c.name, c.prefix, c.warps, c.dt, c.cols, got, c.want)
+		}
+	}
+	src, err := os.ReadFile("../../kernels/quant_mma.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q8_0} {
+		for _, w := range []int{8, 16} {
+			name := mhKernel("mhq", w, dt, 4096)
+			inst := fmt.Sprintf("MHG_KERNEL(%s, %d, ", name[len("mhq_"):strings.Index(name, "_w")], w)
+			if !strings.Contains(string(src), "\n"+inst) {
+				t.Errorf("%s: kernels/quant_mma.cu has no %s...)", name, inst)
+			}
+		}
+	}
+}
+
+// Past one n-tile the fp16 products run in launches of 8 tokens that
+// cover every token once, in order.
+func TestMHTile(t *testing.T) {
+	for _, c := range []struct {
+		T    int
+		want [][2]int
+	}{
+		{1, [][2]int{{0, 1}}},
+		{5, [][2]int{{0, 5}}},
+		{8, [][2]int{{0, 8}}},
+		{9, [][2]int{{0, 8}, {8, 1}}},
+		{16, [][2]int{{0, 8}, {8, 8}}},
+	} {
+		var got [][2]int
+		if err := mhTile(c.T, func(t0, n int) error { got = append(got, [2]int{t0, n}); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("T=%d: launches %v, want %v", c.T, got, c.want)
+		}
+	}
+}
+
 // RIGSCOPE_CUDA_MQV: the entries parse into the one-token kernels they
 // name, and every variant is instantiated in kernels/quant_mv.cu with the
 // rows per group Go sizes its grid by (mqGrid) and the loading its suffix

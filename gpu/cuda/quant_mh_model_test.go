@@ -19,7 +19,7 @@ import (
 // columns 2j, 2j+1; c2, c3 row g+8), in exact arithmetic, against the
 // CPU's DequantRow on random Q4_K blocks, without a GPU: it checks which
 // weight meets which x, not fp16's rounding (cuda-check -checks quant
-// -parts mma runs the kernels against float64 on the device). Both forms:
+// -parts mh runs the kernels against float64 on the device). Both forms:
 // high nibbles shifted down (mhq_q4k_w*) and taken as 16q against x/16
 // (hi16: mhq_q4k_w*e). It mirrors the CUDA code line for line: change
 // both together.

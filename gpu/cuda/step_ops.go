@@ -103,7 +103,7 @@ func (o *targetOps) Attend(l, T int) error {
 		a := &R.rd.attn[l]
 		name = t.ap.kernel(t.kv.kernel(attnKernel(name, L, a)))
 		kvBytes := int64(2 * t.kv.elemBytes() * R.kvw * (t.n + T))
-		attQ := attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
+		attQ := t.attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
 		if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 			ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
 			ptr(R.rd.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
@@ -174,7 +174,7 @@ func (o *targetOps) GatedMLP(l, T int, act model.Activation) error {
 	}
 	o.queue(func(R *rankState) error {
 		L := &R.m.layers[l]
-		if quantized(L.gate.dt) && quantized(L.down.dt) { // down reads the GLU's output: the GLU quantizes it
+		if quantized(L.gate.dt) && t.readsQX(L.down) { // down reads the GLU's output: the GLU quantizes it
 			t.qfuse = &qfuseReq{}
 		}
 		return t.glu(R.hbuf, t.hXF(R, L), R.x, L.gate, L.up, T, L.ffnNorm)
@@ -237,7 +237,7 @@ func (o *targetOps) AddProduct(l int, role model.Role, T int) error {
 func (t *Target) fuseNext(R *rankState, l int, role model.Role) {
 	L := &R.m.layers[l]
 	if role == model.RoleAttnOut {
-		if quantized(L.wo.dt) && quantized(L.gate.dt) {
+		if quantized(L.wo.dt) && t.readsQX(L.gate) {
 			t.qfuse = &qfuseReq{g: L.ffnNorm}
 		}
 		return
@@ -245,9 +245,9 @@ func (t *Target) fuseNext(R *rankState, l int, role model.Role) {
 	if !quantized(L.down.dt) {
 		return
 	}
-	if l+1 < t.cfg.Layers && quantized(R.m.layers[l+1].qkv.dt) {
+	if l+1 < t.cfg.Layers && t.readsQX(R.m.layers[l+1].qkv) {
 		t.qfuse = &qfuseReq{g: R.m.layers[l+1].attnNorm}
-	} else if l+1 == t.cfg.Layers && t.st.mode != model.LogitsNone && quantized(R.m.out.dt) {
+	} else if l+1 == t.cfg.Layers && t.st.mode != model.LogitsNone && t.readsQX(R.m.out) {
 		t.qfuse = &qfuseReq{g: R.m.outNorm}
 	}
 }

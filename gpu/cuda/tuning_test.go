@@ -86,6 +86,10 @@ func TestParseTuning(t *testing.T) {
 			func(w *Tuning) { w.MQV, _ = parseMQV("q6glu2", true) }, false},
 		{"one-token product variant unknown", map[string]string{"RIGSCOPE_CUDA_MQV": "glu2"}, nil, true},
 		{"int8 tensor-core Q4_K not 1 stays off", map[string]string{"RIGSCOPE_CUDA_MQM": "yes"}, func(*Tuning) {}, false},
+		{"fp16 tensor-core products, 8 warps", map[string]string{"RIGSCOPE_CUDA_MH": "8"}, func(w *Tuning) { w.MH = 8 }, false},
+		{"fp16 tensor-core products, 16 warps", map[string]string{"RIGSCOPE_CUDA_MH": "16"}, func(w *Tuning) { w.MH = 16 }, false},
+		{"fp16 tensor-core products not 8 or 16 stay off", map[string]string{"RIGSCOPE_CUDA_MH": "4"}, func(*Tuning) {}, false},
+		{"fp16 and int8 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "8", "RIGSCOPE_CUDA_MQM": "8"}, nil, true},
 	}
 	for _, c := range cases {
 		got, err := ParseTuning(env(c.vars))

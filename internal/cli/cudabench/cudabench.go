@@ -9,11 +9,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"rigscope/engine/loader"
 	"rigscope/engine/loader/synthetic"
 	"rigscope/engine/metrics"
 	"rigscope/engine/model"
@@ -50,6 +52,7 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tpFlag := fs.String("tp", "1", "comma-separated tensor-parallel sizes (ranks share the GPU)")
 	arFlag := fs.String("allreduce", "oneshot", "comma-separated allreduce backends timed at each TP size > 1: "+strings.Join(cuda.StepBackends, ", "))
 	cacheDir := fs.String("cache-dir", "", "where auto's GPU calibration is cached (default: the user cache directory)")
+	modelPath := fs.String("model", "", "a model file (GGUF, safetensors) to time instead of --shapes, loaded as generate --device cuda loads it (its own types: Q4_K_M, Q8_0, FP8 ...)")
 	dtypeFlag := fs.String("dtype", "bf16", "the layer matrices' type: bf16, or f8_e4m3 (FP8 with 128x128 block scales; embedding and output stay bf16, as FP8 releases keep them)")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
@@ -101,16 +104,15 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		devDec                float64
 	}
 	var rows []row
-	for _, name := range strings.Split(*shapes, ",") {
-		cfg, ok := benchShapes[name]
-		if p, found := synthetic.Presets[name]; !ok && found { // qwen3-8b, mixtral-8x7b, qwen3-30b-a3b, deepseek-v3: weight GB is what a token reads (an MoE layer's k experts, its shared expert and router)
-			cfg, ok = p, true
-		}
-		if !ok {
-			return fmt.Errorf("cuda-bench: unknown shape %q", name)
-		}
+	targets, closeSrc, err := benchTargets(d, *modelPath, *shapes, dtype, *ctxLen+64)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	for _, bt := range targets {
+		name, cfg := bt.name, bt.cfg
 		for _, tp := range tps {
-			t, err := cuda.LoadSyntheticTPType(d, cfg, tp, *ctxLen+64, 1, dtype)
+			t, err := bt.load(tp)
 			if err != nil {
 				return err
 			}
@@ -223,7 +225,11 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			t.Close()
 		}
 	}
-	fmt.Fprintf(stdout, "\n# decode, batch 1, %v synthetic layer weights, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", dtype, *ctxLen, bw)
+	what := fmt.Sprintf("%v synthetic layer weights", dtype)
+	if *modelPath != "" {
+		what = "the file's own weights"
+	}
+	fmt.Fprintf(stdout, "\n# decode, batch 1, %s, context %d, CUDA graph per step, argmax on device (read bandwidth %.0f GB/s)\n", what, *ctxLen, bw)
 	fmt.Fprintf(stdout, "# allreduce = the share of a graphed decode step's wall time in allreduce (rank 0's calls, timed by the kernels' globaltimer stamps); p50/p99 per call, decode\n")
 	fmt.Fprintf(stdout, "%-10s %3s %-8s %9s %12s %10s %9s %16s %10s %8s %8s %14s\n", "shape", "tp", "backend", "weight GB", "bound tok/s", "tok/s", "of bound", "verify k=4/decode", "allreduce", "p50 us", "p99 us", "device us/step")
 	for _, r := range rows {
@@ -231,6 +237,47 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			r.p50, r.p99, r.devDec*1e6, 100*r.devDec*r.tok)
 	}
 	return nil
+}
+
+// benchTarget is one model cuda-bench times: its row name, shape, and how
+// it loads at a TP size (ranks sharing GPU 0).
+type benchTarget struct {
+	name string
+	cfg  model.Config
+	load func(tp int) (*cuda.Target, error)
+}
+
+// benchTargets is the model file at path, loaded as the product loads it
+// (cuda.NewTarget: the same checks, weights and kernels as generate), or
+// else the synthetic shapes named in shapes with layer weights of dt;
+// closeSrc closes the file.
+func benchTargets(d *cuda.Device, path, shapes string, dt tensor.DType, ctxLen int) (ts []benchTarget, closeSrc func(), err error) {
+	if path != "" {
+		src, err := loader.Open(path, loader.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cuda-bench: --model: %w", err)
+		}
+		return []benchTarget{{filepath.Base(path), src.Config(), func(tp int) (*cuda.Target, error) {
+			st, err := cuda.NewTarget(src, tp, nil, ctxLen)
+			if err != nil {
+				return nil, fmt.Errorf("cuda-bench: %s tp %d: %w", path, tp, err)
+			}
+			return st.(*cuda.Target), nil
+		}}}, func() { src.Close() }, nil
+	}
+	for _, name := range strings.Split(shapes, ",") {
+		cfg, ok := benchShapes[name]
+		if p, found := synthetic.Presets[name]; !ok && found { // qwen3-8b, mixtral-8x7b, qwen3-30b-a3b, deepseek-v3: weight GB is what a token reads (an MoE layer's k experts, its shared expert and router)
+			cfg, ok = p, true
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("cuda-bench: unknown shape %q", name)
+		}
+		ts = append(ts, benchTarget{name, cfg, func(tp int) (*cuda.Target, error) {
+			return cuda.LoadSyntheticTPType(d, cfg, tp, ctxLen, 1, dt)
+		}})
+	}
+	return ts, func() {}, nil
 }
 
 // printKernelTimes profiles one ungraphed decode step and one verify step of
