@@ -16,7 +16,7 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// mhVariants are the fp16 tensor-core products (kernels/quant_mma.cu
+// mhVariants are the fp16 tensor-core products (kernels/quant_mh.cu
 // mhq_*) of each type: blocks of 4, 8, 16 warps, and for Q4_K with the
 // high nibbles taken as 16q (e: x from mh_x with odd16).
 var mhVariants = map[tensor.DType][]string{
@@ -238,7 +238,7 @@ func mhX(d *Device, s cu.Stream, x, xh, xs cu.DevicePtr, T, K int, odd16 bool) e
 	if odd16 {
 		o = 1
 	}
-	return launch(fn, [3]int{T, 1, 1}, [3]int{256, 1, 1}, 0, s, ptr(x), ptr(xh), ptr(xs), i32(K), i32(o))
+	return launch(fn, [3]int{T, 1, 1}, [3]int{mhxThreads, 1, 1}, 0, s, ptr(x), ptr(xh), ptr(xs), i32(K), i32(o))
 }
 
 // mhLaunch launches mhq_<v>: out (T, ldo) [+]= xh . w^T.

@@ -75,7 +75,7 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 	return 16
 }
 
-// mhKernel is the fp16 tensor-core product (kernels/quant_mma.cu, the
+// mhKernel is the fp16 tensor-core product (kernels/quant_mh.cu, the
 // MH knob: warps a block, 8 or 16) of a matrix of dt with cols columns,
 // prefix mhq (store or add) or mhg (the GLU), or "" where none applies
 // (the knob off, another type, a row its units do not divide: Q4_K and

@@ -320,7 +320,7 @@ func TestMQMTile(t *testing.T) {
 
 // The fp16 tensor-core products take Q4_K, Q6_K and Q8_0 rows of whole
 // units with the knob on, and each name mhKernel gives is instantiated in
-// kernels/quant_mma.cu (MHG_KERNEL makes mhq_ and mhg_ of a type and
+// kernels/quant_mh.cu (MHG_KERNEL makes mhq_ and mhg_ of a type and
 // block size).
 func TestMHKernel(t *testing.T) {
 	cases := []struct {
@@ -346,7 +346,7 @@ func TestMHKernel(t *testing.T) {
 			t.Errorf("%s: mhKernel(%s, %d, %v, %d) = %q, want %q", c.name, c.prefix, c.warps, c.dt, c.cols, got, c.want)
 		}
 	}
-	src, err := os.ReadFile("../../kernels/quant_mma.cu")
+	src, err := os.ReadFile("../../kernels/quant_mh.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestMHKernel(t *testing.T) {
 			name := mhKernel("mhq", w, dt, 4096)
 			inst := fmt.Sprintf("MHG_KERNEL(%s, %d, ", name[len("mhq_"):strings.Index(name, "_w")], w)
 			if !strings.Contains(string(src), "\n"+inst) {
-				t.Errorf("%s: kernels/quant_mma.cu has no %s...)", name, inst)
+				t.Errorf("%s: kernels/quant_mh.cu has no %s...)", name, inst)
 			}
 		}
 	}

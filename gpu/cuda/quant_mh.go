@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/cu"
 )
 
-// Quantized products on the fp16 tensor cores (kernels/quant_mma.cu mh*;
+// Quantized products on the fp16 tensor cores (kernels/quant_mh.cu;
 // RIGSCOPE_CUDA_MH=8|16, experimental, off by default): mh_x (mh_xn with
 // a fused RMSNorm) writes x (T, cols) in fp16, scaled per token by a power
 // of two, into the model's activation scratch, then mhq_* (store, add) or
@@ -21,6 +21,9 @@ import (
 // quantizes its output (qin, qfuse), so a dp4a product next to it
 // quantizes its own x (qx), and the producers of its x do not quantize
 // for it (readsQX).
+
+// mhxThreads is MHX_THREADS in kernels/quant_mh.cu: mh_x's block, a token's row.
+const mhxThreads = 1024
 
 // mhOn says whether w's products (each part of a mixed stack) run on the
 // fp16 tensor cores.
@@ -58,7 +61,7 @@ func stackParts(w dweight) []dweight {
 func (t *launcher) mhX(x cu.DevicePtr, w dweight, T int, norm cu.DevicePtr) (xh, xs cu.DevicePtr, err error) {
 	xh = w.qs.buf[0]
 	xs = xh + cu.DevicePtr(2*MaxTokens*w.cols)
-	grid, block := [3]int{T, 1, 1}, [3]int{256, 1, 1}
+	grid, block := [3]int{T, 1, 1}, [3]int{mhxThreads, 1, 1}
 	if norm != 0 {
 		err = t.kernel("quantx", 0, "mh_xn", grid, block, ptr(x), ptr(xh), ptr(xs), i32(w.cols), i32(0), ptr(norm), f32(t.eps))
 	} else {

@@ -11,7 +11,7 @@ import (
 	"rigscope/engine/tensor/cpu"
 )
 
-// A Go model of kernels/quant_mma.cu's fp16 tensor-core Q4_K product
+// A Go model of kernels/quant_mh.cu's fp16 tensor-core Q4_K product
 // (mh_x's stored x, mh_body's loads, the nibble pairs nib_f16 makes, the
 // fp16 scales, and mma.sync m16n8k16's fragments: PTX ISA a0 row g, k 2j
 // and 2j+1 (low half first), a1 row g+8, a2 and a3 the same at k 2j+8 and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 23, call C4: the fp16 tensor-core products (quant_mma.cu mh_x, mh_xn, mhq_*, mhg_*) on a
+# Session 23, call C4: the fp16 tensor-core products (quant_mh.cu mh_x, mh_xn, mhq_*, mhg_*) on a
 # GPU for the first time, and on the product path (RIGSCOPE_CUDA_MH=8|16, quant_mh.go).
 #  1. -checks quant -parts mh: each mhq_* variant against float64 (T=1..8, T=k bitwise T=1); the
 #     product path (store, add, GLU SiLU/GELU, norm; T=1..16) for MH=8 and 16; times beside dp4a.
