@@ -1,5 +1,5 @@
-// Q4_K products on fp16 tensor cores, then Q6_K's (MhQ6K) and Q8_0's
-// (MhQ80) (included after quant_mma.cu, whose loads they share): on the
+// Q4_K products on fp16 tensor cores, then Q6_K's (MhQ6K), Q8_0's (MhQ80)
+// and Q4_0's (MhQ40) (included after quant_mma.cu, whose loads they share): on the
 // product path with RIGSCOPE_CUDA_MH=8|16 (gpu/cuda/quant_mh.go: every T,
 // so verify rows stay bitwise decode rows; experimental, off by default);
 // cuda-check -checks quant -parts mh checks and times them; TestMHModel,
@@ -383,6 +383,50 @@ struct MhQ80 {
   }
 };
 
+// MhQ40::acc: MhQ4K's for Q4_0 w (mh_x's plain x; K a multiple of 128).
+// Block: f16 d, qs[16]; element i < 16 is qs[i]'s low nibble, 16 + i its
+// high one, less 8, times d. As in MhQ80, lane j takes block j of each
+// group of 4 whole, through a 16-byte window from qs (18-byte blocks: any
+// even offset): word e's low nibbles are elements 4e..4e+3 (mma h = 0),
+// its high ones 16 + 4e.. (h = 1). nib_f16's pairs less 1032 are q - 8
+// exactly; w = (q - 8) * d (hmul2: one rounding).
+struct MhQ40 {
+  static __device__ __forceinline__ long rb(int K) { return (long)(K / 32) * 18; }
+  template <int WS>
+  static __device__ __forceinline__ void acc(float (&c)[4], const MhTile& m, int ws, int K) {
+    const int j = m.j, ngr = K / 128;
+    const unsigned b1032 = 0x64086408u;  // fp16 (1032, 1032)
+    for (int gr = ws; gr < ngr; gr += WS) {
+      unsigned q[2][4];  // [row]: qs of block 4gr + j
+      __half2 dd[2];
+#pragma unroll
+      for (int r = 0; r < 2; r++) {
+        const uint8_t* bp = m.rp[r] + (long)(4 * gr + j) * 18;
+        unsigned wq[8];
+        win<2>(bp + 2, wq);
+        extract(wq, int(reinterpret_cast<uintptr_t>(bp + 2) & 15), q[r]);
+        dd[r] = __half2half2(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(bp))));
+      }
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const uint2 xb = m.tok ? __ldg(m.xr + (128 * gr + 32 * j + 16 * h + 4 * e) / 4) : make_uint2(0u, 0u);
+          unsigned a[4];
+#pragma unroll
+          for (int r = 0; r < 2; r++) {
+            const unsigned u = q[r][e] >> (4 * h);
+            const __half2 lo = __hsub2(u2h(nib_f16(u)), u2h(b1032));
+            const __half2 hi = __hsub2(u2h(nib_f16(u >> 8)), u2h(b1032));
+            a[r] = h2u(__hmul2(lo, dd[r]));
+            a[2 + r] = h2u(__hmul2(hi, dd[r]));
+          }
+          mma_f16(c, a[0], a[1], a[2], a[3], xb.x, xb.y);
+        }
+    }
+  }
+};
+
 // mhq: out (T, ldo) [+]= xs[t] * (xh . w^T) (mode 0 store, 1 add) for w
 // (N, K) of Q's type, T <= 8: a block of W warps per 16 rows, warp s
 // taking units s, s + W, ...
@@ -435,3 +479,5 @@ MHG_KERNEL(q6k, 8, MhQ6K)
 MHG_KERNEL(q6k, 16, MhQ6K)
 MHG_KERNEL(q80, 8, MhQ80)
 MHG_KERNEL(q80, 16, MhQ80)
+MHG_KERNEL(q40, 8, MhQ40)
+MHG_KERNEL(q40, 16, MhQ40)

@@ -79,8 +79,8 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 // MH knob: warps a block, 8 or 16) of a matrix of dt with cols columns,
 // prefix mhq (store or add) or mhg (the GLU), or "" where none applies
 // (the knob off, another type, a row its units do not divide: Q4_K and
-// Q6_K take super-blocks of 256, Q8_0 groups of 4 blocks, 128) and the
-// dp4a kernels run.
+// Q6_K take super-blocks of 256, Q8_0 and Q4_0 groups of 4 blocks, 128)
+// and the dp4a kernels run.
 func mhKernel(prefix string, warps int, dt tensor.DType, cols int) string {
 	suf, unit := "", 256
 	switch dt {
@@ -90,6 +90,8 @@ func mhKernel(prefix string, warps int, dt tensor.DType, cols int) string {
 		suf = "q6k"
 	case tensor.Q8_0:
 		suf, unit = "q80", 128
+	case tensor.Q4_0:
+		suf, unit = "q40", 128
 	}
 	if suf == "" || (warps != 8 && warps != 16) || cols%unit != 0 {
 		return ""

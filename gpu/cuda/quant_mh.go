@@ -14,9 +14,9 @@ import (
 // of two, into the model's activation scratch, then mhq_* (store, add) or
 // mhg_* (the GLU) multiply every weight block, as stored, dequantized to
 // fp16 in registers, summing in float32. A process runs them at every T
-// for every Q4_K, Q6_K and Q8_0 matrix whose rows they take (mhKernel), so
-// a verify's rows are bitwise the decode's; a row of the dp4a kernels
-// would differ. The other types stay on the dp4a kernels. A product on
+// for every Q4_K, Q6_K, Q8_0 and Q4_0 matrix whose rows they take
+// (mhKernel), so a verify's rows are bitwise the decode's; a row of the
+// dp4a kernels would differ. The other types stay on the dp4a kernels. A product on
 // the fp16 path reads float x and neither reads a quantized x nor
 // quantizes its output (qin, qfuse), so a dp4a product next to it
 // quantizes its own x (qx), and the producers of its x do not quantize

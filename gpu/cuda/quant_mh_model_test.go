@@ -287,6 +287,56 @@ func TestMH8Model(t *testing.T) {
 	}
 }
 
+// TestMH40Model is TestMHModel for MhQ40 (Q4_0): lane j takes block j of
+// each group of 4, mma (h, e) the low (h 0) or high nibbles of its qs word
+// e, elements 16h + 4e.., against DequantRow.
+func TestMH40Model(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const K, rows, T, W = 4352, 21, 5, 8 // 34 groups of 4 blocks over 8 warps; a partial second tile of rows
+	rb, _ := tensor.Q4_0.Bytes(K)
+	data := modelBlocks(rng, tensor.Q4_0, rows, K, 0)
+	x := make([]float64, T*K)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	xh := mhPlain(x)
+	half := func(u uint32) float64 { return float64(f16At(u)) }
+	for row0 := 0; row0 < rows; row0 += 16 {
+		var acc [W][16][8]float64
+		for w := 0; w < W; w++ {
+			for gr := w; gr < K/128; gr += W {
+				for h := 0; h < 2; h++ {
+					for e := 0; e < 4; e++ {
+						var A [16][16]float64
+						var B [16][8]float64
+						for lane := 0; lane < 32; lane++ {
+							g, j := lane>>2, lane&3
+							for r := 0; r < 2; r++ {
+								bp := min(row0+g+8*r, rows-1)*rb + (4*gr+j)*18
+								d := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(data[bp:])))
+								u := binary.LittleEndian.Uint32(data[bp+2+4*e:]) >> (4 * h)
+								lo, hi := u&0x000f000f|0x64006400, u>>8&0x000f000f|0x64006400 // nib_f16
+								for i := 0; i < 2; i++ {
+									A[g+8*r][2*j+i] = (half(lo>>(16*i)) - 1032) * d
+									A[g+8*r][2*j+8+i] = (half(hi>>(16*i)) - 1032) * d
+								}
+							}
+							if g < T {
+								o := g*K + 128*gr + 32*j + 16*h + 4*e
+								B[2*j][g], B[2*j+1][g], B[2*j+8][g], B[2*j+9][g] = xh[o], xh[o+1], xh[o+2], xh[o+3]
+							}
+						}
+						mmaAdd(&acc[w], &A, &B)
+					}
+				}
+			}
+		}
+		checkModelRows(t, "", tensor.Q4_0, data, rows, K, T, row0, 1e-5, 1e-9,
+			func(tk, k int) float64 { return x[tk*K+k] },
+			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) })
+	}
+}
+
 // modelBlocks is rows rows of K random dt blocks for the kernel models:
 // random bytes, but each block's fp16 scales at the byte offsets at set to
 // 0.5e-3..1.5e-3 (a real file's size).

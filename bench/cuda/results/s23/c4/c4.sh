@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 23, call C4: the fp16 tensor-core products (quant_mh.cu mh_x, mh_xn, mhq_*, mhg_*) on a
 # GPU for the first time, and on the product path (RIGSCOPE_CUDA_MH=8|16, quant_mh.go).
-#  1. -checks quant -parts mh: each mhq_* variant against float64 (T=1..8, T=k bitwise T=1); the
+#  1. -checks quant -parts mh (Q4_K, Q6_K, Q8_0, Q4_0): each mhq_* variant against float64 (T=1..8, T=k bitwise T=1); the
 #     product path (store, add, GLU SiLU/GELU, norm; T=1..16) for MH=8 and 16; times beside dp4a.
 #  2. -checks quant -parts models with MH=16, then 8: the gocoder Q8_0, Q4_0, Q4_K_M files greedy
 #     = reference, = CPU, and verify = decode.
@@ -22,7 +22,7 @@ cc() { timeout ${TO:-200} /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.
 
 el "quant mh"; TO=170 cc -checks quant -parts mh > $O/mh.txt 2>&1; echo "exit $?"
 grep -E "FAIL|panic|error" $O/mh.txt | head -20
-grep -A80 "fp16 tensor cores" $O/mh.txt | grep -E "^q(4k|6k|80)_w|^Q(4_K|6_K|8_0) |^(qkv|wo|gate|down|out)|matrix" | head -90
+grep -E "^q(4k|6k|80|40)_w|^Q(4_K|6_K|8_0|4_0) |^(qkv|wo|gate|down|out)|matrix|fp16 tensor cores" $O/mh.txt | head -120
 
 for mh in 16 8; do
   left 330 || break
