@@ -1,5 +1,5 @@
-// Q4_K products on fp16 tensor cores, then Q6_K's (MhQ6K), Q8_0's (MhQ80)
-// and Q4_0's (MhQ40) (included after quant_mma.cu, whose loads they share): on the
+// Q4_K products on fp16 tensor cores (Q5_K's too: MhQ5K), then Q6_K's
+// (MhQ6K), Q8_0's (MhQ80) and Q4_0's (MhQ40) (included after quant_mma.cu, whose loads they share): on the
 // product path with RIGSCOPE_CUDA_MH=8|16 (gpu/cuda/quant_mh.go: every T,
 // so verify rows stay bitwise decode rows; experimental, off by default);
 // cuda-check -checks quant -parts mh checks and times them; TestMHModel,
@@ -215,23 +215,29 @@ __device__ __forceinline__ void mh_finish(const float (&c)[4], float* __restrict
 // MhQ4K<HI16>::acc: c += the lane's C fragment of w's 16 rows (Q4_K) .
 // xh^T over super-blocks ws, ws + WS, ... HI16: a high nibble taken as 16q
 // (no shift), its sub-block's weights as 16w (-16*dmin*m), against x/16
-// (mh_x odd16).
-template <bool HI16>
+// (mh_x odd16). MhQ4K<false, true> is Q5_K (MhQ5K): the same head and
+// nibbles (at byte 48), each with bit s of qh[l] (l its element in
+// sub-block s) as its bit 4 (lane j's 8 qh bytes at 16 + 8j: the same l
+// as its quant bytes), a 5-bit q as fp16 1024 + q.
+template <bool HI16, bool Q5 = false>
 struct MhQ4K {
-  static __device__ __forceinline__ long rb(int K) { return (long)(K / 256) * 144; }
+  static_assert(!(HI16 && Q5), "Q5_K's fifth bit goes to the shifted nibble");
+  static constexpr int BB = Q5 ? 176 : 144, QS = Q5 ? 48 : 16;  // a super-block's bytes, its quants' offset
+  static __device__ __forceinline__ long rb(int K) { return (long)(K / 256) * BB; }
   template <int WS>
   static __device__ __forceinline__ void acc(float (&c)[4], const MhTile& m, int ws, int K) {
     const int j = m.j, nsb = K / 256;
     const unsigned bias = 0x64006400u;  // fp16 (1024, 1024)
     for (int sb = ws; sb < nsb; sb += WS) {
       uint4 hd[2];
-      uint2 q[2][4];
+      uint2 q[2][4], qh[2];
 #pragma unroll
       for (int r = 0; r < 2; r++) {
-        const uint8_t* bp = m.rp[r] + (long)sb * 144;
+        const uint8_t* bp = m.rp[r] + (long)sb * BB;
         hd[r] = ld_stream(bp);
 #pragma unroll
-        for (int p = 0; p < 4; p++) q[r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
+        for (int p = 0; p < 4; p++) q[r][p] = ld8_stream(bp + QS + 32 * p + 8 * j);
+        if (Q5) qh[r] = ld8_stream(bp + 16 + 8 * j);
       }
 #pragma unroll
       for (int p = 0; p < 4; p++) {
@@ -264,9 +270,17 @@ struct MhQ4K {
             unsigned a[4];
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-              const unsigned u = (e ? q[r][p].y : q[r][p].x) >> (HI16 ? 0 : 4 * h);
-              const __half2 lo = __hsub2(u2h(HI16 && h ? nib_f16<true>(u) : nib_f16(u)), u2h(bias));
-              const __half2 hi = __hsub2(u2h(HI16 && h ? nib_f16<true>(u >> 8) : nib_f16(u >> 8)), u2h(bias));
+              unsigned u = (e ? q[r][p].y : q[r][p].x) >> (HI16 ? 0 : 4 * h);
+              if (Q5) {  // bit s of each qh byte to bit 4 (s = 2p + h, a constant)
+                const int s = 2 * p + h;
+                const unsigned b = e ? qh[r].y : qh[r].x;
+                u = (u & 0x0f0f0f0fu) | ((s <= 4 ? b << (4 - s) : b >> (s - 4)) & 0x10101010u);
+              }
+              const __half2 lo = __hsub2(
+                  u2h(Q5 ? bits_f16<0x001f001fu>(u) : HI16 && h ? nib_f16<true>(u) : nib_f16(u)), u2h(bias));
+              const __half2 hi = __hsub2(
+                  u2h(Q5 ? bits_f16<0x001f001fu>(u >> 8) : HI16 && h ? nib_f16<true>(u >> 8) : nib_f16(u >> 8)),
+                  u2h(bias));
               a[r] = h2u(__hfma2(lo, u2h(sc[r][h]), u2h(mn[r][h])));
               a[2 + r] = h2u(__hfma2(hi, u2h(sc[r][h]), u2h(mn[r][h])));
             }
@@ -276,6 +290,8 @@ struct MhQ4K {
     }
   }
 };
+
+typedef MhQ4K<false, true> MhQ5K;
 
 // MhQ6K::acc: MhQ4K's for Q6_K w (mh_x's plain x). Block: ql[128],
 // qh[64], int8 scales[16], f16 d; element 128n + 32c + l (n < 2, c < 4,
@@ -481,3 +497,5 @@ MHG_KERNEL(q80, 8, MhQ80)
 MHG_KERNEL(q80, 16, MhQ80)
 MHG_KERNEL(q40, 8, MhQ40)
 MHG_KERNEL(q40, 16, MhQ40)
+MHG_KERNEL(q5k, 8, MhQ5K)
+MHG_KERNEL(q5k, 16, MhQ5K)

@@ -21,13 +21,14 @@ import (
 // high nibbles taken as 16q (e: x from mh_x with odd16).
 var mhVariants = map[tensor.DType][]string{
 	tensor.Q4_K: {"q4k_w4", "q4k_w8", "q4k_w16", "q4k_w8e", "q4k_w16e"},
+	tensor.Q5_K: {"q5k_w8", "q5k_w16"},
 	tensor.Q6_K: {"q6k_w8", "q6k_w16"},
 	tensor.Q8_0: {"q80_w8", "q80_w16"},
 	tensor.Q4_0: {"q40_w8", "q40_w16"},
 }
 
 // mhTypes are the types with fp16 tensor-core products, in check order.
-var mhTypes = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q8_0, tensor.Q4_0}
+var mhTypes = []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q8_0, tensor.Q4_0}
 
 // mhWarps is the block size of mhq_<v>.
 func mhWarps(v string) int {
@@ -35,7 +36,7 @@ func mhWarps(v string) int {
 	return n
 }
 
-// checkQuantMH checks the Q4_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores
+// checkQuantMH checks the Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores
 // (mh_x, then mhq_*; experimental, not in a step): store and add against
 // float64 of the exact weights and x at T=1..8 (tol tolMH: x and the
 // dequantized weights are rounded to fp16), every T=k row bitwise its

@@ -78,14 +78,16 @@ func mqmTile(on bool, dt tensor.DType, cols, T, maxT int) int {
 // mhKernel is the fp16 tensor-core product (kernels/quant_mh.cu, the
 // MH knob: warps a block, 8 or 16) of a matrix of dt with cols columns,
 // prefix mhq (store or add) or mhg (the GLU), or "" where none applies
-// (the knob off, another type, a row its units do not divide: Q4_K and
-// Q6_K take super-blocks of 256, Q8_0 and Q4_0 groups of 4 blocks, 128)
-// and the dp4a kernels run.
+// (the knob off, another type, a row its units do not divide: the
+// k-quants take super-blocks of 256, Q8_0 and Q4_0 groups of 4 blocks,
+// 128) and the dp4a kernels run.
 func mhKernel(prefix string, warps int, dt tensor.DType, cols int) string {
 	suf, unit := "", 256
 	switch dt {
 	case tensor.Q4_K:
 		suf = "q4k"
+	case tensor.Q5_K:
+		suf = "q5k"
 	case tensor.Q6_K:
 		suf = "q6k"
 	case tensor.Q8_0:

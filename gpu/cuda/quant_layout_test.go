@@ -318,7 +318,7 @@ func TestMQMTile(t *testing.T) {
 	}
 }
 
-// The fp16 tensor-core products take Q4_K, Q6_K, Q8_0 and Q4_0 rows of whole
+// The fp16 tensor-core products take Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 rows of whole
 // units with the knob on, and each name mhKernel gives is instantiated in
 // kernels/quant_mh.cu (MHG_KERNEL makes mhq_ and mhg_ of a type and
 // block size).
@@ -337,7 +337,9 @@ func TestMHKernel(t *testing.T) {
 		{"Q8_0", "mhq", 16, tensor.Q8_0, 4096 + 128, "mhq_q80_w16"},
 		{"Q8_0 partial group", "mhq", 16, tensor.Q8_0, 4096 + 32, ""},
 		{"Q4_K partial super-block", "mhq", 8, tensor.Q4_K, 4096 + 128, ""},
-		{"Q5_K", "mhq", 8, tensor.Q5_K, 4096, ""},
+		{"Q5_K", "mhq", 8, tensor.Q5_K, 4096, "mhq_q5k_w8"},
+		{"Q5_K partial super-block", "mhq", 8, tensor.Q5_K, 4096 + 128, ""},
+		{"BF16", "mhq", 8, tensor.BF16, 4096, ""},
 		{"Q4_0", "mhq", 8, tensor.Q4_0, 4096, "mhq_q40_w8"},
 		{"Q4_0 partial group", "mhq", 8, tensor.Q4_0, 4096 + 64, ""},
 		{"4 warps", "mhq", 4, tensor.Q4_K, 4096, ""},
@@ -351,7 +353,7 @@ func TestMHKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q8_0, tensor.Q4_0} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q8_0, tensor.Q4_0} {
 		for _, w := range []int{8, 16} {
 			name := mhKernel("mhq", w, dt, 4096)
 			inst := fmt.Sprintf("MHG_KERNEL(%s, %d, ", name[len("mhq_"):strings.Index(name, "_w")], w)

@@ -14,13 +14,13 @@ import (
 // of two, into the model's activation scratch, then mhq_* (store, add) or
 // mhg_* (the GLU) multiply every weight block, as stored, dequantized to
 // fp16 in registers, summing in float32. A process runs them at every T
-// for every Q4_K, Q6_K, Q8_0 and Q4_0 matrix whose rows they take
-// (mhKernel), so a verify's rows are bitwise the decode's; a row of the
-// dp4a kernels would differ. The other types stay on the dp4a kernels. A product on
-// the fp16 path reads float x and neither reads a quantized x nor
-// quantizes its output (qin, qfuse), so a dp4a product next to it
-// quantizes its own x (qx), and the producers of its x do not quantize
-// for it (readsQX).
+// for every quantized matrix (Q4_K, Q5_K, Q6_K, Q8_0, Q4_0) whose rows
+// they take (mhKernel: whole units), so a verify's rows are bitwise the
+// decode's; a row of the dp4a kernels would differ. A matrix of partial
+// units stays on the dp4a kernels. A product on the fp16 path reads float
+// x and neither reads a quantized x nor quantizes its output (qin, qfuse),
+// so a dp4a product next to it quantizes its own x (qx), and the producers
+// of its x do not quantize for it (readsQX).
 
 // mhxThreads is MHX_THREADS in kernels/quant_mh.cu: mh_x's block, a token's row.
 const mhxThreads = 1024

@@ -21,12 +21,14 @@ import (
 // weight meets which x, not fp16's rounding (cuda-check -checks quant
 // -parts mh runs the kernels against float64 on the device). Both forms:
 // high nibbles shifted down (mhq_q4k_w*) and taken as 16q against x/16
-// (hi16: mhq_q4k_w*e). It mirrors the CUDA code line for line: change
-// both together.
+// (hi16: mhq_q4k_w*e); and Q5_K (mhq_q5k_w*), the shifted form with each
+// nibble's fifth bit from qh. It mirrors the CUDA code line for line:
+// change both together.
 func TestMHModel(t *testing.T) {
 	for _, hi16 := range []bool{false, true} {
-		mhModel(t, hi16)
+		mhModel(t, tensor.Q4_K, hi16)
 	}
+	mhModel(t, tensor.Q5_K, false)
 }
 
 // mhAt is where mh_x stores element k of a row: each aligned quad as
@@ -50,11 +52,12 @@ func mhPlain(x []float64) []float64 {
 	return xh
 }
 
-func mhModel(t *testing.T, hi16 bool) {
+// mhModel models MhQ4K for dt Q4_K (hi16: MhQ4K<true>) or Q5_K (MhQ5K).
+func mhModel(t *testing.T, dt tensor.DType, hi16 bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const K, rows, T, W = 4352, 21, 5, 4 // 17 super-blocks over 4 warps; a partial second tile of rows
-	rb, _ := tensor.Q4_K.Bytes(K)
-	data := modelBlocks(rng, tensor.Q4_K, rows, K, 0, 2)
+	rb, _ := dt.Bytes(K)
+	data := modelBlocks(rng, dt, rows, K, 0, 2)
 	m := qmem{buf: data, base: 1 << 20}
 	x := make([]float64, T*K)
 	for i := range x {
@@ -83,7 +86,7 @@ func mhModel(t *testing.T, hi16 bool) {
 		var acc [W][16][8]float64 // [warp][row][token]: C fragments
 		for w := 0; w < W; w++ {
 			for sb := w; sb < K/256; sb += W {
-				hd, q := q4kLaneLoads(t, m, rb, rows, row0, sb)
+				hd, q, qh := q4kLaneLoads(t, m, dt, rb, rows, row0, sb)
 				for p := 0; p < 4; p++ {
 					// sc, mn [lane][row][h]: the values of the broadcast fp16 pairs
 					var sc, mn [32][2][2]float64
@@ -126,10 +129,17 @@ func mhModel(t *testing.T, hi16 bool) {
 									if !hi16 {
 										u >>= uint(4 * h)
 									}
-									nib := func(u uint32) [2]float64 { // nib_f16, less the bias
+									if dt == tensor.Q5_K { // bit 2p+h of each qh byte to bit 4
+										b := qh[lane][r][e] >> uint(2*p+h)
+										u = u&0x0f0f0f0f | (b&0x01010101)<<4
+									}
+									nib := func(u uint32) [2]float64 { // nib_f16 (Q5_K: bits_f16<0x001f001f>), less the bias
 										mask := uint32(0x000f000f)
 										if hi16 && h == 1 {
 											mask = 0x00f000f0
+										}
+										if dt == tensor.Q5_K {
+											mask = 0x001f001f
 										}
 										v := (u & mask) | 0x64006400
 										return [2]float64{half(v) - 1024, half(v>>16) - 1024}
@@ -155,7 +165,7 @@ func mhModel(t *testing.T, hi16 bool) {
 				}
 			}
 		}
-		checkModelRows(t, fmt.Sprintf("hi16 %v", hi16), tensor.Q4_K, data, rows, K, T, row0, 1e-5, 1e-9,
+		checkModelRows(t, fmt.Sprintf("%v hi16 %v", dt, hi16), dt, data, rows, K, T, row0, 1e-5, 1e-9,
 			func(tk, k int) float64 { return x[tk*K+k] },
 			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) * xs[tk] })
 	}
@@ -354,18 +364,25 @@ func modelBlocks(rng *rand.Rand, dt tensor.DType, rows, K int, at ...int) []byte
 	return data
 }
 
-// q4kLaneLoads is what mqm_body and mh_body load of super-block sb of the
+// q4kLaneLoads is what mqm_body and MhQ4K load of super-block sb of the
 // 16-row tile at row0 (rows of rb bytes at m): lane 4g+j's rows g and g+8,
 // each its 16-byte head and, of each 32-byte quant chunk p, the 8 bytes at
 // 8j (ld8_stream: 8-aligned).
-func q4kLaneLoads(t *testing.T, m qmem, rb, rows, row0, sb int) (hd [32][2][4]uint32, q [32][2][4][2]uint32) {
+func q4kLaneLoads(t *testing.T, m qmem, dt tensor.DType, rb, rows, row0, sb int) (hd [32][2][4]uint32, q [32][2][4][2]uint32, qh [32][2][2]uint32) {
+	bb, qs := 144, 16
+	if dt == tensor.Q5_K {
+		bb, qs = 176, 48
+	}
 	for lane := 0; lane < 32; lane++ {
 		g, j := lane>>2, lane&3
 		for r := 0; r < 2; r++ {
-			bp := m.base + min(row0+g+8*r, rows-1)*rb + sb*144
+			bp := m.base + min(row0+g+8*r, rows-1)*rb + sb*bb
 			hd[lane][r] = m.ld16(t, bp)
+			if dt == tensor.Q5_K {
+				qh[lane][r] = [2]uint32{m.word(bp + 16 + 8*j), m.word(bp + 16 + 8*j + 4)}
+			}
 			for p := 0; p < 4; p++ {
-				a := bp + 16 + 32*p + 8*j
+				a := bp + qs + 32*p + 8*j
 				if a%8 != 0 {
 					t.Fatalf("ld8_stream of %#x: not 8-aligned", a)
 				}
@@ -373,7 +390,7 @@ func q4kLaneLoads(t *testing.T, m qmem, rb, rows, row0, sb int) (hd [32][2][4]ui
 			}
 		}
 	}
-	return hd, q
+	return hd, q, qh
 }
 
 // mmaAdd is mma.sync m16n8k16 in exact arithmetic: acc += A . B.

@@ -45,7 +45,7 @@ func TestMQMModel(t *testing.T) {
 		var acc [4][16][16]float64 // [warp][row][token]
 		for w := 0; w < 4; w++ {
 			for sb := w; sb < K/256; sb += 4 {
-				hd, q := q4kLaneLoads(t, m, rb, rows, row0, sb)
+				hd, q, _ := q4kLaneLoads(t, m, tensor.Q4_K, rb, rows, row0, sb)
 				for p := 0; p < 4; p++ {
 					for h := 0; h < 2; h++ {
 						b, s := sb*8+2*p+h, uint(4*h)
