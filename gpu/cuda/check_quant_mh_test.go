@@ -36,12 +36,12 @@ func mhWarps(v string) int {
 	return n
 }
 
-// checkQuantMH checks the Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores
-// (mh_x, then mhq_*; experimental, not in a step): store and add against
-// float64 of the exact weights and x at T=1..8 (tol tolMH: x and the
-// dequantized weights are rounded to fp16), every T=k row bitwise its
-// T=1 run, every variant; the product path they make (checkMHPath); then
-// times them beside the dp4a kernels on llama-8b's shapes.
+// checkQuantMH checks the products on the fp16 tensor cores (mh_x, then
+// mhq_*; the product path with RIGSCOPE_CUDA_MH, experimental) of every
+// type they take: the dispatch (checkMHPath); each variant's store and add
+// against float64 of the exact weights and x at T=1..8 (tol tolMH: x and
+// the dequantized weights are rounded to fp16), every T=k row bitwise its
+// T=1 run; then times them beside the dp4a kernels on llama-8b's shapes.
 func checkQuantMH(d *Device, w io.Writer) error {
 	errs := []error{checkMHPath(d, w)}
 	for _, dt := range mhTypes {
@@ -112,7 +112,7 @@ func checkMHType(d *Device, dt tensor.DType, w io.Writer) error {
 			}
 			worst, bitwise := sw.worst, sw.bitwise
 			st := "ok"
-			if !(worst <= tolMH) || bitwise != "ok" {
+			if !(worst <= tolMH) || bitwise != "ok" || len(bad) > 0 {
 				st = "FAIL"
 				errs = append(errs, fmt.Errorf("mh %s mode %d: rel %.2e (tol %.0e), bitwise %s", v, mode, worst, tolMH, bitwise))
 			}
