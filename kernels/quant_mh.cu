@@ -1,10 +1,11 @@
 // Q4_K products on fp16 tensor cores (Q5_K's too: MhQ5K), then Q6_K's
-// (MhQ6K), Q8_0's (MhQ80) and Q4_0's (MhQ40) (included after quant_mma.cu, whose loads they share): on the
-// product path with RIGSCOPE_CUDA_MH=8|16 (gpu/cuda/quant_mh.go: every T,
-// so verify rows stay bitwise decode rows; experimental, off by default);
-// cuda-check -checks quant -parts mh checks and times them; TestMHModel,
-// TestMH6Model and TestMH8Model check their fragments and scales in exact
-// arithmetic. The int8 kernels of quant_mma.cu pay a
+// (MhQ6K), Q8_0's (MhQ80) and Q4_0's (MhQ40) (included after
+// quant_mma.cu, whose loads they share): on the product path with
+// RIGSCOPE_CUDA_MH=8|16 (gpu/cuda/quant_mh.go: every T, so verify rows
+// stay bitwise decode rows; experimental, off by default); cuda-check
+// -checks quant -parts mh checks and times them; TestMHModel,
+// TestMH6Model, TestMH8Model and TestMH40Model check their fragments and
+// scales in exact arithmetic. The int8 kernels of quant_mma.cu pay a
 // float combination per (row, token, 32-element sub-block) outside the
 // tensor core, about 75 instructions an mma; here the weights are
 // dequantized to fp16 in registers, w = q*fp16(d*sc) + fp16(-dmin*m) (one
@@ -356,92 +357,56 @@ struct MhQ6K {
   }
 };
 
-// MhQ80::acc: MhQ4K's for Q8_0 w (mh_x's plain x; K a multiple of 128).
-// Block: f16 d, int8 qs[32]; weight d*q. The order of k within an mma is
+// MhG4<Q8>::acc: MhQ4K's for Q8_0 (MhQ80) or Q4_0 w (MhQ40) (mh_x's
+// plain x; K a multiple of 128). A block is f16 d, then Q8_0's int8
+// qs[32] (w = d*q) or Q4_0's qs[16] (element i < 16 is qs[i]'s low nibble,
+// 16 + i its high one; w = d*(q - 8)). The order of k within an mma is
 // free (each weight carries its scale), so in each group of 4 blocks of a
-// row lane j takes block j whole: mma e (e < 8) gets its elements
-// 4e..4e+3, through a 16-byte window from qs (34-byte blocks: any even
-// offset). A word's bytes 0 and 2, then 1 and 3, become the fp16 pairs
-// 1024 + (q + 128) (the sign bit flipped, 0x64 as the high byte), less
-// 1152: q exactly; w = q * d (hmul2: one rounding).
-struct MhQ80 {
-  static __device__ __forceinline__ long rb(int K) { return (long)(K / 32) * 34; }
+// row lane j takes block j whole, through a 16-byte window (34- and
+// 18-byte blocks: any even offset), and mma i (i < 8) its elements
+// 4i..4i+3: Q8_0's word i, Q4_0's word i%4, its low nibbles for i < 4,
+// else its high ones. A word's bytes 0 and 2, then 1 and 3, become the
+// fp16 pairs 1024 + v: Q8_0's v = q + 128 (the sign bit flipped, 0x64 as
+// the high byte), less 1152; Q4_0's v = q (nib_f16), less 1032; both
+// exact; w = that times d (hmul2: one rounding).
+template <bool Q8>
+struct MhG4 {
+  static constexpr int BB = Q8 ? 34 : 18, NQ = Q8 ? 8 : 4;  // a block's bytes, its quant words
+  static __device__ __forceinline__ long rb(int K) { return (long)(K / 32) * BB; }
   template <int WS>
   static __device__ __forceinline__ void acc(float (&c)[4], const MhTile& m, int ws, int K) {
     const int j = m.j, ngr = K / 128;
-    const unsigned b1152 = 0x64806480u;  // fp16 (1152, 1152)
+    const unsigned bias = Q8 ? 0x64806480u : 0x64086408u;  // fp16 (1152, 1152), (1032, 1032)
     for (int gr = ws; gr < ngr; gr += WS) {
-      unsigned q[2][8];  // [row]: qs of block 4gr + j
+      unsigned q[2][NQ];  // [row]: the quants of block 4gr + j
       __half2 dd[2];
 #pragma unroll
       for (int r = 0; r < 2; r++) {
-        const uint8_t* bp = m.rp[r] + (long)(4 * gr + j) * 34;
-        unsigned wq[12];
-        win<3>(bp + 2, wq);
+        const uint8_t* bp = m.rp[r] + (long)(4 * gr + j) * BB;
+        unsigned wq[4 * (NQ / 4 + 1)];
+        win<NQ / 4 + 1>(bp + 2, wq);
         extract(wq, int(reinterpret_cast<uintptr_t>(bp + 2) & 15), q[r]);
         dd[r] = __half2half2(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(bp))));
       }
 #pragma unroll
-      for (int e = 0; e < 8; e++) {
-        const uint2 xb = m.tok ? __ldg(m.xr + (128 * gr + 32 * j + 4 * e) / 4) : make_uint2(0u, 0u);
+      for (int i = 0; i < 8; i++) {
+        const uint2 xb = m.tok ? __ldg(m.xr + (128 * gr + 32 * j + 4 * i) / 4) : make_uint2(0u, 0u);
         unsigned a[4];
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-          const unsigned u = q[r][e] ^ 0x80808080u;
-          const __half2 lo = __hsub2(u2h(__byte_perm(u, 0x64646464u, 0x4240)), u2h(b1152));
-          const __half2 hi = __hsub2(u2h(__byte_perm(u, 0x64646464u, 0x4341)), u2h(b1152));
-          a[r] = h2u(__hmul2(lo, dd[r]));
-          a[2 + r] = h2u(__hmul2(hi, dd[r]));
+          const unsigned w = q[r][i % NQ], u = Q8 ? w ^ 0x80808080u : w >> (4 * (i / 4));
+          const unsigned l = Q8 ? __byte_perm(u, 0x64646464u, 0x4240) : nib_f16(u);
+          const unsigned h = Q8 ? __byte_perm(u, 0x64646464u, 0x4341) : nib_f16(u >> 8);
+          a[r] = h2u(__hmul2(__hsub2(u2h(l), u2h(bias)), dd[r]));
+          a[2 + r] = h2u(__hmul2(__hsub2(u2h(h), u2h(bias)), dd[r]));
         }
         mma_f16(c, a[0], a[1], a[2], a[3], xb.x, xb.y);
       }
     }
   }
 };
-
-// MhQ40::acc: MhQ4K's for Q4_0 w (mh_x's plain x; K a multiple of 128).
-// Block: f16 d, qs[16]; element i < 16 is qs[i]'s low nibble, 16 + i its
-// high one, less 8, times d. As in MhQ80, lane j takes block j of each
-// group of 4 whole, through a 16-byte window from qs (18-byte blocks: any
-// even offset): word e's low nibbles are elements 4e..4e+3 (mma h = 0),
-// its high ones 16 + 4e.. (h = 1). nib_f16's pairs less 1032 are q - 8
-// exactly; w = (q - 8) * d (hmul2: one rounding).
-struct MhQ40 {
-  static __device__ __forceinline__ long rb(int K) { return (long)(K / 32) * 18; }
-  template <int WS>
-  static __device__ __forceinline__ void acc(float (&c)[4], const MhTile& m, int ws, int K) {
-    const int j = m.j, ngr = K / 128;
-    const unsigned b1032 = 0x64086408u;  // fp16 (1032, 1032)
-    for (int gr = ws; gr < ngr; gr += WS) {
-      unsigned q[2][4];  // [row]: qs of block 4gr + j
-      __half2 dd[2];
-#pragma unroll
-      for (int r = 0; r < 2; r++) {
-        const uint8_t* bp = m.rp[r] + (long)(4 * gr + j) * 18;
-        unsigned wq[8];
-        win<2>(bp + 2, wq);
-        extract(wq, int(reinterpret_cast<uintptr_t>(bp + 2) & 15), q[r]);
-        dd[r] = __half2half2(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(bp))));
-      }
-#pragma unroll
-      for (int h = 0; h < 2; h++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-          const uint2 xb = m.tok ? __ldg(m.xr + (128 * gr + 32 * j + 16 * h + 4 * e) / 4) : make_uint2(0u, 0u);
-          unsigned a[4];
-#pragma unroll
-          for (int r = 0; r < 2; r++) {
-            const unsigned u = q[r][e] >> (4 * h);
-            const __half2 lo = __hsub2(u2h(nib_f16(u)), u2h(b1032));
-            const __half2 hi = __hsub2(u2h(nib_f16(u >> 8)), u2h(b1032));
-            a[r] = h2u(__hmul2(lo, dd[r]));
-            a[2 + r] = h2u(__hmul2(hi, dd[r]));
-          }
-          mma_f16(c, a[0], a[1], a[2], a[3], xb.x, xb.y);
-        }
-    }
-  }
-};
+typedef MhG4<true> MhQ80;
+typedef MhG4<false> MhQ40;
 
 // mhq: out (T, ldo) [+]= xs[t] * (xh . w^T) (mode 0 store, 1 add) for w
 // (N, K) of Q's type, T <= 8: a block of W warps per 16 rows, warp s

@@ -12,7 +12,7 @@ import (
 )
 
 // A Go model of kernels/quant_mh.cu's fp16 tensor-core Q4_K product
-// (mh_x's stored x, mh_body's loads, the nibble pairs nib_f16 makes, the
+// (mh_x's stored x, MhQ4K's loads, the nibble pairs nib_f16 makes, the
 // fp16 scales, and mma.sync m16n8k16's fragments: PTX ISA a0 row g, k 2j
 // and 2j+1 (low half first), a1 row g+8, a2 and a3 the same at k 2j+8 and
 // 2j+9; b0 column g at k 2j, 2j+1, b1 at 2j+8, 2j+9; c0, c1 row g,
@@ -171,7 +171,7 @@ func mhModel(t *testing.T, dt tensor.DType, hi16 bool) {
 	}
 }
 
-// TestMH6Model is TestMHModel for mh6_body (Q6_K): which ql and qh bytes a
+// TestMH6Model is TestMHModel for MhQ6K (Q6_K): which ql and qh bytes a
 // lane takes, the 6-bit values' fp16 pairs, the scales, against
 // DequantRow.
 func TestMH6Model(t *testing.T) {
@@ -246,7 +246,7 @@ func TestMH6Model(t *testing.T) {
 	}
 }
 
-// TestMH8Model is TestMHModel for mh8_body (Q8_0): lane j takes block j
+// TestMH8Model is TestMHModel for MhQ80 (Q8_0): lane j takes block j
 // of each group of 4, mma e its elements 4e..4e+3, against DequantRow.
 func TestMH8Model(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
