@@ -22,7 +22,7 @@ type Tuning struct {
 	MQW           mqwKnob  // RIGSCOPE_CUDA_MQW=q4glu8,...|none: wide one-token variants of the products that quantize their output, a block a 32-row group (quant_layout.go mqwEntries; unset: defaultMQW)
 	MQN2          bool     // RIGSCOPE_CUDA_MQN2=0: a mixed qkv stack's two parts (Q4_K or Q5_K with Q6_K) in a launch each, not one mqn2_* launch (quant.go mqn2Kernel)
 	MQM           int      // RIGSCOPE_CUDA_MQM=1|8|16: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default), blocks of 4 (1), 8 or 16 warps; 0: off
-	MH            int      // RIGSCOPE_CUDA_MH=8|16: Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores at every T (quant_mh.go; experimental, off by default), blocks of 8 or 16 warps; 0: off
+	MH            int      // RIGSCOPE_CUDA_MH=8|16: Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores at every T (quant_mh.go; experimental, off by default: on the H200 a Q4_K_M verify of 5 costs 42% less, a decode step 1.6x more, results/s23), blocks of 8 or 16 warps; 0: off
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
