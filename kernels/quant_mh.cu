@@ -4,7 +4,7 @@
 // RIGSCOPE_CUDA_MH=8|16 (gpu/cuda/quant_mh.go: every T, so verify rows
 // stay bitwise decode rows; experimental, off by default); cuda-check
 // -checks quant -parts mh checks and times them; TestMHModel,
-// TestMH6Model, TestMH8Model and TestMH40Model check their fragments and
+// TestMH6Model and TestMHG4Model check their fragments and
 // scales in exact arithmetic. The int8 kernels of quant_mma.cu pay a
 // float combination per (row, token, 32-element sub-block) outside the
 // tensor core, about 75 instructions an mma; here the weights are

@@ -246,13 +246,28 @@ func TestMH6Model(t *testing.T) {
 	}
 }
 
-// TestMH8Model is TestMHModel for MhQ80 (Q8_0): lane j takes block j
-// of each group of 4, mma e its elements 4e..4e+3, against DequantRow.
-func TestMH8Model(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
+// TestMHG4Model is TestMHModel for MhG4, Q8_0 (MhQ80) and Q4_0 (MhQ40):
+// lane j takes block j of each group of 4, mma i its elements 4i..4i+3
+// (Q8_0's word i; Q4_0's word i%4, its low nibbles for i < 4, else its
+// high ones), against DequantRow.
+func TestMHG4Model(t *testing.T) {
+	for _, c := range []struct {
+		dt   tensor.DType
+		seed uint64
+	}{{tensor.Q8_0, 11}, {tensor.Q4_0, 13}} {
+		mhG4Model(t, c.dt, rand.New(rand.NewPCG(c.seed, c.seed+1)))
+	}
+}
+
+func mhG4Model(t *testing.T, dt tensor.DType, rng *rand.Rand) {
 	const K, rows, T, W = 4352, 21, 5, 8 // 34 groups of 4 blocks over 8 warps; a partial second tile of rows
-	rb, _ := tensor.Q8_0.Bytes(K)
-	data := modelBlocks(rng, tensor.Q8_0, rows, K, 0)
+	q8 := dt == tensor.Q8_0
+	rb, _ := dt.Bytes(K)
+	bb, nq, bias := 18, 4, 1032.0 // MhG4's BB, NQ and the pairs' bias
+	if q8 {
+		bb, nq, bias = 34, 8, 1152
+	}
+	data := modelBlocks(rng, dt, rows, K, 0)
 	x := make([]float64, T*K)
 	for i := range x {
 		x[i] = rng.NormFloat64()
@@ -267,23 +282,30 @@ func TestMH8Model(t *testing.T) {
 		var acc [W][16][8]float64
 		for w := 0; w < W; w++ {
 			for gr := w; gr < K/128; gr += W {
-				for e := 0; e < 8; e++ {
+				for i := 0; i < 8; i++ {
 					var A [16][16]float64
 					var B [16][8]float64
 					for lane := 0; lane < 32; lane++ {
 						g, j := lane>>2, lane&3
 						for r := 0; r < 2; r++ {
-							bp := min(row0+g+8*r, rows-1)*rb + (4*gr+j)*34
+							bp := min(row0+g+8*r, rows-1)*rb + (4*gr+j)*bb
 							d := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(data[bp:])))
-							u := binary.LittleEndian.Uint32(data[bp+2+4*e:]) ^ 0x80808080
-							lo, hi := perm(u, 0x64646464, 0x4240), perm(u, 0x64646464, 0x4341)
-							for i := 0; i < 2; i++ {
-								A[g+8*r][2*j+i] = (half(lo>>(16*i)) - 1152) * d
-								A[g+8*r][2*j+8+i] = (half(hi>>(16*i)) - 1152) * d
+							wd := binary.LittleEndian.Uint32(data[bp+2+4*(i%nq):])
+							var lo, hi uint32
+							if q8 {
+								u := wd ^ 0x80808080
+								lo, hi = perm(u, 0x64646464, 0x4240), perm(u, 0x64646464, 0x4341)
+							} else {
+								u := wd >> (4 * (i / 4))
+								lo, hi = u&0x000f000f|0x64006400, u>>8&0x000f000f|0x64006400 // nib_f16
+							}
+							for h := 0; h < 2; h++ {
+								A[g+8*r][2*j+h] = (half(lo>>(16*h)) - bias) * d
+								A[g+8*r][2*j+8+h] = (half(hi>>(16*h)) - bias) * d
 							}
 						}
 						if g < T {
-							o := g*K + 128*gr + 32*j + 4*e
+							o := g*K + 128*gr + 32*j + 4*i
 							B[2*j][g], B[2*j+1][g], B[2*j+8][g], B[2*j+9][g] = xh[o], xh[o+1], xh[o+2], xh[o+3]
 						}
 					}
@@ -291,57 +313,7 @@ func TestMH8Model(t *testing.T) {
 				}
 			}
 		}
-		checkModelRows(t, "", tensor.Q8_0, data, rows, K, T, row0, 1e-5, 1e-9,
-			func(tk, k int) float64 { return x[tk*K+k] },
-			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) })
-	}
-}
-
-// TestMH40Model is TestMHModel for MhQ40 (Q4_0): lane j takes block j of
-// each group of 4, mma (h, e) the low (h 0) or high nibbles of its qs word
-// e, elements 16h + 4e.., against DequantRow.
-func TestMH40Model(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	const K, rows, T, W = 4352, 21, 5, 8 // 34 groups of 4 blocks over 8 warps; a partial second tile of rows
-	rb, _ := tensor.Q4_0.Bytes(K)
-	data := modelBlocks(rng, tensor.Q4_0, rows, K, 0)
-	x := make([]float64, T*K)
-	for i := range x {
-		x[i] = rng.NormFloat64()
-	}
-	xh := mhPlain(x)
-	half := func(u uint32) float64 { return float64(f16At(u)) }
-	for row0 := 0; row0 < rows; row0 += 16 {
-		var acc [W][16][8]float64
-		for w := 0; w < W; w++ {
-			for gr := w; gr < K/128; gr += W {
-				for h := 0; h < 2; h++ {
-					for e := 0; e < 4; e++ {
-						var A [16][16]float64
-						var B [16][8]float64
-						for lane := 0; lane < 32; lane++ {
-							g, j := lane>>2, lane&3
-							for r := 0; r < 2; r++ {
-								bp := min(row0+g+8*r, rows-1)*rb + (4*gr+j)*18
-								d := float64(tensor.F16ToF32(binary.LittleEndian.Uint16(data[bp:])))
-								u := binary.LittleEndian.Uint32(data[bp+2+4*e:]) >> (4 * h)
-								lo, hi := u&0x000f000f|0x64006400, u>>8&0x000f000f|0x64006400 // nib_f16
-								for i := 0; i < 2; i++ {
-									A[g+8*r][2*j+i] = (half(lo>>(16*i)) - 1032) * d
-									A[g+8*r][2*j+8+i] = (half(hi>>(16*i)) - 1032) * d
-								}
-							}
-							if g < T {
-								o := g*K + 128*gr + 32*j + 16*h + 4*e
-								B[2*j][g], B[2*j+1][g], B[2*j+8][g], B[2*j+9][g] = xh[o], xh[o+1], xh[o+2], xh[o+3]
-							}
-						}
-						mmaAdd(&acc[w], &A, &B)
-					}
-				}
-			}
-		}
-		checkModelRows(t, "", tensor.Q4_0, data, rows, K, T, row0, 1e-5, 1e-9,
+		checkModelRows(t, dt.String(), dt, data, rows, K, T, row0, 1e-5, 1e-9,
 			func(tk, k int) float64 { return x[tk*K+k] },
 			func(r, tk int) float64 { return sumWarps(acc[:], r, tk) })
 	}
