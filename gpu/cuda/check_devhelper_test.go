@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
 )
 
 // devHelper holds the check's device buffers on one stream; the first
@@ -19,6 +21,12 @@ type devHelper struct {
 }
 
 func newDevHelper(s cu.Stream) *devHelper { return &devHelper{s: s} }
+
+// checkTarget is the Target the product checks launch through (matvec,
+// glu and their dispatch) on d's stream s, with RMSNorm's eps 1e-5.
+func checkTarget(d *Device, s cu.Stream) *Target {
+	return &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+}
 
 func (h *devHelper) free() {
 	for _, p := range h.allocs {

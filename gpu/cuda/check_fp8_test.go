@@ -17,7 +17,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/model"
 	"rigscope/engine/quant"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
@@ -116,7 +115,7 @@ func checkFP8Kernels(d *Device, w io.Writer) error {
 	h := newDevHelper(s)
 	defer h.free()
 	rng := rand.New(rand.NewPCG(8, 3))
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	tgt := checkTarget(d, s)
 	// mv: 200 rows (a partial row block and a partial last mv block); tc: 208
 	// (13 row tiles: a partial 128-row block, partial blocks of 2 and 4
 	// tiles). K = 34.4 blocks of 128 (275 k tiles: a partial last run).
@@ -349,7 +348,7 @@ func checkFP8Bandwidth(d *Device, w io.Writer) error {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(8, 24))
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	tgt := checkTarget(d, s)
 	Ts := []int{1, 2, 5, 8, 16}
 	fmt.Fprintf(w, "\nFP8 products on llama-8b shapes, 128x128 block scales (device read bandwidth %.0f GB/s; weights rotated over copies >= 256 MB)\n", readGBps)
 	fmt.Fprintf(w, "%-25s %8s %9s %7s %6s %9s %6s %9s %6s %9s %6s %9s %6s\n", "matrix", "MB", "T=1 us", "GB/s", "%read", "T=2 us", "/T=1", "T=5 us", "/T=1", "T=8 us", "/T=1", "T=16 us", "/T=1")

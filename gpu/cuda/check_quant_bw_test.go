@@ -12,7 +12,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/model"
 	"rigscope/engine/quant"
 	"rigscope/engine/tensor"
 )
@@ -50,7 +49,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 	}
 	defer done()
 	rng := rand.New(rand.NewPCG(8, 23))
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	tgt := checkTarget(d, s)
 	if tune, err := CurrentTuning(); err == nil {
 		tgt.tune.MQV, tgt.tune.MQW, tgt.tune.MQN2 = tune.MQV, tune.MQW, tune.MQN2
 	}

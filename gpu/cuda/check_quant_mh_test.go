@@ -12,7 +12,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 )
 
@@ -175,7 +174,7 @@ func checkMHPath(d *Device, w io.Writer) error {
 	h := newDevHelper(s)
 	defer h.free()
 	rng := rand.New(rand.NewPCG(31, 3))
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	tgt := checkTarget(d, s)
 	const N, K, TT, tolMH = 70, 4352, MaxTokens, 4e-3
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
@@ -271,7 +270,7 @@ func timeQuantMH(d *Device, dt tensor.DType, w io.Writer) error {
 		return err
 	}
 	defer closeTimer()
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}}
+	tgt := checkTarget(d, s)
 	rng := rand.New(rand.NewPCG(9, 23))
 	Ts := []int{1, 2, 5, 8}
 	fmt.Fprintf(w, "\n%v plain products, us: dp4a (mq_*) and fp16 tensor cores (mhq_*); pdl: launched with programmatic dependent launch\n%-18s %7s", dt, "matrix", "MB")

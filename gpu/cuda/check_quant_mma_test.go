@@ -11,7 +11,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 )
 
@@ -30,7 +29,7 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 	h := newDevHelper(s)
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 9))
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	tgt := checkTarget(d, s)
 	const N, K, TT = 70, 4352, MaxTokens // a partial last tile of 16 rows; 17 super-blocks over 4, 8 or 16 warps
 	x, g, base := randn32(rng, TT*K, 0, 1), randn32(rng, K, 1, 0.2), randn32(rng, TT*N, 0, 1)
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))

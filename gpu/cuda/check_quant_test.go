@@ -13,7 +13,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 	"rigscope/engine/tensor/cpu"
 )
@@ -237,7 +236,7 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 	h := newDevHelper(s)
 	defer h.free()
 	rng := rand.New(rand.NewPCG(23, 7))
-	tgt := &Target{launcher: launcher{dev: d, stream: s, ls: s, eps: 1e-5}, cfg: model.Config{NormEps: 1e-5}}
+	tgt := checkTarget(d, s)
 	if tune, err := CurrentTuning(); err == nil { // the one-token variants it checks (RIGSCOPE_CUDA_MQV, RIGSCOPE_CUDA_MQW)
 		tgt.tune.MQV, tgt.tune.MQW = tune.MQV, tune.MQW
 	}
