@@ -7,26 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// llama2cFile writes a llama2.c checkpoint header for a tiny model and pads
-// the file to the size its weights need.
-func llama2cFile(t *testing.T, dir string, truncate bool) string {
-	dim, hidden, layers, heads, kv, vocab, seq := 8, 16, 1, 2, 2, 32, 16
-	hdr := make([]byte, 28)
-	for i, v := range []int{dim, hidden, layers, heads, kv, vocab, seq} {
-		binary.LittleEndian.PutUint32(hdr[4*i:], uint32(int32(v)))
-	}
-	want := 28 + 4*(vocab*dim+layers*(2*dim+dim*dim*2+dim*dim*2+3*dim*hidden))
-	if truncate {
-		want -= 100
-	}
-	p := filepath.Join(dir, "stories.bin")
-	if err := os.WriteFile(p, append(hdr, make([]byte, want-28)...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+	"rigscope/internal/fixtures"
+)
 
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
@@ -74,7 +57,7 @@ func TestCheck(t *testing.T) {
 		{write("old.bin", []byte("ggjt\x01\x00\x00\x00 lots of bytes here to be read")), "", "convert it to GGUF"},
 		{write("notes.txt", []byte("just some text, not a model at all, no")), "", "not a model rigscope can open"},
 		{write("empty.bin", nil), "", "not a model rigscope can open"},
-		{llama2cFile(t, dir, false), FormatLlama2C, ""},
+		{fixtures.Llama2C(t, dir, false), FormatLlama2C, ""},
 		{write("w.safetensors", []byte("x")), "", "choose its folder"},
 		{hf, FormatHF, ""},
 		{noTok, "", "no tokenizer.json"},
@@ -95,7 +78,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	trunc := t.TempDir()
-	if _, err := Check(llama2cFile(t, trunc, true)); err == nil {
+	if _, err := Check(fixtures.Llama2C(t, trunc, true)); err == nil {
 		t.Errorf("Check(truncated llama2.c) = nil, want a refusal")
 	}
 }
