@@ -543,3 +543,46 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
 }
 
 #include "attn_fixed.cu"
+
+// attn_HD_RPW: the Llama block; attnx_HD_RPW: with the extensions (bias,
+// qkn, window: the same arguments, which attn_ ignores; qo, when set: the
+// output also quantized for wo's quantized product, att_quant), so that plain
+// models keep the kernel they had (the extensions' loads cost registers:
+// attn_64_1 96 -> 118, attn_256_2 spilled). Each with a float32 cache, and
+// with a bf16 cache under the name with _kb appended (attn_128_2_kb).
+// These run attn_fixed (chunks of chunk slots, np partial columns); the
+// same names with _len appended run attn_body (the split by the step's
+// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0). Two
+// kernels, not one that branches: one kernel holding both bodies took
+// the registers of both (attn_128_2_kb 168 -> 255 on sm_90).
+#define ATT_ARGS(KT)                                                                                       \
+  float *out, float *pm, float *pl, float *pacc, unsigned *cnt, const float *qkv, int ldq, KT *Kc, KT *Vc, \
+      const Step *st, const float *cs, const float *sn, int hq, int hk, float scale, int inter, int minper,  \
+      __nv_bfloat16 *xf, const float *bias, const float *qkn, float eps, int window, int8_t *qo, int chunk,  \
+      int np, int gs
+// ATT_MINB: blocks per SM the compiler must allow (registers <= 170 at 3):
+// the plain kernels up to head dim 128 ran at 168 registers before the
+// grouped merge, whose loads would take attn_128_2_kb to 218 (2 blocks
+// per SM for verify) for a path that runs once per head and row group.
+// The attnx_ kernels keep 1 (at 3 attnx_128_1_kb spilled 40 bytes).
+#define ATT_MINB(HD, EXT) ((HD) <= 128 && !(EXT) ? 3 : 1)
+#define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                   \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32, ATT_MINB(HD, EXT)) NAME##_##HD##_##RPW##SUF(ATT_ARGS(KT)) { \
+    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
+    attn_fixed<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
+                                 xf, bias, qkn, eps, window, qo, chunk, np, gs);                                   \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF##_len(ATT_ARGS(KT)) {  \
+    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
+    attn_body<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,  \
+                                minper, xf, bias, qkn, eps, window, qo);                                       \
+  }
+#define ATT_KT(HD, KT, SUF)                                                                          \
+  ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \
+  ATT_INST(attnx, HD, 2, true, KT, SUF)
+#define ATT_ALL(HD) ATT_KT(HD, float, ) ATT_KT(HD, __nv_bfloat16, _kb)
+ATT_ALL(16)
+ATT_ALL(32)
+ATT_ALL(64)
+ATT_ALL(128)
+ATT_ALL(256)

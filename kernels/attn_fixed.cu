@@ -54,66 +54,7 @@
 // gathering their row's ancestor; the arithmetic per lane is the same
 // fmaf chain in the same order as the one-pass subchunk.
 
-// att_dot is one score: K row `row` of buf against the query row q, the
-// fmaf chain of attn_fixed's one-pass scores.
-template <int HD>
-__device__ __forceinline__ float att_dot(const float (*buf)[HD + 4], int row, const float* q) {
-  float sc = 0.f;
-#pragma unroll 1
-  for (int d = 0; d < HD; d += 4) {
-    const float4 k4 = *reinterpret_cast<const float4*>(&buf[row][d]);
-    const float4 q4 = *reinterpret_cast<const float4*>(&q[d]);
-    sc = fmaf(k4.x, q4.x, fmaf(k4.y, q4.y, fmaf(k4.z, q4.z, fmaf(k4.w, q4.w, sc))));
-  }
-  return sc;
-}
-
-// att_comb is a = a (+) b for softmax partials (max m, sum l, acc a):
-// both rescaled to the larger max, b's terms added to a's. An empty
-// partial (m = -inf) is an exact identity on either side.
-template <int EPL>
-__device__ __forceinline__ void att_comb(float& m, float& l, float* a, float mb, float lb, const float* ab) {
-  if (mb == -INFINITY) return;
-  if (m == -INFINITY) {
-    m = mb, l = lb;
-#pragma unroll
-    for (int e = 0; e < EPL; e++) a[e] = ab[e];
-    return;
-  }
-  const float M = fmaxf(m, mb);
-  const float fa = m == M ? 1.f : __expf(m - M), fb = mb == M ? 1.f : __expf(mb - M);
-  l = fmaf(fb, lb, __fmul_rn(fa, l));
-#pragma unroll
-  for (int e = 0; e < EPL; e++) a[e] = fmaf(fb, ab[e], __fmul_rn(fa, a[e]));
-  m = M;
-}
-
-// att_group is group g's partial of one row (grouped plans, GS = 4): the
-// chunk columns b + k, k in [4g, 4g+4) and [k0, k1), combined as
-// ((c0 (+) c1) (+) (c2 (+) c3)), absent chunks empty. The block that owns
-// the group and the merger both compute it with this code, from memory.
-template <int HD, int EPL>
-__device__ __forceinline__ void att_group(const float* pm, const float* pl, const float* pacc, long b, int g, int k0,
-                                          int k1, int col, float& m, float& l, float* a) {
-  float m1 = -INFINITY, l1 = 0.f, a1[EPL], mk[4], lk[4], ak[4][EPL];
-  m = -INFINITY, l = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPL; e++) a[e] = 0.f, a1[e] = 0.f;
-#pragma unroll
-  for (int j = 0; j < 4; j++) {  // every load first
-    const int k = 4 * g + j;
-    const bool in = k >= k0 && k < k1;
-    mk[j] = in ? __ldcg(pm + b + k) : -INFINITY;
-    lk[j] = in ? __ldcg(pl + b + k) : 0.f;
-#pragma unroll
-    for (int e = 0; e < EPL; e++) ak[j][e] = in ? __ldcg(pacc + (b + k) * HD + col + e) : 0.f;
-  }
-  att_comb<EPL>(m, l, a, mk[0], lk[0], ak[0]);
-  att_comb<EPL>(m, l, a, mk[1], lk[1], ak[1]);
-  att_comb<EPL>(m1, l1, a1, mk[2], lk[2], ak[2]);
-  att_comb<EPL>(m1, l1, a1, mk[3], lk[3], ak[3]);
-  att_comb<EPL>(m, l, a, m1, l1, a1);
-}
+#include "attn_partials.cu"
 
 template <int HD, int RPW, bool EXT, typename KT>
 __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl,
@@ -650,46 +591,3 @@ merge:
     if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
   }
 }
-
-// attn_HD_RPW: the Llama block; attnx_HD_RPW: with the extensions (bias,
-// qkn, window: the same arguments, which attn_ ignores; qo, when set: the
-// output also quantized for wo's quantized product, att_quant), so that plain
-// models keep the kernel they had (the extensions' loads cost registers:
-// attn_64_1 96 -> 118, attn_256_2 spilled). Each with a float32 cache, and
-// with a bf16 cache under the name with _kb appended (attn_128_2_kb).
-// These run attn_fixed (chunks of chunk slots, np partial columns); the
-// same names with _len appended run attn_body (the split by the step's
-// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0). Two
-// kernels, not one that branches: one kernel holding both bodies took
-// the registers of both (attn_128_2_kb 168 -> 255 on sm_90).
-#define ATT_ARGS(KT)                                                                                       \
-  float *out, float *pm, float *pl, float *pacc, unsigned *cnt, const float *qkv, int ldq, KT *Kc, KT *Vc, \
-      const Step *st, const float *cs, const float *sn, int hq, int hk, float scale, int inter, int minper,  \
-      __nv_bfloat16 *xf, const float *bias, const float *qkn, float eps, int window, int8_t *qo, int chunk,  \
-      int np, int gs
-// ATT_MINB: blocks per SM the compiler must allow (registers <= 170 at 3):
-// the plain kernels up to head dim 128 ran at 168 registers before the
-// grouped merge, whose loads would take attn_128_2_kb to 218 (2 blocks
-// per SM for verify) for a path that runs once per head and row group.
-// The attnx_ kernels keep 1 (at 3 attnx_128_1_kb spilled 40 bytes).
-#define ATT_MINB(HD, EXT) ((HD) <= 128 && !(EXT) ? 3 : 1)
-#define ATT_INST(NAME, HD, RPW, EXT, KT, SUF)                                                                   \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32, ATT_MINB(HD, EXT)) NAME##_##HD##_##RPW##SUF(ATT_ARGS(KT)) { \
-    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
-    attn_fixed<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
-                                 xf, bias, qkn, eps, window, qo, chunk, np, gs);                                   \
-  }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32) NAME##_##HD##_##RPW##SUF##_len(ATT_ARGS(KT)) {  \
-    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
-    attn_body<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,  \
-                                minper, xf, bias, qkn, eps, window, qo);                                       \
-  }
-#define ATT_KT(HD, KT, SUF)                                                                          \
-  ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \
-  ATT_INST(attnx, HD, 2, true, KT, SUF)
-#define ATT_ALL(HD) ATT_KT(HD, float, ) ATT_KT(HD, __nv_bfloat16, _kb)
-ATT_ALL(16)
-ATT_ALL(32)
-ATT_ALL(64)
-ATT_ALL(128)
-ATT_ALL(256)

@@ -44,7 +44,7 @@ func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
 
 // kernel is the attention kernel name (attn_128_2, attnx_64_1_kb) for
 // this plan: the same name runs the fixed chunks, with _len appended the
-// split by length (kernels/attn_fixed.cu).
+// split by length (both instantiated at the end of kernels/attention.cu).
 func (p attnPlan) kernel(name string) string {
 	if p.chunk == 0 {
 		return name + "_len"
