@@ -15,7 +15,8 @@ xz -dc $C/rigscope-cuda.xz > /tmp/rigscope-cuda & p1=$!; xz -dc $C/cc.test.xz > 
 chmod +x /tmp/rigscope-cuda /tmp/cc; B=/tmp/rigscope-cuda; V=RIGSCOPE_CUDA_PTX=/tmp/v.cubin
 mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf
 el "write q4_k_m (background)"; ( $B write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
-cc() { timeout ${TO:-120} env "$@" /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v; }
+# cc ENV FLAGS...: the check test (ENV first: as run in c4, FLAGS went before the binary and env took -checks for the command)
+cc() { timeout ${TO:-120} env "$1" /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v "${@:2}"; }
 el "checks v: kv rows"; TO=70 cc $V -checks kv -models /nonexistent > $O/x/kv-v.txt 2>&1; echo "exit $?"; grep -E "^(f32|bf16) |FAIL|panic" $O/x/kv-v.txt | head -20
 row() { grep -A1 '^shape' $1 | tail -1; }
 cs() { local tag=$1; shift; timeout 45 env "$@" $B cuda-bench --shapes llama-8b --steps 50 > $O/x/cs-$tag.txt 2>&1; echo "bf16 $tag: $(row $O/x/cs-$tag.txt)"; }
