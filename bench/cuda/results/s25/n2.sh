@@ -6,11 +6,7 @@
 # arithmetic, same bits. 1. -checks quant -parts kernels with cpa (the wide variants against the
 # default kernels, bitwise); 2. Q4_K_M cuda-bench main / cpa alternating, three rounds; 3. ncu of
 # the T=1 gate/up launches, main and cpa (duration, DRAM bytes, warp stalls).
-O=${OUT:-/tmp/out}; mkdir -p $O/x; exec > >(tee $O/n2.txt) 2>&1
-t0=$(date +%s); el() { echo "## $1 (at $(( $(date +%s) - t0 )) s)"; }
-left() { [ $(( $(date +%s) - t0 )) -lt $1 ]; }
-snap() { (cd $O && tar czf x.tgz x); }  # a call returns at most 8 files
-nvidia-smi --query-gpu=name --format=csv,noheader
+. bench/cuda/call.sh; call_init n2
 C=carry/n1
 xz -dc $C/rigscope-cuda.xz > /tmp/rigscope-cuda & p1=$!; xz -dc $C/cc.test.xz > /tmp/cc & p2=$!; xz -dc $C/cpa.cubin.xz > /tmp/cpa.cubin & p3=$!
 wait $p1 $p2 $p3  # not a bare wait: it would wait for the tee too
@@ -21,12 +17,11 @@ el "checks cpa: quant kernels"
 timeout 150 env $CPA /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v -checks quant -parts kernels -models /nonexistent > $O/x/quant-cpa.txt 2>&1; echo "exit $?"
 grep -E -i "q4_k|fail|panic|mismatch" $O/x/quant-cpa.txt | head -20; tail -3 $O/x/quant-cpa.txt
 snap; while [ ! -f /tmp/q/done ]; do sleep 2; done
-row() { grep -A1 '^shape' $1 | tail -1; }
 cb() { local tag=$1; shift; timeout 50 env "$@" $B cuda-bench --model $F --steps 50 > $O/x/cb-$tag.txt 2>&1; echo "q4km $tag: $(row $O/x/cb-$tag.txt)"; grep "^gate_up" $O/x/cb-$tag.txt; }
 el "cuda-bench q4_k_m"
 for r in 1 2 3; do left 330 || break; cb base$r RIGSCOPE_CUDA_MH=0; cb cpa$r $CPA; done
 snap; el "ncu gate/up at T=1 (ctx 17: one prefill forward first)"
 for v in base cpa; do left 420 || break; [ $v = cpa ] && E=$CPA || E=RIGSCOPE_CUDA_MH=0
-  timeout 60 env $E ncu --clock-control none --csv -k regex:'^mqg_q4k_1($|[^0-9])' -c 24 --metrics gpu__time_duration.sum,dram__bytes_read.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread $B cuda-bench --model $F --steps 2 --ctx 17 > $O/x/ncu-$v.csv 2> $O/x/ncu-$v.err; echo "$v rc $?"; python3 $C/met.py $O/x/ncu-$v.csv | head -12; done
+  timeout 60 env $E ncu --clock-control none --csv -k regex:'^mqg_q4k_1($|[^0-9])' -c 24 --metrics gpu__time_duration.sum,dram__bytes_read.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread $B cuda-bench --model $F --steps 2 --ctx 17 > $O/x/ncu-$v.csv 2> $O/x/ncu-$v.err; echo "$v rc $?"; python3 bench/cuda/ncu_metrics.py $O/x/ncu-$v.csv | head -12; done
 el done
 snap; rm -rf $O/x

@@ -26,10 +26,10 @@ snap; left 250 && cb v1-1 $V
 left 260 && cb len1 RIGSCOPE_CUDA_ATTCHUNK=0
 left 275 && { el "checks v2: gocoder q8_0 models"; TO=60 cc $V2 -checks quant -parts models -models /tmp > $O/x/models-v2.txt 2>&1; echo "exit $?"; grep -E "FAIL|panic|gocoder|verify" $O/x/models-v2.txt | head -12; }
 snap; el "ncu attention"
-nc() { local tag=$1; shift; timeout 100 env "$@" ncu --clock-control none --csv -k regex:attn --metrics gpu__time_duration.sum -c 128 $B cuda-bench --model $F --steps 2 > $O/x/ncu-$tag.csv 2> $O/x/ncu-$tag.err; echo "$tag rc $?"; python3 $C/sum.py $O/x/ncu-$tag.csv | head -6; }
+nc() { local tag=$1; shift; timeout 100 env "$@" ncu --clock-control none --csv -k regex:attn --metrics gpu__time_duration.sum -c 128 $B cuda-bench --model $F --steps 2 > $O/x/ncu-$tag.csv 2> $O/x/ncu-$tag.err; echo "$tag rc $?"; python3 bench/cuda/ncu_sum.py $O/x/ncu-$tag.csv | head -6; }
 for t in base v2 len; do left 380 || break
   case $t in base) nc base RIGSCOPE_CUDA_MH=0;; v1) nc v1 $V;; v2) nc v2 $V2;; len) nc len RIGSCOPE_CUDA_ATTCHUNK=0;; esac; done
-snap; if left 420; then el "ncu all kernels, v2"; timeout 90 env $V2 ncu --clock-control none --csv --metrics gpu__time_duration.sum,dram__bytes_read.sum -c 450 $B cuda-bench --model $F --steps 2 > $O/x/ncu-all.csv 2> $O/x/ncu-all.err; echo "rc $?"; python3 $C/sum.py $O/x/ncu-all.csv | head -30; fi
+snap; if left 420; then el "ncu all kernels, v2"; timeout 90 env $V2 ncu --clock-control none --csv --metrics gpu__time_duration.sum,dram__bytes_read.sum -c 450 $B cuda-bench --model $F --steps 2 > $O/x/ncu-all.csv 2> $O/x/ncu-all.err; echo "rc $?"; python3 bench/cuda/ncu_sum.py $O/x/ncu-all.csv | head -30; fi
 snap; if left 460; then el "ncu MH=16 gate/up and down, sections"; timeout 100 env RIGSCOPE_CUDA_MH=16 ncu --clock-control none -k regex:"mhg_q4k|mhq_q4k|mhq_q6k" --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats -c 3 $B cuda-bench --model $F --steps 2 > $O/x/ncu-mh.txt 2>&1; echo "rc $?"
   grep -E "^  [a-z]|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Stall|Warp Cycles Per Issued|Grid Size|Block Size|Waves" $O/x/ncu-mh.txt | head -80; fi
 if left 480; then el "ncu dp4a gate/up, sections"; timeout 80 env RIGSCOPE_CUDA_MH=0 ncu --clock-control none -k regex:"mqg_q4k" --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats -c 1 $B cuda-bench --model $F --steps 2 > $O/x/ncu-dp4a.txt 2>&1; echo "rc $?"
