@@ -480,12 +480,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
 #ifdef ATT_NOMERGE
   return;
 #endif
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&cnt[h * gridDim.z + rg], 1u) == (unsigned)(S - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+  if (!arrive_last(&cnt[h * gridDim.z + rg], S, last)) return;
   // Merge the splits that saw slots, [0, active) and S-1: lane q holds
   // split q's max and sum (S <= 32). Warp w merges rows w + 4i (i < RPW),
   // each batch of loads for all its rows at once.

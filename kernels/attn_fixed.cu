@@ -453,12 +453,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     }
   }
 merge:
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) sm.last = atomicAdd(&cnt[h * gridDim.z + rg], 1u) == (unsigned)(S - 1);
-  __syncthreads();
-  if (!sm.last) return;
-  __threadfence();
+  if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last)) return;
   // The flat merge below runs over columns [cA, cZ) from column off: the
   // chunks, or with a grouped plan whose blocks took whole groups the
   // groups' columns. With a grouped plan and fewer chunks than blocks the

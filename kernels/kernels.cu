@@ -30,6 +30,26 @@ __device__ __forceinline__ void pdl_trigger() {
 #endif
 }
 
+// arrive_last: whether this block is the last of n blocks to arrive at
+// *c, the block's global stores so far published to the other blocks,
+// and, in the last one, every other block's published (read them with
+// __ldcg: L1 is not coherent). The barrier orders the block's stores
+// before thread 0's release and thread 0's acquire before the block's
+// later loads (CUTLASS's semaphore): one acq_rel atomic, where a
+// __threadfence in every thread before and after (fence.sc.gpu, and an L1
+// invalidation) waited twice for the whole memory system. last: the
+// block's shared flag.
+__device__ __forceinline__ bool arrive_last(unsigned* c, unsigned n, int& last) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned old;
+    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");
+    last = old == n - 1;
+  }
+  __syncthreads();
+  return last;
+}
+
 // An empty kernel in the chain (gpu/cuda: RIGSCOPE_CUDA_NOP, measurements
 // only): the cost of one more kernel boundary.
 extern "C" __global__ void nop() {

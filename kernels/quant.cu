@@ -416,13 +416,8 @@ __device__ __forceinline__ void mq_quant_group(const float* out, int ldo, int8_t
 __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* qo, const float* g, unsigned* cnt, int N,
                                              int T, int rpb) {
   __shared__ int last;
-  __threadfence();  // this thread's outputs, before the block is counted
-  __syncthreads();
   const int grp = blockIdx.x * rpb / 32;
-  if (threadIdx.x == 0) last = atomicAdd(cnt + grp, 1u) == unsigned(32 / rpb - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+  if (!arrive_last(cnt + grp, 32 / rpb, last)) return;
   if (threadIdx.x == 0) cnt[grp] = 0;
   mq_quant_group(out, ldo, qo, g, N, T, grp, MV_WARPS);
 }
