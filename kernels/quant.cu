@@ -411,8 +411,8 @@ __device__ __forceinline__ void mq_quant_group(const float* out, int ldo, int8_t
 // each 32-row group to finish (counted in cnt[group], reset after)
 // quantizes the group's 32 columns of every token, reading them back from
 // L2. N must be a multiple of 32 (gpu/cuda checks). This replaces a qx
-// launch (~5 us on the step's critical path) by a fence, an atomic and a
-// few shuffles at the end of the producer.
+// launch (~5 us on the step's critical path) by one acq_rel atomic
+// (arrive_last) and a few shuffles at the end of the producer.
 __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* qo, const float* g, unsigned* cnt, int N,
                                              int T, int rpb) {
   __shared__ int last;
@@ -425,7 +425,7 @@ __device__ __forceinline__ void mq_quant_out(const float* out, int ldo, int8_t* 
 // mq_quant_own: mq_quant_out for a block that owns the whole 32-row group
 // grp of out (the wide one-token variants): its stores are visible to its
 // threads after the barrier, so it quantizes them at once (one trip to L2,
-// against a fence, an atomic and a read back from the last block).
+// against the atomic and a read back from the last block).
 __device__ __forceinline__ void mq_quant_own(const float* out, int ldo, int8_t* qo, const float* g, int N, int T, int grp,
                                              int warps) {
   __syncthreads();

@@ -23,7 +23,7 @@ chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda; D1=RIGSCOPE_CUDA_PTX=/tmp/d1v
 mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf
 el "write q4_k_m (background)"; ( $B write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
 M=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_active.avg,sm__cycles_active.max,smsp__inst_executed.sum,sm__inst_executed.max,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio,smsp__average_warps_issue_stalled_misc_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio
-nm() { local tag=$1; shift; el $tag; timeout 45 env "$@" ncu --clock-control none $CC --csv -k regex:attn --launch-skip 1024 -c 4 --metrics $M $B cuda-bench --shapes llama-8b --steps 2 > $O/x/m-$tag.csv 2> $O/x/m-$tag.err; echo "rc $?"; python3 bench/cuda/ncu_metrics.py $O/x/m-$tag.csv; }
+nm() { local tag=$1; shift; el $tag; timeout 45 env "$@" ncu --clock-control none $CCTL --csv -k regex:attn --launch-skip 1024 -c 4 --metrics $M $B cuda-bench --shapes llama-8b --steps 2 > $O/x/m-$tag.csv 2> $O/x/m-$tag.err; echo "rc $?"; python3 bench/cuda/ncu_metrics.py $O/x/m-$tag.csv; }
 nm base RIGSCOPE_CUDA_MH=0
 if ! grep -q '^"' $O/x/m-base.csv; then  # a metric name this ncu lacks: the sections instead
   tail -3 $O/x/m-base.err
@@ -31,7 +31,7 @@ if ! grep -q '^"' $O/x/m-base.csv; then  # a metric name this ncu lacks: the sec
   ns base RIGSCOPE_CUDA_MH=0; ns len $LEN; ns d1v $D1
 else
   nm len $LEN; nm d1v $D1; nm sm $SM; nm v RIGSCOPE_CUDA_PTX=/tmp/v.cubin; nm ar $AR
-  CC="--cache-control none"; nm base-warm RIGSCOPE_CUDA_MH=0; nm len-warm $LEN; nm sm-warm $SM; left 200 && nm d1v-warm $D1
+  CCTL="--cache-control none"; nm base-warm RIGSCOPE_CUDA_MH=0; nm len-warm $LEN; nm sm-warm $SM; left 200 && nm d1v-warm $D1
 fi
 snap; while [ ! -f /tmp/q/done ]; do sleep 2; done
 cb() { local tag=$1; shift; timeout 50 env "$@" $B cuda-bench --model $F --steps 50 > $O/x/cb-$tag.txt 2>&1; echo "q4km $tag: $(row $O/x/cb-$tag.txt)"; grep "^attention" $O/x/cb-$tag.txt; }
