@@ -477,7 +477,13 @@ merge:
       float d = 0.f, num[EPL];
 #pragma unroll
       for (int e = 0; e < EPL; e++) num[e] = -0.f;
-#pragma unroll 2
+      // Not unrolled: the merge runs once per head, in the last block, at
+      // the far end of the kernel's code, so its instructions are fetched
+      // cold; unrolled by 2 it took 647 more (attn_128_1_kb 9,348 against
+      // 8,701). H100, Q4_K_M decode at ctx 512 (bench/cuda/results/s26,
+      // n4): the attention launch 17.7 -> 15.0 us (ncu), the step 2452 ->
+      // 2420 us; same bits.
+#pragma unroll 1
       for (int g = g0; g <= g1; g++) {
         float mg, lg, ag[EPL];
         att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, mg, lg, ag);
