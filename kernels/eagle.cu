@@ -4,7 +4,7 @@
 
 // ------------------------------------------------------ EAGLE-3 head
 // The head's one decoder layer runs through the kernels above; eagle_in is
-// its own (its input), and argmax_d2t (kernels.cu, after this file) hands each drafted token to
+// its own (its input), and argmax_d2t (argmax.cu, included after this file) hands each drafted token to
 // the next draft step.
 
 // group_sync<NT> is __syncthreads with NT 0, else a barrier of the

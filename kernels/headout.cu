@@ -1,5 +1,5 @@
 // rigscope CUDA kernels: an EAGLE-3 head's draft token in one launch
-// (included by kernels.cu after argmax_d2t_in; gpu/cuda head.go,
+// (included by kernels.cu after argmax.cu; gpu/cuda head.go,
 // Tuning.HeadOut).
 
 // tcnam<W>_<emb>: the head's lm_head product of one output row x (K) with
