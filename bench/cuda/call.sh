@@ -3,8 +3,12 @@
 # /tmp/out), stdout and stderr teed to $OUT/NAME.txt, the clock started,
 # the card named. el STEP: a heading with the seconds since the start;
 # left N: fewer than N seconds have passed; snap: $OUT/x as x.tgz (a call
-# returns at most 8 files); row FILE: cuda-bench's result row. Wait for
-# background jobs by PID, never with a bare `wait`: it waits for the tee too.
+# returns at most 8 files); row FILE: cuda-bench's result row. unpack DIR
+# NAME...: each DIR/NAME.xz to /tmp/NAME, all at once, executable.
+# q4km_start BIN: BIN writes the synthetic llama-8b as Q4_K_M to $F in the
+# background (about 45 s on an H100); q4km_wait: until it is written. Wait
+# for background jobs by PID, never with a bare `wait`: it waits for the tee
+# too.
 call_init() {
   O=${OUT:-/tmp/out}; mkdir -p "$O/x"; exec > >(tee "$O/$1.txt") 2>&1
   t0=$(date +%s)
@@ -14,3 +18,14 @@ el() { echo "## $1 (at $(( $(date +%s) - t0 )) s)"; }
 left() { [ $(( $(date +%s) - t0 )) -lt $1 ]; }
 snap() { (cd "$O" && tar czf x.tgz x); }
 row() { grep -A1 '^shape' $1 | tail -1; }
+unpack() {
+  local d=$1 n p=(); shift
+  for n; do xz -dc "$d/$n.xz" > "/tmp/$n" & p+=($!); done
+  wait "${p[@]}"
+  for n; do chmod +x "/tmp/$n"; done
+}
+q4km_start() {
+  mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf; el "write q4_k_m (background)"
+  ( "$1" write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
+}
+q4km_wait() { while [ ! -f /tmp/q/done ]; do sleep 2; done; }

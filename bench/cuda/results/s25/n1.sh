@@ -17,11 +17,9 @@
 # 3. -checks kv with ar (the handshake is memory ordering only: a wrong one shows as wrong rows).
 . bench/cuda/call.sh; call_init n1
 C=carry/n1
-xz -dc $C/rigscope-cuda.xz > /tmp/rigscope-cuda & p1=$!; xz -dc $C/v.cubin.xz > /tmp/v.cubin & p2=$!; xz -dc $C/d1v.cubin.xz > /tmp/d1v.cubin & p3=$!; xz -dc $C/ar.cubin.xz > /tmp/ar.cubin & p4=$!; xz -dc $C/sm.cubin.xz > /tmp/sm.cubin & p5=$!
-wait $p1 $p2 $p3 $p4 $p5  # not a bare wait: it would wait for the tee too
-chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda; D1=RIGSCOPE_CUDA_PTX=/tmp/d1v.cubin; AR=RIGSCOPE_CUDA_PTX=/tmp/ar.cubin; SM=RIGSCOPE_CUDA_PTX=/tmp/sm.cubin; LEN=RIGSCOPE_CUDA_ATTCHUNK=0
-mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf
-el "write q4_k_m (background)"; ( $B write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
+unpack $C rigscope-cuda v.cubin d1v.cubin ar.cubin sm.cubin
+B=/tmp/rigscope-cuda; D1=RIGSCOPE_CUDA_PTX=/tmp/d1v.cubin; AR=RIGSCOPE_CUDA_PTX=/tmp/ar.cubin; SM=RIGSCOPE_CUDA_PTX=/tmp/sm.cubin; LEN=RIGSCOPE_CUDA_ATTCHUNK=0
+q4km_start $B
 M=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_active.avg,sm__cycles_active.max,smsp__inst_executed.sum,sm__inst_executed.max,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio,smsp__average_warps_issue_stalled_misc_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio
 nm() { local tag=$1; shift; el $tag; timeout 45 env "$@" ncu --clock-control none $CCTL --csv -k regex:attn --launch-skip 1024 -c 4 --metrics $M $B cuda-bench --shapes llama-8b --steps 2 > $O/x/m-$tag.csv 2> $O/x/m-$tag.err; echo "rc $?"; python3 bench/cuda/ncu_metrics.py $O/x/m-$tag.csv; }
 nm base RIGSCOPE_CUDA_MH=0
@@ -33,12 +31,12 @@ else
   nm len $LEN; nm d1v $D1; nm sm $SM; nm v RIGSCOPE_CUDA_PTX=/tmp/v.cubin; nm ar $AR
   CCTL="--cache-control none"; nm base-warm RIGSCOPE_CUDA_MH=0; nm len-warm $LEN; nm sm-warm $SM; left 200 && nm d1v-warm $D1
 fi
-snap; while [ ! -f /tmp/q/done ]; do sleep 2; done
+snap; q4km_wait
 cb() { local tag=$1; shift; timeout 50 env "$@" $B cuda-bench --model $F --steps 50 > $O/x/cb-$tag.txt 2>&1; echo "q4km $tag: $(row $O/x/cb-$tag.txt)"; grep "^attention" $O/x/cb-$tag.txt; }
 el "cuda-bench q4_k_m"
 for r in 1 2; do left 430 || break; cb base$r RIGSCOPE_CUDA_MH=0; cb d1v$r $D1; cb len$r $LEN; cb d1vlen$r $D1 $LEN; cb ar$r $AR; cb sm$r $SM; done
 snap; if left 500; then el "checks ar: kv rows (verify rows and slots bitwise decode's)"
-  xz -dc $C/cc.test.xz > /tmp/cc && chmod +x /tmp/cc
-  timeout 80 env $AR /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v -checks kv -models /nonexistent > $O/x/kv-ar.txt 2>&1; echo "exit $?"; grep -E "^(f32|bf16) |FAIL|panic" $O/x/kv-ar.txt | head -20; fi
+  unpack $C cc.test
+  timeout 80 env $AR /tmp/cc.test -test.run TestCUDACheck -test.timeout 0 -test.v -checks kv -models /nonexistent > $O/x/kv-ar.txt 2>&1; echo "exit $?"; grep -E "^(f32|bf16) |FAIL|panic" $O/x/kv-ar.txt | head -20; fi
 el done
 snap; rm -rf $O/x

@@ -8,15 +8,13 @@
 # the T=1 gate/up launches, main and cpa (duration, DRAM bytes, warp stalls).
 . bench/cuda/call.sh; call_init n2
 C=carry/n1
-xz -dc $C/rigscope-cuda.xz > /tmp/rigscope-cuda & p1=$!; xz -dc $C/cc.test.xz > /tmp/cc & p2=$!; xz -dc $C/cpa.cubin.xz > /tmp/cpa.cubin & p3=$!
-wait $p1 $p2 $p3  # not a bare wait: it would wait for the tee too
-chmod +x /tmp/rigscope-cuda /tmp/cc; B=/tmp/rigscope-cuda; CPA=RIGSCOPE_CUDA_PTX=/tmp/cpa.cubin
-mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf
-el "write q4_k_m (background)"; ( $B write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
+unpack $C rigscope-cuda cc.test cpa.cubin
+B=/tmp/rigscope-cuda; CPA=RIGSCOPE_CUDA_PTX=/tmp/cpa.cubin
+q4km_start $B
 el "checks cpa: quant kernels"
-timeout 150 env $CPA /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v -checks quant -parts kernels -models /nonexistent > $O/x/quant-cpa.txt 2>&1; echo "exit $?"
+timeout 150 env $CPA /tmp/cc.test -test.run TestCUDACheck -test.timeout 0 -test.v -checks quant -parts kernels -models /nonexistent > $O/x/quant-cpa.txt 2>&1; echo "exit $?"
 grep -E -i "q4_k|fail|panic|mismatch" $O/x/quant-cpa.txt | head -20; tail -3 $O/x/quant-cpa.txt
-snap; while [ ! -f /tmp/q/done ]; do sleep 2; done
+snap; q4km_wait
 cb() { local tag=$1; shift; timeout 50 env "$@" $B cuda-bench --model $F --steps 50 > $O/x/cb-$tag.txt 2>&1; echo "q4km $tag: $(row $O/x/cb-$tag.txt)"; grep "^gate_up" $O/x/cb-$tag.txt; }
 el "cuda-bench q4_k_m"
 for r in 1 2 3; do left 330 || break; cb base$r RIGSCOPE_CUDA_MH=0; cb cpa$r $CPA; done

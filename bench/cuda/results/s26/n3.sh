@@ -9,13 +9,11 @@
 #    (SourceCounters, the source page as CSV) of one decode-step attention launch, fixed and length.
 . bench/cuda/call.sh; call_init n3
 C=carry/n3
-xz -dc $C/rigscope-cuda.xz > /tmp/rigscope-cuda & p1=$!; xz -dc $C/cc.test.xz > /tmp/cc & p2=$!; xz -dc $C/old.cubin.xz > /tmp/old.cubin & p3=$!
-wait $p1 $p2 $p3  # not a bare wait: it would wait for the tee too
-chmod +x /tmp/rigscope-cuda /tmp/cc; B=/tmp/rigscope-cuda; OLD=RIGSCOPE_CUDA_PTX=/tmp/old.cubin; LEN=RIGSCOPE_CUDA_ATTCHUNK=0
-mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf
-el "write q4_k_m (background)"; ( $B write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
+unpack $C rigscope-cuda cc.test old.cubin
+B=/tmp/rigscope-cuda; OLD=RIGSCOPE_CUDA_PTX=/tmp/old.cubin; LEN=RIGSCOPE_CUDA_ATTCHUNK=0
+q4km_start $B
 el "checks (new images): kernels, kv, quant"
-timeout 200 /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v -checks kernels,kv,quant -models /nonexistent > $O/x/checks.txt 2>&1; echo "exit $?"
+timeout 200 /tmp/cc.test -test.run TestCUDACheck -test.timeout 0 -test.v -checks kernels,kv,quant -models /nonexistent > $O/x/checks.txt 2>&1; echo "exit $?"
 grep -c " ok" $O/x/checks.txt; grep -E -i "fail|panic|mismatch|differ [1-9]" $O/x/checks.txt | head -20; grep -E "^(f32|bf16) " $O/x/checks.txt | head -14; tail -3 $O/x/checks.txt
 snap
 M=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,smsp__inst_executed.sum,sm__inst_executed.max,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio
@@ -27,7 +25,7 @@ src() { local tag=$1; shift; el "source $tag"
   echo "sass rows $(wc -l < $O/x/sass-$tag.csv)"; head -c 600 $O/x/sass-$tag.csv; echo; tail -2 $O/x/sass-$tag.err
   ncu -i /tmp/src-$tag.ncu-rep --page details --print-details all > $O/x/det-$tag.txt 2>&1; grep -A12 -i "Source Counters" $O/x/det-$tag.txt | head -30; }
 src fixed RIGSCOPE_CUDA_MH=0; src len $LEN
-snap; while [ ! -f /tmp/q/done ]; do sleep 2; done
+snap; q4km_wait
 cb() { local tag=$1 f=$2; shift 2; timeout 60 env "$@" $B cuda-bench $f --steps 50 > $O/x/cb-$tag.txt 2>&1; echo "$tag: $(row $O/x/cb-$tag.txt)"; grep -E "^(attention|gate_up|down|wo|qkv) " $O/x/cb-$tag.txt; }
 el "cuda-bench q4_k_m: new / old"
 for r in 1 2; do left 480 || break; cb q4new$r "--model $F" RIGSCOPE_CUDA_MH=0; cb q4old$r "--model $F" $OLD; done

@@ -11,18 +11,16 @@
 # session had about 3 device minutes left for the run).
 . bench/cuda/call.sh; call_init n4
 C=carry/n4
-xz -dc $C/rigscope-cuda.xz > /tmp/rigscope-cuda & p1=$!; xz -dc $C/cc.test.xz > /tmp/cc & p2=$!; xz -dc $C/e2.cubin.xz > /tmp/e2.cubin & p3=$!
-wait $p1 $p2 $p3  # not a bare wait: it would wait for the tee too
-chmod +x /tmp/rigscope-cuda /tmp/cc; B=/tmp/rigscope-cuda; E2=RIGSCOPE_CUDA_PTX=/tmp/e2.cubin
-mkdir -p /tmp/q; F=/tmp/q/llama-8b.q4_k_m.gguf
-el "write q4_k_m (background)"; ( $B write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
-cc() { local tag=$1 ch=$2; shift 2; timeout 90 env "$@" /tmp/cc -test.run TestCUDACheck -test.timeout 0 -test.v -checks $ch -models /nonexistent > $O/x/$ch-$tag.txt 2>&1; echo "$ch $tag exit $?"; grep -E "^(f32|bf16) |FAIL|panic" $O/x/$ch-$tag.txt | head -14; }
+unpack $C rigscope-cuda cc.test e2.cubin
+B=/tmp/rigscope-cuda; E2=RIGSCOPE_CUDA_PTX=/tmp/e2.cubin
+q4km_start $B
+cc() { local tag=$1 ch=$2; shift 2; timeout 90 env "$@" /tmp/cc.test -test.run TestCUDACheck -test.timeout 0 -test.v -checks $ch -models /nonexistent > $O/x/$ch-$tag.txt 2>&1; echo "$ch $tag exit $?"; grep -E "^(f32|bf16) |FAIL|panic" $O/x/$ch-$tag.txt | head -14; }
 el "checks kv"; cc e2 kv $E2
 snap
 M=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_active.avg,sm__cycles_active.max,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
 nm() { local tag=$1; shift; el "metrics $tag"; timeout 45 env "$@" ncu --clock-control none --csv -k regex:attn --launch-skip 1024 -c 4 --metrics $M $B cuda-bench --shapes llama-8b --steps 2 > $O/x/m-$tag.csv 2> $O/x/m-$tag.err; echo "rc $?"; python3 bench/cuda/ncu_metrics.py $O/x/m-$tag.csv; }
 nm base RIGSCOPE_CUDA_MH=0; nm e2 $E2
-snap; while [ ! -f /tmp/q/done ]; do sleep 2; done
+snap; q4km_wait
 cb() { local tag=$1; shift; timeout 40 env "$@" $B cuda-bench --model $F --steps 50 > $O/x/cb-$tag.txt 2>&1; echo "$tag: $(row $O/x/cb-$tag.txt)"; grep -E "^attention " $O/x/cb-$tag.txt; }
 el "cuda-bench q4_k_m: base / e2"
 for r in 1 2; do left 150 || break; cb base$r RIGSCOPE_CUDA_MH=0; cb e2$r $E2; done

@@ -12,13 +12,13 @@ cs, ce, csrc = ix("Warp Stall Sampling (All"), ix("Instructions Executed"), ix("
 f = lambda x: float(x.replace(",", "") or 0)
 tot = sum(f(r[cs]) for r in data)
 print("samples", tot, "instructions", len(data))
-runs = []  # (start, end, warps-class, samples, execsum)
+runs = []  # [first, last, times each instruction ran, samples]
 for i, r in enumerate(data):
-    e = f(r[ce]); s = f(r[cs])
+    e, s = f(r[ce]), f(r[cs])
     if e == 0 and s == 0: continue
-    if runs and runs[-1][1] == i - 1 and e > 0 and abs(runs[-1][5] - e) < 1: 
-        a = runs[-1]; runs[-1] = (a[0], i, a[2], a[3] + s, a[4] + e, a[5])
+    if runs and runs[-1][1] == i - 1 and e > 0 and abs(runs[-1][2] - e) < 1:
+        runs[-1][1] = i; runs[-1][3] += s
     else:
-        runs.append((i, i, e, s, e, e))
-for a in runs:
-    if a[3] >= 0.01 * tot: print(f"{a[0]:5d}-{a[1]:5d} exec/instr {a[5]:7.0f} instrs {a[1]-a[0]+1:5d} samples {a[3]:6.0f} ({100*a[3]/tot:4.1f}%)  {data[a[0]][csrc][:50]}")
+        runs.append([i, i, e, s])
+for a0, a1, e, s in runs:
+    if s >= 0.01 * tot: print(f"{a0:5d}-{a1:5d} exec/instr {e:7.0f} instrs {a1-a0+1:5d} samples {s:6.0f} ({100*s/tot:4.1f}%)  {data[a0][csrc][:50]}")
