@@ -3,13 +3,18 @@
 // types (QQ4K ...), activation quantization (qx) and comment they use.
 
 // ------------------------------------------------------- the products
-// Rows per group by token bucket (gpu/cuda: mqRows): 4 up to 8 tokens (a
-// unit's activation loads serve 4 rows: at 5 tokens with 2 rows they would
-// take the L1 about as long as the weights), 2 for 16 (16 tokens x 2
-// matrices x 4 rows of accumulators would spill); the one-token variants
-// at the end of this file set their own (gpu/cuda: mqvEntries). The split
-// of a row over the threads does not depend on it.
-#define MQ_ROWS(NT) ((NT) <= 8 ? 4 : 2)
+// Token buckets (gpu/cuda: mqBucket): 1, 2, 4, 5 (a chain verify of k =
+// 4), 8 and 16 tokens, the accumulators of each for its T only. Rows per
+// group (gpu/cuda: mqRows): 4 up to 4 tokens, 2 from 5 on: fewer registers
+// a thread, more blocks an SM (mqg_q4k_8 168 registers at 4 rows, 115 at
+// 2; mqg_q4k_5 96 at 2). Measured on an H100 (bench/cuda/results/s27, m2:
+// llama-8b, the verify of 5 against a decode step): Q4_K_M 2.80 at bucket
+// 8 and 4 rows, 2.32 at bucket 5 and 4 rows, 2.55 at bucket 8 and 2 rows,
+// 2.05 at bucket 5 and 2 rows; Q8_0 2.32 -> 1.83; the decode step the
+// same. The one-token variants at the end of this file set their own rows
+// (gpu/cuda: mqvEntries). The split of a row over the threads depends on
+// neither, so every T keeps T=1's bits.
+#define MQ_ROWS(NT) ((NT) <= 4 ? 4 : 2)
 // The unit loop is not unrolled: unrolled by 2 (ptxas sm_90) nvcc issued
 // the second unit's loads after the first's arithmetic anyway, for 15
 // more registers.
@@ -267,7 +272,8 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
   }
 #define MQ_INST(NAME, QT, NT) \
   MQ_MQ(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQN(NAME, QT, NT, , 0, -1, MV_WARPS) MQ_MQG(NAME, QT, NT, , 0, -1, MV_WARPS)
-#define MQ_ALL(NAME, QT) MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
+#define MQ_ALL(NAME, QT) \
+  MQ_INST(NAME, QT, 1) MQ_INST(NAME, QT, 2) MQ_INST(NAME, QT, 4) MQ_INST(NAME, QT, 5) MQ_INST(NAME, QT, 8) MQ_INST(NAME, QT, 16)
 MQ_ALL(q4k, QQ4K)
 MQ_ALL(q5k, QQ5K)
 MQ_ALL(q6k, QQ6K)
@@ -326,7 +332,9 @@ MQ_MQ(q6k, QQ6K, 1, w16, 0, -1, 16)
 // norm product on a slice of <= 2048 rows r2b, the others none).
 #define MQ_MQN2_ALL(NA, QA)                                                               \
   MQ_MQN2(NA, QA, q6k, QQ6K, 1, 0, -1, 2, 1) MQ_MQN2(NA, QA, q6k, QQ6K, 2, 0, -1, 0, -1)  \
-  MQ_MQN2(NA, QA, q6k, QQ6K, 4, 0, -1, 0, -1) MQ_MQN2(NA, QA, q6k, QQ6K, 8, 0, -1, 0, -1) \
+  MQ_MQN2(NA, QA, q6k, QQ6K, 4, 0, -1, 0, -1) MQ_MQN2(NA, QA, q6k, QQ6K, 5, 0, -1, 0, -1) \
+  MQ_MQN2(NA, QA, q6k, QQ6K, 8, 0, -1, 0, -1) \
   MQ_MQN2(NA, QA, q6k, QQ6K, 16, 0, -1, 0, -1)
 MQ_MQN2_ALL(q4k, QQ4K)
 MQ_MQN2_ALL(q5k, QQ5K)
+

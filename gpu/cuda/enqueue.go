@@ -12,16 +12,6 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// bucket is the smallest compiled token count (1, 2, 4, 8, 16) >= T.
-func bucket(T int) int {
-	for _, b := range []int{1, 2, 4, 8, 16} {
-		if T <= b {
-			return b
-		}
-	}
-	return MaxTokens
-}
-
 const (
 	mvRows    = 4   // ROWS in kernels.cu
 	mvThreads = 128 // MV_WARPS*32

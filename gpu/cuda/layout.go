@@ -7,6 +7,20 @@ import (
 	"rigscope/engine/model"
 )
 
+// MaxTokens is the most tokens one forward pass takes (decode is 1,
+// verifying k drafted tokens is k+1).
+const MaxTokens = 16
+
+// bucket is the smallest compiled token count (1, 2, 4, 8, 16) >= T.
+func bucket(T int) int {
+	for _, b := range []int{1, 2, 4, 8, 16} {
+		if T <= b {
+			return b
+		}
+	}
+	return MaxTokens
+}
+
 // shardDims are a rank's local sizes.
 type shardDims struct {
 	hq, hk, ffn int // query heads, kv heads, FFN columns (a model of MoE layers only: its experts', so the dense MLP's buffers are not empty)

@@ -50,15 +50,6 @@ type qfuseReq struct {
 	g cu.DevicePtr
 }
 
-// mqRows is MQ_ROWS in quant_mv.cu: the rows a row group of mq* owns for
-// T tokens (a block: 4/ks groups).
-func mqRows(T int) int {
-	if bucket(T) <= 8 {
-		return 4
-	}
-	return 2
-}
-
 // mqSplit is mqSplit for this device, or the K split cuda-check forces.
 func (t *launcher) mqSplit(rows int, dt tensor.DType) int {
 	if t.mqks != 0 {
@@ -80,7 +71,7 @@ func mqGrid(rows, R, ks int) [3]int {
 // block of MQM warps per 16 rows, the same arguments, ks unused), else the
 // dp4a kernels in blocks of mvThreads: at one token the variant the MQV
 // knob sets (its name's suffix, its rows per group), else
-// prefix_type_bucket(T) at mqRows(T).
+// prefix_type_mqBucket(T) at mqRows(T).
 func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks int) (string, [3]int, [3]int, error) {
 	if nt := mqmTile(t.tune.MQM > 0, dt, cols, T, MaxTokens); nt > 0 {
 		return fmt.Sprintf("mqm%s_q4k_%d_w%d", prefix[2:], nt, t.tune.MQM), [3]int{(rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQM, 1, 1}, nil
@@ -89,8 +80,9 @@ func (t *launcher) mqKernel(prefix string, dt tensor.DType, rows, cols, T, ks in
 	if err != nil {
 		return "", [3]int{}, [3]int{}, err
 	}
-	name, R := fmt.Sprintf("%s_%s_%d", prefix, suf, bucket(T)), mqRows(T)
-	if v, ok := t.tune.MQV.variant(prefix, suf, rows); ok && bucket(T) == 1 {
+	b := mqBucket(T)
+	name, R := fmt.Sprintf("%s_%s_%d", prefix, suf, b), mqRows(T)
+	if v, ok := t.tune.MQV.variant(prefix, suf, rows); ok && b == 1 {
 		name, R = name+v.suffix, v.rows
 	}
 	return name, mqGrid(rows, R, ks), [3]int{mvThreads, 1, 1}, nil
@@ -240,7 +232,7 @@ func (t *launcher) mqn2Kernel(a, b dweight, T int) (name string, grid [3]int, nb
 		return "", grid, 0, 0, 0
 	}
 	sa, _ := kernelSuffix(a.dt) // Q4_K or Q5_K: always one
-	bt, vb := bucket(T), ""
+	bt, vb := mqBucket(T), ""
 	if bt == 1 {
 		vb = "r2b" // defaultMQV's q6n2
 	}

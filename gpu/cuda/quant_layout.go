@@ -317,3 +317,22 @@ func (k mqwKnob) wide(name string, rows, ks int) (string, [3]int, int, bool) {
 	}
 	return fmt.Sprintf("%sw%d", name, v.warps), [3]int{rows / 32, 1, 1}, 32 * v.warps, true
 }
+
+// mqBucket is the token bucket of the dp4a products (quant_mv.cu MQ_ALL):
+// bucket(T), but 5 for T = 5, a chain verify of k = 4, whose kernels keep
+// accumulators for 5 tokens rather than 8.
+func mqBucket(T int) int {
+	if T == 5 {
+		return 5
+	}
+	return bucket(T)
+}
+
+// mqRows is MQ_ROWS in quant_mv.cu: the rows a row group of mq* owns for
+// T tokens (a block: 4/ks groups).
+func mqRows(T int) int {
+	if mqBucket(T) <= 4 {
+		return 4
+	}
+	return 2
+}

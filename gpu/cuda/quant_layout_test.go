@@ -516,3 +516,13 @@ func TestMQW(t *testing.T) {
 		}
 	}
 }
+
+func TestMQBucket(t *testing.T) {
+	for _, c := range []struct{ T, bucket, rows int }{
+		{1, 1, 4}, {2, 2, 4}, {3, 4, 4}, {4, 4, 4}, {5, 5, 2}, {6, 8, 2}, {8, 8, 2}, {9, 16, 2}, {16, 16, 2},
+	} {
+		if b, r := mqBucket(c.T), mqRows(c.T); b != c.bucket || r != c.rows {
+			t.Errorf("T=%d: bucket %d, rows %d; want %d, %d", c.T, b, r, c.bucket, c.rows)
+		}
+	}
+}

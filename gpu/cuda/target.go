@@ -14,10 +14,6 @@ import (
 	"rigscope/engine/spec"
 )
 
-// MaxTokens is the most tokens one forward pass takes (decode is 1,
-// verifying k drafted tokens is k+1).
-const MaxTokens = 16
-
 // stepParams mirrors struct Step in kernels.cu (208 bytes).
 type stepParams struct {
 	Base   int32
