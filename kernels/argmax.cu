@@ -141,11 +141,4 @@ struct EagleInTail {
     argmax_body(ids, logits, vocab, st, part, cnt, d2t, out, oi, next,                                               \
                 EagleInTail<WT>{cat, h, w, ws, d2t, win, whid, dim, eps, nbr});                                      \
   }
-ARGMAX_IN(bf16, WBF16)
-ARGMAX_IN(f16, WF16)
-ARGMAX_IN(f32, WF32)
-ARGMAX_IN(q4k, WQ<QQ4K>)
-ARGMAX_IN(q5k, WQ<QQ5K>)
-ARGMAX_IN(q6k, WQ<QQ6K>)
-ARGMAX_IN(q40, WQ<QQ40>)
-ARGMAX_IN(q80, WQ<QQ80>)
+EMBED_TYPES(ARGMAX_IN)

@@ -137,11 +137,4 @@ __device__ void eagle_in_body(float* cat, float* h, const void* w, const void* w
                                              const float* win, const float* whid, int dim, float eps, int nbr) { \
     eagle_in_body<WT>(cat, h, w, ws, st, win, whid, dim, eps, nbr);                                                \
   }
-EAGLE_IN(bf16, WBF16)
-EAGLE_IN(f16, WF16)
-EAGLE_IN(f32, WF32)
-EAGLE_IN(q4k, WQ<QQ4K>)
-EAGLE_IN(q5k, WQ<QQ5K>)
-EAGLE_IN(q6k, WQ<QQ6K>)
-EAGLE_IN(q40, WQ<QQ40>)
-EAGLE_IN(q80, WQ<QQ80>)
+EMBED_TYPES(EAGLE_IN)

@@ -75,11 +75,4 @@ __device__ __forceinline__ void tcn_argmax_body(float* logits, const float* x, c
                                    whid, nbr);                                                                       \
   }
 #define TCN_ARGMAX_W(NAME, WT) TCN_ARGMAX(16, 16, 16, NAME, WT) TCN_ARGMAX(32, 8, 4, NAME, WT)
-TCN_ARGMAX_W(bf16, WBF16)
-TCN_ARGMAX_W(f16, WF16)
-TCN_ARGMAX_W(f32, WF32)
-TCN_ARGMAX_W(q4k, WQ<QQ4K>)
-TCN_ARGMAX_W(q5k, WQ<QQ5K>)
-TCN_ARGMAX_W(q6k, WQ<QQ6K>)
-TCN_ARGMAX_W(q40, WQ<QQ40>)
-TCN_ARGMAX_W(q80, WQ<QQ80>)
+EMBED_TYPES(TCN_ARGMAX_W)

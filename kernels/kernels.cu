@@ -377,6 +377,14 @@ EMBED_Q(q5k, QQ5K)
 EMBED_Q(q6k, QQ6K)
 EMBED_Q(q40, QQ40)
 EMBED_Q(q80, QQ80)
+// EMBED_TYPES(X): X(name, row reader) for every type an embedding table
+// may have: the kernels that read a token's row (eagle_in, argmax_d2t_in,
+// tcnam) are instantiated for each (gpu/cuda: kernelSuffix), as embed_*
+// above (spelled out: its WQ<QT>> is the token stream the images were
+// built from).
+#define EMBED_TYPES(X)                                                                                  \
+  X(bf16, WBF16) X(f16, WF16) X(f32, WF32) X(q4k, WQ<QQ4K>) X(q5k, WQ<QQ5K>) X(q6k, WQ<QQ6K>) X(q40, WQ<QQ40>) \
+  X(q80, WQ<QQ80>)
 
 // Step parameters written by the host before each (graph) launch.
 struct Step {
