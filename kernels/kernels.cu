@@ -351,6 +351,7 @@ MV_ALL(f32, WF32)
 #include "tc.cu"
 #include "quant.cu"
 #include "quant_mma.cu"
+#include "quant_mqk.cu"
 #include "quant_mh.cu"
 
 // ---------------------------------------------------------- small ops

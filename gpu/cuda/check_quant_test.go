@@ -41,6 +41,11 @@ func checkQuant(ctx context.Context, d *Device, models string, w io.Writer) erro
 			errs = append(errs, fmt.Errorf("cuda-check: quant mma: %w", err))
 		}
 	}
+	if checkPart("mqk") {
+		if err := checkQuantMQK(d, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant mqk: %w", err))
+		}
+	}
 	if checkPart("mh") {
 		if err := checkQuantMH(d, w); err != nil {
 			errs = append(errs, fmt.Errorf("cuda-check: quant mh: %w", err))

@@ -160,6 +160,9 @@ func (t *launcher) qmatvec(cat string, out cu.DevicePtr, ldo int, x cu.DevicePtr
 	if t.mhOn(w) {
 		return t.mhMatvec(cat, out, ldo, x, w, T, mode, norm)
 	}
+	if t.mqkOn(w) {
+		return t.mqkMatvec(cat, out, ldo, x, w, T, mode, norm)
+	}
 	q, m, ss, in, err := t.quantIn(x, w, T, norm)
 	if err != nil {
 		return err
@@ -260,6 +263,9 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 	}
 	if t.mhOn(g) && t.mhOn(u) {
 		return t.mhGLU(out, x, g, u, T, norm, act)
+	}
+	if t.mqkOn(g) && t.mqkOn(u) && g.dt == tensor.Q4_K {
+		return t.mqkGLU(out, x, g, u, T, norm, act)
 	}
 	ks := t.mqSplit(g.rows, g.dt)
 	name, grid, block, err := t.mqKernel("mqg", g.dt, g.rows, g.cols, T, ks)

@@ -35,10 +35,11 @@ func (t *launcher) mhOn(w dweight) bool {
 	return true
 }
 
-// readsQX says whether w's product reads x quantized to int8 (the dp4a
-// kernels), so that the product before it may quantize its output for it.
+// readsQX says whether w's product reads x quantized to int8 per 32 (the
+// dp4a kernels), so that the product before it may quantize its output for
+// it.
 func (t *launcher) readsQX(w dweight) bool {
-	return quantized(w.dt) && !t.mhOn(w)
+	return quantized(w.dt) && !t.mhOn(w) && !t.mqkOn(w)
 }
 
 // stackParts is w's parts, or w alone.

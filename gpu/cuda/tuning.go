@@ -23,6 +23,7 @@ type Tuning struct {
 	MQN2          bool     // RIGSCOPE_CUDA_MQN2=0: a mixed qkv stack's two parts (Q4_K or Q5_K with Q6_K) in a launch each, not one mqn2_* launch (quant.go mqn2Kernel)
 	MQM           int      // RIGSCOPE_CUDA_MQM=1|8|16: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default), blocks of 4 (1), 8 or 16 warps; 0: off
 	MH            int      // RIGSCOPE_CUDA_MH=8|16: Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores at every T (quant_mh.go; experimental, off by default: on the H200 a Q4_K_M verify of 5 costs 42% less, a decode step 1.6x more, results/s23), blocks of 8 or 16 warps; 0: off
+	MQK           int      // RIGSCOPE_CUDA_MQK=4|8|16: Q4_K and Q6_K products with x in Q8_K on the int8 tensor cores at every T (quant_mqk.go; experimental, off by default), blocks of 4, 8 or 16 warps; 0: off
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
@@ -100,8 +101,22 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	case "16":
 		t.MH = 16
 	}
-	if t.MH > 0 && t.MQM > 0 {
-		return Tuning{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MH and RIGSCOPE_CUDA_MQM both choose the Q4_K products' kernels: set one of them")
+	switch get("RIGSCOPE_CUDA_MQK") {
+	case "4":
+		t.MQK = 4
+	case "8":
+		t.MQK = 8
+	case "16":
+		t.MQK = 16
+	}
+	chosen := 0
+	for _, on := range []bool{t.MH > 0, t.MQM > 0, t.MQK > 0} {
+		if on {
+			chosen++
+		}
+	}
+	if chosen > 1 {
+		return Tuning{}, fmt.Errorf("cuda: RIGSCOPE_CUDA_MH, RIGSCOPE_CUDA_MQM and RIGSCOPE_CUDA_MQK each choose the Q4_K products' kernels: set one of them")
 	}
 	if get("RIGSCOPE_CUDA_ATTROWS") == "8" {
 		t.AttnRows = 8

@@ -90,6 +90,9 @@ func TestParseTuning(t *testing.T) {
 		{"fp16 tensor-core products, 16 warps", map[string]string{"RIGSCOPE_CUDA_MH": "16"}, func(w *Tuning) { w.MH = 16 }, false},
 		{"fp16 tensor-core products not 8 or 16 stay off", map[string]string{"RIGSCOPE_CUDA_MH": "4"}, func(*Tuning) {}, false},
 		{"fp16 and int8 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "8", "RIGSCOPE_CUDA_MQM": "8"}, nil, true},
+		{"Q8_K tensor-core products, 8 warps", map[string]string{"RIGSCOPE_CUDA_MQK": "8"}, func(w *Tuning) { w.MQK = 8 }, false},
+		{"Q8_K tensor-core products not 4, 8 or 16 stay off", map[string]string{"RIGSCOPE_CUDA_MQK": "2"}, func(*Tuning) {}, false},
+		{"Q8_K and fp16 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "16", "RIGSCOPE_CUDA_MQK": "8"}, nil, true},
 	}
 	for _, c := range cases {
 		got, err := ParseTuning(env(c.vars))
