@@ -1,5 +1,6 @@
-// Q4_K products with Q8_K activations on the int8 tensor cores (included
-// after quant_mma.cu; experimental: no step launches them yet; cuda-check
+// Q4_K and Q6_K products with Q8_K activations on the int8 tensor cores
+// (included after quant_mma.cu; the product path launches them under
+// RIGSCOPE_CUDA_MQK, experimental: gpu/cuda/quant_mqk.go; cuda-check
 // -checks quant -parts mqk checks them against float64 and times them beside
 // the dp4a kernels).
 //
