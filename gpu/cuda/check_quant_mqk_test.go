@@ -15,8 +15,8 @@ import (
 	"rigscope/engine/tensor"
 )
 
-// Q4_K products with Q8_K activations on the int8 tensor cores
-// (kernels/quant_mqk.cu; experimental, no step launches them yet):
+// Q4_K and Q6_K products with x in Q8_K on the int8 tensor cores
+// (kernels/quant_mqk.cu, quant_mqk.go; RIGSCOPE_CUDA_MQK, experimental):
 // -checks quant -parts mqk.
 
 // mqkVariants are the block shapes the kernels are built in: W warps, U

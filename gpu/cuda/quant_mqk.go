@@ -48,11 +48,6 @@ func mqkXPtrs(buf cu.DevicePtr, cols int) mqkX {
 	return mqkX{q, d, s32, s32 + cu.DevicePtr(2*MaxTokens*cols/32)}
 }
 
-// from is x from token t0 on, for rows of cols.
-func (x mqkX) from(t0, cols int) mqkX {
-	return mqkX{x.q + cu.DevicePtr(t0*cols), x.d + cu.DevicePtr(4*t0*cols/256), x.s32 + cu.DevicePtr(2*t0*cols/32), x.s16 + cu.DevicePtr(2*t0*cols/16)}
-}
-
 // mqkQuantize launches qk_x for x (T, w.cols), with norm's RMSNorm when
 // set, into w's scratch buffer 0.
 func (t *launcher) mqkQuantize(x cu.DevicePtr, w dweight, T int, norm cu.DevicePtr) (mqkX, error) {
