@@ -44,7 +44,7 @@ var checkNames = []string{"kernels", "models", "eagle", "eaglehost", "eagleprof"
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
 	checkWhich     = flag.String("checks", "kernels,models,eagle,tp", "which checks to run (comma-separated: "+strings.Join(checkNames, ", ")+")")
-	checkParts     = flag.String("parts", "kernels,bandwidth,mma,mh,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma and mh (quant only: the int8 and the fp16 tensor-core products), models)")
+	checkParts     = flag.String("parts", "kernels,bandwidth,mma,mh,models", "the parts of the quant and fp8 checks to run (comma-separated: kernels, bandwidth, mma, mqk and mh (quant only: the int8 and the fp16 tensor-core products), models, peer (quant only: llama.cpp agreement, needs -peer))")
 	checkHead      = flag.String("eagle", "", "EAGLE-3 head directory for the eagle check (default MODELS/gocoder-14m-eagle3)")
 	checkEagleDevs = flag.String("eagledevs", "cuda,cpu", "devices of the eagle check's speculative table (comma-separated)")
 	checkEagle8B   = flag.Bool("eagle8b", true, "the eagle check also times the 8B-shaped head")

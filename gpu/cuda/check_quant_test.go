@@ -56,6 +56,13 @@ func checkQuant(ctx context.Context, d *Device, models string, w io.Writer) erro
 			errs = append(errs, fmt.Errorf("cuda-check: quant models: %w", err))
 		}
 	}
+	if checkPart("peer") {
+		if *checkPeerDir == "" {
+			errs = append(errs, fmt.Errorf("cuda-check: quant peer: set -peer to bench/peer-kquants.sh's output folder"))
+		} else if err := checkQuantPeer(ctx, d, *checkPeerDir, models, w); err != nil {
+			errs = append(errs, fmt.Errorf("cuda-check: quant peer: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
