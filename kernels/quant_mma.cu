@@ -41,6 +41,34 @@ __device__ __forceinline__ uint2 ld8_stream(const void* p) {
   return v;
 }
 
+// mq_tile_finish adds the warps' partial sums acc of a block's 16 rows
+// (lane: rows g, g+8, tokens 2j, 2j+1 of each 8-token tile) in warp order
+// and stores out (T, ldo) through finish_out (mode 1 adds; GLU: act(gate)
+// * up; NORM: with token t's sum of squares ss(t), summed by warp 0).
+// mqm_body and the Q8_K products (quant_mqk.cu) end with it.
+template <int NW, int W, int NTL, bool NORM, bool GLU, typename SS>
+__device__ __forceinline__ void mq_tile_finish(float* __restrict__ out, int ldo, const float (&acc)[NW][2][NTL][2],
+                                               int row0, int N, int T, int mode, SS ss, int K, float eps, int act) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  __shared__ float red[W][NW][16][8 * NTL];
+#pragma unroll
+  for (int m = 0; m < NW; m++)
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+      for (int n = 0; n < NTL; n++)
+#pragma unroll
+        for (int tt = 0; tt < 2; tt++) red[warp][m][g + 8 * r][8 * n + 2 * j + tt] = acc[m][r][n][tt];
+  __syncthreads();
+  for (int i = threadIdx.x; i < 16 * 8 * NTL; i += blockDim.x) {
+    const int r = i / (8 * NTL), t = i % (8 * NTL);
+    if (t >= T || row0 + r >= N) continue;
+    finish_out<NW, W, NORM, GLU>(
+        out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; },
+        [&](int q) { return q == 0 ? ss(t) : 0.f; }, K, eps, act);
+  }
+}
+
 // mqm_body: mq_body's products (mode, GLU, NORM, act, the fused output
 // quantization qo) for Q4_K weights on the tensor cores, NTL tiles of 8
 // tokens (T <= 8 NTL). The block (W warps) owns 16 rows; warp s takes
@@ -167,23 +195,7 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
     }
   }
   pdl_trigger();
-  __shared__ float red[W][NW][16][8 * NTL];
-#pragma unroll
-  for (int m = 0; m < NW; m++)
-#pragma unroll
-    for (int r = 0; r < 2; r++)
-#pragma unroll
-      for (int n = 0; n < NTL; n++)
-#pragma unroll
-        for (int tt = 0; tt < 2; tt++) red[warp][m][g + 8 * r][8 * n + 2 * j + tt] = acc[m][r][n][tt];
-  __syncthreads();
-  for (int i = threadIdx.x; i < 16 * 8 * NTL; i += blockDim.x) {
-    const int r = i / (8 * NTL), t = i % (8 * NTL);
-    if (t >= T || row0 + r >= N) continue;
-    finish_out<NW, W, NORM, GLU>(
-        out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; },
-        [&](int q) { return q == 0 ? ssum[t] : 0.f; }, K, eps, act);
-  }
+  mq_tile_finish<NW, W, NTL, NORM, GLU>(out, ldo, acc, row0, N, T, mode, [&](int t) { return ssum[t]; }, K, eps, act);
   if (qo) mq_quant_out(out, ldo, qo, qg, qcnt, N, T, 16);
 }
 

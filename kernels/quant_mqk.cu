@@ -90,37 +90,35 @@ __device__ __forceinline__ void mqk_x(uint4 (&xv)[NTL][4], const int8_t* __restr
   }
 }
 
-// mqk_finish adds the warps' partial sums acc (lane: rows g, g+8, tokens
-// 2j, 2j+1 of each tile) in warp order and stores out (T, ldo) (mode 1
-// adds; GLU: act(gate) * up).
-template <int NW, int W, int NTL, bool GLU>
-__device__ __forceinline__ void mqk_finish(float* __restrict__ out, int ldo, const float (&acc)[NW][2][NTL][2], int row0,
-                                           int N, int T, int mode, int act) {
+// mqk_loop is a Q8_K product's super-block loop: warp s takes super-blocks
+// s, s + W, ..., U at a time; load(sb0) issues the loads of those from sb0
+// (the first before pdl_wait: weights are never written by a kernel), and
+// step(u, sb, xv) adds super-block sb, loaded in slot u, with the
+// activation's bytes xv (mqk_x).
+template <int W, int NTL, int U, typename Load, typename Step>
+__device__ __forceinline__ void mqk_loop(const int8_t* __restrict__ xq, int nsb, int T, Load load, Step step) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
-  __shared__ float red[W][NW][16][8 * NTL];
+  load(warp);
+  pdl_wait();
+  for (int sb0 = warp; sb0 < nsb; sb0 += U * W) {
 #pragma unroll
-  for (int m = 0; m < NW; m++)
-#pragma unroll
-    for (int r = 0; r < 2; r++)
-#pragma unroll
-      for (int n = 0; n < NTL; n++)
-#pragma unroll
-        for (int tt = 0; tt < 2; tt++) red[warp][m][g + 8 * r][8 * n + 2 * j + tt] = acc[m][r][n][tt];
-  __syncthreads();
-  for (int i = threadIdx.x; i < 16 * 8 * NTL; i += blockDim.x) {
-    const int r = i / (8 * NTL), t = i % (8 * NTL);
-    if (t >= T || row0 + r >= N) continue;
-    finish_out<NW, W, false, GLU>(
-        out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; }, [](int) { return 0.f; },
-        0, 0.f, act);
+    for (int u = 0; u < U; u++) {
+      const int sb = sb0 + u * W;
+      if (sb >= nsb) break;
+      uint4 xv[NTL][4];
+      mqk_x<NTL>(xv, xq, nsb, sb, g, j, T);
+      step(u, sb, xv);
+    }
+    if (sb0 + U * W < nsb) load(sb0 + U * W);
   }
+  pdl_trigger();
 }
 
 // mqk_body: out (T, N) = w (N, K) Q4_K . x, x in Q8_K (qk_x), mode 0
 // stores, 1 adds; with NW = 2 the GLU, act(w . x) * (w2 . x). NTL tiles of
 // 8 tokens (T <= 8 NTL). The block (W warps) owns 16 rows; warp s takes
 // super-blocks s, s + W, ... (U of them loaded before any is used), and
-// mqk_finish adds the warps' partial sums in warp order (U is 1 or 2).
+// mq_tile_finish adds the warps' partial sums in warp order (U is 1 or 2).
 // Lane l (g = l/4, j = l%4) holds rows g and g+8 of the A operand, token
 // g of the B operand, and the sums of rows g, g+8 and tokens 2j, 2j+1
 // (mqm_body's layout: k slot 4j+i is element 8j+i of the sub-block,
@@ -132,7 +130,7 @@ template <int W, int NTL, int U, int NW>
 __device__ __forceinline__ void mqk_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                          const float* __restrict__ xd, const short* __restrict__ xs, const void* w,
                                          const void* w2, int N, int K, int T, int mode, int act) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  const int lane = threadIdx.x & 31, g = lane >> 2, j = lane & 3;
   const int row0 = blockIdx.x * 16, nsb = K / 256;
   const long rb = (long)nsb * 144;
   const uint8_t* rp[NW][2];
@@ -165,87 +163,76 @@ __device__ __forceinline__ void mqk_body(float* __restrict__ out, int ldo, const
         }
     }
   };
-  load(warp);  // weights are never written by a kernel: before pdl_wait
-  pdl_wait();
-  for (int sb0 = warp; sb0 < nsb; sb0 += U * W) {
+  mqk_loop<W, NTL, U>(xq, nsb, T, load, [&](int u, int sb, const uint4 (&xv)[NTL][4]) {
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int sb = sb0 + u * W;
-      if (sb >= nsb) break;
-      uint4 xv[NTL][4];
-      mqk_x<NTL>(xv, xq, nsb, sb, g, j, T);
+    for (int m = 0; m < NW; m++) {
+      unsigned sc[2][2], mn[2][2];  // [row][s/4]: byte s%4 is sub-block s's scale (min)
 #pragma unroll
-      for (int m = 0; m < NW; m++) {
-        unsigned sc[2][2], mn[2][2];  // [row][s/4]: byte s%4 is sub-block s's scale (min)
+      for (int r = 0; r < 2; r++) {
+        const unsigned y = hd[u][m][r].y, z = hd[u][m][r].z, v = hd[u][m][r].w;
+        sc[r][0] = y & 0x3f3f3f3fu;
+        mn[r][0] = z & 0x3f3f3f3fu;
+        sc[r][1] = (v & 0x0f0f0f0fu) | ((y >> 2) & 0x30303030u);
+        mn[r][1] = ((v >> 4) & 0x0f0f0f0fu) | ((z >> 2) & 0x30303030u);
+      }
+      int isum[2][NTL][2];
 #pragma unroll
-        for (int r = 0; r < 2; r++) {
-          const unsigned y = hd[u][m][r].y, z = hd[u][m][r].z, v = hd[u][m][r].w;
-          sc[r][0] = y & 0x3f3f3f3fu;
-          mn[r][0] = z & 0x3f3f3f3fu;
-          sc[r][1] = (v & 0x0f0f0f0fu) | ((y >> 2) & 0x30303030u);
-          mn[r][1] = ((v >> 4) & 0x0f0f0f0fu) | ((z >> 2) & 0x30303030u);
-        }
-        int isum[2][NTL][2];
+      for (int r = 0; r < 2; r++)
 #pragma unroll
-        for (int r = 0; r < 2; r++)
+        for (int n = 0; n < NTL; n++) isum[r][n][0] = isum[r][n][1] = 0;
 #pragma unroll
-          for (int n = 0; n < NTL; n++) isum[r][n][0] = isum[r][n][1] = 0;
+      for (int p = 0; p < 4; p++) {
 #pragma unroll
-        for (int p = 0; p < 4; p++) {
+        for (int h = 0; h < 2; h++) {
+          const int s = 2 * p + h;
+          const unsigned mask = h ? 0xf0f0f0f0u : 0x0f0f0f0fu;
+          const unsigned a0 = qs[u][m][0][p].x & mask, a1 = qs[u][m][1][p].x & mask;
+          const unsigned a2 = qs[u][m][0][p].y & mask, a3 = qs[u][m][1][p].y & mask;
+          int scs[2];
 #pragma unroll
-          for (int h = 0; h < 2; h++) {
-            const int s = 2 * p + h;
-            const unsigned mask = h ? 0xf0f0f0f0u : 0x0f0f0f0fu;
-            const unsigned a0 = qs[u][m][0][p].x & mask, a1 = qs[u][m][1][p].x & mask;
-            const unsigned a2 = qs[u][m][0][p].y & mask, a3 = qs[u][m][1][p].y & mask;
-            int scs[2];
+          for (int r = 0; r < 2; r++) scs[r] = (int)((sc[r][s >> 2] >> (8 * (s & 3))) & 0xffu) << (h ? 0 : 4);
 #pragma unroll
-            for (int r = 0; r < 2; r++) scs[r] = (int)((sc[r][s >> 2] >> (8 * (s & 3))) & 0xffu) << (h ? 0 : 4);
-#pragma unroll
-            for (int n = 0; n < NTL; n++) {
-              if (n > 0 && 8 * n >= T) continue;
-              int c[4] = {0, 0, 0, 0};
-              mma_u8s8(c, a0, a1, a2, a3, h ? xv[n][p].z : xv[n][p].x, h ? xv[n][p].w : xv[n][p].y);
-#pragma unroll
-              for (int r = 0; r < 2; r++) {
-                isum[r][n][0] += scs[r] * c[2 * r];
-                isum[r][n][1] += scs[r] * c[2 * r + 1];
-              }
-            }
-          }
-        }
-        float dm[2][2];  // [row]: d, dmin
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-          const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&hd[u][m][r].x));
-          dm[r][0] = f.x;
-          dm[r][1] = f.y;
-        }
-#pragma unroll
-        for (int n = 0; n < NTL; n++)
-#pragma unroll
-          for (int tt = 0; tt < 2; tt++) {
-            const int t = 8 * n + 2 * j + tt;
-            if (t >= T) continue;
-            const int4 bs = __ldg(reinterpret_cast<const int4*>(xs + ((long)t * nsb + sb) * 8));
-            const float dx = __ldg(xd + (long)t * nsb + sb);
+          for (int n = 0; n < NTL; n++) {
+            if (n > 0 && 8 * n >= T) continue;
+            int c[4] = {0, 0, 0, 0};
+            mma_u8s8(c, a0, a1, a2, a3, h ? xv[n][p].z : xv[n][p].x, h ? xv[n][p].w : xv[n][p].y);
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-              int msum = __dp2a_lo(bs.x, (int)mn[r][0], 0);
-              msum = __dp2a_hi(bs.y, (int)mn[r][0], msum);
-              msum = __dp2a_lo(bs.z, (int)mn[r][1], msum);
-              msum = __dp2a_hi(bs.w, (int)mn[r][1], msum);
-              const float v =
-                  __fsub_rn(__fmul_rn(dm[r][0], (float)(isum[r][n][tt] >> 4)), __fmul_rn(dm[r][1], (float)msum));
-              acc[m][r][n][tt] = __fadd_rn(acc[m][r][n][tt], __fmul_rn(dx, v));
+              isum[r][n][0] += scs[r] * c[2 * r];
+              isum[r][n][1] += scs[r] * c[2 * r + 1];
             }
           }
+        }
       }
+      float dm[2][2];  // [row]: d, dmin
+#pragma unroll
+      for (int r = 0; r < 2; r++) {
+        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&hd[u][m][r].x));
+        dm[r][0] = f.x;
+        dm[r][1] = f.y;
+      }
+#pragma unroll
+      for (int n = 0; n < NTL; n++)
+#pragma unroll
+        for (int tt = 0; tt < 2; tt++) {
+          const int t = 8 * n + 2 * j + tt;
+          if (t >= T) continue;
+          const int4 bs = __ldg(reinterpret_cast<const int4*>(xs + ((long)t * nsb + sb) * 8));
+          const float dx = __ldg(xd + (long)t * nsb + sb);
+#pragma unroll
+          for (int r = 0; r < 2; r++) {
+            int msum = __dp2a_lo(bs.x, (int)mn[r][0], 0);
+            msum = __dp2a_hi(bs.y, (int)mn[r][0], msum);
+            msum = __dp2a_lo(bs.z, (int)mn[r][1], msum);
+            msum = __dp2a_hi(bs.w, (int)mn[r][1], msum);
+            const float v =
+                __fsub_rn(__fmul_rn(dm[r][0], (float)(isum[r][n][tt] >> 4)), __fmul_rn(dm[r][1], (float)msum));
+            acc[m][r][n][tt] = __fadd_rn(acc[m][r][n][tt], __fmul_rn(dx, v));
+          }
+        }
     }
-    if (sb0 + U * W < nsb) load(sb0 + U * W);
-  }
-  pdl_trigger();
-  mqk_finish<NW, W, NTL, NW == 2>(out, ldo, acc, row0, N, T, mode, act);
+  });
+  mq_tile_finish<NW, W, NTL, false, NW == 2>(out, ldo, acc, row0, N, T, mode, [](int) { return 0.f; }, 0, 0.f, act);
 }
 
 // ld8_at2 is the 8 bytes at p, which is only 2-byte aligned (a Q6_K block
@@ -275,7 +262,7 @@ template <int W, int NTL, int U>
 __device__ __forceinline__ void mqk6_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                           const float* __restrict__ xd, const short* __restrict__ xs16, const void* w,
                                           int N, int K, int T, int mode) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, j = lane & 3;
+  const int lane = threadIdx.x & 31, g = lane >> 2, j = lane & 3;
   const int row0 = blockIdx.x * 16, nsb = K / 256;
   const long rb = (long)nsb * 210;
   const unsigned g0 = j < 2 ? 0xffffffffu : 0u;  // this lane's weights are scale group 2s (else 2s+1)
@@ -311,86 +298,75 @@ __device__ __forceinline__ void mqk6_body(float* __restrict__ out, int ldo, cons
       }
     }
   };
-  load(warp);
-  pdl_wait();
-  for (int sb0 = warp; sb0 < nsb; sb0 += U * W) {
+  mqk_loop<W, NTL, U>(xq, nsb, T, load, [&](int u, int sb, const uint4 (&xv)[NTL][4]) {
+    int isum[2][NTL][2];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int sb = sb0 + u * W;
-      if (sb >= nsb) break;
-      uint4 xv[NTL][4];
-      mqk_x<NTL>(xv, xq, nsb, sb, g, j, T);
-      int isum[2][NTL][2];
+    for (int r = 0; r < 2; r++)
 #pragma unroll
-      for (int r = 0; r < 2; r++)
+      for (int n = 0; n < NTL; n++) isum[r][n][0] = isum[r][n][1] = 0;
 #pragma unroll
-        for (int n = 0; n < NTL; n++) isum[r][n][0] = isum[r][n][1] = 0;
+    for (int s = 0; s < 8; s++) {
+      const int n6 = s >> 2, k = s & 3;
+      unsigned a[2][2];  // [row][word]: q of this lane's 8 weights
 #pragma unroll
-      for (int s = 0; s < 8; s++) {
-        const int n6 = s >> 2, k = s & 3;
-        unsigned a[2][2];  // [row][word]: q of this lane's 8 weights
+      for (int r = 0; r < 2; r++) {
+        const uint2 l = ql[u][r][2 * n6 + (k & 1)], hh = qh[u][r][n6];
+        const int ls = 4 * (k >> 1), hs = 2 * k;
+        a[r][0] = ((l.x >> ls) & 0x0f0f0f0fu) | (((hh.x >> hs) & 0x03030303u) << 4);
+        a[r][1] = ((l.y >> ls) & 0x0f0f0f0fu) | (((hh.y >> hs) & 0x03030303u) << 4);
+      }
+      int scg[2][2];  // [row][group]: scales of groups 2s, 2s+1
 #pragma unroll
-        for (int r = 0; r < 2; r++) {
-          const uint2 l = ql[u][r][2 * n6 + (k & 1)], hh = qh[u][r][n6];
-          const int ls = 4 * (k >> 1), hs = 2 * k;
-          a[r][0] = ((l.x >> ls) & 0x0f0f0f0fu) | (((hh.x >> hs) & 0x03030303u) << 4);
-          a[r][1] = ((l.y >> ls) & 0x0f0f0f0fu) | (((hh.y >> hs) & 0x03030303u) << 4);
-        }
-        int scg[2][2];  // [row][group]: scales of groups 2s, 2s+1
+      for (int r = 0; r < 2; r++) {
+        const unsigned word = (&sc[u][r].x)[s >> 1];
+        scg[r][0] = sbyte(word, 2 * (s & 1));
+        scg[r][1] = sbyte(word, 2 * (s & 1) + 1);
+      }
 #pragma unroll
-        for (int r = 0; r < 2; r++) {
-          const unsigned word = (&sc[u][r].x)[s >> 1];
-          scg[r][0] = sbyte(word, 2 * (s & 1));
-          scg[r][1] = sbyte(word, 2 * (s & 1) + 1);
-        }
+      for (int n = 0; n < NTL; n++) {
+        if (n > 0 && 8 * n >= T) continue;
+        const int p = s >> 1, h = s & 1;
+        const unsigned b0 = h ? xv[n][p].z : xv[n][p].x, b1 = h ? xv[n][p].w : xv[n][p].y;
 #pragma unroll
-        for (int n = 0; n < NTL; n++) {
-          if (n > 0 && 8 * n >= T) continue;
-          const int p = s >> 1, h = s & 1;
-          const unsigned b0 = h ? xv[n][p].z : xv[n][p].x, b1 = h ? xv[n][p].w : xv[n][p].y;
+        for (int gi = 0; gi < 2; gi++) {
+          const unsigned mk = gi ? ~g0 : g0;
+          int c[4] = {0, 0, 0, 0};
+          mma_u8s8(c, a[0][0] & mk, a[1][0] & mk, a[0][1] & mk, a[1][1] & mk, b0, b1);
 #pragma unroll
-          for (int gi = 0; gi < 2; gi++) {
-            const unsigned mk = gi ? ~g0 : g0;
-            int c[4] = {0, 0, 0, 0};
-            mma_u8s8(c, a[0][0] & mk, a[1][0] & mk, a[0][1] & mk, a[1][1] & mk, b0, b1);
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-              isum[r][n][0] += scg[r][gi] * c[2 * r];
-              isum[r][n][1] += scg[r][gi] * c[2 * r + 1];
-            }
+          for (int r = 0; r < 2; r++) {
+            isum[r][n][0] += scg[r][gi] * c[2 * r];
+            isum[r][n][1] += scg[r][gi] * c[2 * r + 1];
           }
         }
       }
-#pragma unroll
-      for (int n = 0; n < NTL; n++)
-#pragma unroll
-        for (int tt = 0; tt < 2; tt++) {
-          const int t = 8 * n + 2 * j + tt;
-          if (t >= T) continue;
-          const int4* bp = reinterpret_cast<const int4*>(xs16 + ((long)t * nsb + sb) * 16);
-          const int4 b0 = __ldg(bp), b1 = __ldg(bp + 1);
-          const float dx = __ldg(xd + (long)t * nsb + sb);
-#pragma unroll
-          for (int r = 0; r < 2; r++) {
-            const uint4 q = sc[u][r];
-            int cs = __dp2a_lo(b0.x, (int)q.x, 0);
-            cs = __dp2a_hi(b0.y, (int)q.x, cs);
-            cs = __dp2a_lo(b0.z, (int)q.y, cs);
-            cs = __dp2a_hi(b0.w, (int)q.y, cs);
-            cs = __dp2a_lo(b1.x, (int)q.z, cs);
-            cs = __dp2a_hi(b1.y, (int)q.z, cs);
-            cs = __dp2a_lo(b1.z, (int)q.w, cs);
-            cs = __dp2a_hi(b1.w, (int)q.w, cs);
-            const float d = __half2float(__ushort_as_half(dh[u][r]));
-            const float v = __fmul_rn(d, (float)(isum[r][n][tt] - 32 * cs));
-            acc[0][r][n][tt] = __fadd_rn(acc[0][r][n][tt], __fmul_rn(dx, v));
-          }
-        }
     }
-    if (sb0 + U * W < nsb) load(sb0 + U * W);
-  }
-  pdl_trigger();
-  mqk_finish<1, W, NTL, false>(out, ldo, acc, row0, N, T, mode, 0);
+#pragma unroll
+    for (int n = 0; n < NTL; n++)
+#pragma unroll
+      for (int tt = 0; tt < 2; tt++) {
+        const int t = 8 * n + 2 * j + tt;
+        if (t >= T) continue;
+        const int4* bp = reinterpret_cast<const int4*>(xs16 + ((long)t * nsb + sb) * 16);
+        const int4 b0 = __ldg(bp), b1 = __ldg(bp + 1);
+        const float dx = __ldg(xd + (long)t * nsb + sb);
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+          const uint4 q = sc[u][r];
+          int cs = __dp2a_lo(b0.x, (int)q.x, 0);
+          cs = __dp2a_hi(b0.y, (int)q.x, cs);
+          cs = __dp2a_lo(b0.z, (int)q.y, cs);
+          cs = __dp2a_hi(b0.w, (int)q.y, cs);
+          cs = __dp2a_lo(b1.x, (int)q.z, cs);
+          cs = __dp2a_hi(b1.y, (int)q.z, cs);
+          cs = __dp2a_lo(b1.z, (int)q.w, cs);
+          cs = __dp2a_hi(b1.w, (int)q.w, cs);
+          const float d = __half2float(__ushort_as_half(dh[u][r]));
+          const float v = __fmul_rn(d, (float)(isum[r][n][tt] - 32 * cs));
+          acc[0][r][n][tt] = __fadd_rn(acc[0][r][n][tt], __fmul_rn(dx, v));
+        }
+      }
+  });
+  mq_tile_finish<1, W, NTL, false, false>(out, ldo, acc, row0, N, T, mode, [](int) { return 0.f; }, 0, 0.f, 0);
 }
 
 // mqk_q4k_NT_wW_uU, mqk_q6k_NT_wW_uU (NT 8 or 16 tokens, W warps a

@@ -121,43 +121,6 @@ func checkMHType(d *Device, dt tensor.DType, w io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// tSweep is what sweepT found: the worst relative error and absolute
-// difference against the reference, "ok" when every T=k row is bitwise
-// its T=1 run (else where one first is not).
-type tSweep struct {
-	worst, worstAbs float64
-	bitwise         string
-}
-
-// sweepT runs a product (run: rows [t0, t0+T) of N outputs) at T=1 on
-// each of TT rows, then at T=1..TT from row 0, against ref (TT, N) float64;
-// bad is the runs with NaN or Inf outputs (unwritten, or overflow).
-func sweepT(run func(t0, T int) ([]float32, error), ref []float64, TT, N int) (s tSweep, bad []error, err error) {
-	one := make([][]float32, TT)
-	for t := range one {
-		if one[t], err = run(t, 1); err != nil {
-			return s, nil, err
-		}
-	}
-	s.bitwise = "ok"
-	for T := 1; T <= TT; T++ {
-		got, err := run(0, T)
-		if err != nil {
-			return s, bad, err
-		}
-		if s.bitwise == "ok" {
-			s.bitwise = rowsBitwise(got, one, T, N)
-		}
-		rel, abs, e := errStats(got, ref[:T*N])
-		if e != nil {
-			bad = append(bad, fmt.Errorf("T=%d: %w", T, e))
-			continue
-		}
-		s.worst, s.worstAbs = max(s.worst, rel), max(s.worstAbs, abs)
-	}
-	return s, bad, nil
-}
-
 // checkMHPath checks the product path on the fp16 tensor cores
 // (RIGSCOPE_CUDA_MH=8|16, quant_mh.go: mh_x or mh_xn, then mhq_* or mhg_*)
 // through tgt's dispatch, as checkQuantKernels checks the dp4a path:

@@ -55,32 +55,14 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 			}
 			run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
 			ref := quantRef(mode, W, W2, x, nil, g, base, TT, N, K)
-			one := make([][]float32, TT)
-			for t := range one {
-				if one[t], err = run(t, 1); err != nil {
-					return err
-				}
+			sw, bad, err := sweepT(run, ref, TT, N)
+			if err != nil {
+				return err
 			}
-			bitwise, worstRaw := "ok", 0.0
-			var got16 []float32
-			for T := 1; T <= TT; T++ {
-				got, err := run(0, T)
-				if err != nil {
-					return err
-				}
-				if bitwise == "ok" {
-					if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
-						bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
-					}
-				}
-				rel, _, e := errStats(got, ref[:T*N])
-				if e != nil {
-					errs = append(errs, fmt.Errorf("mqm %s T=%d: %w", modeNames[mode], T, e))
-					continue
-				}
-				worstRaw = max(worstRaw, rel)
-				got16 = got
+			for _, e := range bad {
+				errs = append(errs, fmt.Errorf("mqm %s: %w", modeNames[mode], e))
 			}
+			bitwise, worstRaw, got16 := sw.bitwise, sw.worst, sw.last
 			q, mm, err := h.downQX(Wd.qs.buf[0], TT, K) // as the T=16 run's qx wrote it
 			if err != nil {
 				return err

@@ -23,33 +23,30 @@ import (
 // super-blocks a warp loads at a time.
 var mqkVariants = []struct{ W, U int }{{4, 1}, {4, 2}, {8, 1}, {8, 2}, {16, 1}, {16, 2}}
 
-// mqkQX is an activation quantized to Q8_K on the device: q (T, K) int8 in
-// the lanes' order (kernels qk_at), d (T, K/256) float32, s and s16 (T,
-// K/32 and K/16) int16.
-type mqkQX struct{ q, d, s, s16 cu.DevicePtr }
-
-func (h *devHelper) mqkAlloc(T, K int) mqkQX {
-	return mqkQX{h.alloc(int64(T * K)), h.alloc(int64(4 * T * K / 256)), h.alloc(int64(2 * T * K / 32)), h.alloc(int64(2 * T * K / 16))}
-}
+// mqkAlloc is a device buffer for an activation of up to MaxTokens rows
+// of K quantized to Q8_K, laid out as the product path lays it
+// (quant_mqk.go mqkXPtrs): q (T, K) int8 in the lanes' order (kernels
+// qk_at), d (T, K/256) float32, s32 and s16 (T, K/32 and K/16) int16.
+func (h *devHelper) mqkAlloc(K int) mqkX { return mqkXPtrs(h.alloc(qxBytes(K)), K) }
 
 // at is the activation from token t0 on.
-func (x mqkQX) at(t0, K int) mqkQX {
-	return mqkQX{x.q + cu.DevicePtr(t0*K), x.d + cu.DevicePtr(4*t0*K/256), x.s + cu.DevicePtr(2*t0*K/32), x.s16 + cu.DevicePtr(2*t0*K/16)}
+func (x mqkX) at(t0, K int) mqkX {
+	return mqkX{x.q + cu.DevicePtr(t0*K), x.d + cu.DevicePtr(4*t0*K/256), x.s32 + cu.DevicePtr(2*t0*K/32), x.s16 + cu.DevicePtr(2*t0*K/16)}
 }
 
 // mqkQuantize launches qk_x: x (T, K) float32 into qx (no norm).
-func mqkQuantize(d *Device, s cu.Stream, pdl bool, x cu.DevicePtr, qx mqkQX, T, K int) error {
+func mqkQuantize(d *Device, s cu.Stream, pdl bool, x cu.DevicePtr, qx mqkX, T, K int) error {
 	fn, err := d.fn("qk_x")
 	if err != nil {
 		return err
 	}
-	return launchWith(pdl, fn, [3]int{K / 256, T, 1}, [3]int{256, 1, 1}, 0, s, ptr(x), i32(K), ptr(qx.q), ptr(qx.d), ptr(qx.s), ptr(qx.s16), ptr(0), f32(0))
+	return launchWith(pdl, fn, [3]int{K / 256, T, 1}, [3]int{256, 1, 1}, 0, s, ptr(x), i32(K), ptr(qx.q), ptr(qx.d), ptr(qx.s32), ptr(qx.s16), ptr(0), f32(0))
 }
 
 // mqkLaunch launches the W-warp, U-deep product of w (N, K) of dt (Q4_K
 // or Q6_K) with qx's T tokens into out (T, N): mode 0 stores, 1 adds; with
 // w2 (Q4_K) the GLU act(w . x) * (w2 . x) (U 1, mode the act).
-func mqkLaunch(d *Device, s cu.Stream, pdl bool, dt tensor.DType, W, U int, out cu.DevicePtr, qx mqkQX, w, w2 cu.DevicePtr, N, K, T, mode int) error {
+func mqkLaunch(d *Device, s cu.Stream, pdl bool, dt tensor.DType, W, U int, out cu.DevicePtr, qx mqkX, w, w2 cu.DevicePtr, N, K, T, mode int) error {
 	prefix := "mqk"
 	if w2 != 0 {
 		prefix = "mqkg"
@@ -62,7 +59,7 @@ func mqkLaunch(d *Device, s cu.Stream, pdl bool, dt tensor.DType, W, U int, out 
 	if err != nil {
 		return err
 	}
-	xs := qx.s
+	xs := qx.s32
 	if dt == tensor.Q6_K {
 		xs = qx.s16
 	}
@@ -138,14 +135,14 @@ func mqkPerfect(mode int, W, W2 []float64, x, g, base []float32, T, N, K int) []
 
 // checkQX compares qx as qk_x wrote it for x (T, K) with q8KEmulate: q
 // (through qk_at's order), d and the sums, bit for bit.
-func (h *devHelper) checkQX(qx mqkQX, x []float32, T, K int) error {
+func (h *devHelper) checkQX(qx mqkX, x []float32, T, K int) error {
 	if err := h.s.Synchronize(); err != nil {
 		return fmt.Errorf("cuda check: %w", err)
 	}
 	nb := K / 256
 	gq, gs, gs16 := make([]int8, T*K), make([]int16, T*K/32), make([]int16, T*K/16)
 	if err := errors.Join(cu.MemcpyDtoH(unsafe.Pointer(&gq[0]), qx.q, int64(T*K)),
-		cu.MemcpyDtoH(unsafe.Pointer(&gs[0]), qx.s, int64(2*T*K/32)),
+		cu.MemcpyDtoH(unsafe.Pointer(&gs[0]), qx.s32, int64(2*T*K/32)),
 		cu.MemcpyDtoH(unsafe.Pointer(&gs16[0]), qx.s16, int64(2*T*K/16))); err != nil {
 		return fmt.Errorf("cuda check: download: %w", err)
 	}
@@ -199,7 +196,7 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 	for t := 0; t < TT; t++ { // an outlier a token: some blocks' scale is far from the rest
 		x[t*K+rng.IntN(K)] *= 40
 	}
-	xd, gd, qx := h.up(f32bytes(x)), h.up(f32bytes(gn)), h.mqkAlloc(TT, K)
+	xd, gd, qx := h.up(f32bytes(x)), h.up(f32bytes(gn)), h.mqkAlloc(K)
 	if h.err != nil {
 		return h.err
 	}
@@ -233,33 +230,18 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 			r, _, _ := errStats(p32, rawRef[:T*N])
 			rawTol = max(rawTol, 1.05*r+1e-3)
 		}
-		one := make([][]float32, TT)
-		for t := range one {
-			var err error
-			if one[t], err = run(t, 1); err != nil {
-				return err
-			}
+		sw, bad, err := sweepT(run, rawRef, TT, N)
+		if err != nil {
+			return err
 		}
-		bitwise, exact, raw := "ok", 0.0, 0.0
-		for T := 1; T <= TT; T++ {
-			got, err := run(0, T)
-			if err != nil {
-				return err
-			}
-			if bitwise == "ok" {
-				if bitwise = rowsBitwise(got, one, T, N); bitwise != "ok" {
-					bitwise = fmt.Sprintf("T=%d: %s", T, bitwise)
-				}
-			}
-			r, _, err := errStats(got, rawRef[:T*N])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s T=%d: %w", label, T, err))
-				continue
-			}
-			raw = max(raw, r)
-			if exactRef != nil {
-				e, _, _ := errStats(got, exactRef[:T*N])
-				exact = max(exact, e)
+		for _, e := range bad {
+			errs = append(errs, fmt.Errorf("%s: %w", label, e))
+		}
+		bitwise, raw, exact := sw.bitwise, sw.worst, 0.0
+		if exactRef != nil { // every T=k row is bitwise its T=1 run, so T=16's rows stand for all
+			exact = math.NaN()
+			if sw.last != nil {
+				exact, _, _ = errStats(sw.last, exactRef[:TT*N])
 			}
 		}
 		st := "ok"
@@ -401,7 +383,7 @@ func timeQuantMQK(d *Device, s cu.Stream, w io.Writer) error {
 					}
 				}
 				xd := h.up(f32bytes(randn32(rng, MaxTokens*sh.K, 0, 1)))
-				out, qx := h.alloc(int64(4*MaxTokens*sh.N)), h.mqkAlloc(MaxTokens, sh.K)
+				out, qx := h.alloc(int64(4*MaxTokens*sh.N)), h.mqkAlloc(sh.K)
 				if h.err != nil {
 					return h.err
 				}

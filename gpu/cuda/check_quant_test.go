@@ -281,30 +281,14 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 			var qxBad int
 			for _, ks := range []int{4, 2, 1} { // every K split mqSplit may pick
 				tgt.mqks = ks
-				one := make([][]float32, TT) // T=1 on each row
-				for t := range one {
-					if one[t], err = run(t, 1); err != nil {
-						return err
-					}
+				sw, bad, err := sweepT(run, ref, TT, N)
+				if err != nil {
+					return err
 				}
-				bitwise, worstRaw, worstAbs := "ok", 0.0, 0.0
-				var got16 []float32
-				for T := 1; T <= TT; T++ {
-					got, err := run(0, T)
-					if err != nil {
-						return err
-					}
-					if bitwise == "ok" {
-						bitwise = rowsBitwise(got, one, T, N)
-					}
-					rel, abs, e := errStats(got, ref[:T*N])
-					if e != nil {
-						fail(ks, fmt.Errorf("T=%d: %w", T, e))
-						continue
-					}
-					worstRaw, worstAbs = math.Max(worstRaw, rel), math.Max(worstAbs, abs)
-					got16 = got
+				for _, e := range bad {
+					fail(ks, e)
 				}
+				bitwise, worstRaw, worstAbs, got16 := sw.bitwise, sw.worst, sw.worstAbs, sw.last
 				if refQ == nil { // the scratch holds x (all 16 rows) as the T=16 run's qx wrote it
 					q, mm, e := h.downQX(Wd.qs.buf[0], TT, K)
 					if e != nil {
@@ -573,4 +557,46 @@ func rowsBitwise(got []float32, one [][]float32, T, N int) string {
 		}
 	}
 	return "ok"
+}
+
+// tSweep is what sweepT found: the worst relative error and absolute
+// difference against the reference, "ok" when every T=k row is bitwise
+// its T=1 run (else where one first is not).
+type tSweep struct {
+	worst, worstAbs float64
+	bitwise         string
+	last            []float32 // the T=TT run's output (nil when it had NaN or Inf)
+}
+
+// sweepT runs a product (run: rows [t0, t0+T) of N outputs) at T=1 on
+// each of TT rows, then at T=1..TT from row 0, against ref (TT, N) float64;
+// bad is the runs with NaN or Inf outputs (unwritten, or overflow). The
+// quantized products' checks (dp4a, mqm, mh, mqk) share it.
+func sweepT(run func(t0, T int) ([]float32, error), ref []float64, TT, N int) (s tSweep, bad []error, err error) {
+	one := make([][]float32, TT)
+	for t := range one {
+		if one[t], err = run(t, 1); err != nil {
+			return s, nil, err
+		}
+	}
+	s.bitwise = "ok"
+	for T := 1; T <= TT; T++ {
+		got, err := run(0, T)
+		if err != nil {
+			return s, bad, err
+		}
+		if s.bitwise == "ok" {
+			s.bitwise = rowsBitwise(got, one, T, N)
+		}
+		rel, abs, e := errStats(got, ref[:T*N])
+		if e != nil {
+			bad = append(bad, fmt.Errorf("T=%d: %w", T, e))
+			continue
+		}
+		s.worst, s.worstAbs = max(s.worst, rel), max(s.worstAbs, abs)
+		if T == TT {
+			s.last = got
+		}
+	}
+	return s, bad, nil
 }
