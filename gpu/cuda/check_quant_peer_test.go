@@ -28,7 +28,8 @@ const minPeerAgreement = 0.99
 // checkQuantPeer is engine's TestGreedyVsPeer on the GPU: for every
 // reference prompt, llama.cpp's greedy tokens are fed back one at a time
 // (teacher forcing) and each step's device argmax is compared with the
-// peer's next token.
+// peer's next token. The check's KV cache is float32 unless
+// RIGSCOPE_CUDA_KV says otherwise (TestCUDACheck).
 func checkQuantPeer(ctx context.Context, d *Device, dir, models string, w io.Writer) error {
 	ref, err := readRef(models)
 	if err != nil {
@@ -50,6 +51,10 @@ func checkQuantPeer(ctx context.Context, d *Device, dir, models string, w io.Wri
 		agree, total, full, err := peerAgreement(ctx, d, path, ref, peer)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		if total == 0 {
+			errs = append(errs, fmt.Errorf("%s: no peer tokens in %s", name, dir))
 			continue
 		}
 		rate := float64(agree) / float64(total)
