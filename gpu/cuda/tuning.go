@@ -87,28 +87,11 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		Twice:         kinds(get("RIGSCOPE_CUDA_TWICE")),
 		Nop:           kinds(get("RIGSCOPE_CUDA_NOP")),
 	}
-	switch get("RIGSCOPE_CUDA_MQM") {
-	case "1":
-		t.MQM = 4
-	case "8":
-		t.MQM = 8
-	case "16":
-		t.MQM = 16
-	}
-	switch get("RIGSCOPE_CUDA_MH") {
-	case "8":
-		t.MH = 8
-	case "16":
-		t.MH = 16
-	}
-	switch get("RIGSCOPE_CUDA_MQK") {
-	case "4":
-		t.MQK = 4
-	case "8":
-		t.MQK = 8
-	case "16":
-		t.MQK = 16
-	}
+	// The tensor-core product families' block sizes in warps (0: off; any
+	// other value leaves the family off).
+	t.MQM = map[string]int{"1": 4, "8": 8, "16": 16}[get("RIGSCOPE_CUDA_MQM")]
+	t.MH = map[string]int{"8": 8, "16": 16}[get("RIGSCOPE_CUDA_MH")]
+	t.MQK = map[string]int{"4": 4, "8": 8, "16": 16}[get("RIGSCOPE_CUDA_MQK")]
 	chosen := 0
 	for _, on := range []bool{t.MH > 0, t.MQM > 0, t.MQK > 0} {
 		if on {
