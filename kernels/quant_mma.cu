@@ -41,6 +41,29 @@ __device__ __forceinline__ uint2 ld8_stream(const void* p) {
   return v;
 }
 
+// q4k_tile_load loads super-blocks sb0 + u*W (u < U; none past nsb) of a
+// lane's Q4_K rows rp[m][r] (144 bytes a super-block) as the tensor-core
+// lane layout reads them: hd the d, dmin and 12 scale bytes, qs the bytes
+// 8j..8j+7 of each 32-byte qs chunk p (lane j of a quad). mqm_body and
+// mqk_body load with it.
+template <int U, int NW, int W>
+__device__ __forceinline__ void q4k_tile_load(const uint8_t* (&rp)[NW][2], int sb0, int nsb, int j, uint4 (&hd)[U][NW][2],
+                                              uint2 (&qs)[U][NW][2][4]) {
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    if (sb0 + u * W >= nsb) continue;
+#pragma unroll
+    for (int m = 0; m < NW; m++)
+#pragma unroll
+      for (int r = 0; r < 2; r++) {
+        const uint8_t* bp = rp[m][r] + (long)(sb0 + u * W) * 144;
+        hd[u][m][r] = ld_stream(bp);
+#pragma unroll
+        for (int p = 0; p < 4; p++) qs[u][m][r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
+      }
+  }
+}
+
 // mq_tile_finish adds the warps' partial sums acc of a block's 16 rows
 // (lane: rows g, g+8, tokens 2j, 2j+1 of each 8-token tile) in warp order
 // and stores out (T, ldo) through finish_out (mode 1 adds; GLU: act(gate)
@@ -118,19 +141,7 @@ __device__ __forceinline__ void mqm_body(float* __restrict__ out, int ldo, const
   for (int sb0 = warp; sb0 < nsb; sb0 += U * W) {
     uint4 hdu[U][NW][2];
     uint2 qu[U][NW][2][4];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      if (sb0 + u * W >= nsb) continue;
-#pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-          const uint8_t* bp = rp[m][r] + (long)(sb0 + u * W) * 144;
-          hdu[u][m][r] = ld_stream(bp);
-#pragma unroll
-          for (int p = 0; p < 4; p++) qu[u][m][r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
-        }
-    }
+    q4k_tile_load<U, NW, W>(rp, sb0, nsb, j, hdu, qu);
 #pragma unroll
     for (int u = 0; u < U; u++) {
     const int sb = sb0 + u * W;

@@ -148,21 +148,7 @@ __device__ __forceinline__ void mqk_body(float* __restrict__ out, int ldo, const
       for (int n = 0; n < NTL; n++) acc[m][r][n][0] = acc[m][r][n][1] = 0.f;
   uint4 hd[U][NW][2];     // [u][m][row]: d, dmin and the 12 scale bytes
   uint2 qs[U][NW][2][4];  // [u][m][row][p]: the row's bytes 8j..8j+7 of qs chunk p
-  auto load = [&](int sb0) {
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      if (sb0 + u * W >= nsb) continue;
-#pragma unroll
-      for (int m = 0; m < NW; m++)
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-          const uint8_t* bp = rp[m][r] + (long)(sb0 + u * W) * 144;
-          hd[u][m][r] = ld_stream(bp);
-#pragma unroll
-          for (int p = 0; p < 4; p++) qs[u][m][r][p] = ld8_stream(bp + 16 + 32 * p + 8 * j);
-        }
-    }
-  };
+  auto load = [&](int sb0) { q4k_tile_load<U, NW, W>(rp, sb0, nsb, j, hd, qs); };
   mqk_loop<W, NTL, U>(xq, nsb, T, load, [&](int u, int sb, const uint4 (&xv)[NTL][4]) {
 #pragma unroll
     for (int m = 0; m < NW; m++) {
