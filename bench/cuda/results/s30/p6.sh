@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 29, call p6 (written, not run: the session's device time ran out): the Q8_K products' one-token dp4a twins (kernels/quant_mqk.cu mqk1_q4k_wW, mqk1_q6k_wW,
+# Session 30, call p6 (written in session 29): the Q8_K products' one-token dp4a twins (kernels/quant_mqk.cu mqk1_q4k_wW, mqk1_q6k_wW,
 # mqkg1_q4k_wW; under RIGSCOPE_CUDA_MQK, RIGSCOPE_CUDA_MQK1=0 turns them off). (a) `-checks quant
 # -parts mqk`: every variant, now with u0 (T=1 rows from the twin, T>1 from the tensor-core kernel),
 # and the product path as path1: rows bitwise across T, against float64; then the timing table.
