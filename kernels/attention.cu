@@ -547,7 +547,8 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
 // with a bf16 cache under the name with _kb appended (attn_128_2_kb).
 // These run attn_fixed (chunks of chunk slots, np partial columns); the
 // same names with _len appended run attn_body (the split by the step's
-// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0). Two
+// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0), and
+// with _t1 appended attn_fixed for steps of one token (ONE). Two
 // kernels, not one that branches: one kernel holding both bodies took
 // the registers of both (attn_128_2_kb 168 -> 255 on sm_90).
 #define ATT_ARGS(KT)                                                                                       \
@@ -571,6 +572,11 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
     __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
     attn_body<HD, RPW, EXT, KT>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter,  \
                                 minper, xf, bias, qkn, eps, window, qo);                                       \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32, ATT_MINB(HD, EXT)) NAME##_##HD##_##RPW##SUF##_t1(ATT_ARGS(KT)) { \
+    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
+    attn_fixed<HD, RPW, EXT, KT, true>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
+                                       xf, bias, qkn, eps, window, qo, chunk, np, gs);                             \
   }
 #define ATT_KT(HD, KT, SUF)                                                                          \
   ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \

@@ -23,7 +23,13 @@ const attnMaxChunks = 4096
 // than blocks each block takes whole groups and writes their partials,
 // so the last block merges about S of them instead of every chunk's
 // (Tuning.AttnGroup; 1: the merge over chunks).
-type attnPlan struct{ S, chunk, np, group int }
+//
+// With one set, a step of one token runs the fixed chunks' _t1 twin,
+// compiled for T = 1 (Tuning.AttnOne; the same bits, less code).
+type attnPlan struct {
+	S, chunk, np, group int
+	one                 bool
+}
 
 // newAttnPlan is the plan for a cache of slots slots on a GPU of sms SMs.
 func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
@@ -38,16 +44,21 @@ func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
 		}
 		p.np = (slots + p.chunk - 1) / p.chunk
 		p.group = max(1, tune.AttnGroup)
+		p.one = tune.AttnOne
 	}
 	return p
 }
 
 // kernel is the attention kernel name (attn_128_2, attnx_64_1_kb) for
-// this plan: the same name runs the fixed chunks, with _len appended the
-// split by length (both instantiated at the end of kernels/attention.cu).
-func (p attnPlan) kernel(name string) string {
-	if p.chunk == 0 {
+// this plan and a step of T tokens: the same name runs the fixed chunks,
+// with _t1 appended their one-token twin, with _len appended the split by
+// length (all instantiated at the end of kernels/attention.cu).
+func (p attnPlan) kernel(name string, T int) string {
+	switch {
+	case p.chunk == 0:
 		return name + "_len"
+	case p.one && T == 1:
+		return name + "_t1"
 	}
 	return name
 }

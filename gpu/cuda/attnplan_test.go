@@ -37,11 +37,33 @@ func TestNewAttnPlan(t *testing.T) {
 		if p.S != c.S || p.chunk != c.ch || p.np != c.np || p.cols() != c.cols {
 			t.Errorf("%s: got S=%d chunk=%d np=%d cols=%d, want %d %d %d %d", c.name, p.S, p.chunk, p.np, p.cols(), c.S, c.ch, c.np, c.cols)
 		}
-		if want := map[bool]string{true: "attn_128_2_kb_len", false: "attn_128_2_kb"}[p.chunk == 0]; p.kernel("attn_128_2_kb") != want {
-			t.Errorf("%s: kernel %q, want %q", c.name, p.kernel("attn_128_2_kb"), want)
+		if want := map[bool]string{true: "attn_128_2_kb_len", false: "attn_128_2_kb"}[p.chunk == 0]; p.kernel("attn_128_2_kb", 5) != want {
+			t.Errorf("%s: kernel %q, want %q", c.name, p.kernel("attn_128_2_kb", 5), want)
 		}
 		if p.chunk > 0 && (p.np*p.chunk < c.slots || p.np > attnMaxChunks || p.chunk%32 != 0) {
 			t.Errorf("%s: %d chunks of %d do not cover %d slots within %d chunks", c.name, p.np, p.chunk, c.slots, attnMaxChunks)
+		}
+	}
+}
+
+// The one-token twin (_t1) only for steps of one token, only with fixed
+// chunks, only with the knob on.
+func TestAttnPlanKernelOne(t *testing.T) {
+	llama := model.Config{Heads: 32, KVHeads: 8, HeadDim: 128}
+	cases := []struct {
+		name string
+		tune Tuning
+		T    int
+		want string
+	}{
+		{"decode", Tuning{AttnChunk: 32, AttnOne: true}, 1, "attn_128_1_kb_t1"},
+		{"verify", Tuning{AttnChunk: 32, AttnOne: true}, 5, "attn_128_1_kb"},
+		{"knob off", Tuning{AttnChunk: 32}, 1, "attn_128_1_kb"},
+		{"split by length", Tuning{AttnOne: true}, 1, "attn_128_1_kb_len"},
+	}
+	for _, c := range cases {
+		if got := newAttnPlan(llama, 528, 132, c.tune).kernel("attn_128_1_kb", c.T); got != c.want {
+			t.Errorf("%s: kernel %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -362,7 +362,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				qd, kd, vd, sd := up(f32b(qkv)), up(kvCacheBytesOf(Kc, kvf)), up(kvCacheBytesOf(Vc, kvf)), up(append([]byte(nil), stb...))
 				csd, snd := up(f32b(cs)), up(f32b(sn))
 				cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
-				ap := kvRowPlan{v.chunk, v.group}.plan(cfg, slots, tc.S)
+				ap := kvRowPlan{v.chunk, v.group, true}.plan(cfg, slots, tc.S)
 				rowsAll := tc.hq * MaxTokens * ap.cols()
 				pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
 				cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
@@ -379,7 +379,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				if tc.ext() {
 					name = attnKernel(name, &dlayer{bias: biasd, qkNorm: qknd}, &dattn{window: tc.window})
 				}
-				name = ap.kernel(kvf.kernel(name))
+				name = ap.kernel(kvf.kernel(name), tc.T)
 				fn, e := d.fn(name)
 				if e != nil {
 					return e

@@ -306,7 +306,7 @@ func rowsRel(a, b []float32, V int) float64 {
 // kvBenchPlans are the attention plans checkKVBench times: the split by
 // the step's length (not batch-invariant) and fixed chunks, merged one by
 // one or in groups of 4.
-var kvBenchPlans = []kvRowPlan{{0, 1}, {32, 1}, {32, 4}, {64, 1}, {64, 4}, {128, 4}}
+var kvBenchPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32, 4, false}, {64, 1, true}, {64, 4, true}, {128, 4, true}}
 
 // checkKVBench times decode steps (graphed, argmax on the device) of the
 // llama-8b shape (synthetic bf16 weights, as cuda-bench) with a float32
@@ -334,7 +334,7 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 			fails = append(fails, err.Error())
 		}
 	}
-	def := kvRowPlan{ts[kvF32].ap.chunk, ts[kvF32].ap.group}
+	def := kvRowPlan{ts[kvF32].ap.chunk, ts[kvF32].ap.group, ts[kvF32].ap.one}
 	fmt.Fprintf(stdout, "\nKV cache format and attention plans (chunk/group; len: split by length), llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats and plans alternating\n")
 	fmt.Fprintf(stdout, "%-6s %-8s", "ctx", "cache")
 	for _, c := range kvBenchPlans {
@@ -419,7 +419,7 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 // allocated at load must hold the new plan's columns.
 func withAttnPlan(t *Target, rp kvRowPlan) error {
 	tune := t.tune
-	tune.AttnChunk, tune.AttnGroup = rp.chunk, rp.group
+	tune.AttnChunk, tune.AttnGroup, tune.AttnOne = rp.chunk, rp.group, rp.one
 	p := newAttnPlan(t.cfg, t.slots, t.dev.SMs, tune)
 	if have := newAttnPlan(t.cfg, t.slots, t.dev.SMs, t.tune).cols(); p.cols() > have { // the load's plan sized the scratch
 		return fmt.Errorf("attention plan %v needs %d partial columns, the target has %d", rp, p.cols(), have)

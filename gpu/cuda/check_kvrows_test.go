@@ -64,14 +64,21 @@ func kvRowCases() []kvRowCase {
 }
 
 // kvRowPlan is one attention plan of the checks: a chunk size (0: the
-// earlier split by length) and the chunks' group (1: none).
-type kvRowPlan struct{ chunk, group int }
+// earlier split by length), the chunks' group (1: none), and whether steps
+// of one token take the _t1 kernel (Tuning.AttnOne, the product's default).
+type kvRowPlan struct {
+	chunk, group int
+	one          bool
+}
 
 func (p kvRowPlan) String() string {
-	if p.chunk == 0 {
+	switch {
+	case p.chunk == 0:
 		return "len"
+	case p.one:
+		return fmt.Sprintf("%d/g%d", p.chunk, p.group)
 	}
-	return fmt.Sprintf("%d/g%d", p.chunk, p.group)
+	return fmt.Sprintf("%d/g%d/gen", p.chunk, p.group) // one-token steps on the general kernel
 }
 
 // plan is p's attnPlan for a cache of slots slots with S blocks.
@@ -79,12 +86,13 @@ func (p kvRowPlan) plan(cfg model.Config, slots, S int) attnPlan {
 	if p.chunk == 0 {
 		return attnPlan{S: S}
 	}
-	return newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: S, AttnChunk: p.chunk, AttnGroup: p.group})
+	return newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: S, AttnChunk: p.chunk, AttnGroup: p.group, AttnOne: p.one})
 }
 
 // kvRowPlans are the plans checked: the earlier split, fixed chunks
-// merged one by one and in groups of 4.
-var kvRowPlans = []kvRowPlan{{0, 1}, {32, 1}, {32, 4}, {64, 4}, {128, 1}, {128, 4}}
+// merged one by one and in groups of 4, with decode steps on the _t1
+// kernels and (gen) on the general one.
+var kvRowPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32, 4, false}, {64, 4, true}, {128, 1, true}, {128, 4, true}}
 
 // checkKVRows runs kvRowCases for every cache format, chunk size and mask
 // (chain, tree) and prints per (format, chunk) the rows and slots that
@@ -190,7 +198,7 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 		if tc.window > 0 {
 			name = attnKernel(name, &dlayer{}, &dattn{window: tc.window})
 		}
-		fn, err := d.fn(ap.kernel(kvf.kernel(name)))
+		fn, err := d.fn(ap.kernel(kvf.kernel(name), T))
 		if err != nil {
 			return err
 		}

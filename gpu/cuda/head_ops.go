@@ -40,7 +40,7 @@ func (o *headOps) Attend(l, T int) error {
 	// rows, the step's tree mask): the earlier nodes' qkv rows are kept,
 	// so their keys and values are stored again unchanged.
 	name, grid := attnLaunch(h.mcfg, h.ap.S, h.lrow0+T, h.tune.AttnRows)
-	name = h.ap.kernel(h.kv.kernel(name))
+	name = h.ap.kernel(h.kv.kernel(name), h.lrow0+T)
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	return h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
 		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),

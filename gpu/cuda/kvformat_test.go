@@ -13,7 +13,7 @@ import (
 var kvFormats = []kvFormat{kvF32, kvBF16}
 
 // Every cache-reading kernel the Go side can name (kvFormat.kernel of the
-// names attnLaunch, attnKernel and the prefill path build) is in both
+// names attnLaunch, attnKernel, attnPlan.kernel and the prefill path build) is in both
 // embedded PTX modules, in each format.
 func TestKVKernelsEmbedded(t *testing.T) {
 	var names []string
@@ -35,7 +35,14 @@ func TestKVKernelsEmbedded(t *testing.T) {
 		}
 		for _, f := range kvFormats {
 			for _, n := range names {
-				if k := f.kernel(n); !strings.Contains(ptx, ".entry "+k+"(") {
+				k := f.kernel(n)
+				if strings.HasPrefix(n, "attn") { // attnPlan.kernel's twins: one-token steps, the split by length
+					for _, suf := range []string{"", "_t1", "_len"} {
+						if !strings.Contains(ptx, ".entry "+k+suf+"(") {
+							t.Errorf("%s PTX lacks %s (%s cache)", arch, k+suf, f)
+						}
+					}
+				} else if !strings.Contains(ptx, ".entry "+k+"(") {
 					t.Errorf("%s PTX lacks %s (%s cache)", arch, k, f)
 				}
 			}

@@ -101,7 +101,7 @@ func (o *targetOps) Attend(l, T int) error {
 		rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
 		name, grid := attnLaunch(rc, t.ap.S, T, t.tune.AttnRows)
 		a := &R.rd.attn[l]
-		name = t.ap.kernel(t.kv.kernel(attnKernel(name, L, a)))
+		name = t.ap.kernel(t.kv.kernel(attnKernel(name, L, a)), T)
 		kvBytes := int64(2 * t.kv.elemBytes() * R.kvw * (t.n + T))
 		attQ := t.attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
 		if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},

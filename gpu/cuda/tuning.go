@@ -41,6 +41,7 @@ type Tuning struct {
 	AttnMin       int      // RIGSCOPE_CUDA_ATTMIN=64|128: fewest cache slots per attention split (default 32)
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
 	AttnGroup     int      // RIGSCOPE_CUDA_ATTGROUP=1|4: chunks combined in groups of 4 before the merge (attnplan.go; default 4); 1: the merge over every chunk
+	AttnOne       bool     // RIGSCOPE_CUDA_ATTONE=0: steps of one token run the batch-invariant attention's general kernel, not its _t1 twin compiled for T = 1 (attnplan.go)
 	AttnChunk     int      // RIGSCOPE_CUDA_ATTCHUNK=0|32|64|128|256: the batch-invariant attention's chunk (attnplan.go; default 32, longer past attnMaxChunks chunks); 0: the earlier split by the step's length, not batch-invariant
 	KV            kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
 	Prefill       string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
@@ -76,6 +77,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		RankStreams:   get("RIGSCOPE_CUDA_RANKSTREAMS") != "0",
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:        get("RIGSCOPE_CUDA_XF") != "0",
+		AttnOne:       get("RIGSCOPE_CUDA_ATTONE") != "0",
 		F8TC:          f8tcKinds(get("RIGSCOPE_CUDA_F8TC")),
 		AttnRows:      4,
 		AttnMin:       32,
