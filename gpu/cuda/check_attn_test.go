@@ -39,7 +39,7 @@ func (c attnCase) String() string {
 
 // attnCases: every head dim, decode and verify, split counts from 1 to 32;
 // then the extensions, alone and together, with windows shorter than the
-// batch, than the cache, and longer than both.
+// batch, than the cache, and longer than both; then single tokens.
 var attnCases = []attnCase{
 	{hq: 8, hk: 4, hd: 64, base: 300, T: 5, S: 7},
 	{hq: 32, hk: 8, hd: 128, base: 511, T: 1, S: 32},
@@ -56,6 +56,10 @@ var attnCases = []attnCase{
 	{hq: 16, hk: 2, hd: 64, base: 1000, T: 1, S: 9, window: 64},
 	{hq: 8, hk: 8, hd: 256, base: 77, T: 2, S: 4, bias: true, qkNorm: true, window: 4096},
 	{hq: 4, hk: 2, hd: 16, base: 0, T: 7, S: 1, bias: true, qkNorm: true, window: 3},
+	// one token (the _t1 kernels) with the extensions, and into an empty cache
+	{hq: 8, hk: 4, hd: 64, base: 300, T: 1, S: 7, bias: true},
+	{hq: 8, hk: 8, hd: 256, base: 77, T: 1, S: 4, bias: true, qkNorm: true, window: 4096},
+	{hq: 4, hk: 2, hd: 16, base: 0, T: 1, S: 1, inter: true},
 }
 
 // attnReference is what the attention kernel computes, in float64: out
