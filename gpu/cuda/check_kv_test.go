@@ -305,7 +305,8 @@ func rowsRel(a, b []float32, V int) float64 {
 
 // kvBenchPlans are the attention plans checkKVBench times: the split by
 // the step's length (not batch-invariant) and fixed chunks, merged one by
-// one or in groups of 4.
+// one or in groups of 4 (gen: steps of one token on the general kernel,
+// not its _t1 twin).
 var kvBenchPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32, 4, false}, {64, 1, true}, {64, 4, true}, {128, 4, true}}
 
 // checkKVBench times decode steps (graphed, argmax on the device) of the
