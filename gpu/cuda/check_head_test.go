@@ -120,6 +120,12 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 	defer unbind()
 	// Device time per replay of each graph, back to back (the host's share
 	// of the parts above is their host time less this).
+	const flushBytes = 96 << 20
+	flush, err := cu.MemAlloc(flushBytes)
+	if err != nil {
+		return err
+	}
+	defer cu.MemFree(flush)
 	fmt.Fprintf(stdout, "graphs, device time per replay back to back (us):")
 	for _, g := range []struct {
 		name string
@@ -136,6 +142,24 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k) }},
 		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k) }},
 		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1) }},
+		// With L2 overwritten before each (a memset of flushBytes, timed
+		// alone too): what the graphs cost when the other model's steps
+		// have evicted their weights.
+		{"memset", t.stream, func(int) error { return cu.MemsetD32Async(flush, 0, flushBytes/4, t.stream) }},
+		{"memset+verify of 5 (capture)", t.stream, func(int) error {
+			if err := cu.MemsetD32Async(flush, 0, flushBytes/4, t.stream); err != nil {
+				return err
+			}
+			t.SetCapture(hw.FeatureLayers())
+			defer t.SetCapture(nil)
+			return t.enqueueStep(k+1, model.LogitsAll)
+		}},
+		{"memset+chain 5 rows", h.stream, func(int) error {
+			if err := cu.MemsetD32Async(flush, 0, flushBytes/4, h.stream); err != nil {
+				return err
+			}
+			return h.enqueueGraph(k+1, k)
+		}},
 	} {
 		tg, rel, err := streamTimer(g.s)
 		if err != nil {

@@ -437,6 +437,9 @@ func checkKernels(d *Device, w io.Writer) error {
 				}
 				if kvf == kvBF16 { // rounded: within 2^-8 of each value (bf16NearErr), RMS about 2^-9/sqrt(3)
 					ktol, vtol = 2e-3, 2e-3
+					if (slots-tc.base)*width < 1024 { // too few rounded values for the RMS to settle (hd 16, one token: 32): the bound of each
+						ktol, vtol = 1.0/256, 1.0/256
+					}
 					for i := tc.base * width; i < slots*width; i++ {
 						if e := bf16NearErr(gotK[i], refK[i]); e != nil {
 							return fmt.Errorf("cuda check k cache %s: element %d: %w", desc, i, e)
