@@ -126,6 +126,24 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 		return err
 	}
 	defer cu.MemFree(flush)
+	capVerify := func(int) error {
+		t.SetCapture(hw.FeatureLayers())
+		defer t.SetCapture(nil)
+		return t.enqueueStep(k+1, model.LogitsAll)
+	}
+	chain5 := func(int) error { return h.enqueueGraph(k+1, k) }
+	// flushed is op after a memset of flushBytes on s (L2 overwritten).
+	flushed := func(s cu.Stream, op func(int) error) func(int) error {
+		return func(i int) error {
+			if err := cu.MemsetD32Async(flush, 0, flushBytes/4, s); err != nil {
+				return err
+			}
+			if op == nil {
+				return nil
+			}
+			return op(i)
+		}
+	}
 	fmt.Fprintf(stdout, "graphs, device time per replay back to back (us):")
 	for _, g := range []struct {
 		name string
@@ -134,32 +152,16 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 	}{
 		{"decode", t.stream, func(int) error { return t.enqueueStep(1, model.LogitsLast) }},
 		{"verify of 5 (no capture)", t.stream, func(int) error { return t.enqueueStep(k+1, model.LogitsAll) }},
-		{"verify of 5 (capture)", t.stream, func(int) error {
-			t.SetCapture(hw.FeatureLayers())
-			defer t.SetCapture(nil)
-			return t.enqueueStep(k+1, model.LogitsAll)
-		}},
-		{"chain 5 rows", h.stream, func(int) error { return h.enqueueGraph(k+1, k) }},
+		{"verify of 5 (capture)", t.stream, capVerify},
+		{"chain 5 rows", h.stream, chain5},
 		{"chain 1 row", h.stream, func(int) error { return h.enqueueGraph(1, k) }},
 		{"chain 1 row 1 token", h.stream, func(int) error { return h.enqueueGraph(1, 1) }},
-		// With L2 overwritten before each (a memset of flushBytes, timed
-		// alone too): what the graphs cost when the other model's steps
-		// have evicted their weights.
-		{"memset", t.stream, func(int) error { return cu.MemsetD32Async(flush, 0, flushBytes/4, t.stream) }},
-		{"memset+verify of 5 (capture)", t.stream, func(int) error {
-			if err := cu.MemsetD32Async(flush, 0, flushBytes/4, t.stream); err != nil {
-				return err
-			}
-			t.SetCapture(hw.FeatureLayers())
-			defer t.SetCapture(nil)
-			return t.enqueueStep(k+1, model.LogitsAll)
-		}},
-		{"memset+chain 5 rows", h.stream, func(int) error {
-			if err := cu.MemsetD32Async(flush, 0, flushBytes/4, h.stream); err != nil {
-				return err
-			}
-			return h.enqueueGraph(k+1, k)
-		}},
+		// With L2 overwritten before each (the memset timed alone too):
+		// what the graphs cost when the other model's steps have evicted
+		// their weights.
+		{"memset", t.stream, flushed(t.stream, nil)},
+		{"memset+verify of 5 (capture)", t.stream, flushed(t.stream, capVerify)},
+		{"memset+chain 5 rows", h.stream, flushed(h.stream, chain5)},
 	} {
 		tg, rel, err := streamTimer(g.s)
 		if err != nil {
