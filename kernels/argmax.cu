@@ -63,13 +63,9 @@ __device__ __forceinline__ void argmax_body(int* ids, const float* logits, int v
   if (threadIdx.x == 0) {
     for (int w = 1; w < (int)(blockDim.x >> 5); w++) am_better(best, besti, bv[w], bi[w]);
     part[row * nb + blockIdx.x] = make_float2(best, __int_as_float(besti));
-    __threadfence();
-    last = atomicAdd(&cnt[row], 1u) == (unsigned)(nb - 1);
   }
-  __syncthreads();
-  if (!last) return;  // block-uniform
+  if (!arrive_last(&cnt[row], nb, last)) return;  // block-uniform
   if (warp == 0) {
-    __threadfence();
     best = -INFINITY;
     besti = 0x7fffffff;
     for (int b = lane; b < nb; b += 32) {

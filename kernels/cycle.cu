@@ -23,10 +23,8 @@ struct AcceptTail {
   __device__ void operator()(int) const {
     if (threadIdx.x != 0) return;
     const int rows = k + 1;
-    __threadfence();
-    if (atomicAdd(rows_done, 1u) != (unsigned)(rows - 1)) return;
+    if (atom_add_acq_rel(rows_done) != (unsigned)(rows - 1)) return;  // this thread wrote vids[row] (argmax_body)
     *rows_done = 0;
-    __threadfence();
     int v[MAXT];
     for (int i = 0; i < rows; i++) v[i] = __ldcg(vids + i);
     int acc = 0;

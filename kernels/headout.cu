@@ -35,15 +35,9 @@ __device__ __forceinline__ void tcn_argmax_body(float* logits, const float* x, c
     const int r = blockIdx.x * 16 + lane;
     if (lane < 16 && r < N) am_better(best, besti, logits[r], r);
     warp_argmax(best, besti);
-    if (lane == 0) {
-      part[blockIdx.x] = make_float2(best, __int_as_float(besti));
-      __threadfence();
-      last = atomicAdd(cnt, 1u) == (unsigned)(nb - 1);
-    }
+    if (lane == 0) part[blockIdx.x] = make_float2(best, __int_as_float(besti));
   }
-  __syncthreads();
-  if (!last) return;  // block-uniform
-  __threadfence();
+  if (!arrive_last(cnt, nb, last)) return;  // block-uniform
   best = -INFINITY;
   besti = 0x7fffffff;
   for (int b = threadIdx.x; b < nb; b += blockDim.x) {

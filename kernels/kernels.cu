@@ -38,14 +38,16 @@ __device__ __forceinline__ void pdl_trigger() {
 // later loads (CUTLASS's semaphore): one acq_rel atomic, where a
 // __threadfence in every thread before and after (fence.sc.gpu, and an L1
 // invalidation) waited twice for the whole memory system. last: the
-// block's shared flag.
+// block's shared flag. atom_add_acq_rel is that atomic alone, for a
+// handshake one thread makes (argmax_accept's rows: cycle.cu).
+__device__ __forceinline__ unsigned atom_add_acq_rel(unsigned* c) {
+  unsigned old;
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");
+  return old;
+}
 __device__ __forceinline__ bool arrive_last(unsigned* c, unsigned n, int& last) {
   __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned old;
-    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");
-    last = old == n - 1;
-  }
+  if (threadIdx.x == 0) last = atom_add_acq_rel(c) == n - 1;
   __syncthreads();
   return last;
 }
