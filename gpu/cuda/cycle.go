@@ -334,7 +334,7 @@ func (t *Target) acceptRows(rows int) error {
 	if rows != c.k+1 || c.h == nil {
 		return fmt.Errorf("cuda: a speculative cycle verify of %d rows for a chain of %d", rows, c.k)
 	}
-	return t.kernel("argmax", 0, "argmax_accept", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
+	return t.kernel("argmax", 0, "argmax_accept", [3]int{t.amBlocks(), rows, 1}, [3]int{256, 1, 1},
 		ptr(c.vids), ptr(t.logits), i32(t.cfg.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt), ptr(c.rowsDone),
 		ptr(c.h.dstep(0)), ptr(c.h.acc), ptr(c.ringDev), ptr(c.stepNo), i32(c.k))
 }

@@ -553,7 +553,7 @@ func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	args := []arg{ptr(h.ids), ptr(h.logits), i32(c.DraftVocab), ptr(h.dstep(j)), ptr(h.amPart), ptr(h.amCnt),
 		ptr(h.d2t), ptr(h.out), i32(j), ptr(next)}
 	if next == 0 || !h.tune.EagleInFold {
-		return h.kernel("argmax", 0, "argmax_d2t", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+		return h.kernel("argmax", 0, "argmax_d2t", [3]int{h.amBlocks(), 1, 1}, [3]int{256, 1, 1}, args...)
 	}
 	// The next step's input (eagle_in of its token and this output row),
 	// built by the argmax's last block.
@@ -563,7 +563,7 @@ func (h *Head) enqueueDraftToken(row cu.DevicePtr, j, k int) error {
 	}
 	args = append(args, ptr(h.cat), ptr(row), ptr(h.emb.w), ptr(h.emb.s), ptr(h.inNorm), ptr(h.hidNorm),
 		i32(c.Dim), f32(c.NormEps), i32(h.nbr()))
-	return h.kernel("argmax", 0, "argmax_d2t_in_"+suf, [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1}, args...)
+	return h.kernel("argmax", 0, "argmax_d2t_in_"+suf, [3]int{h.amBlocks(), 1, 1}, [3]int{256, 1, 1}, args...)
 }
 
 // nbr is the head's norm_before_residual as the kernels take it.

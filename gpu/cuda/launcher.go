@@ -9,6 +9,17 @@ import "gorgonia.org/cu"
 // kernel method, which times them when profiling. A Target (the model) and
 // a Head (an EAGLE-3 head, head.go) each have one, so both run their
 // layers through the same kernels and the same launch policy.
+// amBlocks is the argmax kernels' blocks per logits row (grid x):
+// argmaxBlocks, or fewer with Tuning.ArgmaxBlocks (the partials'
+// buffers hold argmaxBlocks a row). An argmax does not depend on how its
+// blocks split the row.
+func (t *launcher) amBlocks() int {
+	if t.tune.ArgmaxBlocks > 0 {
+		return t.tune.ArgmaxBlocks
+	}
+	return argmaxBlocks
+}
+
 type launcher struct {
 	dev    *Device
 	tune   Tuning    // the process's measurement knobs (CurrentTuning), read once

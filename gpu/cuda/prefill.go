@@ -367,7 +367,7 @@ func (t *Target) prefillChunk(toks, pos []int32, logits, idsOnly, first bool) er
 		if err := t.matvec("output", t.logits, c.Vocab, p.x+cu.DevicePtr(4*(n-1)*c.Dim), 0, m.out, 1, 0, m.outNorm); err != nil {
 			return err
 		}
-		if err := t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
+		if err := t.kernel("argmax", 0, "argmax_rows", [3]int{t.amBlocks(), 1, 1}, [3]int{256, 1, 1},
 			ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt)); err != nil {
 			return err
 		}

@@ -286,9 +286,9 @@ func (o *targetOps) Logits(first, rows int, softcap float32) error {
 		return t.acceptRows(rows)
 	}
 	if o.st.T == 1 && rows == 1 {
-		return t.kernel("argmax", 0, "argmax_next", [3]int{argmaxBlocks, 1, 1}, [3]int{256, 1, 1},
+		return t.kernel("argmax", 0, "argmax_next", [3]int{t.amBlocks(), 1, 1}, [3]int{256, 1, 1},
 			ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt), ptr(t.ringDev))
 	}
-	return t.kernel("argmax", 0, "argmax_rows", [3]int{argmaxBlocks, rows, 1}, [3]int{256, 1, 1},
+	return t.kernel("argmax", 0, "argmax_rows", [3]int{t.amBlocks(), rows, 1}, [3]int{256, 1, 1},
 		ptr(t.ids), ptr(t.logits), i32(c.Vocab), ptr(t.step), ptr(t.amPart), ptr(t.amCnt))
 }

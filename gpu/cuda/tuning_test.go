@@ -46,6 +46,8 @@ func TestParseTuning(t *testing.T) {
 		{"attention chunks merged one by one", map[string]string{"RIGSCOPE_CUDA_ATTGROUP": "1"}, func(w *Tuning) { w.AttnGroup = 1 }, false},
 		{"attention group out of range ignored", map[string]string{"RIGSCOPE_CUDA_ATTGROUP": "3"}, func(*Tuning) {}, false},
 		{"attention split by length", map[string]string{"RIGSCOPE_CUDA_ATTCHUNK": "0"}, func(w *Tuning) { w.AttnChunk = 0 }, false},
+		{"argmax blocks", map[string]string{"RIGSCOPE_CUDA_AMBLOCKS": "4"}, func(w *Tuning) { w.ArgmaxBlocks = 4 }, false},
+		{"argmax blocks out of range", map[string]string{"RIGSCOPE_CUDA_AMBLOCKS": "33"}, func(*Tuning) {}, false},
 		{"attention one-token twin off", map[string]string{"RIGSCOPE_CUDA_ATTONE": "0"}, func(w *Tuning) { w.AttnOne = false }, false},
 		{"warps", map[string]string{"RIGSCOPE_CUDA_TCW": "16,wo:32,:8,qkv:12,wo:8"},
 			func(w *Tuning) {
