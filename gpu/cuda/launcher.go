@@ -9,17 +9,6 @@ import "gorgonia.org/cu"
 // kernel method, which times them when profiling. A Target (the model) and
 // a Head (an EAGLE-3 head, head.go) each have one, so both run their
 // layers through the same kernels and the same launch policy.
-// amBlocks is the argmax kernels' blocks per logits row (grid x):
-// argmaxBlocks, or fewer with Tuning.ArgmaxBlocks (the partials'
-// buffers hold argmaxBlocks a row). An argmax does not depend on how its
-// blocks split the row.
-func (t *launcher) amBlocks() int {
-	if t.tune.ArgmaxBlocks > 0 {
-		return t.tune.ArgmaxBlocks
-	}
-	return argmaxBlocks
-}
-
 type launcher struct {
 	dev    *Device
 	tune   Tuning    // the process's measurement knobs (CurrentTuning), read once
@@ -35,4 +24,15 @@ type launcher struct {
 	gelu   bool      // the GLU's activation is GELU-tanh (Gemma 3: the GLU kernels' act argument), not SiLU
 	qfuse  *qfuseReq // the next quantized product quantizes its output for the one after (quant.go)
 	qin    qready    // what the last quantized product quantized of its output, for the next one
+}
+
+// amBlocks is the argmax kernels' blocks per logits row (grid x):
+// argmaxBlocks, or fewer with Tuning.ArgmaxBlocks (the partials'
+// buffers hold argmaxBlocks a row). An argmax does not depend on how its
+// blocks split the row.
+func (t *launcher) amBlocks() int {
+	if t.tune.ArgmaxBlocks > 0 {
+		return t.tune.ArgmaxBlocks
+	}
+	return argmaxBlocks
 }
