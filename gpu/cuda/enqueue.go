@@ -15,8 +15,6 @@ import (
 const (
 	mvRows    = 4   // ROWS in kernels.cu
 	mvThreads = 128 // MV_WARPS*32
-
-	argmaxBlocks = 32 // AM_BLOCKS: blocks per logits row in argmax_rows
 )
 
 // tcTiles is the tensor-core kernel's count of 8-token n-tiles for T.

@@ -8,6 +8,11 @@ import (
 	"sync"
 )
 
+// argmaxBlocks is AM_BLOCKS (kernels/argmax.cu): the argmax kernels'
+// blocks per logits row by default, and the most their partials' buffers
+// hold (Tuning.ArgmaxBlocks picks fewer).
+const argmaxBlocks = 32
+
 // Tuning is every measurement knob of the CUDA backend (the RIGSCOPE_CUDA_*
 // variables), parsed once per process (CurrentTuning) so that no launch
 // reads the environment. The zero value is not the default: use
@@ -42,8 +47,8 @@ type Tuning struct {
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
 	AttnGroup     int      // RIGSCOPE_CUDA_ATTGROUP=1|4: chunks combined in groups of 4 before the merge (attnplan.go; default 4); 1: the merge over every chunk
 	AttnOne       bool     // RIGSCOPE_CUDA_ATTONE=0: steps of one token run the batch-invariant attention's general kernel, not its _t1 twin compiled for T = 1 (attnplan.go)
-	ArgmaxBlocks  int      // RIGSCOPE_CUDA_AMBLOCKS=1..32: blocks per logits row of the argmax kernels (argmax_next, _rows, _accept, _d2t: launcher.amBlocks; default argmaxBlocks), to measure small vocabularies, where 32 blocks of 256 threads hold about half a logit a thread (gocoder's 4096)
 	AttnChunk     int      // RIGSCOPE_CUDA_ATTCHUNK=0|32|64|128|256: the batch-invariant attention's chunk (attnplan.go; default 32, longer past attnMaxChunks chunks); 0: the earlier split by the step's length, not batch-invariant
+	ArgmaxBlocks  int      // RIGSCOPE_CUDA_AMBLOCKS=1..32: blocks per logits row of the argmax kernels (argmax_next, _rows, _accept, _d2t: launcher.amBlocks; default argmaxBlocks), to measure small vocabularies, where 32 blocks of 256 threads hold about half a logit a thread (gocoder's 4096)
 	KV            kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
 	Prefill       string   // RIGSCOPE_CUDA_PREFILL=off|bf16|split|bf16fa|cublas|cublasfa: prompts 16 tokens a forward, or the prefill products with x in bf16 (hi) or split hi+lo (prefill.go), or bf16 with tensor-core attention, or the products through cuBLAS (the default; split without libcublas; prefill_cublas.go)
 	Warps         []tcwRule
@@ -142,7 +147,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	if t.F8MV, err = parseF8MV(get("RIGSCOPE_CUDA_F8MV")); err != nil {
 		return Tuning{}, err
 	}
-	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_AMBLOCKS")); err == nil && n >= 1 && n <= 32 { // 32: argmaxBlocks, the partials' room a row
+	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_AMBLOCKS")); err == nil && n >= 1 && n <= argmaxBlocks {
 		t.ArgmaxBlocks = n
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
