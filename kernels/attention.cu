@@ -67,6 +67,10 @@ template <> struct KVRaw<8> { typedef uint2 T; };
 #define ATT_WARPS 4
 #ifndef ATT_KV_DEPTH  // bf16 chunks in flight below head dim 256 (measurement builds may set 1 or 2)
 #define ATT_KV_DEPTH 3
+// A flag in attn_fixed's GS: blocks own whole groups whenever a step has more than one (attnPlan.own).
+#define ATT_OWN 0x100
+// And with ATT_SOLO a step whose chunks fit one group is that group's owner's alone (no handshake).
+#define ATT_SOLO 0x200
 #endif
 // KVChunk is a thread's share of one 32-slot chunk of a KV head's K and V
 // rows, as loaded: raw cache elements in 16-byte loads (8-byte for bf16 at
@@ -547,8 +551,9 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
 // with a bf16 cache under the name with _kb appended (attn_128_2_kb).
 // These run attn_fixed (chunks of chunk slots, np partial columns); the
 // same names with _len appended run attn_body (the split by the step's
-// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0), and
-// with _t1 appended attn_fixed for steps of one token (ONE). Two
+// length, minper; kept for comparisons: RIGSCOPE_CUDA_ATTCHUNK=0), with
+// _t1 appended attn_fixed for steps of one token (ONE), and with _ch for a
+// speculative cycle's verify, a chain (CHAIN). Two
 // kernels, not one that branches: one kernel holding both bodies took
 // the registers of both (attn_128_2_kb 168 -> 255 on sm_90).
 #define ATT_ARGS(KT)                                                                                       \
@@ -577,6 +582,11 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
     __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
     attn_fixed<HD, RPW, EXT, KT, true>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, inter, \
                                        xf, bias, qkn, eps, window, qo, chunk, np, gs);                             \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32, ATT_MINB(HD, EXT)) NAME##_##HD##_##RPW##SUF##_ch(ATT_ARGS(KT)) { \
+    __shared__ AttSmem<HD, ATT_WARPS * RPW> sm;                                                                \
+    attn_fixed<HD, RPW, EXT, KT, false, true>(sm, out, pm, pl, pacc, cnt, qkv, ldq, Kc, Vc, st, cs, sn, hq, hk, scale, \
+                                              inter, xf, bias, qkn, eps, window, qo, chunk, np, gs);              \
   }
 #define ATT_KT(HD, KT, SUF)                                                                          \
   ATT_INST(attn, HD, 1, false, KT, SUF) ATT_INST(attn, HD, 2, false, KT, SUF) ATT_INST(attnx, HD, 1, true, KT, SUF) \

@@ -60,10 +60,18 @@
 // two-pass subchunks and the loops over T fold away: attn_128_1_kb has
 // 7,295 SASS instructions against 8,701 (sm_90). The code a row runs is
 // the same, so its bits are those of the general kernel (-checks kv).
+//
+// CHAIN (the _ch kernels, launched for the verify of a speculative cycle,
+// gpu/cuda cycle.go: always a chain, positions base + t with the causal
+// mask): row t sees new token a at position base+a for a <= t, which is
+// the table the general kernel builds from such a step's mask and
+// positions; it is used as such, so the table's set-up and the two-pass
+// subchunks fold away. The same bits again (-checks kv runs its chains on
+// them).
 
 #include "attn_partials.cu"
 
-template <int HD, int RPW, bool EXT, typename KT, bool ONE = false>
+template <int HD, int RPW, bool EXT, typename KT, bool ONE = false, bool CHAIN = false>
 __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl,
                                            float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc, KT* Vc,
                                            const Step* st, const float* __restrict__ cs,
@@ -93,7 +101,16 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   // more chunks than blocks a block takes whole groups and writes their
   // partials (byGroup); else a block takes one chunk and the merger
   // builds the groups. Flat plans (GS = 1): the merge over chunks.
-  const bool byGroup = GS > 1 && nk > S;
+  // ATT_OWN in GS (RIGSCOPE_CUDA_ATTOWN=1): blocks own whole groups as
+  // soon as there is more than one, not only past S chunks (fewer busy
+  // blocks at short contexts, a merge over groups; the same arithmetic).
+  // ATT_SOLO (ATTOWN=2) as well: with more than one chunk, all in one
+  // group, its owner merges that group at once (no handshake: the other
+  // blocks have nothing to do).
+  const bool own = GS & (ATT_OWN | ATT_SOLO), soloOK = GS & ATT_SOLO;
+  GS &= ~(ATT_OWN | ATT_SOLO);
+  const bool solo = soloOK && GS > 1 && nk > 1 && k0 / 4 == (k1 - 1) / 4;
+  const bool byGroup = GS > 1 && (nk > S || (own && nk > GS) || solo);
   const int NPS = GS > 1 ? NP + (NP + 3) / 4 : NP;  // partial columns: chunks, then groups
   int kb, ke;
   if (byGroup) {
@@ -110,7 +127,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   const bool tail = nc > n0;                                     // the block sees new virtual slots
   const long rows = (long)G * MAXT;  // partial rows per KV head
   if (nc == 0) {
-    if (direct) return;
+    if (direct || solo) return;
     pdl_wait();
     goto merge;  // an idle block still counts as finished
   }
@@ -130,7 +147,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     pdl_wait();
 
     constexpr int NT = ATT_WARPS * 32, RQ = (RB * HALF + NT - 1) / NT, KB = 4;
-    if (tail) {  // anc: which new token row t sees at position base+v
+    if (!CHAIN && tail) {  // anc: which new token row t sees at position base+v
       if (threadIdx.x == 0) sm.virt = 1, sm.ident = 1;
       __syncthreads();
       if (threadIdx.x < T) {
@@ -249,7 +266,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     }
     __syncthreads();  // stores, anc, qs
 
-    const bool ident = ONE || !tail || sm.ident;
+    const bool ident = ONE || CHAIN || !tail || sm.ident;
     // The pipelined loop takes the one-pass subchunks [0, n1); with a tree
     // layout (anc not the identity) the subchunks holding new virtual
     // slots, [n1, nc), follow in the two-pass loop (no chunks in flight:
@@ -281,7 +298,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
         if (j < base) {
           vis = true;
         } else {
-          const int v = j - base, a = v < T ? sm.anc[t][v] : -1;
+          const int v = j - base, a = CHAIN ? (v <= t ? v : -1) : v < T ? sm.anc[t][v] : -1;
           vis = a >= 0;
           kp = vis ? st->pos[a] : 0;
         }
@@ -460,7 +477,10 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     }
   }
 merge:
-  if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last)) return;
+  if (solo)
+    __syncthreads();  // every warp's group partials written (the merge's rows are not the warps' own)
+  else if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last))
+    return;
   // The flat merge below runs over columns [cA, cZ) from column off: the
   // chunks, or with a grouped plan whose blocks took whole groups the
   // groups' columns. With a grouped plan and fewer chunks than blocks the

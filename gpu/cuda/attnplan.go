@@ -25,10 +25,37 @@ const attnMaxChunks = 4096
 // (Tuning.AttnGroup; 1: the merge over chunks).
 //
 // With one set, a step of one token runs the fixed chunks' _t1 twin,
-// compiled for T = 1 (Tuning.AttnOne; the same bits, less code).
+// compiled for T = 1 (Tuning.AttnOne), and with chain set a step the
+// caller vouches is a chain their _ch twin (Tuning.AttnChain): the same
+// bits, less code.
+//
+// With own 1, blocks take whole groups whenever a step has more than
+// one, not only past S chunks (Tuning.AttnOwn): fewer busy blocks and a
+// merge over groups at short contexts; with own 2 also a step whose
+// chunks fit one group is its owner's alone, merged without the blocks'
+// handshake. The same arithmetic.
 type attnPlan struct {
-	S, chunk, np, group int
-	one                 bool
+	S, chunk, np, group, own int
+	one, chain               bool
+}
+
+// The own flags in the kernel's group argument (kernels/attention.cu ATT_OWN, ATT_SOLO).
+const (
+	attnOwnFlag  = 0x100
+	attnSoloFlag = 0x200
+)
+
+// gs is the kernel's group argument: group, with own flagged.
+func (p attnPlan) gs() int {
+	switch {
+	case p.group <= 1:
+		return p.group
+	case p.own == 1:
+		return p.group | attnOwnFlag
+	case p.own == 2:
+		return p.group | attnOwnFlag | attnSoloFlag
+	}
+	return p.group
 }
 
 // newAttnPlan is the plan for a cache of slots slots on a GPU of sms SMs.
@@ -45,20 +72,26 @@ func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
 		p.np = (slots + p.chunk - 1) / p.chunk
 		p.group = max(1, tune.AttnGroup)
 		p.one = tune.AttnOne
+		p.chain = tune.AttnChain
+		p.own = tune.AttnOwn
 	}
 	return p
 }
 
 // kernel is the attention kernel name (attn_128_2, attnx_64_1_kb) for
 // this plan and a step of T tokens: the same name runs the fixed chunks,
-// with _t1 appended their one-token twin, with _len appended the split by
-// length (all instantiated at the end of kernels/attention.cu).
-func (p attnPlan) kernel(name string, T int) string {
+// with _t1 appended their one-token twin, with _ch their twin for a step
+// known to be a chain (positions base+t, the causal mask: a speculative
+// cycle's verify), with _len appended the split by length (all
+// instantiated at the end of kernels/attention.cu).
+func (p attnPlan) kernel(name string, T int, chain bool) string {
 	switch {
 	case p.chunk == 0:
 		return name + "_len"
 	case p.one && T == 1:
 		return name + "_t1"
+	case p.chain && chain && T > 1:
+		return name + "_ch"
 	}
 	return name
 }

@@ -37,8 +37,8 @@ func TestNewAttnPlan(t *testing.T) {
 		if p.S != c.S || p.chunk != c.ch || p.np != c.np || p.cols() != c.cols {
 			t.Errorf("%s: got S=%d chunk=%d np=%d cols=%d, want %d %d %d %d", c.name, p.S, p.chunk, p.np, p.cols(), c.S, c.ch, c.np, c.cols)
 		}
-		if want := map[bool]string{true: "attn_128_2_kb_len", false: "attn_128_2_kb"}[p.chunk == 0]; p.kernel("attn_128_2_kb", 5) != want {
-			t.Errorf("%s: kernel %q, want %q", c.name, p.kernel("attn_128_2_kb", 5), want)
+		if want := map[bool]string{true: "attn_128_2_kb_len", false: "attn_128_2_kb"}[p.chunk == 0]; p.kernel("attn_128_2_kb", 5, false) != want {
+			t.Errorf("%s: kernel %q, want %q", c.name, p.kernel("attn_128_2_kb", 5, false), want)
 		}
 		if p.chunk > 0 && (p.np*p.chunk < c.slots || p.np > attnMaxChunks || p.chunk%32 != 0) {
 			t.Errorf("%s: %d chunks of %d do not cover %d slots within %d chunks", c.name, p.np, p.chunk, c.slots, attnMaxChunks)
@@ -46,24 +46,52 @@ func TestNewAttnPlan(t *testing.T) {
 	}
 }
 
-// The one-token twin (_t1) only for steps of one token, only with fixed
-// chunks, only with the knob on.
+// The one-token twin (_t1) only for steps of one token, the chain twin
+// (_ch) only for steps of more than one the caller says are a chain; each
+// only with fixed chunks and its knob on.
 func TestAttnPlanKernelOne(t *testing.T) {
+	llama := model.Config{Heads: 32, KVHeads: 8, HeadDim: 128}
+	cases := []struct {
+		name  string
+		tune  Tuning
+		T     int
+		chain bool
+		want  string
+	}{
+		{"decode", Tuning{AttnChunk: 32, AttnOne: true}, 1, false, "attn_128_1_kb_t1"},
+		{"verify", Tuning{AttnChunk: 32, AttnOne: true}, 5, false, "attn_128_1_kb"},
+		{"knob off", Tuning{AttnChunk: 32}, 1, false, "attn_128_1_kb"},
+		{"split by length", Tuning{AttnOne: true}, 1, false, "attn_128_1_kb_len"},
+		{"chain verify", Tuning{AttnChunk: 32, AttnOne: true, AttnChain: true}, 5, true, "attn_128_1_kb_ch"},
+		{"chain decode", Tuning{AttnChunk: 32, AttnOne: true, AttnChain: true}, 1, true, "attn_128_1_kb_t1"},
+		{"tree verify", Tuning{AttnChunk: 32, AttnOne: true, AttnChain: true}, 5, false, "attn_128_1_kb"},
+		{"chain knob off", Tuning{AttnChunk: 32, AttnOne: true}, 5, true, "attn_128_1_kb"},
+		{"chain, split by length", Tuning{AttnChain: true}, 5, true, "attn_128_1_kb_len"},
+	}
+	for _, c := range cases {
+		if got := newAttnPlan(llama, 528, 132, c.tune).kernel("attn_128_1_kb", c.T, c.chain); got != c.want {
+			t.Errorf("%s: kernel %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAttnPlanGroupArg: the kernel's group argument flags own only for
+// grouped plans.
+func TestAttnPlanGroupArg(t *testing.T) {
 	llama := model.Config{Heads: 32, KVHeads: 8, HeadDim: 128}
 	cases := []struct {
 		name string
 		tune Tuning
-		T    int
-		want string
+		want int
 	}{
-		{"decode", Tuning{AttnChunk: 32, AttnOne: true}, 1, "attn_128_1_kb_t1"},
-		{"verify", Tuning{AttnChunk: 32, AttnOne: true}, 5, "attn_128_1_kb"},
-		{"knob off", Tuning{AttnChunk: 32}, 1, "attn_128_1_kb"},
-		{"split by length", Tuning{AttnOne: true}, 1, "attn_128_1_kb_len"},
+		{"groups", Tuning{AttnChunk: 32, AttnGroup: 4}, 4},
+		{"groups owned", Tuning{AttnChunk: 32, AttnGroup: 4, AttnOwn: 1}, 4 | attnOwnFlag},
+		{"groups owned, one alone", Tuning{AttnChunk: 32, AttnGroup: 4, AttnOwn: 2}, 4 | attnOwnFlag | attnSoloFlag},
+		{"flat: nothing to own", Tuning{AttnChunk: 32, AttnGroup: 1, AttnOwn: 2}, 1},
 	}
 	for _, c := range cases {
-		if got := newAttnPlan(llama, 528, 132, c.tune).kernel("attn_128_1_kb", c.T); got != c.want {
-			t.Errorf("%s: kernel %q, want %q", c.name, got, c.want)
+		if got := newAttnPlan(llama, 528, 132, c.tune).gs(); got != c.want {
+			t.Errorf("%s: group argument %#x, want %#x", c.name, got, c.want)
 		}
 	}
 }

@@ -40,12 +40,12 @@ func (o *headOps) Attend(l, T int) error {
 	// rows, the step's tree mask): the earlier nodes' qkv rows are kept,
 	// so their keys and values are stored again unchanged.
 	name, grid := attnLaunch(h.mcfg, h.ap.S, h.lrow0+T, h.tune.AttnRows)
-	name = h.ap.kernel(h.kv.kernel(name), h.lrow0+T)
+	name = h.ap.kernel(h.kv.kernel(name), h.lrow0+T, false)
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	return h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
 		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
 		ptr(h.dstep(h.lstep)), ptr(h.ropeCos), ptr(h.ropeSin), i32(c.Heads), i32(c.KVHeads), f32(scale), i32(0), i32(h.tune.AttnMin),
-		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0), i32(h.ap.chunk), i32(h.ap.np), i32(h.ap.group))
+		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0), i32(h.ap.chunk), i32(h.ap.np), i32(h.ap.gs()))
 }
 
 // LatentAttention is not the head's.

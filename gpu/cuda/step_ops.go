@@ -101,13 +101,13 @@ func (o *targetOps) Attend(l, T int) error {
 		rc.Heads, rc.KVHeads = R.dims.hq, R.dims.hk
 		name, grid := attnLaunch(rc, t.ap.S, T, t.tune.AttnRows)
 		a := &R.rd.attn[l]
-		name = t.ap.kernel(t.kv.kernel(attnKernel(name, L, a)), T)
+		name = t.ap.kernel(t.kv.kernel(attnKernel(name, L, a)), T, t.cyc.on) // a cycle's verify is a chain (cycle.go)
 		kvBytes := int64(2 * t.kv.elemBytes() * R.kvw * (t.n + T))
 		attQ := t.attnQuantOut(L.wo, R.dims.hq, c.HeadDim) // wo's x quantized by the attention itself (att_quant)
 		if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 			ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
 			ptr(R.rd.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
-			ptr(t.attXF(R, L)), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ), i32(t.ap.chunk), i32(t.ap.np), i32(t.ap.group)); err != nil {
+			ptr(t.attXF(R, L)), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ), i32(t.ap.chunk), i32(t.ap.np), i32(t.ap.gs())); err != nil {
 			return err
 		}
 		if attQ != 0 {

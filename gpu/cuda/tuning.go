@@ -47,6 +47,8 @@ type Tuning struct {
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
 	AttnGroup     int      // RIGSCOPE_CUDA_ATTGROUP=1|4: chunks combined in groups of 4 before the merge (attnplan.go; default 4); 1: the merge over every chunk
 	AttnOne       bool     // RIGSCOPE_CUDA_ATTONE=0: steps of one token run the batch-invariant attention's general kernel, not its _t1 twin compiled for T = 1 (attnplan.go)
+	AttnOwn       int      // RIGSCOPE_CUDA_ATTOWN=1|2: the batch-invariant attention's blocks own whole groups of chunks whenever a step has more than one group, not only past S chunks; 2: a step within one group is its owner's alone, no handshake (attnplan.go; the same bits)
+	AttnChain     bool     // RIGSCOPE_CUDA_ATTCHAIN=0: a speculative cycle's verify runs the batch-invariant attention's general kernel, not its _ch twin for chains (attnplan.go)
 	AttnChunk     int      // RIGSCOPE_CUDA_ATTCHUNK=0|32|64|128|256: the batch-invariant attention's chunk (attnplan.go; default 32, longer past attnMaxChunks chunks); 0: the earlier split by the step's length, not batch-invariant
 	ArgmaxBlocks  int      // RIGSCOPE_CUDA_AMBLOCKS=1..32: blocks per logits row of the argmax kernels (argmax_next, _rows, _accept, _d2t: launcher.amBlocks; default argmaxBlocks), to measure small vocabularies, where 32 blocks of 256 threads hold about half a logit a thread (gocoder's 4096)
 	KV            kvFormat // RIGSCOPE_CUDA_KV=f32|bf16: the KV cache's element type (kvformat.go; default defaultKV)
@@ -84,6 +86,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		RankDevices:   get("RIGSCOPE_CUDA_RANKDEVS") == "each",
 		SplitX:        get("RIGSCOPE_CUDA_XF") != "0",
 		AttnOne:       get("RIGSCOPE_CUDA_ATTONE") != "0",
+		AttnChain:     get("RIGSCOPE_CUDA_ATTCHAIN") != "0",
 		F8TC:          f8tcKinds(get("RIGSCOPE_CUDA_F8TC")),
 		AttnRows:      4,
 		AttnMin:       32,
@@ -149,6 +152,9 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_AMBLOCKS")); err == nil && n >= 1 && n <= argmaxBlocks {
 		t.ArgmaxBlocks = n
+	}
+	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTOWN")); err == nil && n >= 1 && n <= 2 {
+		t.AttnOwn = n
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
 		t.AttnSplits = n

@@ -49,6 +49,9 @@ func TestParseTuning(t *testing.T) {
 		{"argmax blocks", map[string]string{"RIGSCOPE_CUDA_AMBLOCKS": "4"}, func(w *Tuning) { w.ArgmaxBlocks = 4 }, false},
 		{"argmax blocks out of range", map[string]string{"RIGSCOPE_CUDA_AMBLOCKS": "33"}, func(*Tuning) {}, false},
 		{"attention one-token twin off", map[string]string{"RIGSCOPE_CUDA_ATTONE": "0"}, func(w *Tuning) { w.AttnOne = false }, false},
+		{"attention chain twin off", map[string]string{"RIGSCOPE_CUDA_ATTCHAIN": "0"}, func(w *Tuning) { w.AttnChain = false }, false},
+		{"attention blocks own groups", map[string]string{"RIGSCOPE_CUDA_ATTOWN": "2"}, func(w *Tuning) { w.AttnOwn = 2 }, false},
+		{"attention own out of range", map[string]string{"RIGSCOPE_CUDA_ATTOWN": "3"}, func(*Tuning) {}, false},
 		{"warps", map[string]string{"RIGSCOPE_CUDA_TCW": "16,wo:32,:8,qkv:12,wo:8"},
 			func(w *Tuning) {
 				w.Warps = []tcwRule{{all: true, warps: 16}, {kind: "wo", warps: 32}, {kind: "", warps: 8}, {kind: "wo", warps: 8}}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/cuda/wip/attnchain-s32.patch on the device (written in session 32, not run: no machine
+# Session 33, call a1: session 32's attnchain-s32.patch on the device (written in session 32; no machine
 # came): the attention's chain twin (_ch kernels, kernels/attn_fixed.cu CHAIN) for a speculative
 # cycle's verify, where the table of which new token a row sees and the two-pass subchunks fold
 # away. One image: the eagle check (gocoder pair, k=4 chain) with the twin (default) against
