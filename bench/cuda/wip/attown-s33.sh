@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 33, call a2: RIGSCOPE_CUDA_ATTOWN=1 (the batch-invariant attention's blocks own whole
+# Written in session 33 as call a2, not run (no machine came): RIGSCOPE_CUDA_ATTOWN=1 (the batch-invariant attention's blocks own whole
 # groups of 4 chunks whenever a step has more than one group, not only past S chunks: at ctx 512
 # with chunks of 32, 4 busy blocks of 4 subchunks each and a merge over 4 group columns, against
 # 16 busy blocks of one subchunk and a merge that builds the groups from 16 chunk columns) and
@@ -9,28 +9,28 @@
 # bitwise), greedy and acceptance in the eagle check, and `generate` on the synthetic Q4_K_M
 # llama-8b with and without it (the tokens must be equal). Then speed, alternating, two rounds:
 # the gocoder EAGLE-3 check (cycle step, plain and EAGLE-3 tok/s) and cuda-bench on the 8B as
-# Q4_K_M (bf16 one round); the eagle check also with RIGSCOPE_CUDA_ATTS=16, 8, 4 (blocks per KV head,
+# Q4_K_M (bf16 one round; R=1: one round of each); the eagle check also with RIGSCOPE_CUDA_ATTS=16, 8, 4 (blocks per KV head,
 # 32 by default for gocoder). Built here (main with the knob, images regenerated):
 #   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o /tmp/cc.test ./gpu/cuda
 #   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o /tmp/rigscope-cuda .
 #   xz both into carry/a4. Carry ["carry/a4", "carry/p5/m.tar.xz"], kernels/*.gz moved out.
-. bench/cuda/call.sh; call_init a2; unpack carry/a4 cc.test rigscope-cuda; C=/tmp/cc.test; B=/tmp/rigscope-cuda
+. bench/cuda/call.sh; call_init attown; unpack carry/a4 cc.test rigscope-cuda; C=/tmp/cc.test; B=/tmp/rigscope-cuda
 mkdir -p /tmp/m && tar xJf carry/p5/m.tar.xz -C /tmp/m
 q4km_start $B
 el kv; timeout 200 $C -test.run TestCUDACheck -test.timeout 0 -test.v -checks kv -models /nonexistent > $O/x/kv.txt 2>&1; echo "rc $?"
 grep -E "^(float32|bf16) |FAIL|rror" $O/x/kv.txt | head -30
 ea() { el "eagle $1"; env $2 timeout 100 $C -test.run TestCUDACheck -checks eagle -eagle8b=false -eagledevs cuda -models /tmp/m > $O/x/eagle-$1.txt 2>&1; echo "rc $?"
   grep -E "^cuda |graphs, device|decode time per step|FAIL|rror" $O/x/eagle-$1.txt | head -8; }
-for r in 1 2; do ea def-$r X=1; ea own1-$r RIGSCOPE_CUDA_ATTOWN=1; ea own2-$r RIGSCOPE_CUDA_ATTOWN=2; done
-for s in 16 8 4; do ea s$s RIGSCOPE_CUDA_ATTS=$s; done  # S (no change to the bits): fewer blocks per KV head
+for r in ${R:-1 2}; do ea def-$r X=1; ea own1-$r RIGSCOPE_CUDA_ATTOWN=1; ea own2-$r RIGSCOPE_CUDA_ATTOWN=2; done
+left 100 && for s in 8 4; do ea s$s RIGSCOPE_CUDA_ATTS=$s; done  # S (no change to the bits): fewer blocks per KV head
 q4km_wait
 IDS=$(seq -s, 3 386)
 gen() { timeout 120 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$IDS" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
   python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:80]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
 el generate; gen def X=1; gen own1 RIGSCOPE_CUDA_ATTOWN=1; gen own2 RIGSCOPE_CUDA_ATTOWN=2
 cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^attention " $O/x/cb-$1-$4.txt; }
-for r in 1 2; do el "round $r"
+for r in ${R:-1 2}; do el "round $r"
   cb q4-def X=1 "--model $F" $r; cb q4-own1 RIGSCOPE_CUDA_ATTOWN=1 "--model $F" $r; cb q4-own2 RIGSCOPE_CUDA_ATTOWN=2 "--model $F" $r
-  [ $r = 1 ] && { cb bf16-def X=1 "--shapes llama-8b" $r; cb bf16-own1 RIGSCOPE_CUDA_ATTOWN=1 "--shapes llama-8b" $r; }
+  left 200 && [ $r = 1 ] && { cb bf16-def X=1 "--shapes llama-8b" $r; cb bf16-own1 RIGSCOPE_CUDA_ATTOWN=1 "--shapes llama-8b" $r; }
 done
 el done; snap
