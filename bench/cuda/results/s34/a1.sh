@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written in session 33 as call a2, not run (no machine came): RIGSCOPE_CUDA_ATTOWN=1 (the batch-invariant attention's blocks own whole
+# Session 34, call a1 (written in session 33 as its a2, which no machine came for): RIGSCOPE_CUDA_ATTOWN=1 (the batch-invariant attention's blocks own whole
 # groups of 4 chunks whenever a step has more than one group, not only past S chunks: at ctx 512
 # with chunks of 32, 4 busy blocks of 4 subchunks each and a merge over 4 group columns, against
 # 16 busy blocks of one subchunk and a merge that builds the groups from 16 chunk columns) and
@@ -31,6 +31,7 @@ el generate; gen def X=1; gen own1 RIGSCOPE_CUDA_ATTOWN=1; gen own2 RIGSCOPE_CUD
 cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^attention " $O/x/cb-$1-$4.txt; }
 for r in ${R:-1 2}; do el "round $r"
   cb q4-def X=1 "--model $F" $r; cb q4-own1 RIGSCOPE_CUDA_ATTOWN=1 "--model $F" $r; cb q4-own2 RIGSCOPE_CUDA_ATTOWN=2 "--model $F" $r
+  [ $r = 1 ] && cb q4-s8 RIGSCOPE_CUDA_ATTS=8 "--model $F" $r  # 8 blocks per KV head: at ctx 512 the blocks own whole groups as with own1
   left 200 && [ $r = 1 ] && { cb bf16-def X=1 "--shapes llama-8b" $r; cb bf16-own1 RIGSCOPE_CUDA_ATTOWN=1 "--shapes llama-8b" $r; }
 done
 el done; snap
