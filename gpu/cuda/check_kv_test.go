@@ -420,7 +420,7 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 // allocated at load must hold the new plan's columns.
 func withAttnPlan(t *Target, rp kvRowPlan) error {
 	tune := t.tune
-	tune.AttnChunk, tune.AttnGroup, tune.AttnOne = rp.chunk, rp.group, rp.one
+	tune.AttnChunk, tune.AttnGroup, tune.AttnOne, tune.AttnOwn = rp.chunk, rp.group, rp.one, rp.own
 	p := newAttnPlan(t.cfg, t.slots, t.dev.SMs, tune)
 	if have := newAttnPlan(t.cfg, t.slots, t.dev.SMs, t.tune).cols(); p.cols() > have { // the load's plan sized the scratch
 		return fmt.Errorf("attention plan %v needs %d partial columns, the target has %d", rp, p.cols(), have)

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Before a device call whose carry is large: `sh bench/cuda/aside.sh out` moves what a call's
+# scripts do not read (the embedded kernel images, the older results folders, the Go sources)
+# to /tmp/rigscope-aside, so the tree the call copies stays small (the 64 MiB limit appears to count disk
+# blocks: about 1,800 small files take 6 MiB); `sh bench/cuda/aside.sh in` puts them back.
+# bench/cuda/call.sh, results/$KEEP (default: the newest results folder) and carry/ stay.
+set -eu
+cd "$(dirname "$0")/../.."
+A=/tmp/rigscope-aside
+KEEP=${KEEP:-$(ls -d bench/cuda/results/s[0-9]*/ | sort -V | tail -1 | xargs basename)}
+case "${1:-}" in
+out)
+	[ ! -e "$A" ] || { echo "aside: $A exists (run 'in' first)" >&2; exit 1; }
+	mkdir -p "$A/results" "$A/kernels"
+	mv kernels/*.gz "$A/kernels/"
+	for d in bench/cuda/results/*; do [ "$(basename "$d")" = "$KEEP" ] || mv "$d" "$A/results/"; done
+	for d in engine ui internal third_party gpu assets; do [ ! -e "$d" ] || mv "$d" "$A/"; done
+	echo "aside: moved out (kept results/$KEEP)" ;;
+in)
+	[ -d "$A" ] || { echo "aside: nothing in $A" >&2; exit 1; }
+	mv "$A"/kernels/* kernels/
+	mv "$A"/results/* bench/cuda/results/
+	for d in engine ui internal third_party gpu assets; do [ ! -e "$A/$d" ] || mv "$A/$d" ./; done
+	rmdir "$A/kernels" "$A/results" "$A"
+	git status --short | head ;;
+*)
+	echo "usage: sh bench/cuda/aside.sh out|in" >&2; exit 2 ;;
+esac
