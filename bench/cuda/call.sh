@@ -29,3 +29,13 @@ q4km_start() {
   ( "$1" write-gguf --model synthetic:llama-8b --type q4_k_m --out $F > /dev/null 2>&1; touch /tmp/q/done ) &
 }
 q4km_wait() { while [ ! -f /tmp/q/done ]; do sleep 2; done; }
+# The measurements the calls repeat, each with an environment ENV for the run (X=1: none) and its
+# output in $O/x. ea NAME ENV: the gocoder EAGLE-3 check on the device ($C, the models in
+# /tmp/m), its summary lines. gen NAME ENV: `generate` on $F (prompt ids 3..386, 64 tokens), the
+# md5 of its JSON without the stats (equal md5s: equal tokens). cb NAME ENV ARGS ROUND:
+# cuda-bench ARGS ($B), its result row and the kinds in $CB_KINDS (default attention).
+ea() { el "eagle $1"; env $2 timeout 100 $C -test.run TestCUDACheck -checks eagle -eagle8b=false -eagledevs cuda -models /tmp/m > $O/x/eagle-$1.txt 2>&1; echo "rc $?"
+  grep -E "^cuda |graphs, device|decode time per step|FAIL|rror" $O/x/eagle-$1.txt | head -8; }
+gen() { timeout 120 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$(seq -s, 3 386)" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
+  python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:60]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
+cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^(${CB_KINDS:-attention}) " $O/x/cb-$1-$4.txt; }

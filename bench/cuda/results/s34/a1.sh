@@ -19,16 +19,10 @@ mkdir -p /tmp/m && tar xJf carry/p5/m.tar.xz -C /tmp/m
 q4km_start $B
 el kv; timeout 200 $C -test.run TestCUDACheck -test.timeout 0 -test.v -checks kv -models /nonexistent > $O/x/kv.txt 2>&1; echo "rc $?"
 grep -E "^(float32|bf16) |FAIL|rror" $O/x/kv.txt | head -30
-ea() { el "eagle $1"; env $2 timeout 100 $C -test.run TestCUDACheck -checks eagle -eagle8b=false -eagledevs cuda -models /tmp/m > $O/x/eagle-$1.txt 2>&1; echo "rc $?"
-  grep -E "^cuda |graphs, device|decode time per step|FAIL|rror" $O/x/eagle-$1.txt | head -8; }
 for r in ${R:-1 2}; do ea def-$r X=1; ea own1-$r RIGSCOPE_CUDA_ATTOWN=1; ea own2-$r RIGSCOPE_CUDA_ATTOWN=2; done
 left 100 && for s in 8 4; do ea s$s RIGSCOPE_CUDA_ATTS=$s; done  # S (no change to the bits): fewer blocks per KV head
 q4km_wait
-IDS=$(seq -s, 3 386)
-gen() { timeout 120 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$IDS" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
-  python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:80]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
 el generate; gen def X=1; gen own1 RIGSCOPE_CUDA_ATTOWN=1; gen own2 RIGSCOPE_CUDA_ATTOWN=2
-cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^attention " $O/x/cb-$1-$4.txt; }
 for r in ${R:-1 2}; do el "round $r"
   cb q4-def X=1 "--model $F" $r; cb q4-own1 RIGSCOPE_CUDA_ATTOWN=1 "--model $F" $r; cb q4-own2 RIGSCOPE_CUDA_ATTOWN=2 "--model $F" $r
   [ $r = 1 ] && cb q4-s8 RIGSCOPE_CUDA_ATTS=8 "--model $F" $r  # 8 blocks per KV head: at ctx 512 the blocks own whole groups as with own1

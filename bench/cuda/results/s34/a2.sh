@@ -17,13 +17,8 @@
 [ -x /tmp/cc.test ] || unpack carry/a4 cc.test rigscope-cuda; C=/tmp/cc.test; B=/tmp/rigscope-cuda
 [ -d /tmp/m/gocoder-14m-eagle3 ] || { mkdir -p /tmp/m && tar xJf carry/p5/m.tar.xz -C /tmp/m; }
 xz -dc carry/ef/ef.cubin.xz > /tmp/ef.cubin; EF=RIGSCOPE_CUDA_PTX=/tmp/ef.cubin
+CB_KINDS='attention|gate_up|down|qkv|wo|output'
 F=/tmp/q/llama-8b.q4_k_m.gguf; [ -f /tmp/q/done ] || { q4km_start $B; q4km_wait; }
-ea() { el "eagle $1"; env $2 timeout 100 $C -test.run TestCUDACheck -checks eagle -eagle8b=false -eagledevs cuda -models /tmp/m > $O/x/eagle-$1.txt 2>&1; echo "rc $?"
-  grep -E "^cuda |graphs, device|decode time per step|FAIL|rror" $O/x/eagle-$1.txt | head -8; }
-cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^(attention|gate_up|down|qkv|wo|output) " $O/x/cb-$1-$4.txt; }
-IDS=$(seq -s, 3 386)
-gen() { timeout 120 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$IDS" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
-  python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:80]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
 el generate; gen def X=1; gen ef $EF
 for r in 1 2; do el "round $r"
   ea def-$r X=1; ea ef-$r $EF

@@ -7,7 +7,7 @@
 # evict-first weights in the same call. Images: new (this commit's, embedded in the binaries),
 # old (the previous commit's sm_90 cubin: RIGSCOPE_CUDA_PTX=/tmp/old.cubin), ef (old + weights
 # evict-first, -DWEIGHT_EVICT_FIRST=1). Bits: -checks kv with the new image (plans 32/g4/cl4,
-# cl8 beside own1, own2; the kv bench times cl8 too), greedy and acceptance in the eagle checks,
+# cl8, cl8f beside own1, own2; the kv bench times cl8 too), greedy and acceptance in the eagle checks,
 # `generate` tokens on the synthetic 8B Q4_K_M for every setting. Speed, alternating, two
 # rounds: the gocoder eagle check (plain, EAGLE-3, cycle step) and cuda-bench Q4_K_M (ctx 512);
 # bf16 one round. Built here (not run in session 34: no machine came; the change is
@@ -26,12 +26,6 @@ OLD=RIGSCOPE_CUDA_PTX=/tmp/old.cubin; EF=RIGSCOPE_CUDA_PTX=/tmp/ef.cubin; CL8=RI
 OWN1=RIGSCOPE_CUDA_ATTOWN=1; OWN2=RIGSCOPE_CUDA_ATTOWN=2
 el kv; timeout 200 $C -test.run TestCUDACheck -test.timeout 0 -test.v -checks kv -models /nonexistent > $O/x/kv.txt 2>&1; echo "rc $?"
 grep -E "^(float32|bf16) |^ctx|^[0-9]+ |FAIL|rror" $O/x/kv.txt | head -40; snap
-ea() { el "eagle $1"; env $2 timeout 100 $C -test.run TestCUDACheck -checks eagle -eagle8b=false -eagledevs cuda -models /tmp/m > $O/x/eagle-$1.txt 2>&1; echo "rc $?"
-  grep -E "^cuda |graphs, device|decode time per step|FAIL|rror" $O/x/eagle-$1.txt | head -8; }
-IDS=$(seq -s, 3 386)
-gen() { timeout 120 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$IDS" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
-  python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:60]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
-cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^attention " $O/x/cb-$1-$4.txt; }
 q4km_wait
 el "q4_k_m round 1"; cb q4-old $OLD "--model $F" 1; cb q4-def X=1 "--model $F" 1; cb q4-cl8 $CL8 "--model $F" 1; cb q4-cl4 $CL4 "--model $F" 1; cb q4-cl8f "$CL8F" "--model $F" 1; cb q4-own1 $OWN1 "--model $F" 1; snap
 el generate; gen def X=1; gen cl8 $CL8; gen cl4 $CL4; gen cl8f "$CL8F"; gen own1 $OWN1; gen old $OLD; snap

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 34, call c3: c2.sh cut to what a short call can hold (device time nearly spent): the
 # attention in clusters (RIGSCOPE_CUDA_ATTCLUSTER=8, 4; 8 with RIGSCOPE_CUDA_ATTFOLD=1) against the default and the previous
-# images (RIGSCOPE_CUDA_PTX=/tmp/old.cubin). Bits: -checks kv (plans cl4, cl8), `generate` tokens
+# images (RIGSCOPE_CUDA_PTX=/tmp/old.cubin). Bits: -checks kv (plans cl4, cl8, cl8f), `generate` tokens
 # on the synthetic 8B Q4_K_M. Speed: cuda-bench Q4_K_M (ctx 512), alternating, two rounds.
 # Not run in session 34 (no machine came); built as c2.sh says, from bench/cuda/wip/attncluster-s34.patch.
 # Carry ["carry/a5", "carry/c3"] (c3: the previous commit's kernels_sm90.cubin, xz), after
@@ -12,10 +12,6 @@ q4km_start $B
 OLD=RIGSCOPE_CUDA_PTX=/tmp/old.cubin; CL8=RIGSCOPE_CUDA_ATTCLUSTER=8; CL4=RIGSCOPE_CUDA_ATTCLUSTER=4; CL8F="RIGSCOPE_CUDA_ATTCLUSTER=8 RIGSCOPE_CUDA_ATTFOLD=1"
 el kv; timeout 100 $C -test.run TestCUDACheck -test.timeout 0 -test.v -checks kv -models /nonexistent > $O/x/kv.txt 2>&1; echo "rc $?"
 grep -E "^(float32|bf16) |^ctx|^[0-9]+ |FAIL|rror" $O/x/kv.txt | head -40; snap
-cb() { timeout 40 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^attention " $O/x/cb-$1-$4.txt; }
-IDS=$(seq -s, 3 386)
-gen() { timeout 60 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$IDS" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
-  python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:60]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
 q4km_wait
 for r in 1 2; do el "q4_k_m round $r"; cb q4-old $OLD "--model $F" $r; cb q4-def X=1 "--model $F" $r; cb q4-cl8 $CL8 "--model $F" $r; cb q4-cl4 $CL4 "--model $F" $r; cb q4-cl8f "$CL8F" "--model $F" $r; snap
   [ $r = 1 ] && { el generate; gen def X=1; gen cl8 $CL8; gen cl8f "$CL8F"; gen old $OLD; snap; }
