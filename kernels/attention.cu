@@ -68,10 +68,6 @@ template <> struct KVRaw<8> { typedef uint2 T; };
 #ifndef ATT_KV_DEPTH  // bf16 chunks in flight below head dim 256 (measurement builds may set 1 or 2)
 #define ATT_KV_DEPTH 3
 #endif
-// A flag in attn_fixed's GS: blocks own whole groups whenever a step has more than one (attnPlan.own).
-#define ATT_OWN 0x100
-// And with ATT_SOLO a step whose chunks fit one group is that group's owner's alone (no handshake).
-#define ATT_SOLO 0x200
 // KVChunk is a thread's share of one 32-slot chunk of a KV head's K and V
 // rows, as loaded: raw cache elements in 16-byte loads (8-byte for bf16 at
 // head dim 16), widened to float32 only when written to shared memory

@@ -101,16 +101,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   // more chunks than blocks a block takes whole groups and writes their
   // partials (byGroup); else a block takes one chunk and the merger
   // builds the groups. Flat plans (GS = 1): the merge over chunks.
-  // ATT_OWN in GS (RIGSCOPE_CUDA_ATTOWN=1): blocks own whole groups as
-  // soon as there is more than one, not only past S chunks (fewer busy
-  // blocks at short contexts, a merge over groups; the same arithmetic).
-  // ATT_SOLO (ATTOWN=2) as well: with more than one chunk, all in one
-  // group, its owner merges that group at once (no handshake: the other
-  // blocks have nothing to do).
-  const bool own = GS & (ATT_OWN | ATT_SOLO), soloOK = GS & ATT_SOLO;
-  GS &= ~(ATT_OWN | ATT_SOLO);
-  const bool solo = soloOK && GS > 1 && nk > 1 && k0 / 4 == (k1 - 1) / 4;
-  const bool byGroup = GS > 1 && (nk > S || (own && nk > GS) || solo);
+  const bool byGroup = GS > 1 && nk > S;
   const int NPS = GS > 1 ? NP + (NP + 3) / 4 : NP;  // partial columns: chunks, then groups
   int kb, ke;
   if (byGroup) {
@@ -127,7 +118,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   const bool tail = nc > n0;                                     // the block sees new virtual slots
   const long rows = (long)G * MAXT;  // partial rows per KV head
   if (nc == 0) {
-    if (direct || solo) return;
+    if (direct) return;
     pdl_wait();
     goto merge;  // an idle block still counts as finished
   }
@@ -477,10 +468,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     }
   }
 merge:
-  if (solo)
-    __syncthreads();  // every warp's group partials written (the merge's rows are not the warps' own)
-  else if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last))
-    return;
+  if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last)) return;
   // The flat merge below runs over columns [cA, cZ) from column off: the
   // chunks, or with a grouped plan whose blocks took whole groups the
   // groups' columns. With a grouped plan and fewer chunks than blocks the

@@ -62,36 +62,18 @@ extern "C" __global__ void nop() {
 // ---------------------------------------------------------------- weights
 // Weights are read once per step: load them without allocating in L1, so
 // that L1 keeps the activations every block of a product re-reads.
-// WEIGHT_EVICT_FIRST (a measurement build, -DWEIGHT_EVICT_FIRST=1) also
-// marks them first to leave L2 (createpolicy's evict_first policy with
-// .L2::cache_hint), so that a step's stream of weights does not push the
-// kernels' code, the activations and the attention's partials out of L2.
-#ifndef WEIGHT_EVICT_FIRST
-#define WEIGHT_EVICT_FIRST 0
-#endif
-#if WEIGHT_EVICT_FIRST
-__device__ __forceinline__ unsigned long long weight_policy() {
-  unsigned long long p;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-  return p;
-}
-#define LD_STREAM_ASM(VOL)                                                                       \
-  asm VOL("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"          \
-          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(weight_policy()))
-#else
-#define LD_STREAM_ASM(VOL) \
-  asm VOL("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p))
-#endif
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
   uint4 v;
-  LD_STREAM_ASM();
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 // ld_stream_pinned is ld_stream as a volatile asm: the compiler keeps it
 // where it is written (a load issued before pdl_wait on purpose).
 __device__ __forceinline__ uint4 ld_stream_pinned(const void* p) {
   uint4 v;
-  LD_STREAM_ASM(volatile);
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 // prefetch_l2: the line at p into L2, no register written. The products

@@ -46,13 +46,7 @@ __device__ __forceinline__ void win(const uint8_t* p, unsigned (&w)[4 * N]) {
   const uint4* a = reinterpret_cast<const uint4*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(15));
 #pragma unroll
   for (int i = 0; i < N; i++) {
-#if WEIGHT_EVICT_FIRST
-    uint4 v;
-    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(a + i), "l"(weight_policy()));
-#else
     const uint4 v = __ldg(a + i);
-#endif
     w[4 * i] = v.x; w[4 * i + 1] = v.y; w[4 * i + 2] = v.z; w[4 * i + 3] = v.w;
   }
 }

@@ -64,11 +64,25 @@ __device__ __forceinline__ void q4k_tile_load(const uint8_t* (&rp)[NW][2], int s
   }
 }
 
-// mq_tile_finish adds the warps' partial sums acc of a block's 16 rows
-// (lane: rows g, g+8, tokens 2j, 2j+1 of each 8-token tile) in warp order
-// and stores out (T, ldo) through finish_out (mode 1 adds; GLU: act(gate)
-// * up; NORM: with token t's sum of squares ss(t), summed by warp 0).
-// mqm_body and the Q8_K products (quant_mqk.cu) end with it.
+// mq_red_finish stores out (T, ldo) for a block's 16 rows from the warps'
+// partial sums red[warp][m][row][t], added in warp order by finish_out
+// (mode 1 adds; GLU: act(gate) * up; NORM: with token t's sum of squares
+// ss(t), summed by warp 0).
+template <int NW, int W, int NTC, bool NORM, bool GLU, typename SS>
+__device__ __forceinline__ void mq_red_finish(float* __restrict__ out, int ldo, const float (&red)[W][NW][16][NTC],
+                                              int row0, int N, int T, int mode, SS ss, int K, float eps, int act) {
+  for (int i = threadIdx.x; i < 16 * NTC; i += blockDim.x) {
+    const int r = i / NTC, t = i % NTC;
+    if (t >= T || row0 + r >= N) continue;
+    finish_out<NW, W, NORM, GLU>(
+        out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; },
+        [&](int q) { return q == 0 ? ss(t) : 0.f; }, K, eps, act);
+  }
+}
+
+// mq_tile_finish is mq_red_finish from the tensor-core fragments acc
+// (lane: rows g, g+8, tokens 2j, 2j+1 of each 8-token tile). mqm_body and
+// the Q8_K products (quant_mqk.cu) end with it.
 template <int NW, int W, int NTL, bool NORM, bool GLU, typename SS>
 __device__ __forceinline__ void mq_tile_finish(float* __restrict__ out, int ldo, const float (&acc)[NW][2][NTL][2],
                                                int row0, int N, int T, int mode, SS ss, int K, float eps, int act) {
@@ -83,13 +97,7 @@ __device__ __forceinline__ void mq_tile_finish(float* __restrict__ out, int ldo,
 #pragma unroll
         for (int tt = 0; tt < 2; tt++) red[warp][m][g + 8 * r][8 * n + 2 * j + tt] = acc[m][r][n][tt];
   __syncthreads();
-  for (int i = threadIdx.x; i < 16 * 8 * NTL; i += blockDim.x) {
-    const int r = i / (8 * NTL), t = i % (8 * NTL);
-    if (t >= T || row0 + r >= N) continue;
-    finish_out<NW, W, NORM, GLU>(
-        out + (long)t * ldo + row0 + r, mode, [&](int q, int m) { return red[q][m][r][t]; },
-        [&](int q) { return q == 0 ? ss(t) : 0.f; }, K, eps, act);
-  }
+  mq_red_finish<NW, W, 8 * NTL, NORM, GLU>(out, ldo, red, row0, N, T, mode, ss, K, eps, act);
 }
 
 // mqm_body: mq_body's products (mode, GLU, NORM, act, the fused output

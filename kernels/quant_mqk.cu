@@ -380,3 +380,4 @@ __device__ __forceinline__ void mqk6_body(float* __restrict__ out, int ldo, cons
 MQK_ALL(4)
 MQK_ALL(8)
 MQK_ALL(16)
+#include "quant_mqk1.cu"

@@ -28,34 +28,9 @@ const attnMaxChunks = 4096
 // compiled for T = 1 (Tuning.AttnOne), and with chain set a step the
 // caller vouches is a chain their _ch twin (Tuning.AttnChain): the same
 // bits, less code.
-//
-// With own 1, blocks take whole groups whenever a step has more than
-// one, not only past S chunks (Tuning.AttnOwn): fewer busy blocks and a
-// merge over groups at short contexts; with own 2 also a step whose
-// chunks fit one group is its owner's alone, merged without the blocks'
-// handshake. The same arithmetic.
 type attnPlan struct {
-	S, chunk, np, group, own int
-	one, chain               bool
-}
-
-// The own flags in the kernel's group argument (kernels/attention.cu ATT_OWN, ATT_SOLO).
-const (
-	attnOwnFlag  = 0x100
-	attnSoloFlag = 0x200
-)
-
-// gs is the kernel's group argument: group, with own flagged.
-func (p attnPlan) gs() int {
-	switch {
-	case p.group <= 1:
-		return p.group
-	case p.own == 1:
-		return p.group | attnOwnFlag
-	case p.own == 2:
-		return p.group | attnOwnFlag | attnSoloFlag
-	}
-	return p.group
+	S, chunk, np, group int
+	one, chain          bool
 }
 
 // newAttnPlan is the plan for a cache of slots slots on a GPU of sms SMs.
@@ -73,7 +48,6 @@ func newAttnPlan(cfg model.Config, slots, sms int, tune Tuning) attnPlan {
 		p.group = max(1, tune.AttnGroup)
 		p.one = tune.AttnOne
 		p.chain = tune.AttnChain
-		p.own = tune.AttnOwn
 	}
 	return p
 }

@@ -74,24 +74,3 @@ func TestAttnPlanKernelOne(t *testing.T) {
 		}
 	}
 }
-
-// TestAttnPlanGroupArg: the kernel's group argument flags own only for
-// grouped plans.
-func TestAttnPlanGroupArg(t *testing.T) {
-	llama := model.Config{Heads: 32, KVHeads: 8, HeadDim: 128}
-	cases := []struct {
-		name string
-		tune Tuning
-		want int
-	}{
-		{"groups", Tuning{AttnChunk: 32, AttnGroup: 4}, 4},
-		{"groups owned", Tuning{AttnChunk: 32, AttnGroup: 4, AttnOwn: 1}, 4 | attnOwnFlag},
-		{"groups owned, one alone", Tuning{AttnChunk: 32, AttnGroup: 4, AttnOwn: 2}, 4 | attnOwnFlag | attnSoloFlag},
-		{"flat: nothing to own", Tuning{AttnChunk: 32, AttnGroup: 1, AttnOwn: 2}, 1},
-	}
-	for _, c := range cases {
-		if got := newAttnPlan(llama, 528, 132, c.tune).gs(); got != c.want {
-			t.Errorf("%s: group argument %#x, want %#x", c.name, got, c.want)
-		}
-	}
-}

@@ -362,7 +362,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				qd, kd, vd, sd := up(f32b(qkv)), up(kvCacheBytesOf(Kc, kvf)), up(kvCacheBytesOf(Vc, kvf)), up(append([]byte(nil), stb...))
 				csd, snd := up(f32b(cs)), up(f32b(sn))
 				cfg := model.Config{Heads: tc.hq, KVHeads: tc.hk, HeadDim: tc.hd}
-				ap := kvRowPlan{v.chunk, v.group, 0, true}.plan(cfg, slots, tc.S)
+				ap := kvRowPlan{v.chunk, v.group, true}.plan(cfg, slots, tc.S)
 				rowsAll := tc.hq * MaxTokens * ap.cols()
 				pm, pl, pacc := poison(rowsAll), poison(rowsAll), poison(rowsAll*tc.hd)
 				cnt := up(make([]byte, 4*tc.hk*attnRowGroups(cfg)))
@@ -392,7 +392,7 @@ func checkKernels(d *Device, w io.Writer) error {
 				for rep := 0; rep < 2; rep++ { // twice: the split counters must be back at zero
 					if e := launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qd), i32(ld), ptr(kd), ptr(vd),
 						ptr(sd), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(inter), i32(v.minper), ptr(xf),
-						ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo), i32(ap.chunk), i32(ap.np), i32(ap.gs())); e != nil {
+						ptr(biasd), ptr(qknd), f32(eps), i32(tc.window), ptr(qo), i32(ap.chunk), i32(ap.np), i32(ap.group)); e != nil {
 						return e
 					}
 				}

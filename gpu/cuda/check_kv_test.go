@@ -307,7 +307,7 @@ func rowsRel(a, b []float32, V int) float64 {
 // the step's length (not batch-invariant) and fixed chunks, merged one by
 // one or in groups of 4 (gen: steps of one token on the general kernel,
 // not its _t1 twin).
-var kvBenchPlans = []kvRowPlan{{0, 1, 0, false}, {32, 1, 0, true}, {32, 4, 0, true}, {32, 4, 0, false}, {32, 4, 2, true}, {64, 1, 0, true}, {64, 4, 0, true}, {128, 4, 0, true}}
+var kvBenchPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32, 4, false}, {64, 1, true}, {64, 4, true}, {128, 4, true}}
 
 // checkKVBench times decode steps (graphed, argmax on the device) of the
 // llama-8b shape (synthetic bf16 weights, as cuda-bench) with a float32
@@ -335,7 +335,7 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 			fails = append(fails, err.Error())
 		}
 	}
-	def := kvRowPlan{ts[kvF32].ap.chunk, ts[kvF32].ap.group, ts[kvF32].ap.own, ts[kvF32].ap.one}
+	def := kvRowPlan{ts[kvF32].ap.chunk, ts[kvF32].ap.group, ts[kvF32].ap.one}
 	fmt.Fprintf(stdout, "\nKV cache format and attention plans (chunk/group; len: split by length), llama-8b shape (bf16 synthetic weights), decode batch 1, graphed, argmax on device; tok/s medians of 5 x 50 steps, formats and plans alternating\n")
 	fmt.Fprintf(stdout, "%-6s %-8s", "ctx", "cache")
 	for _, c := range kvBenchPlans {
@@ -420,7 +420,7 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 // allocated at load must hold the new plan's columns.
 func withAttnPlan(t *Target, rp kvRowPlan) error {
 	tune := t.tune
-	tune.AttnChunk, tune.AttnGroup, tune.AttnOne, tune.AttnOwn = rp.chunk, rp.group, rp.one, rp.own
+	tune.AttnChunk, tune.AttnGroup, tune.AttnOne = rp.chunk, rp.group, rp.one
 	p := newAttnPlan(t.cfg, t.slots, t.dev.SMs, tune)
 	if have := newAttnPlan(t.cfg, t.slots, t.dev.SMs, t.tune).cols(); p.cols() > have { // the load's plan sized the scratch
 		return fmt.Errorf("attention plan %v needs %d partial columns, the target has %d", rp, p.cols(), have)

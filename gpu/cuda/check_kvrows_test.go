@@ -66,19 +66,16 @@ func kvRowCases() []kvRowCase {
 // kvRowPlan is one attention plan of the checks: a chunk size (0: the
 // earlier split by length), the chunks' group (1: none), and whether steps
 // of one token take the _t1 kernel and chains' verifies the _ch one
-// (Tuning.AttnOne and AttnChain, the product's defaults), and whether
-// blocks own whole groups whenever there are several (Tuning.AttnOwn).
+// (Tuning.AttnOne and AttnChain, the product's defaults).
 type kvRowPlan struct {
-	chunk, group, own int
-	one               bool
+	chunk, group int
+	one          bool
 }
 
 func (p kvRowPlan) String() string {
 	switch {
 	case p.chunk == 0:
 		return "len"
-	case p.one && p.own > 0:
-		return fmt.Sprintf("%d/g%d/own%d", p.chunk, p.group, p.own)
 	case p.one:
 		return fmt.Sprintf("%d/g%d", p.chunk, p.group)
 	}
@@ -90,14 +87,14 @@ func (p kvRowPlan) plan(cfg model.Config, slots, S int) attnPlan {
 	if p.chunk == 0 {
 		return attnPlan{S: S}
 	}
-	return newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: S, AttnChunk: p.chunk, AttnGroup: p.group, AttnOne: p.one, AttnChain: p.one, AttnOwn: p.own})
+	return newAttnPlan(cfg, slots, 132, Tuning{AttnSplits: S, AttnChunk: p.chunk, AttnGroup: p.group, AttnOne: p.one, AttnChain: p.one})
 }
 
 // kvRowPlans are the plans checked: the earlier split, fixed chunks
 // merged one by one and in groups of 4, with decode steps on the _t1
 // kernels and chains' verifies on the _ch ones, and (gen) both on the
 // general one.
-var kvRowPlans = []kvRowPlan{{0, 1, 0, false}, {32, 1, 0, true}, {32, 4, 0, true}, {32, 4, 0, false}, {32, 4, 1, true}, {32, 4, 2, true}, {64, 4, 0, true}, {128, 1, 0, true}, {128, 4, 0, true}}
+var kvRowPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32, 4, false}, {64, 4, true}, {128, 1, true}, {128, 4, true}}
 
 // checkKVRows runs kvRowCases for every cache format, chunk size and mask
 // (chain, tree) and prints per (format, chunk) the rows and slots that
@@ -209,7 +206,7 @@ func kvRowsRun(s cu.Stream, d *Device, rng *rand.Rand, tc kvRowCase, kvf kvForma
 		}
 		return launch(fn, grid, [3]int{128, 1, 1}, 0, s, ptr(out), ptr(pm), ptr(pl), ptr(pacc), ptr(cnt), ptr(qkv), i32(ld), ptr(kc), ptr(vc),
 			ptr(step), ptr(csd), ptr(snd), i32(tc.hq), i32(tc.hk), f32(scale), i32(0), i32(32), ptr(0),
-			ptr(0), ptr(0), f32(1e-6), i32(tc.window), ptr(0), i32(ap.chunk), i32(ap.np), i32(ap.gs()))
+			ptr(0), ptr(0), f32(1e-6), i32(tc.window), ptr(0), i32(ap.chunk), i32(ap.np), i32(ap.group))
 	}
 	if err := run(outV, kV, vV, qd, vstep, tc.T); err != nil {
 		return err

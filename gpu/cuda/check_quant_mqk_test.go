@@ -20,8 +20,9 @@ import (
 // -checks quant -parts mqk.
 
 // mqkVariants are the block shapes the kernels are built in: W warps, U
-// super-blocks a warp loads at a time.
-var mqkVariants = []struct{ W, U int }{{4, 1}, {4, 2}, {8, 1}, {8, 2}, {16, 1}, {16, 2}}
+// super-blocks a warp loads at a time; U 0 is the kernel at U 1 with its
+// T=1 rows from its dp4a twin (mqk1_q4k_wW, mqkg1_q4k_wW, mqk1_q6k_wW).
+var mqkVariants = []struct{ W, U int }{{4, 1}, {4, 2}, {8, 1}, {8, 2}, {16, 1}, {16, 2}, {4, 0}, {8, 0}, {16, 0}}
 
 // mqkAlloc is a device buffer for an activation of up to MaxTokens rows
 // of K quantized to Q8_K, laid out as the product path lays it
@@ -52,7 +53,10 @@ func mqkLaunch(d *Device, s cu.Stream, pdl bool, dt tensor.DType, W, U int, out 
 		prefix = "mqkg"
 	}
 	name := mqkName(prefix, dt, T, W)
-	if U != 1 {
+	switch {
+	case U == 0 && T == 1:
+		name = mqk1Name(prefix, dt, W)
+	case U > 1:
 		name = name[:len(name)-1] + fmt.Sprint(U)
 	}
 	fn, err := d.fn(name)
@@ -298,18 +302,21 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 					ref[k] = a[k] / (1 + math.Exp(-a[k])) * b[k]
 				}
 			}
-			for _, warps := range []int{4, 8, 16} {
+			for _, v := range mqkVariants {
+				if v.U == 2 {
+					continue
+				}
 				run := func(t0, T int) ([]float32, error) {
 					o := out(0, t0, T)
 					if h.err != nil {
 						return nil, h.err
 					}
-					if err := mqkLaunch(d, s, false, dt, warps, 1, o, qx.at(t0, K), wd, w2d, N, K, T, 0); err != nil {
+					if err := mqkLaunch(d, s, false, dt, v.W, v.U, o, qx.at(t0, K), wd, w2d, N, K, T, 0); err != nil {
 						return nil, err
 					}
 					return h.down(o, T*N)
 				}
-				if err := rows(fmt.Sprintf("%-5v %-6s %-6s", dt, fmt.Sprintf("%d,1", warps), "glu"), run, exact, exact, raw); err != nil {
+				if err := rows(fmt.Sprintf("%-5v %-6s %-6s", dt, fmt.Sprintf("%d,%d", v.W, v.U), "glu"), run, exact, exact, raw); err != nil {
 					return err
 				}
 			}
@@ -324,17 +331,20 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 			return err
 		}
 		tgt := checkTarget(d, s)
-		tgt.tune.MQK = 8
-		for mode := 0; mode < 5; mode++ {
-			var norm cu.DevicePtr
-			if mode >= 2 {
-				norm = gd
-			}
-			run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
-			raw := quantRef(mode, W, W2, x, nil, gn, base, TT, N, K)
-			perfect := mqkPerfect(mode, W, W2, x, gn, base, TT, N, K)
-			if err := rows(fmt.Sprintf("%-5v %-6s %-6s", dt, "path", []string{"mv", "add", "glu+n", "mv+n", "geglu"}[mode]), run, nil, perfect, raw); err != nil {
-				return err
+		for _, one := range []bool{false, true} { // path1: a product's T=1 rows from its dp4a twin (mqk1_*), the rest on the tensor cores
+			tgt.tune.MQK, tgt.tune.MQK1 = 8, one
+			label := map[bool]string{false: "path", true: "path1"}[one]
+			for mode := 0; mode < 5; mode++ {
+				var norm cu.DevicePtr
+				if mode >= 2 {
+					norm = gd
+				}
+				run := checkProduct(h, tgt, mode, base, xd, Wd, W2d, norm, N, K)
+				raw := quantRef(mode, W, W2, x, nil, gn, base, TT, N, K)
+				perfect := mqkPerfect(mode, W, W2, x, gn, base, TT, N, K)
+				if err := rows(fmt.Sprintf("%-5v %-6s %-6s", dt, label, []string{"mv", "add", "glu+n", "mv+n", "geglu"}[mode]), run, nil, perfect, raw); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -361,7 +371,7 @@ func timeQuantMQK(d *Device, s cu.Stream, w io.Writer) error {
 	tgt := checkTarget(d, s)
 	rng := rand.New(rand.NewPCG(9, 29))
 	Ts := []int{1, 2, 5, 8, 16}
-	fmt.Fprintf(w, "\nplain products, us (pdl %v): dp4a (mq_*, x in qx) and mqk wW,uU (x in Q8_K); GLU: mqkg (gate and up) in blocks of 4, 8, 16 warps; read bandwidth %.0f GB/s\n%-5s %-18s %7s %2s %8s", pdl, readGBps, "type", "matrix", "MB", "T", "dp4a")
+	fmt.Fprintf(w, "\nplain products, us (pdl %v): dp4a (mq_*, x in qx) and mqk wW,uU (x in Q8_K); GLU: mqkg (gate and up) at w4,u1 w8,u1 w16,u1 w4,u0 w8,u0 w16,u0 (u0: mqk1_*/mqkg1_* at T=1); read bandwidth %.0f GB/s\n%-5s %-18s %7s %2s %8s", pdl, readGBps, "type", "matrix", "MB", "T", "dp4a")
 	for _, v := range mqkVariants {
 		fmt.Fprintf(w, " %8s", fmt.Sprintf("w%d,u%d", v.W, v.U))
 	}
@@ -421,9 +431,12 @@ func timeQuantMQK(d *Device, s cu.Stream, w io.Writer) error {
 						continue
 					}
 					line, best = fmt.Sprintf("%-5v %-18s %7.1f %2d %8s", dt, "gate+up GLU", 2*MB, T, "-"), math.Inf(1)
-					for _, warps := range []int{4, 8, 16} {
+					for _, v := range mqkVariants {
+						if v.U == 2 {
+							continue
+						}
 						t, err := timed(2*len(mats), func(i int) error {
-							return mqkLaunch(d, s, pdl, dt, warps, 1, out, qx, mats[i%len(mats)].w, ups[i%len(ups)].w, sh.N, sh.K, T, 0)
+							return mqkLaunch(d, s, pdl, dt, v.W, v.U, out, qx, mats[i%len(mats)].w, ups[i%len(ups)].w, sh.N, sh.K, T, 0)
 						})
 						if err != nil {
 							return err

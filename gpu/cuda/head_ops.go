@@ -45,7 +45,7 @@ func (o *headOps) Attend(l, T int) error {
 	return h.kernel("attention", 0, name, grid, [3]int{128, 1, 1},
 		ptr(h.att), ptr(h.pm), ptr(h.pl), ptr(h.pacc), ptr(h.attnCnt), ptr(h.qkvb), i32(h.nqkv), ptr(h.kc), ptr(h.vc),
 		ptr(h.dstep(h.lstep)), ptr(h.ropeCos), ptr(h.ropeSin), i32(c.Heads), i32(c.KVHeads), f32(scale), i32(0), i32(h.tune.AttnMin),
-		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0), i32(h.ap.chunk), i32(h.ap.np), i32(h.ap.gs()))
+		ptr(0), ptr(0), ptr(0), f32(0), i32(0), ptr(0), i32(h.ap.chunk), i32(h.ap.np), i32(h.ap.group))
 }
 
 // LatentAttention is not the head's.

@@ -73,6 +73,26 @@ func mqkName(prefix string, dt tensor.DType, T, warps int) string {
 	return fmt.Sprintf("mqk_%s_%d_w%d_u1", suf, nt, warps)
 }
 
+// mqkKernel is the launcher's kernel for mqkName(prefix, dt, T, MQK): at
+// one token a product's dp4a twin (mqk1_q4k_wW, mqkg1_q4k_wW, mqk1_q6k_wW:
+// the same integer sums and float chain per row, so the same bits) unless
+// Tuning.MQK1 is off.
+func (t *launcher) mqkKernel(prefix string, dt tensor.DType, T int) string {
+	if T == 1 && t.tune.MQK1 {
+		return mqk1Name(prefix, dt, t.tune.MQK)
+	}
+	return mqkName(prefix, dt, T, t.tune.MQK)
+}
+
+// mqk1Name is the one-token twin of mqkName(prefix, dt, 1, warps).
+func mqk1Name(prefix string, dt tensor.DType, warps int) string {
+	suf := "q4k"
+	if dt == tensor.Q6_K {
+		suf = "q6k"
+	}
+	return fmt.Sprintf("%s1_%s_w%d", prefix, suf, warps)
+}
+
 // mqkMatvec is qmatvec on mqk (mqkOn(w)): out (T, ldo) [+]= x (T, cols) .
 // w^T, x rmsnorm(x, norm) when norm is set; the parts of a stack write
 // their columns of out from the one Q8_K x.
@@ -88,7 +108,7 @@ func (t *launcher) mqkMatvec(cat string, out cu.DevicePtr, ldo int, x cu.DeviceP
 		if p.dt == tensor.Q6_K {
 			s = xq.s16
 		}
-		err := t.kernel(cat, p.bytes(), mqkName("mqk", p.dt, T, t.tune.MQK), [3]int{(p.rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQK, 1, 1},
+		err := t.kernel(cat, p.bytes(), t.mqkKernel("mqk", p.dt, T), [3]int{(p.rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQK, 1, 1},
 			ptr(out+cu.DevicePtr(4*row)), i32(ldo), ptr(xq.q), ptr(xq.d), ptr(s), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode))
 		if err != nil {
 			return err
@@ -106,6 +126,6 @@ func (t *launcher) mqkGLU(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Devi
 	if err != nil {
 		return err
 	}
-	return t.kernel("gate_up", g.bytes()+u.bytes(), mqkName("mqkg", g.dt, T, t.tune.MQK), [3]int{(g.rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQK, 1, 1},
+	return t.kernel("gate_up", g.bytes()+u.bytes(), t.mqkKernel("mqkg", g.dt, T), [3]int{(g.rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQK, 1, 1},
 		ptr(out), i32(g.rows), ptr(xq.q), ptr(xq.d), ptr(xq.s32), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), i32(act))
 }

@@ -107,7 +107,7 @@ func (o *targetOps) Attend(l, T int) error {
 		if err := t.kernel("attention", kvBytes, name, grid, [3]int{128, 1, 1},
 			ptr(R.att), ptr(R.pm), ptr(R.pl), ptr(R.pacc), ptr(R.attnCnt), ptr(R.qkv), i32(R.nqkv), ptr(kc), ptr(vc),
 			ptr(R.rd.step), ptr(a.cs), ptr(a.sn), i32(R.dims.hq), i32(R.dims.hk), f32(a.scale), i32(inter), i32(t.tune.AttnMin),
-			ptr(t.attXF(R, L)), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ), i32(t.ap.chunk), i32(t.ap.np), i32(t.ap.gs())); err != nil {
+			ptr(t.attXF(R, L)), ptr(L.bias), ptr(L.qkNorm), f32(t.eps), i32(a.window), ptr(attQ), i32(t.ap.chunk), i32(t.ap.np), i32(t.ap.group)); err != nil {
 			return err
 		}
 		if attQ != 0 {

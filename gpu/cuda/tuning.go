@@ -29,6 +29,7 @@ type Tuning struct {
 	MQM           int      // RIGSCOPE_CUDA_MQM=1|8|16: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default), blocks of 4 (1), 8 or 16 warps; 0: off
 	MH            int      // RIGSCOPE_CUDA_MH=8|16: Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores at every T (quant_mh.go; experimental, off by default: on the H200 a Q4_K_M verify of 5 costs 42% less, a decode step 1.6x more, results/s23), blocks of 8 or 16 warps; 0: off
 	MQK           int      // RIGSCOPE_CUDA_MQK=4|8|16: Q4_K and Q6_K products with x in Q8_K on the int8 tensor cores at every T (quant_mqk.go; experimental, off by default), blocks of 4, 8 or 16 warps; 0: off
+	MQK1          bool     // RIGSCOPE_CUDA_MQK1=0: under MQK, one-token products on the tensor cores too, not their dp4a twins (mqk1_*, kernels/quant_mqk1.cu: the same bits, about the dp4a default's speed, results/s35 m1)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
 	EaglePipe     bool     // RIGSCOPE_CUDA_EAGLEPIPE=0: an EAGLE-3 chain is read back before the verify (two synchronizes a step)
@@ -47,7 +48,6 @@ type Tuning struct {
 	AttnSplits    int      // RIGSCOPE_CUDA_ATTS=1..32: attention splits (0: by shape)
 	AttnGroup     int      // RIGSCOPE_CUDA_ATTGROUP=1|4: chunks combined in groups of 4 before the merge (attnplan.go; default 4); 1: the merge over every chunk
 	AttnOne       bool     // RIGSCOPE_CUDA_ATTONE=0: steps of one token run the batch-invariant attention's general kernel, not its _t1 twin compiled for T = 1 (attnplan.go)
-	AttnOwn       int      // RIGSCOPE_CUDA_ATTOWN=1|2: the batch-invariant attention's blocks own whole groups of chunks whenever a step has more than one group, not only past S chunks; 2: a step within one group is its owner's alone, no handshake (attnplan.go; the same bits)
 	AttnChain     bool     // RIGSCOPE_CUDA_ATTCHAIN=0: a speculative cycle's verify runs the batch-invariant attention's general kernel, not its _ch twin for chains (attnplan.go)
 	AttnChunk     int      // RIGSCOPE_CUDA_ATTCHUNK=0|32|64|128|256: the batch-invariant attention's chunk (attnplan.go; default 32, longer past attnMaxChunks chunks); 0: the earlier split by the step's length, not batch-invariant
 	ArgmaxBlocks  int      // RIGSCOPE_CUDA_AMBLOCKS=1..32: blocks per logits row of the argmax kernels (argmax_next, _rows, _accept, _d2t: launcher.amBlocks; default argmaxBlocks), to measure small vocabularies, where 32 blocks of 256 threads hold about half a logit a thread (gocoder's 4096)
@@ -74,6 +74,7 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 		OutputTC:      get("RIGSCOPE_CUDA_TCOUT") != "0",
 		PDL:           get("RIGSCOPE_CUDA_PDL") != "0",
 		MQN2:          get("RIGSCOPE_CUDA_MQN2") != "0",
+		MQK1:          get("RIGSCOPE_CUDA_MQK1") != "0",
 		L2Prefetch:    get("RIGSCOPE_CUDA_L2PF") == "1",
 		Ahead:         get("RIGSCOPE_CUDA_AHEAD") != "0",
 		EaglePipe:     get("RIGSCOPE_CUDA_EAGLEPIPE") != "0",
@@ -152,9 +153,6 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_AMBLOCKS")); err == nil && n >= 1 && n <= argmaxBlocks {
 		t.ArgmaxBlocks = n
-	}
-	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTOWN")); err == nil && n >= 1 && n <= 2 {
-		t.AttnOwn = n
 	}
 	if n, err := strconv.Atoi(get("RIGSCOPE_CUDA_ATTS")); err == nil && n >= 1 && n <= 32 {
 		t.AttnSplits = n

@@ -50,8 +50,6 @@ func TestParseTuning(t *testing.T) {
 		{"argmax blocks out of range", map[string]string{"RIGSCOPE_CUDA_AMBLOCKS": "33"}, func(*Tuning) {}, false},
 		{"attention one-token twin off", map[string]string{"RIGSCOPE_CUDA_ATTONE": "0"}, func(w *Tuning) { w.AttnOne = false }, false},
 		{"attention chain twin off", map[string]string{"RIGSCOPE_CUDA_ATTCHAIN": "0"}, func(w *Tuning) { w.AttnChain = false }, false},
-		{"attention blocks own groups", map[string]string{"RIGSCOPE_CUDA_ATTOWN": "2"}, func(w *Tuning) { w.AttnOwn = 2 }, false},
-		{"attention own out of range", map[string]string{"RIGSCOPE_CUDA_ATTOWN": "3"}, func(*Tuning) {}, false},
 		{"warps", map[string]string{"RIGSCOPE_CUDA_TCW": "16,wo:32,:8,qkv:12,wo:8"},
 			func(w *Tuning) {
 				w.Warps = []tcwRule{{all: true, warps: 16}, {kind: "wo", warps: 32}, {kind: "", warps: 8}, {kind: "wo", warps: 8}}
@@ -98,6 +96,7 @@ func TestParseTuning(t *testing.T) {
 		{"fp16 and int8 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "8", "RIGSCOPE_CUDA_MQM": "8"}, nil, true},
 		{"Q8_K tensor-core products, 8 warps", map[string]string{"RIGSCOPE_CUDA_MQK": "8"}, func(w *Tuning) { w.MQK = 8 }, false},
 		{"Q8_K tensor-core products not 4, 8 or 16 stay off", map[string]string{"RIGSCOPE_CUDA_MQK": "2"}, func(*Tuning) {}, false},
+		{"Q8_K products' one-token dp4a twins off", map[string]string{"RIGSCOPE_CUDA_MQK1": "0"}, func(w *Tuning) { w.MQK1 = false }, false},
 		{"Q8_K and fp16 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "16", "RIGSCOPE_CUDA_MQK": "8"}, nil, true},
 	}
 	for _, c := range cases {
