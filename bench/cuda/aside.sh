@@ -3,7 +3,8 @@
 # scripts do not read (the embedded kernel images, the older results folders, the Go sources)
 # to /tmp/rigscope-aside, so the tree the call copies stays small (the 64 MiB limit appears to count disk
 # blocks: about 1,800 small files take 6 MiB); `sh bench/cuda/aside.sh in` puts them back.
-# bench/cuda/call.sh, results/$KEEP (default: the newest results folder) and carry/ stay.
+# bench/cuda/call.sh, results/$KEEP (default: the newest results folder) and carry/ stay: to run
+# an older session's script, name its folder (`KEEP=s34 sh bench/cuda/aside.sh out`).
 set -eu
 cd "$(dirname "$0")/../.."
 A=/tmp/rigscope-aside
@@ -24,5 +25,5 @@ in)
 	rmdir "$A/kernels" "$A/results" "$A"
 	git status --short | head ;;
 *)
-	echo "usage: sh bench/cuda/aside.sh out|in" >&2; exit 2 ;;
+	echo "usage: [KEEP=sN] sh bench/cuda/aside.sh out|in (KEEP: the results folder to keep, default the newest)" >&2; exit 2 ;;
 esac
