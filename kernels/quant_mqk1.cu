@@ -2,7 +2,7 @@
 // quant_mqk.cu; gpu/cuda launches them under RIGSCOPE_CUDA_MQK for T = 1
 // unless RIGSCOPE_CUDA_MQK1=0): mqk1_q4k_wW, mqkg1_q4k_wW and mqk1_q6k_wW
 // give every row bitwise what mqk_q4k_*_wW, mqkg_q4k_*_wW and
-// mqk6_q6k_*_wW give it at any T, so a process may decode on them and
+// mqk_q6k_*_wW give it at any T, so a process may decode on them and
 // verify on the tensor cores.
 //
 // What has to match: per super-block sb of a row, the integers (Q4_K:
