@@ -114,6 +114,24 @@ __device__ __forceinline__ void mqk_loop(const int8_t* __restrict__ xq, int nsb,
   pdl_trigger();
 }
 
+// q4k_scale_words unpacks a Q4_K block's 12 scale bytes (header words y,
+// z, v: bytes 4..15) to bytes: sc[i] byte s%4 is sub-block 4i + s's 6-bit
+// scale, mn[i] its min (ggml's get_scale_min_k4). q4k_msum is the mins'
+// integer sum_s m_s * sum(x_s) with bs the activation's 8 sums per 32 of
+// the super-block. mqk_body and its one-token twin (quant_mqk1.cu) use both.
+__device__ __forceinline__ void q4k_scale_words(unsigned y, unsigned z, unsigned v, unsigned (&sc)[2], unsigned (&mn)[2]) {
+  sc[0] = y & 0x3f3f3f3fu;
+  mn[0] = z & 0x3f3f3f3fu;
+  sc[1] = (v & 0x0f0f0f0fu) | ((y >> 2) & 0x30303030u);
+  mn[1] = ((v >> 4) & 0x0f0f0f0fu) | ((z >> 2) & 0x30303030u);
+}
+__device__ __forceinline__ int q4k_msum(int4 bs, const unsigned (&mn)[2]) {
+  int msum = __dp2a_lo(bs.x, (int)mn[0], 0);
+  msum = __dp2a_hi(bs.y, (int)mn[0], msum);
+  msum = __dp2a_lo(bs.z, (int)mn[1], msum);
+  return __dp2a_hi(bs.w, (int)mn[1], msum);
+}
+
 // mqk_body: out (T, N) = w (N, K) Q4_K . x, x in Q8_K (qk_x), mode 0
 // stores, 1 adds; with NW = 2 the GLU, act(w . x) * (w2 . x). NTL tiles of
 // 8 tokens (T <= 8 NTL). The block (W warps) owns 16 rows; warp s takes
@@ -155,11 +173,7 @@ __device__ __forceinline__ void mqk_body(float* __restrict__ out, int ldo, const
       unsigned sc[2][2], mn[2][2];  // [row][s/4]: byte s%4 is sub-block s's scale (min)
 #pragma unroll
       for (int r = 0; r < 2; r++) {
-        const unsigned y = hd[u][m][r].y, z = hd[u][m][r].z, v = hd[u][m][r].w;
-        sc[r][0] = y & 0x3f3f3f3fu;
-        mn[r][0] = z & 0x3f3f3f3fu;
-        sc[r][1] = (v & 0x0f0f0f0fu) | ((y >> 2) & 0x30303030u);
-        mn[r][1] = ((v >> 4) & 0x0f0f0f0fu) | ((z >> 2) & 0x30303030u);
+        q4k_scale_words(hd[u][m][r].y, hd[u][m][r].z, hd[u][m][r].w, sc[r], mn[r]);
       }
       int isum[2][NTL][2];
 #pragma unroll
@@ -207,10 +221,7 @@ __device__ __forceinline__ void mqk_body(float* __restrict__ out, int ldo, const
           const float dx = __ldg(xd + (long)t * nsb + sb);
 #pragma unroll
           for (int r = 0; r < 2; r++) {
-            int msum = __dp2a_lo(bs.x, (int)mn[r][0], 0);
-            msum = __dp2a_hi(bs.y, (int)mn[r][0], msum);
-            msum = __dp2a_lo(bs.z, (int)mn[r][1], msum);
-            msum = __dp2a_hi(bs.w, (int)mn[r][1], msum);
+            const int msum = q4k_msum(bs, mn[r]);
             const float v =
                 __fsub_rn(__fmul_rn(dm[r][0], (float)(isum[r][n][tt] >> 4)), __fmul_rn(dm[r][1], (float)msum));
             acc[m][r][n][tt] = __fadd_rn(acc[m][r][n][tt], __fmul_rn(dx, v));

@@ -122,24 +122,16 @@ __device__ __forceinline__ void mqk1_body(float* __restrict__ out, int ldo, cons
   __shared__ float red[W][NW][16][1];
   mqk1_run<QQ4K, W, NW>(red, w, w2, N, K, [&](const QQ4K::Raw& raw, int, int sb, int c) {
     const int p = c >> 1;
-    const unsigned y = raw.h.y, z = raw.h.z, v = raw.h.w;
-    const unsigned sc0 = y & 0x3f3f3f3fu, sc1 = (v & 0x0f0f0f0fu) | ((y >> 2) & 0x30303030u);
-    const unsigned mn0 = z & 0x3f3f3f3fu, mn1 = ((v >> 4) & 0x0f0f0f0fu) | ((z >> 2) & 0x30303030u);
-    const unsigned scw = p < 2 ? sc0 : sc1;
+    unsigned sc[2], mn[2];
+    q4k_scale_words(raw.h.y, raw.h.z, raw.h.w, sc, mn);
+    const unsigned scw = p < 2 ? sc[0] : sc[1];
     uint4 xl, xh;
     mqk1_x(xq, sb, c & 1, 2 * p, 2 * p + 1, xl, xh);
-    const uint4 q = raw.q;
-    const uint4 ql = make_uint4(q.x & 0x0f0f0f0fu, q.y & 0x0f0f0f0fu, q.z & 0x0f0f0f0fu, q.w & 0x0f0f0f0fu);
-    const uint4 qh = make_uint4((q.x >> 4) & 0x0f0f0f0fu, (q.y >> 4) & 0x0f0f0f0fu, (q.z >> 4) & 0x0f0f0f0fu,
-                                (q.w >> 4) & 0x0f0f0f0fu);
+    const uint4 ql = nib(raw.q, 0), qh = nib(raw.q, 1);
     const int sh = 16 * (p & 1);
     int isum = (int)((scw >> sh) & 0xffu) * dot16(ql, xl) + (int)((scw >> (sh + 8)) & 0xffu) * dot16(qh, xh);
     isum = sum8(isum);
-    const int4 bs = __ldg(reinterpret_cast<const int4*>(xs + (long)sb * 8));
-    int msum = __dp2a_lo(bs.x, (int)mn0, 0);
-    msum = __dp2a_hi(bs.y, (int)mn0, msum);
-    msum = __dp2a_lo(bs.z, (int)mn1, msum);
-    msum = __dp2a_hi(bs.w, (int)mn1, msum);
+    const int msum = q4k_msum(__ldg(reinterpret_cast<const int4*>(xs + (long)sb * 8)), mn);
     const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&raw.h.x));
     const float vv = __fsub_rn(__fmul_rn(dm.x, (float)isum), __fmul_rn(dm.y, (float)msum));
     return __fmul_rn(__ldg(xd + sb), vv);
@@ -157,15 +149,9 @@ __device__ __forceinline__ void mqk1q6_body(float* __restrict__ out, int ldo, co
   __shared__ float red[W][1][16][1];
   mqk1_run<QQ6K, W, 1>(red, w, nullptr, N, K, [&](const QQ6K::Raw& raw, int, int sb, int c) {
     const int n = c >> 2, kk = (c >> 1) & 1, h = c & 1, s = 4 * n + kk;
-    unsigned ol[4], oh[4];
-    extract(raw.l, raw.off, ol);
-    extract(raw.h, raw.off, oh);
-    const uint4 ql = as_uint4(ol), qh = as_uint4(oh);
-    const unsigned s0 = 4 - 2 * kk, s1 = 2 * kk;  // QQ6K::dec's shifts of the high bits to bits 4, 5
-    const uint4 a = make_uint4((ql.x & 0x0f0f0f0fu) | ((qh.x << s0) & 0x30303030u), (ql.y & 0x0f0f0f0fu) | ((qh.y << s0) & 0x30303030u),
-                               (ql.z & 0x0f0f0f0fu) | ((qh.z << s0) & 0x30303030u), (ql.w & 0x0f0f0f0fu) | ((qh.w << s0) & 0x30303030u));
-    const uint4 b = make_uint4(((ql.x >> 4) & 0x0f0f0f0fu) | ((qh.x >> s1) & 0x30303030u), ((ql.y >> 4) & 0x0f0f0f0fu) | ((qh.y >> s1) & 0x30303030u),
-                               ((ql.z >> 4) & 0x0f0f0f0fu) | ((qh.z >> s1) & 0x30303030u), ((ql.w >> 4) & 0x0f0f0f0fu) | ((qh.w >> s1) & 0x30303030u));
+    QU q;  // the unit's 6-bit weights as mq_body decodes them (its float scales go unused)
+    QQ6K::dec(raw, c, q);
+    const uint4 a = make_uint4(q.q[0][0], q.q[0][1], q.q[0][2], q.q[0][3]), b = make_uint4(q.q[1][0], q.q[1][1], q.q[1][2], q.q[1][3]);
     uint4 xa, xb;
     mqk1_x(xq, sb, h, s, s + 2, xa, xb);
     const short* bs = xs16 + (long)sb * 16;
