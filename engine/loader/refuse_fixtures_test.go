@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"rigscope/engine/loader/gguf"
 	"rigscope/engine/loader/unsupported"
-	"rigscope/engine/tensor"
 	"rigscope/internal/fixtures"
+	"rigscope/internal/fixtures/relabel"
 )
 
 // relabelHF is a copy of the tiny model folder dir of ../shared/models
@@ -62,45 +61,6 @@ func editHF(t *testing.T, dir string, edit func(cfg map[string]any)) string {
 	return out
 }
 
-// relabelGGUF is a copy of the GGUF fixture file whose
-// general.architecture is architecture, every FROM.* key renamed to it.
-func relabelGGUF(t *testing.T, file, from, architecture string) string {
-	t.Helper()
-	f, err := gguf.Open(fixtures.Path(t, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var kv []gguf.KV
-	for _, e := range f.KV {
-		if e.Key == "general.architecture" {
-			e.Value = architecture
-		}
-		if rest, ok := strings.CutPrefix(e.Key, from+"."); ok {
-			e.Key = architecture + "." + rest
-		}
-		kv = append(kv, e)
-	}
-	var ts []*tensor.Tensor
-	for _, ti := range f.Tensors {
-		tt, err := f.Tensor(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, tt)
-	}
-	out := filepath.Join(t.TempDir(), architecture+".gguf")
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := gguf.Write(w, kv, ts); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestArchFixturesRefused opens each tiny model of ../shared/models/arch
 // relabelled as a neighbouring architecture the engine does not implement
 // (every fixture as written has a golden test: engine/golden_arch_test.go),
@@ -123,10 +83,10 @@ func TestArchFixturesRefused(t *testing.T) {
 			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts, unsupported.QKNorm}, []string{`"Qwen2MoeForCausalLM"`, "experts"}},
 		{"tiny-deepseekv3-hf as DeepseekV2ForCausalLM", func(t *testing.T) string { return relabelHF(t, "arch/tiny-deepseekv3-hf", "DeepseekV2ForCausalLM") },
 			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts, unsupported.AttentionShape}, []string{`"DeepseekV2ForCausalLM"`, "n_routed_experts = 8", "kv_lora_rank = 32"}},
-		{"tiny-gemma3.F16.gguf as gemma2", func(t *testing.T) string { return relabelGGUF(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") },
+		{"tiny-gemma3.F16.gguf as gemma2", func(t *testing.T) string { return relabel.GGUF(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") },
 			[]unsupported.Kind{unsupported.Architecture, unsupported.SlidingWindow, unsupported.QKNorm, unsupported.UnreadTensor, unsupported.UnreadMetadata},
 			[]string{`general.architecture = "gemma2"`, "gemma2.attention.sliding_window = 48", "blk.0.post_attention_norm.weight", "gemma2.rope.freq_base_swa"}},
-		{"tiny-mixtral.F16.gguf as qwen2moe", func(t *testing.T) string { return relabelGGUF(t, "arch/tiny-mixtral.F16.gguf", "llama", "qwen2moe") },
+		{"tiny-mixtral.F16.gguf as qwen2moe", func(t *testing.T) string { return relabel.GGUF(t, "arch/tiny-mixtral.F16.gguf", "llama", "qwen2moe") },
 			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts}, []string{`general.architecture = "qwen2moe"`, "qwen2moe.expert_count = 4", "blk.0.ffn_gate_exps.weight"}},
 	}
 	for _, tt := range tests {
