@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,15 +49,8 @@ const archLogitTol = 1e-3
 
 func loadArchReference(t testing.TB, dir string) *archReference {
 	t.Helper()
-	p := filepath.Join(fixtures.Path(t, dir), "reference.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref archReference
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
+	fixtures.ReadJSON(t, filepath.Join(dir, "reference.json"), &ref)
 	return &ref
 }
 

@@ -29,15 +29,8 @@ type reference struct {
 
 func loadReference(t testing.TB) *reference {
 	t.Helper()
-	p := fixtures.Path(t, "reference-public.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref reference
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
+	fixtures.ReadJSON(t, "reference-public.json", &ref)
 	return &ref
 }
 

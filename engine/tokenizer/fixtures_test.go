@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,16 +16,10 @@ type referencePrompt struct {
 // loadReference reads the untruncated prompts (those starting with BOS=1).
 func loadReference(t *testing.T) []referencePrompt {
 	t.Helper()
-	data, err := os.ReadFile(fixtures.Path(t, "reference-public.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Prompts []referencePrompt `json:"prompts"`
 	}
-	if err := json.Unmarshal(data, &ref); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.ReadJSON(t, "reference-public.json", &ref)
 	var out []referencePrompt
 	for _, p := range ref.Prompts {
 		if len(p.IDs) > 0 && p.IDs[0] == 1 {
@@ -200,16 +192,10 @@ func BenchmarkEncodeGocoder(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data, err := os.ReadFile(fixtures.Path(b, "reference-public.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	var ref struct {
 		Prompts []referencePrompt `json:"prompts"`
 	}
-	if err := json.Unmarshal(data, &ref); err != nil {
-		b.Fatal(err)
-	}
+	fixtures.ReadJSON(b, "reference-public.json", &ref)
 	var sb []byte
 	for _, p := range ref.Prompts {
 		sb = append(sb, p.Text...)

@@ -2,7 +2,6 @@ package draftmodel_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"slices"
 	"testing"
@@ -32,18 +31,12 @@ func openRunner(t *testing.T, rel string, ctxLen, threads int) *model.Runner {
 
 func referencePrompts(t *testing.T) [][]int32 {
 	t.Helper()
-	b, err := os.ReadFile(fixtures.Path(t, "reference-public.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Prompts []struct {
 			IDs []int32 `json:"prompt_ids"`
 		} `json:"prompts"`
 	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.ReadJSON(t, "reference-public.json", &ref)
 	var ps [][]int32
 	for _, p := range ref.Prompts {
 		ps = append(ps, p.IDs)

@@ -2,10 +2,7 @@ package eagle3_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -75,13 +72,7 @@ func loadFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(func() { head.Close() })
 	f := &fixture{src: src, w: w, head: head, pool: cpu.NewPool(0)}
-	b, err := os.ReadFile(filepath.Join(headDir, "reference-public.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &f.ref); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.ReadJSON(t, "gocoder-14m-eagle3/reference-public.json", &f.ref)
 	return f
 }
 

@@ -1,7 +1,6 @@
 package ggufvocab
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,19 +33,13 @@ func load(t *testing.T, path string) tokenizer.Tokenizer {
 func TestGocoderGGUFReferencePrompts(t *testing.T) {
 	path := fixtures.Path(t, "gocoder-14m.Q8_0.gguf")
 	tk := load(t, path)
-	data, err := os.ReadFile(fixtures.Path(t, "reference-public.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Prompts []struct {
 			Text string  `json:"prompt_text"`
 			IDs  []int32 `json:"prompt_ids"`
 		} `json:"prompts"`
 	}
-	if err := json.Unmarshal(data, &ref); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.ReadJSON(t, "reference-public.json", &ref)
 	pass, total := 0, 0
 	for i, p := range ref.Prompts {
 		if len(p.IDs) == 0 || p.IDs[0] != 1 {
