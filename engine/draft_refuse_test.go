@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"rigscope/engine/loader/unsupported"
-	"rigscope/internal/fixtures/relabel"
+	"rigscope/internal/fixtures/ggufedit"
 )
 
 // TestDraftRefusedByName: a draft model the engine does not implement is
 // refused through the same named refusal as a target.
 func TestDraftRefusedByName(t *testing.T) {
-	draft := relabel.GGUF(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") // an architecture the engine does not implement
+	draft := ggufedit.Relabel(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") // an architecture the engine does not implement
 	e := openTiny(t)
 	_, err := e.Run(context.Background(), RunConfig{PromptIDs: tinyPrompt, MaxTokens: 4, Drafter: DrafterConfig{Path: draft}}, nil)
 	ref, ok := unsupported.As(err)

@@ -2,15 +2,13 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"rigscope/engine/loader"
 	"rigscope/engine/loader/gguf"
-	"rigscope/engine/tensor"
 	"rigscope/internal/fixtures"
+	"rigscope/internal/fixtures/ggufedit"
 )
 
 // gemmaLayerTypesSuffix marks an archFixtures file that is the gemma3
@@ -27,35 +25,12 @@ const gemmaLayerTypesSuffix = "+layer_types"
 func archPath(t testing.TB, file string) string {
 	t.Helper()
 	name, derived := strings.CutSuffix(file, gemmaLayerTypesSuffix)
-	p := fixtures.Path(t, name)
 	if !derived {
-		return p
+		return fixtures.Path(t, name)
 	}
-	f, err := gguf.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	kv := append([]gguf.KV{}, f.KV...)
-	kv = append(kv, gguf.KV{Key: "gemma3.attention.sliding_window_pattern", Value: []bool{true, true, true, false}})
-	var ts []*tensor.Tensor
-	for _, ti := range f.Tensors {
-		tt, err := f.Tensor(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, tt)
-	}
-	out := filepath.Join(t.TempDir(), filepath.Base(name))
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := gguf.Write(w, kv, ts); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return ggufedit.Copy(t, name, func(kv []gguf.KV) []gguf.KV {
+		return append(kv, gguf.KV{Key: "gemma3.attention.sliding_window_pattern", Value: []bool{true, true, true, false}})
+	})
 }
 
 // The gemma3 GGUF as llama.cpp's converter wrote it states no layer

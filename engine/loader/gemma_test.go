@@ -12,8 +12,8 @@ import (
 	"rigscope/engine/loader/gguf"
 	"rigscope/engine/loader/unsupported"
 	"rigscope/engine/model"
-	"rigscope/engine/tensor"
 	"rigscope/internal/fixtures"
+	"rigscope/internal/fixtures/ggufedit"
 )
 
 // gemmaHFDir is tiny-gemma3-hf with its config.json edited: the weights
@@ -154,20 +154,7 @@ func TestGemmaHFBadInput(t *testing.T) {
 // gemmaGGUF is tiny-gemma3.F16.gguf with its metadata edited.
 func gemmaGGUF(t *testing.T, edit func([]gguf.KV) []gguf.KV) string {
 	t.Helper()
-	f, err := gguf.Open(fixtures.Path(t, "arch/tiny-gemma3.F16.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var ts []*tensor.Tensor
-	for _, ti := range f.Tensors {
-		tt, err := f.Tensor(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, tt)
-	}
-	return writeFile(t, t.TempDir(), "gemma3.gguf", ggufBytes(t, edit(append([]gguf.KV{}, f.KV...)), ts))
+	return ggufedit.Copy(t, "arch/tiny-gemma3.F16.gguf", edit)
 }
 
 func setKV(key string, v any) func([]gguf.KV) []gguf.KV {

@@ -10,7 +10,7 @@ import (
 
 	"rigscope/engine/loader/unsupported"
 	"rigscope/internal/fixtures"
-	"rigscope/internal/fixtures/relabel"
+	"rigscope/internal/fixtures/ggufedit"
 )
 
 // relabelHF is a copy of the tiny model folder dir of ../shared/models
@@ -83,10 +83,12 @@ func TestArchFixturesRefused(t *testing.T) {
 			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts, unsupported.QKNorm}, []string{`"Qwen2MoeForCausalLM"`, "experts"}},
 		{"tiny-deepseekv3-hf as DeepseekV2ForCausalLM", func(t *testing.T) string { return relabelHF(t, "arch/tiny-deepseekv3-hf", "DeepseekV2ForCausalLM") },
 			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts, unsupported.AttentionShape}, []string{`"DeepseekV2ForCausalLM"`, "n_routed_experts = 8", "kv_lora_rank = 32"}},
-		{"tiny-gemma3.F16.gguf as gemma2", func(t *testing.T) string { return relabel.GGUF(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") },
+		{"tiny-gemma3.F16.gguf as gemma2", func(t *testing.T) string { return ggufedit.Relabel(t, "arch/tiny-gemma3.F16.gguf", "gemma3", "gemma2") },
 			[]unsupported.Kind{unsupported.Architecture, unsupported.SlidingWindow, unsupported.QKNorm, unsupported.UnreadTensor, unsupported.UnreadMetadata},
 			[]string{`general.architecture = "gemma2"`, "gemma2.attention.sliding_window = 48", "blk.0.post_attention_norm.weight", "gemma2.rope.freq_base_swa"}},
-		{"tiny-mixtral.F16.gguf as qwen2moe", func(t *testing.T) string { return relabel.GGUF(t, "arch/tiny-mixtral.F16.gguf", "llama", "qwen2moe") },
+		{"tiny-mixtral.F16.gguf as qwen2moe", func(t *testing.T) string {
+			return ggufedit.Relabel(t, "arch/tiny-mixtral.F16.gguf", "llama", "qwen2moe")
+		},
 			[]unsupported.Kind{unsupported.Architecture, unsupported.Experts}, []string{`general.architecture = "qwen2moe"`, "qwen2moe.expert_count = 4", "blk.0.ffn_gate_exps.weight"}},
 	}
 	for _, tt := range tests {
