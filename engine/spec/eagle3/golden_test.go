@@ -55,7 +55,8 @@ type fixture struct {
 
 func loadFixture(t testing.TB) *fixture {
 	t.Helper()
-	headDir := fixtures.Path(t, "gocoder-14m-eagle3")
+	const headFixture = "gocoder-14m-eagle3" // the head's folder under ../shared/models, with its reference
+	headDir := fixtures.Path(t, headFixture)
 	tgtDir := fixtures.Path(t, "gocoder-14m-hf")
 	src, err := loader.Open(tgtDir, loader.Options{})
 	if err != nil {
@@ -72,7 +73,7 @@ func loadFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(func() { head.Close() })
 	f := &fixture{src: src, w: w, head: head, pool: cpu.NewPool(0)}
-	fixtures.ReadJSON(t, "gocoder-14m-eagle3/reference-public.json", &f.ref)
+	fixtures.ReadJSON(t, headFixture+"/reference-public.json", &f.ref)
 	return f
 }
 
