@@ -52,12 +52,9 @@ func mqkLaunch(d *Device, s cu.Stream, pdl bool, dt tensor.DType, W, U int, out 
 	if w2 != 0 {
 		prefix = "mqkg"
 	}
-	name := mqkName(prefix, dt, T, W)
-	switch {
-	case U == 0 && T == 1:
+	name := mqkName(prefix, dt, T, W, max(U, 1))
+	if U == 0 && T == 1 {
 		name = mqk1Name(prefix, dt, W)
-	case U > 1:
-		name = name[:len(name)-1] + fmt.Sprint(U)
 	}
 	fn, err := d.fn(name)
 	if err != nil {
@@ -331,9 +328,13 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 			return err
 		}
 		tgt := checkTarget(d, s)
-		for _, one := range []bool{false, true} { // path1: a product's T=1 rows from its dp4a twin (mqk1_*), the rest on the tensor cores
-			tgt.tune.MQK, tgt.tune.MQK1 = 8, one
-			label := map[bool]string{false: "path", true: "path1"}[one]
+		for _, c := range []struct { // path1: a product's T=1 rows from its dp4a twin (mqk1_*), the rest on the tensor cores; auto: a shape per matrix (mqkShape)
+			mqk   int
+			one   bool
+			label string
+		}{{8, false, "path"}, {8, true, "path1"}, {mqkAuto, true, "auto"}} {
+			tgt.tune.MQK, tgt.tune.MQK1 = c.mqk, c.one
+			label := c.label
 			for mode := 0; mode < 5; mode++ {
 				var norm cu.DevicePtr
 				if mode >= 2 {

@@ -58,8 +58,9 @@ func (t *launcher) mqkQuantize(x cu.DevicePtr, w dweight, T int, norm cu.DeviceP
 }
 
 // mqkName is the kernel (prefix mqk or mqkg) of a dt product at T tokens
-// in blocks of warps warps.
-func mqkName(prefix string, dt tensor.DType, T, warps int) string {
+// in blocks of warps warps, each loading U super-blocks at a time (the GLU
+// has U 1 only).
+func mqkName(prefix string, dt tensor.DType, T, warps, U int) string {
 	nt, suf := 8, "q4k"
 	if T > 8 {
 		nt = 16
@@ -70,21 +71,47 @@ func mqkName(prefix string, dt tensor.DType, T, warps int) string {
 	if prefix == "mqkg" {
 		return fmt.Sprintf("mqkg_%s_%d_w%d", suf, nt, warps)
 	}
-	return fmt.Sprintf("mqk_%s_%d_w%d_u1", suf, nt, warps)
+	return fmt.Sprintf("mqk_%s_%d_w%d_u%d", suf, nt, warps, U)
 }
 
-// mqkKernel is the launcher's kernel for mqkName(prefix, dt, T, MQK): at
-// one token a product's dp4a twin (mqk1_q4k_wW, mqkg1_q4k_wW, mqk1_q6k_wW:
-// the same integer sums and float chain per row, so the same bits) unless
-// Tuning.MQK1 is off.
-func (t *launcher) mqkKernel(prefix string, dt tensor.DType, T int) string {
-	if T == 1 && t.tune.MQK1 {
-		return mqk1Name(prefix, dt, t.tune.MQK)
+// mqkShape is the block shape of a product of a (rows, cols) dt matrix
+// (glu: the gate and up pair) at T tokens: W warps a block, U super-blocks
+// a warp loads at a time. W fixes a row's float chain (warp s adds
+// super-blocks s, s + W, ...), so it depends on the matrix only, never on
+// T; U does not change the bits. Tuning.MQK 4, 8 or 16 is W for every
+// matrix, U 1. With auto, from the kernel table of bench/cuda/results/s35
+// (m1, H100, llama-8b shapes, T = 1 and 5): the GLU in blocks of 4 warps
+// (26.1 against 28.4 us at T = 1, 33.4 against 37.0 at T = 5), Q6_K
+// matrices wider than deep too (qkv: 10.8 against 12.3, 17.1 against 21.1
+// with U 2), square Q4_K ones (wo) with U 2 past one token (7.0 against
+// 7.7 us at T = 5), everything else 8 warps, U 1.
+func (t *launcher) mqkShape(dt tensor.DType, rows, cols int, glu bool, T int) (W, U int) {
+	if t.tune.MQK != mqkAuto {
+		return t.tune.MQK, 1
 	}
-	return mqkName(prefix, dt, T, t.tune.MQK)
+	switch {
+	case glu:
+		return 4, 1
+	case dt == tensor.Q6_K && rows > cols:
+		return 4, min(T, 2)
+	case dt == tensor.Q4_K && rows == cols:
+		return 8, min(T, 2)
+	}
+	return 8, 1
 }
 
-// mqk1Name is the one-token twin of mqkName(prefix, dt, 1, warps).
+// mqkKernel is the launcher's kernel for a product of shape (W, U) at T
+// tokens: at one token its dp4a twin (mqk1_q4k_wW, mqkg1_q4k_wW,
+// mqk1_q6k_wW: the same integer sums and float chain per row, so the same
+// bits) unless Tuning.MQK1 is off.
+func (t *launcher) mqkKernel(prefix string, dt tensor.DType, T, W, U int) string {
+	if T == 1 && t.tune.MQK1 {
+		return mqk1Name(prefix, dt, W)
+	}
+	return mqkName(prefix, dt, T, W, U)
+}
+
+// mqk1Name is the one-token twin of mqkName(prefix, dt, 1, warps, U).
 func mqk1Name(prefix string, dt tensor.DType, warps int) string {
 	suf := "q4k"
 	if dt == tensor.Q6_K {
@@ -104,11 +131,12 @@ func (t *launcher) mqkMatvec(cat string, out cu.DevicePtr, ldo int, x cu.DeviceP
 	}
 	row := 0
 	for _, p := range stackParts(w) {
+		W, U := t.mqkShape(p.dt, p.rows, p.cols, false, T)
 		s := xq.s32
 		if p.dt == tensor.Q6_K {
 			s = xq.s16
 		}
-		err := t.kernel(cat, p.bytes(), t.mqkKernel("mqk", p.dt, T), [3]int{(p.rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQK, 1, 1},
+		err := t.kernel(cat, p.bytes(), t.mqkKernel("mqk", p.dt, T, W, U), [3]int{(p.rows + 15) / 16, 1, 1}, [3]int{32 * W, 1, 1},
 			ptr(out+cu.DevicePtr(4*row)), i32(ldo), ptr(xq.q), ptr(xq.d), ptr(s), ptr(p.w), i32(p.rows), i32(p.cols), i32(T), i32(mode))
 		if err != nil {
 			return err
@@ -122,10 +150,11 @@ func (t *launcher) mqkMatvec(cat string, out cu.DevicePtr, ldo int, x cu.DeviceP
 // act(rmsnorm(x).g^T) * (rmsnorm(x).u^T) in one mqkg_* launch.
 func (t *launcher) mqkGLU(out, x cu.DevicePtr, g, u dweight, T int, norm cu.DevicePtr, act int) error {
 	t.qfuse, t.qin = nil, qready{}
+	W, U := t.mqkShape(g.dt, g.rows, g.cols, true, T)
 	xq, err := t.mqkQuantize(x, g, T, norm)
 	if err != nil {
 		return err
 	}
-	return t.kernel("gate_up", g.bytes()+u.bytes(), t.mqkKernel("mqkg", g.dt, T), [3]int{(g.rows + 15) / 16, 1, 1}, [3]int{32 * t.tune.MQK, 1, 1},
+	return t.kernel("gate_up", g.bytes()+u.bytes(), t.mqkKernel("mqkg", g.dt, T, W, U), [3]int{(g.rows + 15) / 16, 1, 1}, [3]int{32 * W, 1, 1},
 		ptr(out), i32(g.rows), ptr(xq.q), ptr(xq.d), ptr(xq.s32), ptr(g.w), ptr(u.w), i32(g.rows), i32(g.cols), i32(T), i32(act))
 }

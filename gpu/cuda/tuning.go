@@ -28,7 +28,7 @@ type Tuning struct {
 	MQN2          bool     // RIGSCOPE_CUDA_MQN2=0: a mixed qkv stack's two parts (Q4_K or Q5_K with Q6_K) in a launch each, not one mqn2_* launch (quant.go mqn2Kernel)
 	MQM           int      // RIGSCOPE_CUDA_MQM=1|8|16: Q4_K products on the int8 tensor cores (quant_mma.cu; experimental, off by default), blocks of 4 (1), 8 or 16 warps; 0: off
 	MH            int      // RIGSCOPE_CUDA_MH=8|16: Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products on the fp16 tensor cores at every T (quant_mh.go; experimental, off by default: on the H200 a Q4_K_M verify of 5 costs 42% less, a decode step 1.6x more, results/s23), blocks of 8 or 16 warps; 0: off
-	MQK           int      // RIGSCOPE_CUDA_MQK=4|8|16: Q4_K and Q6_K products with x in Q8_K on the int8 tensor cores at every T (quant_mqk.go; experimental, off by default), blocks of 4, 8 or 16 warps; 0: off
+	MQK           int      // RIGSCOPE_CUDA_MQK=4|8|16: Q4_K and Q6_K products with x in Q8_K on the int8 tensor cores at every T (quant_mqk.go; experimental, off by default), blocks of 4, 8 or 16 warps, or auto (a shape per matrix: mqkShape); 0: off
 	MQK1          bool     // RIGSCOPE_CUDA_MQK1=0: under MQK, one-token products on the tensor cores too, not their dp4a twins (mqk1_*, kernels/quant_mqk1.cu: the same bits, about the dp4a default's speed, results/s35 m1)
 	L2Prefetch    bool     // RIGSCOPE_CUDA_L2PF=1: the products prefetch their weights into L2 before pdl_wait (kernels.cu l2_prefetch; off: on the H200 the products ran 13-19% slower with it, bench/cuda/results/s12/final/quant.txt against s11)
 	Ahead         bool     // RIGSCOPE_CUDA_AHEAD=0: plain greedy steps one at a time (ForwardIDs), not enqueued a step ahead (ahead.go)
@@ -103,9 +103,9 @@ func ParseTuning(lookup func(string) (string, bool)) (Tuning, error) {
 	// other value leaves the family off).
 	t.MQM = map[string]int{"1": 4, "8": 8, "16": 16}[get("RIGSCOPE_CUDA_MQM")]
 	t.MH = map[string]int{"8": 8, "16": 16}[get("RIGSCOPE_CUDA_MH")]
-	t.MQK = map[string]int{"4": 4, "8": 8, "16": 16}[get("RIGSCOPE_CUDA_MQK")]
+	t.MQK = map[string]int{"4": 4, "8": 8, "16": 16, "auto": mqkAuto}[get("RIGSCOPE_CUDA_MQK")]
 	chosen := 0
-	for _, on := range []bool{t.MH > 0, t.MQM > 0, t.MQK > 0} {
+	for _, on := range []bool{t.MH > 0, t.MQM > 0, t.MQK != 0} {
 		if on {
 			chosen++
 		}
@@ -261,3 +261,7 @@ func f8tcKinds(env string) string {
 	}
 	return ""
 }
+
+// mqkAuto is Tuning.MQK's value for a block shape per matrix
+// (RIGSCOPE_CUDA_MQK=auto: quant_mqk.go mqkShape).
+const mqkAuto = -1

@@ -96,6 +96,8 @@ func TestParseTuning(t *testing.T) {
 		{"fp16 and int8 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "8", "RIGSCOPE_CUDA_MQM": "8"}, nil, true},
 		{"Q8_K tensor-core products, 8 warps", map[string]string{"RIGSCOPE_CUDA_MQK": "8"}, func(w *Tuning) { w.MQK = 8 }, false},
 		{"Q8_K tensor-core products not 4, 8 or 16 stay off", map[string]string{"RIGSCOPE_CUDA_MQK": "2"}, func(*Tuning) {}, false},
+		{"Q8_K products, a shape per matrix", map[string]string{"RIGSCOPE_CUDA_MQK": "auto"}, func(w *Tuning) { w.MQK = mqkAuto }, false},
+		{"Q8_K auto and fp16 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "8", "RIGSCOPE_CUDA_MQK": "auto"}, nil, true},
 		{"Q8_K products' one-token dp4a twins off", map[string]string{"RIGSCOPE_CUDA_MQK1": "0"}, func(w *Tuning) { w.MQK1 = false }, false},
 		{"Q8_K and fp16 tensor-core products both", map[string]string{"RIGSCOPE_CUDA_MH": "16", "RIGSCOPE_CUDA_MQK": "8"}, nil, true},
 	}
