@@ -232,15 +232,44 @@ __device__ __forceinline__ void mqk_body(float* __restrict__ out, int ldo, const
   mq_tile_finish<NW, W, NTL, false, NW == 2>(out, ldo, acc, row0, N, T, mode, [](int) { return 0.f; }, 0, 0.f, act);
 }
 
-// ld8_at2 is the 8 bytes at p, which is only 2-byte aligned (a Q6_K block
-// is 210 bytes): the two aligned 8-byte words around them, shifted.
-__device__ __forceinline__ uint2 ld8_at2(const uint8_t* p) {
-  const int off = (int)(reinterpret_cast<uintptr_t>(p) & 7);
-  const uint2* a = reinterpret_cast<const uint2*>(p - off);
-  const uint2 u = ld8_stream(a), v = ld8_stream(a + 1);
-  const unsigned x0 = off >= 4 ? u.y : u.x, x1 = off >= 4 ? v.x : u.y, x2 = off >= 4 ? v.y : v.x;
-  const int sh = 8 * (off & 3);
-  return make_uint2(__funnelshift_r(x0, x1, sh), __funnelshift_r(x1, x2, sh));
+// mqk6_load loads super-block bp of a Q6_K row (210 bytes, 2-byte
+// aligned) for lane j of the row's 4 lanes (lanes 4g .. 4g + 3): ql bytes
+// 32c + 8j .. + 7 (c < 4), qh bytes 128 + 32n + 8j .. (n < 2), the 16
+// scales and d (each 8 bytes read from a 2-byte aligned place). The 4
+// lanes load the block's aligned 8-byte words once (lane j: words j, j +
+// 4, ..., 27 words from bp rounded down to 8), so a row costs 7 loads, not
+// 21; a lane's 8 bytes straddle its word and the next, which a width-4
+// shuffle brings from lane j + 1 (lane 0's next word for lane 3). The
+// last word reads up to 6 bytes past the block: a matrix is followed by
+// zero bytes (gpu/cuda quant_layout.go quantPad).
+__device__ __forceinline__ void mqk6_load(const uint8_t* bp, int j, uint2 (&ql)[4], uint2 (&qh)[2], uint4& sc,
+                                          unsigned short& d) {
+  const int off = (int)(reinterpret_cast<uintptr_t>(bp) & 7), sh = 8 * (off & 3);
+  const uint2* wp = reinterpret_cast<const uint2*>(bp - off);
+  uint2 v[7];  // words j + 4m
+#pragma unroll
+  for (int m = 0; m < 7; m++) v[m] = m < 6 || j < 3 ? ld8_stream(wp + j + 4 * m) : make_uint2(0u, 0u);
+  // the 8 bytes from byte off of word a, then b
+  auto cat = [&](uint2 a, uint2 b) {
+    const unsigned x0 = off >= 4 ? a.y : a.x, x1 = off >= 4 ? b.x : a.y, x2 = off >= 4 ? b.y : b.x;
+    return make_uint2(__funnelshift_r(x0, x1, sh), __funnelshift_r(x1, x2, sh));
+  };
+  // word 4m + j + 1: lane j + 1's v[m], or lane 0's v[m + 1]
+  auto next = [&](int m) {
+    const uint2 s = j == 0 ? v[m + 1] : v[m];
+    return make_uint2(__shfl_sync(0xffffffffu, s.x, (j + 1) & 3, 4), __shfl_sync(0xffffffffu, s.y, (j + 1) & 3, 4));
+  };
+#pragma unroll
+  for (int c = 0; c < 4; c++) ql[c] = cat(v[c], next(c));
+#pragma unroll
+  for (int n = 0; n < 2; n++) qh[n] = cat(v[4 + n], next(4 + n));
+  // bytes 192 .. 209: words 24, 25, 26 (lanes 0, 1, 2's v[6])
+  uint2 w[3];
+#pragma unroll
+  for (int i = 0; i < 3; i++) w[i] = make_uint2(__shfl_sync(0xffffffffu, v[6].x, i, 4), __shfl_sync(0xffffffffu, v[6].y, i, 4));
+  const uint2 lo = cat(w[0], w[1]), hi = cat(w[1], w[2]);
+  sc = make_uint4(lo.x, lo.y, hi.x, hi.y);
+  d = (unsigned short)((off >= 4 ? w[2].y : w[2].x) >> sh);
 }
 
 // sbyte is byte i of w as a signed int.
@@ -279,20 +308,7 @@ __device__ __forceinline__ void mqk6_body(float* __restrict__ out, int ldo, cons
     for (int u = 0; u < U; u++) {
       if (sb0 + u * W >= nsb) continue;
 #pragma unroll
-      for (int r = 0; r < 2; r++) {
-        const uint8_t* bp = rp[r] + (long)(sb0 + u * W) * 210;
-#pragma unroll
-        for (int c = 0; c < 4; c++) ql[u][r][c] = ld8_at2(bp + 32 * c + 8 * j);
-#pragma unroll
-        for (int n = 0; n < 2; n++) qh[u][r][n] = ld8_at2(bp + 128 + 32 * n + 8 * j);
-        // 192..207 (scales) and 208 (d): the block is 2-byte aligned only
-        const unsigned short* sp = reinterpret_cast<const unsigned short*>(bp + 192);
-        unsigned v[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) v[i] = (unsigned)__ldg(sp + 2 * i) | ((unsigned)__ldg(sp + 2 * i + 1) << 16);
-        sc[u][r] = make_uint4(v[0], v[1], v[2], v[3]);
-        dh[u][r] = __ldg(sp + 8);
-      }
+      for (int r = 0; r < 2; r++) mqk6_load(rp[r] + (long)(sb0 + u * W) * 210, j, ql[u][r], qh[u][r], sc[u][r], dh[u][r]);
     }
   };
   mqk_loop<W, NTL, U>(xq, nsb, T, load, [&](int u, int sb, const uint4 (&xv)[NTL][4]) {

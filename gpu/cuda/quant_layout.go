@@ -14,7 +14,8 @@ import (
 
 // quantPad is the zero bytes after a quantized matrix: the kernels read
 // the unaligned types (Q4_0, Q8_0, Q6_K) through aligned 16-byte windows
-// that may end up to 15 bytes past the last block (win in quant.cu).
+// that may end up to 15 bytes past the last block (win in quant.cu), or
+// aligned 8-byte words up to 6 bytes past it (mqk6_load in quant_mqk.cu).
 const quantPad = 32
 
 // mqSplit is how many of a block's 4 warps split one row group's units
