@@ -266,10 +266,17 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
 		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
 		W, W2 := dequant(dt, wq, N, K), dequant(dt, w2q, N, K)
-		wd, w2d := h.up(append(wq, make([]byte, quantPad)...)), h.up(append(w2q, make([]byte, quantPad)...)) // the kernels read past the last block (quantPad)
-		if h.err != nil {
-			return h.err
+		// Uploaded as the product path uploads them (followed by quantPad
+		// zero bytes, which the kernels may read): the kernel rows launch
+		// on Wd.w and W2d.w, the product-path rows below on Wd and W2d.
+		m := &dmodel{}
+		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
+		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
+		h.allocs = append(h.allocs, m.allocs...)
+		if err := errors.Join(e1, e2); err != nil {
+			return err
 		}
+		wd, w2d := Wd.w, W2d.w
 		for mode := 0; mode < 2; mode++ {
 			exact := quantRef(mode, W, nil, x, xq, nil, base, TT, N, K)
 			raw := quantRef(mode, W, nil, x, nil, nil, base, TT, N, K)
@@ -320,13 +327,6 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 		}
 		// The product path with the knob: qk_x (with the norm), then the
 		// kernels, for every mode (a Q6_K GLU takes the dp4a kernels).
-		m := &dmodel{}
-		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
-		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
-		h.allocs = append(h.allocs, m.allocs...)
-		if err := errors.Join(e1, e2); err != nil {
-			return err
-		}
 		tgt := checkTarget(d, s)
 		for _, c := range []struct { // path1: a product's T=1 rows from its dp4a twin (mqk1_*), the rest on the tensor cores; auto: a shape per matrix (mqkShape)
 			mqk   int
