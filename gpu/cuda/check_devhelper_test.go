@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/cu"
 
 	"rigscope/engine/model"
+	"rigscope/engine/tensor"
 )
 
 // devHelper holds the check's device buffers on one stream; the first
@@ -65,6 +66,16 @@ func (h *devHelper) up(b []byte) cu.DevicePtr {
 		}
 	}
 	return p
+}
+
+// upQuant uploads data as an (N, K) matrix of type dt the way the
+// product path uploads weights (uploadMatrix: quantized blocks followed by
+// quantPad zero bytes), its allocations freed with the helper's.
+func (h *devHelper) upQuant(name string, dt tensor.DType, N, K int, data []byte) (dweight, error) {
+	m := &dmodel{}
+	wd, err := m.uploadMatrix(&tensor.Tensor{Name: name, DType: dt, Shape: []int{N, K}, Data: data})
+	h.allocs = append(h.allocs, m.allocs...)
+	return wd, err
 }
 
 // poison is n float32 NaNs on the device.

@@ -11,8 +11,6 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
-
-	"rigscope/engine/tensor"
 )
 
 // checkQuantFused: the products that quantize their own output for the
@@ -34,10 +32,8 @@ func checkQuantFused(tgt *Target, h *devHelper, rng *rand.Rand, w io.Writer) err
 	var fails []string
 	for _, dt := range quantTypes {
 		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
-		m := &dmodel{}
-		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
-		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
-		h.allocs = append(h.allocs, m.allocs...)
+		Wd, e1 := h.upQuant("w", dt, N, K, wq)
+		W2d, e2 := h.upQuant("w2", dt, N, K, w2q)
 		if e1 != nil || e2 != nil {
 			return fmt.Errorf("cuda check: upload: %v %v", e1, e2)
 		}

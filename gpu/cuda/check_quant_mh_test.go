@@ -65,9 +65,7 @@ func checkMHType(d *Device, dt tensor.DType, w io.Writer) error {
 	x, base := randn32(rng, TT*K, 0, 1), randn32(rng, TT*N, 0, 1)
 	wq := randBlocks(rng, dt, N, K)
 	W := dequant(dt, wq, N, K)
-	m := &dmodel{}
-	Wd, err := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
-	h.allocs = append(h.allocs, m.allocs...)
+	Wd, err := h.upQuant("w", dt, N, K, wq)
 	if err != nil {
 		return err
 	}
@@ -148,10 +146,8 @@ func checkMHPath(d *Device, w io.Writer) error {
 	for _, dt := range mhTypes {
 		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
 		W, W2 := dequant(dt, wq, N, K), dequant(dt, w2q, N, K)
-		m := &dmodel{}
-		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
-		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
-		h.allocs = append(h.allocs, m.allocs...)
+		Wd, e1 := h.upQuant("w", dt, N, K, wq)
+		W2d, e2 := h.upQuant("w2", dt, N, K, w2q)
 		if err := errors.Join(e1, e2, h.err); err != nil {
 			return err
 		}

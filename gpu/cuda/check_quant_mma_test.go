@@ -35,10 +35,8 @@ func checkQuantMMA(d *Device, w io.Writer) error {
 	xd, gd := h.up(f32bytes(x)), h.up(f32bytes(g))
 	wq, w2q := randBlocks(rng, tensor.Q4_K, N, K), randBlocks(rng, tensor.Q4_K, N, K)
 	W, W2 := dequant(tensor.Q4_K, wq, N, K), dequant(tensor.Q4_K, w2q, N, K)
-	m := &dmodel{}
-	Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: tensor.Q4_K, Shape: []int{N, K}, Data: wq})
-	W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: tensor.Q4_K, Shape: []int{N, K}, Data: w2q})
-	h.allocs = append(h.allocs, m.allocs...)
+	Wd, e1 := h.upQuant("w", tensor.Q4_K, N, K, wq)
+	W2d, e2 := h.upQuant("w2", tensor.Q4_K, N, K, w2q)
 	if err := errors.Join(e1, e2, h.err); err != nil {
 		return err
 	}

@@ -269,10 +269,8 @@ func checkQuantMQK(d *Device, w io.Writer) error {
 		// Uploaded as the product path uploads them (followed by quantPad
 		// zero bytes, which the kernels may read): the kernel rows launch
 		// on Wd.w and W2d.w, the product-path rows below on Wd and W2d.
-		m := &dmodel{}
-		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
-		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
-		h.allocs = append(h.allocs, m.allocs...)
+		Wd, e1 := h.upQuant("w", dt, N, K, wq)
+		W2d, e2 := h.upQuant("w2", dt, N, K, w2q)
 		if err := errors.Join(e1, e2); err != nil {
 			return err
 		}

@@ -246,10 +246,8 @@ func checkQuantKernels(d *Device, w io.Writer) error {
 	for _, dt := range quantTypes {
 		wq, w2q := randBlocks(rng, dt, N, K), randBlocks(rng, dt, N, K)
 		W, W2 := dequant(dt, wq, N, K), dequant(dt, w2q, N, K)
-		m := &dmodel{}
-		Wd, e1 := m.uploadMatrix(&tensor.Tensor{Name: "w", DType: dt, Shape: []int{N, K}, Data: wq})
-		W2d, e2 := m.uploadMatrix(&tensor.Tensor{Name: "w2", DType: dt, Shape: []int{N, K}, Data: w2q})
-		h.allocs = append(h.allocs, m.allocs...)
+		Wd, e1 := h.upQuant("w", dt, N, K, wq)
+		W2d, e2 := h.upQuant("w2", dt, N, K, w2q)
 		if err := errors.Join(e1, e2); err != nil {
 			return err
 		}
