@@ -21,14 +21,15 @@ type q8bShape struct {
 	name string
 	N, K int
 	kind int // 0: + residual (mode 1), 1: fused norm, 2: GLU (gate and up)
+	base int // bwTallShapes: the rows of the layer matrix stacked (its K split is kept); 0: none
 }
 
 var q8bShapes = []q8bShape{
-	{"qkv 6144x4096 +norm", 6144, 4096, 1},
-	{"wo 4096x4096 +add", 4096, 4096, 0},
-	{"gate_up 2x14336x4096", 14336, 4096, 2},
-	{"down 4096x14336 +add", 4096, 14336, 0},
-	{"output 128256x4096", 128256, 4096, 1},
+	{"qkv 6144x4096 +norm", 6144, 4096, 1, 0},
+	{"wo 4096x4096 +add", 4096, 4096, 0, 0},
+	{"gate_up 2x14336x4096", 14336, 4096, 2, 0},
+	{"down 4096x14336 +add", 4096, 14336, 0, 0},
+	{"output 128256x4096", 128256, 4096, 1, 0},
 }
 
 // checkQuantBandwidth times each type's products on llama-8b's shapes for
@@ -193,7 +194,10 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 		if !bwType(dt) {
 			continue
 		}
-		for _, sh := range q8bShapes {
+		for _, sh := range append(q8bShapes, bwTallShapes()...) {
+			if sh.base > 0 { // a tall row: the K split (so the kernel) of the shape it stacks
+				tgt.mqks = tgt.mqSplit(sh.base, dt)
+			}
 			m := &dmodel{}
 			if _, err := m.scratch(max(sh.N, sh.K)); err != nil { // as a model's: its widest product's (gate_up quantizes 14336)
 				return err
@@ -213,6 +217,7 @@ func checkQuantBandwidth(d *Device, w io.Writer) error {
 				}
 				err = run(dt, sh, mats, dt.String())
 			}
+			tgt.mqks = 0
 			m.free()
 			if err != nil {
 				errs = append(errs, err)
@@ -424,7 +429,27 @@ var (
 	checkBWSweep = flag.Bool("bwsweep", true, "the quant bandwidth table's K split sweep")
 	checkBWMMA   = flag.Bool("bwmma", true, "the quant bandwidth table's Q4_K rows on the int8 tensor cores (Q4_Km)")
 	checkBWMMAW  = flag.Int("bwmmawarps", 16, "the warps a block of the Q4_Km rows' kernels (4, 8 or 16)")
+	checkBWTall  = flag.Int("bwtall", 0, "also time the layer products with this many times their rows (>= 2; with -bwsweep=false), each with its own shape's kernel")
 )
+
+// bwTallShapes are the layer shapes with -bwtall times their rows, each
+// launched as its own shape is (the same K split, so the same kernel):
+// against the plain rows they part a product's time into what grows with
+// its bytes and what a launch pays once (ramp, tail, the output's
+// quantization). Run them with -bwsweep=false (the sweep resets the split).
+func bwTallShapes() []q8bShape {
+	f := *checkBWTall
+	if f < 2 {
+		return nil
+	}
+	var out []q8bShape
+	for _, sh := range q8bShapes[:4] {
+		t := sh
+		t.name, t.N, t.base = fmt.Sprintf("%s x%d", strings.Fields(sh.name)[0], f), f*sh.N, sh.N
+		out = append(out, t)
+	}
+	return out
+}
 
 // bwType reports whether -bwtypes names dt (or is empty).
 func bwType(dt tensor.DType) bool {
