@@ -40,6 +40,9 @@ var q8bShapes = []q8bShape{
 // attention, embedding and argmax are not in it), also for a Q4_K_M file's
 // mix of Q4_K and Q6_K as llama-quantize lays it out.
 func checkQuantBandwidth(d *Device, w io.Writer) error {
+	if *checkBWTall >= 2 && *checkBWSweep {
+		return errors.New("cuda check: -bwtall needs -bwsweep=false (the K split sweep would change the tall rows' kernel)")
+	}
 	_, readGBps, err := Bandwidth(d, 1<<30)
 	if err != nil {
 		return err
@@ -436,7 +439,8 @@ var (
 // launched as its own shape is (the same K split, so the same kernel):
 // against the plain rows they part a product's time into what grows with
 // its bytes and what a launch pays once (ramp, tail, the output's
-// quantization). Run them with -bwsweep=false (the sweep resets the split).
+// quantization). checkQuantBandwidth refuses them beside the K split
+// sweep, which resets the split.
 func bwTallShapes() []q8bShape {
 	f := *checkBWTall
 	if f < 2 {
