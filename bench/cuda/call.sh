@@ -38,4 +38,11 @@ ea() { el "eagle $1"; env $2 timeout 100 $C -test.run TestCUDACheck -checks eagl
   grep -E "^cuda |graphs, device|decode time per step|FAIL|rror" $O/x/eagle-$1.txt | head -8; }
 gen() { timeout 120 env $2 $B generate --device cuda --model $F --ctx 1024 --prompt-ids "$(seq -s, 3 386)" --max-tokens 64 --ignore-eos --json > $O/x/gen-$1.json 2> $O/x/gen-$1.err
   python3 -c "import json,sys,hashlib; d=json.load(open(sys.argv[1])); d.pop('stats',None); print(sys.argv[2], hashlib.md5(json.dumps(d,sort_keys=True).encode()).hexdigest(), repr(str(d)[:60]))" $O/x/gen-$1.json $1 || tail -3 $O/x/gen-$1.err; }
+# bw NAME ENV FLAG...: the quant bandwidth table ($C: -checks quant -parts bandwidth -bwsweep=false
+# -bwmma=false and the FLAGs, e.g. -bwtypes=Q4_K -bwtall=4) in $O/x/bw-NAME.txt, its rows with PDL.
+# gluus NAME: from that table, the Q4_K GLU's time at T=1 with PDL (us).
+bw() { local n=$1 e=$2; shift 2; el "bandwidth $n"
+  timeout 100 env $e $C -test.run TestCUDACheck -test.timeout 0 -checks quant -parts bandwidth -bwsweep=false -bwmma=false "$@" > $O/x/bw-$n.txt 2>&1
+  echo "rc $?"; grep -E "pdl \(" $O/x/bw-$n.txt; }
+gluus() { grep -E "^Q4_K +gate_up 2x14336x4096 +T=1 .*pdl" $O/x/bw-$1.txt | head -1 | sed -E 's/.* ([0-9.]+) us pdl.*/\1/'; }
 cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^(${CB_KINDS:-attention}) " $O/x/cb-$1-$4.txt; }

@@ -5,5 +5,4 @@
 # carry/n7: cc.test.xz (n5's: this session's checks). Carry ["carry/n7"] after
 # `sh bench/cuda/aside.sh out`.
 . bench/cuda/call.sh; call_init n7; unpack carry/n7 cc.test; C=/tmp/cc.test
-el bandwidth; timeout 120 $C -test.run TestCUDACheck -test.timeout 0 -checks quant -parts bandwidth -bwtypes=Q8_0,Q4_0 -bwsweep=false -bwmma=false -bwtall=4 > $O/x/bw.txt 2>&1; echo "rc $?"
-grep -E "pdl \(" $O/x/bw.txt; el done; snap
+bw q8q4 X=1 -bwtypes=Q8_0,Q4_0 -bwtall=4; el done; snap

@@ -16,12 +16,10 @@
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
 P=RIGSCOPE_CUDA_PTX=/tmp/seq2.cubin; REST=q4add32,q80add32,q40glu8,q40add16
 W8="$P RIGSCOPE_CUDA_MQW=q4glu8s,$REST"; W4="$P RIGSCOPE_CUDA_MQW=q4glu4s,$REST"
-bw() { el "bandwidth $1"; timeout 100 env $2 $C -test.run TestCUDACheck -test.timeout 0 -checks quant -parts bandwidth -bwtypes=Q4_K -bwsweep=false -bwmma=false -bwtall=4 > $O/x/bw-$1.txt 2>&1; echo "rc $?"
-  grep -E "gate_up.*pdl \(" $O/x/bw-$1.txt; }
-us() { grep -E "^Q4_K +gate_up 2x14336x4096 +T=1 .*pdl" $O/x/bw-$1.txt | head -1 | sed -E 's/.* ([0-9.]+) us pdl.*/\1/'; }
-bw main X=1; bw w8s "$W8"; bw w4s "$W4"; bw main2 X=1; snap
-if awk "BEGIN{exit !($(us w8s) <= $(us w4s))}"; then N=w8s; W="$W8"; else N=w4s; W="$W4"; fi; echo "faster: $N"
-if awk "BEGIN{exit !($(us $N) < $(us main) && $(us $N) < $(us main2))}"; then
+T="-bwtypes=Q4_K -bwtall=4"
+bw main X=1 $T; bw w8s "$W8" $T; bw w4s "$W4" $T; bw main2 X=1 $T; snap
+if awk "BEGIN{exit !($(gluus w8s) <= $(gluus w4s))}"; then N=w8s; W="$W8"; else N=w4s; W="$W4"; fi; echo "faster: $N"
+if awk "BEGIN{exit !($(gluus $N) < $(gluus main) && $(gluus $N) < $(gluus main2))}"; then
   q4km_start $B
   el "checks $N"; timeout 150 env $W $C -test.run TestCUDACheck -test.timeout 0 -checks quant -parts kernels > $O/x/chk-$N.txt 2>&1; echo "rc $?"
   grep -E "FAIL|rror" $O/x/chk-$N.txt | head -10; grep -A20 "^fused output" $O/x/chk-$N.txt | grep -E "glu|FAIL"; snap
