@@ -10,11 +10,12 @@
 #     arithmetic per stored token, so the same bits. Bandwidth table Q4_K, Q6_K, Q8_0 (T=5 rows),
 #     then for the better: -checks quant,fp8 -parts kernels, `generate` md5, cuda-bench Q4_K_M
 #     (verify k=4 / decode) and FP8 against main, two rounds.
-# carry/v1: cc.test.xz, rigscope-cuda.xz (main with seq2.patch's Go part: its mqwEntries; main's
-# embedded image), seq2.cubin.xz, tx.cubin.xz, txb.cubin.xz. Carry ["carry/v1"] after
-# `KEEP=s40 sh bench/cuda/aside.sh out`.
+# carry/v1: cc.test.xz (main with seq2.patch's Go part: its mqwEntries; main's embedded image),
+# seq2.cubin.xz, tx.cubin.xz, txb.cubin.xz; carry/rigscope-cuda.gz is main's default binary (the
+# suite's). Run through go.sh.
 . bench/cuda/call.sh; call_init v1
-unpack carry/v1 cc.test rigscope-cuda seq2.cubin tx.cubin txb.cubin; chmod -x /tmp/*.cubin
+unpack carry/v1 cc.test seq2.cubin tx.cubin txb.cubin; chmod -x /tmp/*.cubin
+gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
 q4km_start $B
 # (1)
