@@ -138,7 +138,7 @@ __device__ __forceinline__ void scale_min_pair(int p, unsigned s0, unsigned s1, 
 // MIN: b is used. BOTTOM: which of its one-token products load their
 // next unit at the loop's bottom (quant_mv.cu).
 struct QQ4K {
-  enum { BS = 256, BB = 144, MIN = 1, GS = 2, HI16 = 1, BOTTOM = 1 };
+  enum { BS = 256, BB = 144, MIN = 1, GS = 2, HI16 = 1, BOTTOM = 1, XPRE = 0 };
   static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + 4 * ((u & 7) >> 1) + (u & 1); }
   // Block: f16 d, f16 dmin, 12 bytes scales, 128 bytes qs; unit c (of 8)
   // is qs bytes [16c, 16c+16): low nibbles = sub-block 2(c/2), elements
@@ -172,7 +172,7 @@ struct QQ4K {
 };
 
 struct QQ5K {
-  enum { BS = 256, BB = 176, MIN = 1, GS = 2, HI16 = 0, BOTTOM = 2 };
+  enum { BS = 256, BB = 176, MIN = 1, GS = 2, HI16 = 0, BOTTOM = 2, XPRE = 0 };
   static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + 4 * ((u & 7) >> 1) + (u & 1); }
   // Block: d, dmin, 12 bytes scales, qh[32] (bit j of byte l: fifth bit of
   // element l of sub-block j), qs[128] as Q4_K's.
@@ -210,7 +210,7 @@ struct QQ5K {
 };
 
 struct QQ6K {
-  enum { BS = 256, BB = 210, MIN = 1, GS = 4, HI16 = 0, BOTTOM = 2 };
+  enum { BS = 256, BB = 210, MIN = 1, GS = 4, HI16 = 0, BOTTOM = 2, XPRE = 1 };
   static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + (u & 7) + 4 * ((u & 7) >> 2); }
   // Block: ql[128], qh[64], int8 scales[16], f16 d. Element n*128 + 32k +
   // l (n < 2, k < 4, l < 32) is ql[64n + l + 32(k%2)] nibble k/2, qh[32n +
@@ -262,7 +262,7 @@ struct QQ6K {
 };
 
 struct QQ40 {
-  enum { BS = 32, BB = 18, MIN = 1, GS = 1, HI16 = 1, BOTTOM = 2 };
+  enum { BS = 32, BB = 18, MIN = 1, GS = 1, HI16 = 1, BOTTOM = 2, XPRE = 0 };
   static __device__ __forceinline__ int grp(int u) { return 2 * u; }
   // Block: f16 d, qs[16]: element i = low nibble of qs[i], i+16 its high
   // nibble; weight d*(q-8). Unit = block.
@@ -295,7 +295,7 @@ struct QQ40 {
 };
 
 struct QQ80 {
-  enum { BS = 32, BB = 34, MIN = 0, GS = 1, HI16 = 0, BOTTOM = 0 };
+  enum { BS = 32, BB = 34, MIN = 0, GS = 1, HI16 = 0, BOTTOM = 0, XPRE = 1 };
   static __device__ __forceinline__ int grp(int u) { return 2 * u; }
   // Block: f16 d, int8 qs[32]; weight d*q. Unit = block.
   struct Raw { unsigned w[12]; int off; };  // the block: bytes [off, off+34) of the window

@@ -27,6 +27,21 @@ __device__ __forceinline__ void mq_load(const uint8_t* const (&rp)[NW][R], int u
 #pragma unroll
     for (int r = 0; r < R; r++) QT::load(rp[m][r], u, w[m][r]);
 }
+// mq_xload loads token t's activation for a unit whose groups are g0 and
+// g0 + GS (qx's layout: xq (T, G) int4, xm (T, G) float2).
+template <class QT>
+__device__ __forceinline__ void mq_xload(const int8_t* __restrict__ xq, const float2* __restrict__ xm, int G, int g0,
+                                         int t, int4& x0, int4& x1, float4& mm) {
+  const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
+  x0 = __ldg(xr);
+  x1 = __ldg(xr + QT::GS);
+  if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
+    mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
+  } else {
+    const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
+    mm = make_float4(m0.x, m0.y, m1.x, m1.y);
+  }
+}
 // mq_sumsq adds to ss[t] the sum of x[t]^2 (qx's per-32-block sums ssp,
 // (T, units)) for every token t < T: lane i takes blocks i, i+32, ...,
 // then an xor-tree, so every lane has the same sums in the same order.
@@ -60,7 +75,9 @@ __device__ __forceinline__ void mq_sumsq(float (&ss)[NT], const float* __restric
 // WB: warps per block (MV_WARPS but in the wide one-token variants, whose
 // blocks own a whole 32-row group: gpu/cuda Tuning.MQW); a row's sums do
 // not depend on it (finish_out adds the group's ks warps in order).
-template <class QT, int NT, bool GLU, bool NORM, int RV = 0, int BV = -1, int WB = MV_WARPS>
+// XP: XPRE may apply (below); off in the mixed stacks (mqn2), where the
+// Q6_K part's registers would be the Q4_K part's too.
+template <class QT, int NT, bool GLU, bool NORM, int RV = 0, int BV = -1, int WB = MV_WARPS, bool XP = true>
 __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const int8_t* __restrict__ xq,
                                         const float2* __restrict__ xm, const float* __restrict__ ssp, const void* w,
                                         const void* w2, int N, int K, int T, int mode, float eps, int ks, int act,
@@ -134,17 +151,41 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
         if (!BOTTOM) QT::load(rp[m][r], u, cur[m][r]);  // row by row, as before BOTTOM
         QT::dec(cur[m][r], u, wu[m][r]);
       }
+    // XPRE (the types with QT::XPRE, 2 to 5 tokens): every token's activation unit
+    // is loaded before the arithmetic (tokens past T load T-1's and are not
+    // summed), so the NT tokens' loads are in flight together; otherwise
+    // each token's loads wait behind its guard, an L1 round trip a token.
+    // Measured on an H100 (bench/cuda/results/s40, v1: T=5 with PDL, us):
+    // Q8_0 gate_up 88.0 -> 72.6, down 42.1 -> 37.5, output 357 -> 261;
+    // Q6_K gate_up 92.5 -> 73.8, down 40.3 -> 36.1, output 300 -> 278; wo
+    // about 1-3 us slower on both. Q4_K lost (gate_up 58.1 -> 66.9 at 145
+    // registers against 96), so it keeps the guarded loads, and so do the
+    // mixed stacks (mq_body's XP) and buckets 8 and 16 (150-255 registers,
+    // spilling at 16). cuda-bench (v3): a Q8_0 verify k=4 1.69x a decode
+    // step against 1.85x, Q4_K_M unchanged (2.02x), the decode the same.
+    constexpr bool PRE = XP && QT::XPRE && NT > 1 && NT <= 5;
+    int4 xa[PRE ? NT : 1], xb[PRE ? NT : 1];
+    float4 xmv[PRE ? NT : 1];
+    if constexpr (PRE) {
+#pragma unroll
+      for (int t = 0; t < NT; t++) mq_xload<QT>(xq, xm, G, g0, min(t, T - 1), xa[t], xb[t], xmv[t]);
+    }
 #pragma unroll
     for (int t = 0; t < NT; t++) {
       if (t < T) {
-        const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
-        const int4 x0 = __ldg(xr), x1 = __ldg(xr + QT::GS);
+        int4 x0, x1;
         float4 mm;
-        if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
-          mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
+        if constexpr (PRE) {
+          x0 = xa[t]; x1 = xb[t]; mm = xmv[t];
         } else {
-          const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
-          mm = make_float4(m0.x, m0.y, m1.x, m1.y);
+          const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
+          x0 = __ldg(xr), x1 = __ldg(xr + QT::GS);
+          if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
+            mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
+          } else {
+            const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
+            mm = make_float4(m0.x, m0.y, m1.x, m1.y);
+          }
         }
 #pragma unroll
         for (int m = 0; m < NW; m++)
@@ -322,11 +363,12 @@ MQ_MQ(q6k, QQ6K, 1, w16, 0, -1, 16)
       float* out, int ldo, const int8_t* xq, const float2* xm, const float* ssp, const void* wa, int Na, int ksa,  \
       int nba, const void* wb, int Nb, int ksb, int K, int T, float eps) {                                      \
     if ((int)blockIdx.x < nba)                                                                                   \
-      mq_body<QA, NT, false, true, RVA, BVA>(out, ldo, xq, xm, ssp, wa, 0, Na, K, T, 0, eps, ksa, 0, nullptr,     \
-                                             nullptr, nullptr, blockIdx.x);                                      \
+      mq_body<QA, NT, false, true, RVA, BVA, MV_WARPS, false>(out, ldo, xq, xm, ssp, wa, 0, Na, K, T, 0, eps,     \
+                                                             ksa, 0, nullptr, nullptr, nullptr, blockIdx.x);    \
     else                                                                                                         \
-      mq_body<QB, NT, false, true, RVB, BVB>(out + Na, ldo, xq, xm, ssp, wb, 0, Nb, K, T, 0, eps, ksb, 0,         \
-                                             nullptr, nullptr, nullptr, blockIdx.x - nba);                       \
+      mq_body<QB, NT, false, true, RVB, BVB, MV_WARPS, false>(out + Na, ldo, xq, xm, ssp, wb, 0, Nb, K, T, 0,     \
+                                                             eps, ksb, 0, nullptr, nullptr, nullptr,            \
+                                                             blockIdx.x - nba);                                  \
   }
 // The pairs, at T=1 with the default variants (gpu/cuda defaultMQV: Q6_K's
 // norm product on a slice of <= 2048 rows r2b, the others none).
