@@ -136,7 +136,9 @@ __device__ __forceinline__ void scale_min_pair(int p, unsigned s0, unsigned s1, 
 // group) of its first half, grp(u) + GS that of its second;
 // deq32(rp, c, o) writes elements [32c, 32c+32) as float (embedding rows).
 // MIN: b is used. BOTTOM: which of its one-token products load their
-// next unit at the loop's bottom (quant_mv.cu).
+// next unit at the loop's bottom (quant_mv.cu). XPRE: its products of 2 to
+// 5 tokens load every token's activation before the arithmetic (quant_mv.cu
+// mq_body; measured per type, bench/cuda/results/s40).
 struct QQ4K {
   enum { BS = 256, BB = 144, MIN = 1, GS = 2, HI16 = 1, BOTTOM = 1, XPRE = 0 };
   static __device__ __forceinline__ int grp(int u) { return 16 * (u >> 3) + 4 * ((u & 7) >> 1) + (u & 1); }
