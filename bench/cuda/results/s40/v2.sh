@@ -7,8 +7,10 @@
 # Q4_K_M (verify k=4 / decode), main and new alternating, two rounds.
 # carry/v2: cc.test.xz (v1's) and new.cubin.xz; carry/rigscope-cuda.gz (main's default binary).
 # Carry ["carry/v2", "carry/rigscope-cuda.gz"] after `KEEP=s40 sh bench/cuda/aside.sh out`.
-. bench/cuda/call.sh; call_init v2
-unpack carry/v2 cc.test new.cubin; chmod -x /tmp/new.cubin
+# CALL (default v2) names the call, its output and its carry folder (v3.sh runs this as v3).
+CALL=${CALL:-v2}
+. bench/cuda/call.sh; call_init $CALL
+unpack carry/$CALL cc.test new.cubin; chmod -x /tmp/new.cubin
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda; E=RIGSCOPE_CUDA_PTX=/tmp/new.cubin
 mkdir -p /tmp/q; Q8=/tmp/q/llama-8b.q8_0.gguf
