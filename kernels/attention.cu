@@ -65,6 +65,51 @@ template <int BYTES> struct KVRaw { typedef uint4 T; };
 template <> struct KVRaw<8> { typedef uint2 T; };
 
 #define ATT_WARPS 4
+
+// ATT_TRACE (measurement builds only, never the embedded images: nvcc
+// -DATT_TRACE; gpu/cuda check_attntrace_test.go reads it): thread 0 of
+// each block stamps its phases into att_trace[block] (the last launch's
+// survive): 0-2 globaltimer at the start, after pdl_wait and at the end;
+// 3-8 clock64 at the start, after pdl_wait, after the prologue (RoPE, the
+// new slots stored), after the chunks, after arrive_last, at the end; 9
+// flags (1 idle, 2 direct, 4 the merging block); 10 the SM.
+#ifdef ATT_TRACE
+__device__ unsigned long long att_trace[4096][12];
+__device__ __forceinline__ unsigned long long att_gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smid_now() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned long long* att_tr_row() {
+  const int b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  return att_trace[b < 4096 ? b : 4095];
+}
+#define ATT_TR(i) (threadIdx.x == 0 ? (void)(att_tr_row()[i] = clock64()) : (void)0)
+#define ATT_TRG(i) (threadIdx.x == 0 ? (void)(att_tr_row()[i] = att_gtime()) : (void)0)
+#define ATT_TRF(f) (threadIdx.x == 0 ? (void)(att_tr_row()[9] |= (f)) : (void)0)
+#define ATT_TREND() (ATT_TR(8), ATT_TRG(2))
+__device__ __forceinline__ void att_tr_start() {
+  if (threadIdx.x != 0) return;
+  unsigned long long* r = att_tr_row();
+  for (int i = 0; i < 12; i++) r[i] = 0;
+  r[10] = smid_now();
+  r[0] = att_gtime();
+  r[3] = clock64();
+}
+#define ATT_TRSTART() att_tr_start()
+#else
+#define ATT_TR(i) ((void)0)
+#define ATT_TRG(i) ((void)0)
+#define ATT_TRF(f) ((void)0)
+#define ATT_TREND() ((void)0)
+#define ATT_TRSTART() ((void)0)
+#endif
+
 #ifndef ATT_KV_DEPTH  // bf16 chunks in flight below head dim 256 (measurement builds may set 1 or 2)
 #define ATT_KV_DEPTH 3
 #endif
@@ -228,6 +273,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
   auto& qinv = sm.qinv;  // qkn: 1/rms of each query row, of each new key row
   auto& kinv = sm.kinv;
   int& last = sm.last;
+  ATT_TRSTART();
   const int h = blockIdx.x, s = blockIdx.y, S = gridDim.y, rg = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int T = st->T, base = st->base, G = hq / hk, R = G * T;
@@ -264,6 +310,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
   for (int u = 0; u < DEPTH; u++)
     if (u < n0) load_chunk(ch[u], u);  // cached slots: written by earlier steps
   pdl_wait();
+  ATT_TRG(1), ATT_TR(4);
 #ifdef ATT_EMPTY  // measurement builds (bench/cuda/variants.sh): what the parts cost
   pdl_trigger();
   return;
@@ -369,6 +416,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
   }
 #endif
   __syncthreads();
+  ATT_TR(5);
 #ifdef ATT_ONLYPRO
   pdl_trigger();
   return;
@@ -450,6 +498,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
     }
   }
 
+  ATT_TR(6);
   pdl_trigger();
   const long rows = (long)G * MAXT;  // partial rows per KV head
   if (S == 1) {
@@ -464,6 +513,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
         if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
       }
     }
+    ATT_TRF(2), ATT_TREND();
     return;
   }
 #pragma unroll
@@ -480,7 +530,11 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
 #ifdef ATT_NOMERGE
   return;
 #endif
-  if (!arrive_last(&cnt[h * gridDim.z + rg], S, last)) return;
+  if (!arrive_last(&cnt[h * gridDim.z + rg], S, last)) {
+    ATT_TREND();
+    return;
+  }
+  ATT_TR(7), ATT_TRF(4);
   // Merge the splits that saw slots, [0, active) and S-1: lane q holds
   // split q's max and sum (S <= 32). Warp w merges rows w + 4i (i < RPW),
   // each batch of loads for all its rows at once.
@@ -535,6 +589,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
     }
   }
   if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
+  ATT_TREND();
 }
 
 #include "attn_fixed.cu"

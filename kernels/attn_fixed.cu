@@ -71,6 +71,7 @@
 
 #include "attn_partials.cu"
 
+
 template <int HD, int RPW, bool EXT, typename KT, bool ONE = false, bool CHAIN = false>
 __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl,
                                            float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc, KT* Vc,
@@ -84,6 +85,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   auto& buf = sm.buf;
   const int h = blockIdx.x, s = blockIdx.y, S = gridDim.y, rg = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  ATT_TRSTART();
   const int T = ONE ? 1 : st->T, base = st->base, G = hq / hk, R = G * T;
   const int r0 = rg * RB, rn = min(RB, R - r0);
   const int width = hk * HD;
@@ -120,6 +122,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
   if (nc == 0) {
     if (direct) return;
     pdl_wait();
+    ATT_TRG(1), ATT_TR(4), ATT_TRF(1);
     goto merge;  // an idle block still counts as finished
   }
   {
@@ -136,6 +139,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
     for (int u = 0; u < DEPTH; u++)
       if (u < n0) load_chunk(ch[u], u, true);
     pdl_wait();
+    ATT_TRG(1), ATT_TR(4);
 
     constexpr int NT = ATT_WARPS * 32, RQ = (RB * HALF + NT - 1) / NT, KB = 4;
     if (!CHAIN && tail) {  // anc: which new token row t sees at position base+v
@@ -256,6 +260,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
       }
     }
     __syncthreads();  // stores, anc, qs
+    ATT_TR(5);
 
     const bool ident = ONE || CHAIN || !tail || sm.ident;
     // The pipelined loop takes the one-pass subchunks [0, n1); with a tree
@@ -451,6 +456,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
           }
         }
     }
+    ATT_TR(6);
     pdl_trigger();
     if (direct) {
 #pragma unroll
@@ -464,11 +470,16 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
           if (HD >= 32 && qo) att_quant<EPL>(qo, hq * HD, r / G, (h * G + r % G) * HD + lane * EPL, v, lane);
         }
       }
+      ATT_TRF(2), ATT_TREND();
       return;
     }
   }
 merge:
-  if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last)) return;
+  if (!arrive_last(&cnt[h * gridDim.z + rg], S, sm.last)) {
+    ATT_TREND();
+    return;
+  }
+  ATT_TR(7), ATT_TRF(4);
   // The flat merge below runs over columns [cA, cZ) from column off: the
   // chunks, or with a grouped plan whose blocks took whole groups the
   // groups' columns. With a grouped plan and fewer chunks than blocks the
@@ -518,6 +529,7 @@ merge:
       }
     }
     if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
+    ATT_TREND();
     return;
   }
   {
@@ -605,5 +617,6 @@ merge:
       }
     }
     if (threadIdx.x == 0) cnt[h * gridDim.z + rg] = 0;
+    ATT_TREND();
   }
 }

@@ -71,7 +71,8 @@ const (
 )
 
 // runKVChecks runs the checks of want among pfkernels (the prefill
-// kernels alone; -checks prefill runs them too), kv and kvbench.
+// kernels alone; -checks prefill runs them too), kv, kvbench and
+// attntrace.
 func runKVChecks(ctx context.Context, d *Device, models string, want map[string]bool, stdout io.Writer) []error {
 	var errs []error
 	if want["pfkernels"] && !want["prefill"] {
@@ -91,6 +92,11 @@ func runKVChecks(ctx context.Context, d *Device, models string, want map[string]
 	}
 	if want["kvbench"] {
 		if err := checkKVBench(ctx, d, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if want["attntrace"] {
+		if err := checkAttnTrace(ctx, d, stdout); err != nil {
 			errs = append(errs, err)
 		}
 	}

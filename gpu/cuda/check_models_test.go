@@ -39,7 +39,7 @@ type refPrompts struct {
 // float64, the target against the CPU engine and the references on the
 // gocoder fixtures, TP on one GPU, EAGLE-3 features and acceptance.
 // checkNames are the checks -checks can name (runCUDACheck runs them).
-var checkNames = []string{"kernels", "models", "eagle", "eaglehost", "eagleprof", "ahead", "eagletree", "head8b", "headknobs", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "fp8", "sample", "rates", "nccl", "runlog"}
+var checkNames = []string{"kernels", "models", "eagle", "eaglehost", "eagleprof", "ahead", "eagletree", "head8b", "headknobs", "tp", "allreduce", "quant", "arch", "moe", "presets", "prefill", "cublas", "pfkernels", "kv", "kvbench", "attntrace", "fp8", "sample", "rates", "nccl", "runlog"}
 
 var (
 	checkModelsDir = flag.String("models", "../../../shared/models", "folder with the gocoder fixtures and reference-public.json")
@@ -159,7 +159,7 @@ func runCUDACheck(ctx context.Context, models, checks, head string, stdout io.Wr
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...)    // pfkernels, kv, kvbench (check_kv_test.go)
+	errs = append(errs, runKVChecks(ctx, d, models, want, stdout)...)    // pfkernels, kv, kvbench, attntrace (check_kv_test.go)
 	errs = append(errs, runSampleCheck(ctx, d, models, want, stdout)...) // sample (check_sample_test.go)
 	if want["eagletree"] {
 		if err := checkEagleTree(ctx, d, models, head, stdout); err != nil { // check_eagletree_test.go
