@@ -72,9 +72,14 @@ template <> struct KVRaw<8> { typedef uint2 T; };
 // survive): 0-2 globaltimer at the start, after pdl_wait and at the end;
 // 3-8 clock64 at the start, after pdl_wait, after the prologue (RoPE, the
 // new slots stored), after the chunks, after arrive_last, at the end; 9
-// flags (1 idle, 2 direct, 4 the merging block); 10 the SM.
+// flags (1 idle, 2 direct, 4 the merging block); 10 the SM; attn_fixed's
+// first subchunk: 11-17 clock64 before K's put, after it, after the
+// scores, after the softmax update, after V's put, after the V products,
+// after the flush; its grouped merge: 18 after the max, 19-22 after each
+// of the first 4 groups; its prologue: 24 after the query rows' RoPE, 25
+// after the new slots' stores.
 #ifdef ATT_TRACE
-__device__ unsigned long long att_trace[4096][12];
+__device__ unsigned long long att_trace[4096][32];
 __device__ __forceinline__ unsigned long long att_gtime() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -96,7 +101,7 @@ __device__ __forceinline__ unsigned long long* att_tr_row() {
 __device__ __forceinline__ void att_tr_start() {
   if (threadIdx.x != 0) return;
   unsigned long long* r = att_tr_row();
-  for (int i = 0; i < 12; i++) r[i] = 0;
+  for (int i = 0; i < 32; i++) r[i] = 0;
   r[10] = smid_now();
   r[0] = att_gtime();
   r[3] = clock64();

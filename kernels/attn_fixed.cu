@@ -215,6 +215,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
         }
       }
     }
+    ATT_TR(24);
     if (tail) {  // every new slot, rotated and stored (as attn_body's last split)
       for (int i0 = 0; i0 < T * HALF; i0 += KB * NT) {
         float ka[KB], kb2[KB], va[KB], vb[KB], c[KB], sv[KB], bk[KB][4], wk[KB][2];
@@ -259,6 +260,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
         }
       }
     }
+    ATT_TR(25);
     __syncthreads();  // stores, anc, qs
     ATT_TR(5);
 
@@ -345,8 +347,10 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
         const int c = cd + u;
         if (c >= n1) break;  // block-uniform
         __syncthreads();     // the previous chunk's V reads are done
+        if (c == 0) ATT_TR(11);
         ch[u].put(buf, false);
         __syncthreads();
+        if (c == 0) ATT_TR(12);
         float sc[RPW];
 #pragma unroll
         for (int i = 0; i < RPW; i++) sc[i] = 0.f;
@@ -359,10 +363,13 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
             sc[i] = fmaf(k4.x, q4.x, fmaf(k4.y, q4.y, fmaf(k4.z, q4.z, fmaf(k4.w, q4.w, sc[i]))));
           }
         }
+        if (c == 0) ATT_TR(13);
         update(sc, lo + 32 * c);
+        if (c == 0) ATT_TR(14);
         __syncthreads();  // K reads are done
         ch[u].put(buf, true);
         __syncthreads();
+        if (c == 0) ATT_TR(15);
         if (c + DEPTH < n1) load_chunk(ch[u], c + DEPTH, ident);
 #pragma unroll 4
         for (int jj = 0; jj < 32; jj++) {
@@ -375,7 +382,9 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
             for (int e = 0; e < EPL; e++) acc[i].v[e] = fmaf(pj, vv.v[e], acc[i].v[e]);
           }
         }
+        if (c == 0) ATT_TR(16);
         flush(c);
+        if (c == 0) ATT_TR(17);
       }
     }
     // put_rows: rows [j, j+n) of the cache C (K or V), widened, into buf
@@ -500,6 +509,7 @@ merge:
       float M = k0 + lane < k1 ? __ldcg(pm + b + k0 + lane) : -INFINITY;  // nk <= S <= 32 chunks
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+      if (i == 0) ATT_TR(18);
       float d = 0.f, num[EPL];
 #pragma unroll
       for (int e = 0; e < EPL; e++) num[e] = -0.f;
@@ -517,6 +527,7 @@ merge:
         if ((g & 31) == lane) d = fmaf(f, lg, d);
 #pragma unroll
         for (int e = 0; e < EPL; e++) num[e] = fmaf(f, ag[e], num[e]);
+        if (i == 0 && g - g0 < 4) ATT_TR(19 + g - g0);
       }
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);

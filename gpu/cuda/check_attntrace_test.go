@@ -26,7 +26,7 @@ import (
 // time went, for a few steps.
 
 // attnTraceSlots is att_trace's row (kernels/attention.cu).
-const attnTraceSlots = 12
+const attnTraceSlots = 32
 
 // checkAttnTrace runs the trace; an image without att_trace is refused
 // with how to build one.
@@ -131,6 +131,23 @@ func attnTraceReport(w io.Writer, rows [][attnTraceSlots]uint64, all bool) {
 		}
 	}
 	slices.Sort(totals)
+	// The fixed chunks' sub-phases (0 where the plan has none): the
+	// prologue's query RoPE and new-slot stores; the first subchunk's put
+	// of K, scores, update, put of V, V products, flush; the grouped
+	// merge's max and first 4 groups.
+	sub := func(r [attnTraceSlots]uint64) string {
+		return fmt.Sprintf("rope %d, stores %d, sync %d | pre %d, put K %d, scores %d, update %d, put V %d, V %d, flush %d | max %d, groups %d %d %d %d",
+			ph(r, 4, 24), ph(r, 24, 25), ph(r, 25, 5), ph(r, 5, 11), ph(r, 11, 12), ph(r, 12, 13), ph(r, 13, 14), ph(r, 14, 15), ph(r, 15, 16), ph(r, 16, 17),
+			ph(r, 7, 18), ph(r, 18, 19), ph(r, 19, 20), ph(r, 20, 21), ph(r, 21, 22))
+	}
+	if all {
+		for i, r := range rows {
+			if r[0] != 0 && r[11] != 0 {
+				fmt.Fprintf(w, "  block %d (flags %d): %s\n", i, r[9], sub(r))
+			}
+		}
+	}
+	fmt.Fprintf(w, "merging block's sub-phases: %s\n", sub(merger))
 	fmt.Fprintf(w, "launch: first start to last end %d ns, first pdl return to last end %d ns; blocks' cycles after pdl: median %d, max %d; merging block (sm %d): pdl %d, pro %d, chunks %d, arrive %d, merge %d cycles, end at %d ns\n",
 		gEnd-g0, int64(gEnd)-int64(gp), totals[len(totals)/2], totals[len(totals)-1], merger[10],
 		ph(merger, 3, 4), ph(merger, 4, 5), ph(merger, 5, 6), ph(merger, 6, 7), ph(merger, 7, 8), rel(merger[2]))
