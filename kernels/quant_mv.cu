@@ -178,14 +178,7 @@ __device__ __forceinline__ void mq_body(float* __restrict__ out, int ldo, const 
         if constexpr (PRE) {
           x0 = xa[t]; x1 = xb[t]; mm = xmv[t];
         } else {
-          const int4* xr = reinterpret_cast<const int4*>(xq) + (long)t * G + g0;
-          x0 = __ldg(xr), x1 = __ldg(xr + QT::GS);
-          if (QT::GS == 1) {  // adjacent: one 16-byte load (g0 even)
-            mm = __ldg(reinterpret_cast<const float4*>(xm + (long)t * G + g0));
-          } else {
-            const float2 m0 = __ldg(xm + (long)t * G + g0), m1 = __ldg(xm + (long)t * G + g0 + QT::GS);
-            mm = make_float4(m0.x, m0.y, m1.x, m1.y);
-          }
+          mq_xload<QT>(xq, xm, G, g0, t, x0, x1, mm);
         }
 #pragma unroll
         for (int m = 0; m < NW; m++)
