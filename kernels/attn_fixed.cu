@@ -71,7 +71,6 @@
 
 #include "attn_partials.cu"
 
-
 template <int HD, int RPW, bool EXT, typename KT, bool ONE = false, bool CHAIN = false>
 __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, float* out, float* pm, float* pl,
                                            float* pacc, unsigned* cnt, const float* qkv, int ldq, KT* Kc, KT* Vc,
