@@ -11,8 +11,6 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
-
-	"rigscope/engine/model"
 )
 
 // The attention trace (-checks attntrace, a measurement: it needs an image
@@ -35,22 +33,14 @@ func checkAttnTrace(ctx context.Context, d *Device, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cuda-check: attntrace: the kernel image has no att_trace (build one with nvcc -DATT_TRACE and load it through RIGSCOPE_CUDA_PTX): %v", err)
 	}
-	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
-		NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
+	cfg := kvBenchConfig
 	t, err := loadSyntheticKV(d, cfg, 1, 1024, 1, kvBF16)
 	if err != nil {
 		return fmt.Errorf("cuda-check: attntrace: %w", err)
 	}
 	defer t.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for t.Len() < 511 {
-		b := make([]int32, min(MaxTokens, 511-t.Len()))
-		for i := range b {
-			b[i] = int32(rng.IntN(cfg.Vocab))
-		}
-		if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
-			return fmt.Errorf("cuda-check: attntrace fill: %w", err)
-		}
+	if err := fillRandom(ctx, t, 511, rand.New(rand.NewPCG(1, 2))); err != nil {
+		return fmt.Errorf("cuda-check: attntrace fill: %w", err)
 	}
 	def := kvRowPlan{t.ap.chunk, t.ap.group, t.ap.one}
 	rows := make([][attnTraceSlots]uint64, size/(8*attnTraceSlots))

@@ -323,8 +323,7 @@ var kvBenchPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32,
 // clocks; medians of 5 repeats of 50 steps after one warm-up. First it
 // checks the batch invariance on this shape (kvInvariance).
 func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
-	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
-		NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
+	cfg := kvBenchConfig
 	ctxs := []int{512, 4096}
 	ts := map[kvFormat]*Target{}
 	for _, f := range kvFormats {
@@ -351,15 +350,8 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range ctxs {
 		for _, f := range kvFormats { // fill both caches to n-1 positions
-			t := ts[f]
-			for t.Len() < n-1 {
-				b := make([]int32, min(MaxTokens, n-1-t.Len()))
-				for i := range b {
-					b[i] = int32(rng.IntN(cfg.Vocab))
-				}
-				if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
-					return fmt.Errorf("cuda-check: kvbench %s fill: %w", f, err)
-				}
+			if err := fillRandom(ctx, ts[f], n-1, rng); err != nil {
+				return fmt.Errorf("cuda-check: kvbench %s fill: %w", f, err)
 			}
 		}
 		times := map[kvFormat]map[kvRowPlan][]float64{}
@@ -416,6 +408,26 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	}
 	if len(fails) > 0 {
 		return fmt.Errorf("cuda-check: kvbench: %s", strings.Join(fails, "; "))
+	}
+	return nil
+}
+
+// kvBenchConfig is the llama-8b shape the attention's timings use
+// (checkKVBench, checkAttnTrace).
+var kvBenchConfig = model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
+	NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
+
+// fillRandom runs t's cache up to n positions with random tokens,
+// MaxTokens a forward.
+func fillRandom(ctx context.Context, t *Target, n int, rng *rand.Rand) error {
+	for t.Len() < n {
+		b := make([]int32, min(MaxTokens, n-t.Len()))
+		for i := range b {
+			b[i] = int32(rng.IntN(t.cfg.Vocab))
+		}
+		if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
