@@ -33,7 +33,7 @@ func checkAttnTrace(ctx context.Context, d *Device, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cuda-check: attntrace: the kernel image has no att_trace (build one with nvcc -DATT_TRACE and load it through RIGSCOPE_CUDA_PTX): %v", err)
 	}
-	cfg := kvBenchConfig
+	cfg := llama8bConfig
 	t, err := loadSyntheticKV(d, cfg, 1, 1024, 1, kvBF16)
 	if err != nil {
 		return fmt.Errorf("cuda-check: attntrace: %w", err)

@@ -203,8 +203,7 @@ func checkHeadTiming(ctx context.Context, d *Device, models, head string, stdout
 // llama-8b target, both on the device, host time per call.
 func checkHead8B(ctx context.Context, d *Device, stdout io.Writer) error {
 	const reps, ctxLen = 50, 1024
-	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
-		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
+	cfg := llama8bConfig
 	t, err := LoadSynthetic(d, cfg, ctxLen, 1)
 	if err != nil {
 		return err

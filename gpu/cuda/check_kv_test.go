@@ -323,7 +323,7 @@ var kvBenchPlans = []kvRowPlan{{0, 1, false}, {32, 1, true}, {32, 4, true}, {32,
 // clocks; medians of 5 repeats of 50 steps after one warm-up. First it
 // checks the batch invariance on this shape (kvInvariance).
 func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
-	cfg := kvBenchConfig
+	cfg := llama8bConfig
 	ctxs := []int{512, 4096}
 	ts := map[kvFormat]*Target{}
 	for _, f := range kvFormats {
@@ -411,11 +411,6 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	}
 	return nil
 }
-
-// kvBenchConfig is the llama-8b shape the attention's timings use
-// (checkKVBench, checkAttnTrace).
-var kvBenchConfig = model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
-	NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
 
 // fillRandom runs t's cache up to n positions with random tokens,
 // MaxTokens a forward.

@@ -16,7 +16,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"rigscope/engine/model"
 	"rigscope/engine/tensor"
 )
 
@@ -200,8 +199,7 @@ func checkCublasModel(ctx context.Context, d *Device, models string, stdout io.W
 // agree; rel above 0.1 or NaN fails) and breaks the cuBLAS prefill of 512
 // tokens down by kind.
 func checkCublas8B(ctx context.Context, d *Device, stdout io.Writer) error {
-	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
-		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
+	cfg := llama8bConfig
 	t, err := LoadSynthetic(d, cfg, 4096, 1)
 	if err != nil {
 		return fmt.Errorf("cuda-check: cublas 8B: %w", err)

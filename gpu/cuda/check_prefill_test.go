@@ -244,8 +244,7 @@ func prefillFeatures(ctx context.Context, t *Target, prompt []int32, stdout io.W
 // NaN fails), and breaks prefills of 512 and 2048 tokens down by kernel
 // kind.
 func checkPrefill8B(ctx context.Context, d *Device, stdout io.Writer, fa bool) error {
-	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
-		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
+	cfg := llama8bConfig
 	t, err := LoadSynthetic(d, cfg, 4096, 1)
 	if err != nil {
 		return fmt.Errorf("cuda-check: prefill 8B: %w", err)

@@ -427,8 +427,7 @@ func sampleGenerate(ctx context.Context, d *Device, models string, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	cfg := model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336,
-		Vocab: 128256, MaxSeq: 8192, NormEps: 1e-5, RopeTheta: 500000}
+	cfg := llama8bConfig
 	big, err := LoadSynthetic(d, cfg, 1024, 1)
 	if err != nil {
 		return err

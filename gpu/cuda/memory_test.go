@@ -9,9 +9,13 @@ import (
 	"rigscope/engine/model"
 )
 
-// kvTestConfig is the llama-8b shape with a 128k trained context.
-var kvTestConfig = model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
-	NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 131072}
+// llama8bConfig is the Llama 3.1 8B shape the GPU checks and timings load
+// with synthetic weights (LoadSynthetic).
+var llama8bConfig = model.Config{Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256,
+	NormEps: 1e-5, RopeTheta: 500000, RopeLayout: model.RopeHalf, MaxSeq: 8192}
+
+// kvTestConfig is llama8bConfig with its 128k trained context.
+var kvTestConfig = func() model.Config { c := llama8bConfig; c.MaxSeq = 131072; return c }()
 
 // A bf16 cache counts 2 bytes a value: half float32's cache, the rest of
 // the run state unchanged, so about twice the context fits a budget.
