@@ -4,7 +4,7 @@
 # to /tmp/rigscope-aside, so the tree the call copies stays small (the 64 MiB limit appears to count disk
 # blocks: about 1,800 small files take 6 MiB); `sh bench/cuda/aside.sh in` puts them back.
 # bench/cuda/call.sh, results/$KEEP (default: the newest results folder) and carry/ stay: to run
-# an older session's script, name its folder (`KEEP=s34 sh bench/cuda/aside.sh out`).
+# older sessions' scripts, name their folders (`KEEP="s34 s41" sh bench/cuda/aside.sh out`).
 set -eu
 cd "$(dirname "$0")/../.."
 A=/tmp/rigscope-aside
@@ -14,9 +14,11 @@ out)
 	[ ! -e "$A" ] || { echo "aside: $A exists (run 'in' first)" >&2; exit 1; }
 	mkdir -p "$A/results" "$A/kernels"
 	mv kernels/*.gz "$A/kernels/"
-	for d in bench/cuda/results/*; do [ "$(basename "$d")" = "$KEEP" ] || mv "$d" "$A/results/"; done
+	for d in bench/cuda/results/*; do
+		case " $KEEP " in *" $(basename "$d") "*) ;; *) mv "$d" "$A/results/" ;; esac
+	done
 	for d in engine ui internal third_party gpu assets; do [ ! -e "$d" ] || mv "$d" "$A/"; done
-	echo "aside: moved out (kept results/$KEEP)" ;;
+	echo "aside: moved out (kept results: $KEEP)" ;;
 in)
 	[ -d "$A" ] || { echo "aside: nothing in $A" >&2; exit 1; }
 	mv "$A"/kernels/* kernels/
@@ -25,5 +27,5 @@ in)
 	rmdir "$A/kernels" "$A/results" "$A"
 	git status --short | head ;;
 *)
-	echo "usage: [KEEP=sN] sh bench/cuda/aside.sh out|in (KEEP: the results folder to keep, default the newest)" >&2; exit 2 ;;
+	echo "usage: [KEEP=sN] sh bench/cuda/aside.sh out|in (KEEP: the results folders to keep, separated by spaces; default the newest)" >&2; exit 2 ;;
 esac
