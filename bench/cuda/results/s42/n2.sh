@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 42, call n2: (a) sp, the fixed chunks' scores with K read once a block (sp.patch: a
+# Session 42, call n2 (about 4 minutes; ncu only if under 330 s by then): (a) sp, the fixed chunks' scores with K read once a block (sp.patch: a
 # thread takes one slot for 4 query rows, so a warp's load reads 8 K rows instead of 32; the
 # same fmaf chain per (row, slot), so the bits must be main's), against main: the attention
 # trace (tr.cubin, sptr.cubin: -DATT_TRACE), -checks kernels,kv with sp.cubin, cuda-bench on the
@@ -12,16 +12,22 @@
 unpack carry/t5 cc.test tr.cubin sp.cubin sptr.cubin; chmod -x /tmp/*.cubin
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
+q4km_start $B
+el "checks sp"
+timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/sp.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-sp.txt 2>&1; echo "rc $?"
+grep -cE " ok" $O/x/chk-sp.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-sp.txt | head -24; snap
+q4km_wait
+for r in 1 2; do el "q4_k_m round $r"
+  cb main X=1 "--model $F" $r; cb sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin "--model $F" $r; snap
+done
+el "generate"; gen main X=1; gen sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin
 for v in tr sptr; do el "trace $v"
   timeout 60 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks attntrace > $O/trace-$v.txt 2>&1; echo "rc $?"
   grep -E "^(launch:|merging)|FAIL|rror" $O/trace-$v.txt | head -10
 done
-el "checks sp"
-timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/sp.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-sp.txt 2>&1; echo "rc $?"
-grep -cE " ok" $O/x/chk-sp.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-sp.txt | head -24; snap
-q4km_start $B
-el ncu
-timeout 200 ncu --cache-control none --clock-control none -k 'regex:^attn_128_1_kb_t1$' --launch-skip 64 -c 1 \
+snap
+left 330 && { el ncu
+timeout 150 ncu --cache-control none --clock-control none -k 'regex:^attn_128_1_kb_t1$' --launch-skip 64 -c 1 \
   --warp-sampling-interval 0 --section WarpStateStats --section SourceCounters \
   --import-source no -o $O/x/attn $B cuda-bench --shapes llama-8b --steps 3 > $O/x/ncu-run.txt 2>&1; echo "rc $?"
 tail -3 $O/x/ncu-run.txt
@@ -29,10 +35,5 @@ ncu -i $O/x/attn.ncu-rep --page source --csv --print-source sass > $O/x/sass.csv
 wc -l $O/x/sass.csv; head -2 $O/x/sass.csv | cut -c1-400
 ncu -i $O/x/attn.ncu-rep --page details > $O/x/details.txt 2>&1
 grep -iE "Duration|Warp Cycles Per|Stall|No Instruction" $O/x/details.txt | head -20
-gzip $O/x/sass.csv; snap
-q4km_wait
-for r in 1 2; do left 480 || break; el "q4_k_m round $r"
-  cb main X=1 "--model $F" $r; cb sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin "--model $F" $r; snap
-done
-left 540 && { el "generate"; gen main X=1; gen sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin; }
+gzip $O/x/sass.csv; }
 el end; snap
