@@ -1,0 +1,12 @@
+#!/bin/bash
+# Session 42 (for the next session): n2.sh first on any card; on an H200 the next call on the
+# warm machine (marker /tmp/s42-n2) runs the owed suite, TYPES q4_k_m q8_0.
+# Carry ["carry/t5", "carry/rigscope-cuda.gz", "carry/llamacpp-cuda"] after
+# `KEEP=s42 sh bench/cuda/aside.sh out`.
+n=$(nvidia-smi --query-gpu=name --format=csv,noheader)
+if [[ "$n" == *H200* && -f /tmp/s42-n2 ]]; then
+  echo "$n: the suite"; export BW=4.6e12
+  TYPES="q4_k_m q8_0" sh bench/cuda/suite.sh
+else
+  touch /tmp/s42-n2; bash bench/cuda/results/s42/n2.sh
+fi
