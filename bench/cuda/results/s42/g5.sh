@@ -1,8 +1,9 @@
 #!/bin/bash
 # Session 42 (for the next session): n2.sh first on any card; on an H200 the next call on the
 # warm machine (marker /tmp/s42-n2) runs the owed suite, TYPES q4_k_m q8_0.
-# Carry ["carry/t5", "carry/rigscope-cuda.gz", "carry/llamacpp-cuda"] after
-# `KEEP=s42 sh bench/cuda/aside.sh out`.
+# After `KEEP=s42 sh bench/cuda/aside.sh out`: carry ["carry/t5", "carry/rigscope-cuda.gz"] for the
+# first call, ["carry/rigscope-cuda.gz", "carry/llamacpp-cuda"] for the second (all three together
+# come near the 64 MiB limit).
 n=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 if [[ "$n" == *H200* && -f /tmp/s42-n2 ]]; then
   echo "$n: the suite"; export BW=4.6e12
