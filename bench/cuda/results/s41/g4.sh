@@ -3,10 +3,4 @@
 # next call on the warm machine (marker /tmp/s41-t4) runs the owed suite, TYPES q4_k_m q8_0.
 # Carry ["carry/t4", "carry/rigscope-cuda.gz", "carry/llamacpp-cuda"] after
 # `KEEP=s41 sh bench/cuda/aside.sh out`.
-n=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-if [[ "$n" == *H200* && -f /tmp/s41-t4 ]]; then
-  echo "$n: the suite"; export BW=4.6e12
-  TYPES="q4_k_m q8_0" sh bench/cuda/suite.sh
-else
-  touch /tmp/s41-t4; bash bench/cuda/results/s41/t4.sh
-fi
+. bench/cuda/call.sh; then_suite /tmp/s41-t4 bench/cuda/results/s41/t4.sh

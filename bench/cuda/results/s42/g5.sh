@@ -4,10 +4,4 @@
 # After `KEEP=s42 sh bench/cuda/aside.sh out`: carry ["carry/t5", "carry/rigscope-cuda.gz"] for the
 # first call, ["carry/rigscope-cuda.gz", "carry/llamacpp-cuda"] for the second (all three together
 # come near the 64 MiB limit).
-n=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-if [[ "$n" == *H200* && -f /tmp/s42-n2 ]]; then
-  echo "$n: the suite"; export BW=4.6e12
-  TYPES="q4_k_m q8_0" sh bench/cuda/suite.sh
-else
-  touch /tmp/s42-n2; bash bench/cuda/results/s42/n2.sh
-fi
+. bench/cuda/call.sh; then_suite /tmp/s42-n2 bench/cuda/results/s42/n2.sh
