@@ -3,12 +3,16 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"rigscope/engine/model"
 )
 
 // Bandwidth measures, on n bytes (medians of 10 after a warm-up), a
@@ -235,4 +239,20 @@ func (t *Target) TimeSteps(on bool) (float64, error) {
 		t.timer = s
 	}
 	return mean, nil
+}
+
+// FillRandom runs t's cache up to n positions with tokens drawn from
+// rng, MaxTokens a forward: the context a benchmark or a check decodes
+// against.
+func FillRandom(ctx context.Context, t *Target, n int, rng *rand.Rand) error {
+	for t.Len() < n {
+		b := make([]int32, min(MaxTokens, n-t.Len()))
+		for i := range b {
+			b[i] = int32(rng.IntN(t.cfg.Vocab))
+		}
+		if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ func checkAttnTrace(ctx context.Context, d *Device, stdout io.Writer) error {
 		return fmt.Errorf("cuda-check: attntrace: %w", err)
 	}
 	defer t.Close()
-	if err := fillRandom(ctx, t, 511, rand.New(rand.NewPCG(1, 2))); err != nil {
+	if err := FillRandom(ctx, t, 511, rand.New(rand.NewPCG(1, 2))); err != nil {
 		return fmt.Errorf("cuda-check: attntrace fill: %w", err)
 	}
 	def := kvRowPlan{t.ap.chunk, t.ap.group, t.ap.one}

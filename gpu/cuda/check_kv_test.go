@@ -350,7 +350,7 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range ctxs {
 		for _, f := range kvFormats { // fill both caches to n-1 positions
-			if err := fillRandom(ctx, ts[f], n-1, rng); err != nil {
+			if err := FillRandom(ctx, ts[f], n-1, rng); err != nil {
 				return fmt.Errorf("cuda-check: kvbench %s fill: %w", f, err)
 			}
 		}
@@ -408,21 +408,6 @@ func checkKVBench(ctx context.Context, d *Device, stdout io.Writer) error {
 	}
 	if len(fails) > 0 {
 		return fmt.Errorf("cuda-check: kvbench: %s", strings.Join(fails, "; "))
-	}
-	return nil
-}
-
-// fillRandom runs t's cache up to n positions with random tokens,
-// MaxTokens a forward.
-func fillRandom(ctx context.Context, t *Target, n int, rng *rand.Rand) error {
-	for t.Len() < n {
-		b := make([]int32, min(MaxTokens, n-t.Len()))
-		for i := range b {
-			b[i] = int32(rng.IntN(t.cfg.Vocab))
-		}
-		if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -116,18 +116,11 @@ func runCUDABench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if err != nil {
 				return err
 			}
-			// Fill the cache to ctx-1 positions with 16-token chunks.
+			// Fill the cache to ctx-1 positions, MaxTokens a forward.
 			rng := rand.New(rand.NewPCG(1, 2))
 			tok := func() int32 { return int32(rng.IntN(cfg.Vocab)) }
-			for t.Len() < *ctxLen-1 {
-				n := min(cuda.MaxTokens, *ctxLen-1-t.Len())
-				b := make([]int32, n)
-				for i := range b {
-					b[i] = tok()
-				}
-				if _, err := t.Forward(ctx, model.Batch{Tokens: b, Logits: model.LogitsNone}); err != nil {
-					return err
-				}
+			if err := cuda.FillRandom(ctx, t, *ctxLen-1, rng); err != nil {
+				return err
 			}
 			base := t.Len()
 			bs := backends
