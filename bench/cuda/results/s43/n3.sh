@@ -10,7 +10,7 @@
 #      the block's rows; p and each row's alpha reach it through shared memory.
 #   pp (pp.patch): the query rows' positions and their cos/sin loaded before pdl_wait in attn_fixed,
 #      so RoPE after the wait waits on qkv alone (one L2 round trip instead of two).
-# (a) -checks kernels,kv with sp, ms, spms, spv and pp; (b) cuda-bench on the Q4_K_M
+# (a) -checks kernels,kv with pp and spv (sp, ms, spms after b); (b) cuda-bench on the Q4_K_M
 # llama-8b, main, sp, ms, spms, spv and pp alternating, two rounds; `generate` md5s; (c) the attention trace (-checks attntrace)
 # with tr.cubin (main), sptr.cubin and mstr.cubin (-DATT_TRACE); (d) ncu's PC sampling of one
 # graphed attn_128_1_kb_t1 launch of main (bf16 llama-8b, ctx 512): the source page per SASS
@@ -23,10 +23,13 @@ unpack carry/t5 cc.test tr.cubin sp.cubin sptr.cubin ms.cubin mstr.cubin spms.cu
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
 q4km_start $B
-for v in sp ms spms spv pp; do el "checks $v"
+# The checks of two variants overlap the file's writing; the speed comes next, the rest after it
+# (the order that keeps the most if the call is cut short).
+checks() { for v in "$@"; do el "checks $v"
   timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-$v.txt 2>&1; echo "rc $?"
   grep -cE " ok" $O/x/chk-$v.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-$v.txt | head -24; snap
-done
+done; }
+checks pp spv
 q4km_wait
 for r in 1 2; do el "q4_k_m round $r"
   cb main X=1 "--model $F" $r; cb sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin "--model $F" $r; cb ms RIGSCOPE_CUDA_PTX=/tmp/ms.cubin "--model $F" $r
@@ -34,6 +37,7 @@ for r in 1 2; do el "q4_k_m round $r"
 done
 el "generate"; gen main X=1; gen sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin; gen ms RIGSCOPE_CUDA_PTX=/tmp/ms.cubin; gen spms RIGSCOPE_CUDA_PTX=/tmp/spms.cubin
 gen spv RIGSCOPE_CUDA_PTX=/tmp/spv.cubin; gen pp RIGSCOPE_CUDA_PTX=/tmp/pp.cubin
+checks sp ms spms
 for v in tr sptr mstr; do el "trace $v"
   timeout 60 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks attntrace > $O/trace-$v.txt 2>&1; echo "rc $?"
   grep -E "^(launch:|merging)|FAIL|rror" $O/trace-$v.txt | head -10
