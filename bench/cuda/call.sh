@@ -6,8 +6,9 @@
 # returns at most 8 files); row FILE: cuda-bench's result row. unpack DIR
 # NAME...: each DIR/NAME.xz to /tmp/NAME, all at once, executable.
 # q4km_start BIN: BIN writes the synthetic llama-8b as Q4_K_M to $F in the
-# background (about 45 s on an H100); q4km_wait: until it is written. Wait
-# for background jobs by PID, never with a bare `wait`: it waits for the tee
+# background (45 s on one H100, over 115 s on session 43's: start it first
+# and run the checks meanwhile); q4km_wait: until it is written. Wait for
+# background jobs by PID, never with a bare `wait`: it waits for the tee
 # too.
 call_init() {
   O=${OUT:-/tmp/out}; mkdir -p "$O/x"; exec > >(tee "$O/$1.txt") 2>&1
