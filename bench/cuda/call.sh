@@ -47,6 +47,25 @@ bw() { local n=$1 e=$2; shift 2; el "bandwidth $n"
   echo "rc $?"; grep -E "pdl \(" $O/x/bw-$n.txt; }
 gluus() { grep -E "^Q4_K +gate_up 2x14336x4096 +T=1 .*pdl" $O/x/bw-$1.txt | head -1 | sed -E 's/.* ([0-9.]+) us pdl.*/\1/'; }
 cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^(${CB_KINDS:-attention}) " $O/x/cb-$1-$4.txt; }
+# attntrace NAME...: the attention trace (-checks attntrace, $C) with each /tmp/NAME.cubin (an
+# ATT_TRACE build) in $O/trace-NAME.txt, its launch and merging-block lines.
+attntrace() { local v; for v; do el "trace $v"
+  timeout 60 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks attntrace > $O/trace-$v.txt 2>&1; echo "rc $?"
+  grep -E "^(launch:|merging)|FAIL|rror" $O/trace-$v.txt | head -10
+done; }
+# ncu_attn: ncu's PC sampling of one graphed attn_128_1_kb_t1 launch of $B (cuda-bench, bf16
+# llama-8b, ctx 512): the source page per SASS instruction in $O/x/sass.csv.gz, the details page
+# in $O/x/details.txt (the report itself, about 40 MB, stays out of x.tgz).
+ncu_attn() { el ncu
+  timeout 150 ncu --cache-control none --clock-control none -k 'regex:^attn_128_1_kb_t1$' --launch-skip 64 -c 1 \
+    --warp-sampling-interval 0 --section WarpStateStats --section SourceCounters \
+    --import-source no -o $O/attn $B cuda-bench --shapes llama-8b --steps 3 > $O/x/ncu-run.txt 2>&1; echo "rc $?"
+  tail -3 $O/x/ncu-run.txt
+  ncu -i $O/attn.ncu-rep --page source --csv --print-source sass > $O/x/sass.csv 2> $O/x/sass.err; echo "source rc $?"
+  wc -l $O/x/sass.csv; head -2 $O/x/sass.csv | cut -c1-400
+  ncu -i $O/attn.ncu-rep --page details > $O/x/details.txt 2>&1
+  grep -iE "Duration|Warp Cycles Per|Stall|No Instruction" $O/x/details.txt | head -20
+  gzip $O/x/sass.csv; }
 # then_suite MARKER SCRIPT: a two-call plan. The first call runs SCRIPT (bash) and sets MARKER; on an
 # H200, the next call on the warm machine (MARKER found) runs the owed suite instead:
 # bench/cuda/suite.sh with TYPES "q4_k_m q8_0" at BW 4.6e12.

@@ -32,19 +32,7 @@ for r in 1 2; do el "q4_k_m round $r"
 done
 el "generate"; gen main X=1; gen sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin; gen ms RIGSCOPE_CUDA_PTX=/tmp/ms.cubin; gen spms RIGSCOPE_CUDA_PTX=/tmp/spms.cubin
 gen spv RIGSCOPE_CUDA_PTX=/tmp/spv.cubin
-for v in tr sptr mstr; do el "trace $v"
-  timeout 60 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks attntrace > $O/trace-$v.txt 2>&1; echo "rc $?"
-  grep -E "^(launch:|merging)|FAIL|rror" $O/trace-$v.txt | head -10
-done
+attntrace tr sptr mstr
 snap
-left 400 && { el ncu
-timeout 150 ncu --cache-control none --clock-control none -k 'regex:^attn_128_1_kb_t1$' --launch-skip 64 -c 1 \
-  --warp-sampling-interval 0 --section WarpStateStats --section SourceCounters \
-  --import-source no -o $O/x/attn $B cuda-bench --shapes llama-8b --steps 3 > $O/x/ncu-run.txt 2>&1; echo "rc $?"
-tail -3 $O/x/ncu-run.txt
-ncu -i $O/x/attn.ncu-rep --page source --csv --print-source sass > $O/x/sass.csv 2> $O/x/sass.err; echo "source rc $?"
-wc -l $O/x/sass.csv; head -2 $O/x/sass.csv | cut -c1-400
-ncu -i $O/x/attn.ncu-rep --page details > $O/x/details.txt 2>&1
-grep -iE "Duration|Warp Cycles Per|Stall|No Instruction" $O/x/details.txt | head -20
-gzip $O/x/sass.csv; }
+left 400 && ncu_attn
 el end; snap
