@@ -15,7 +15,7 @@ import (
 
 // The attention trace (-checks attntrace, a measurement: it needs an image
 // built with nvcc -DATT_TRACE, loaded through RIGSCOPE_CUDA_PTX;
-// kernels/attention.cu att_trace): graphed decode steps of the llama-8b
+// kernels/attn_common.cu att_trace): graphed decode steps of the llama-8b
 // shape (synthetic bf16 weights, bf16 cache) at 511 cached positions,
 // where thread 0 of every attention block stamps its phases. The stamps
 // that survive a step are its last layer's. Printed per plan (the fixed
@@ -23,7 +23,7 @@ import (
 // cycles and its span on the globaltimer, then where the merging block's
 // time went, for a few steps.
 
-// attnTraceSlots is att_trace's row (kernels/attention.cu).
+// attnTraceSlots is att_trace's row (kernels/attn_common.cu).
 const attnTraceSlots = 32
 
 // checkAttnTrace runs the trace; an image without att_trace is refused

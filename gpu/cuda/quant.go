@@ -284,7 +284,7 @@ func (t *launcher) qglu(out, x cu.DevicePtr, g, u dweight, T int, norm cu.Device
 }
 
 // attnQuantOut is the scratch buffer the attention quantizes its output
-// (T, hq*hd) into for wo (att_quant in attention.cu), or 0 where wo is not
+// (T, hq*hd) into for wo (att_quant in attn_common.cu), or 0 where wo is not
 // one quantized matrix of those columns read by the dp4a kernels
 // (readsQX) or a head is not whole 32-blocks. The qkv product before it is
 // done with the scratch by then (the attention waits for it), so buffer 0
