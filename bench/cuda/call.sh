@@ -47,6 +47,12 @@ bw() { local n=$1 e=$2; shift 2; el "bandwidth $n"
   echo "rc $?"; grep -E "pdl \(" $O/x/bw-$n.txt; }
 gluus() { grep -E "^Q4_K +gate_up 2x14336x4096 +T=1 .*pdl" $O/x/bw-$1.txt | head -1 | sed -E 's/.* ([0-9.]+) us pdl.*/\1/'; }
 cb() { timeout 60 env $2 $B cuda-bench $3 --steps 50 > $O/x/cb-$1-$4.txt 2>&1; echo "$1 round $4: $(row $O/x/cb-$1-$4.txt)"; grep -E "^(${CB_KINDS:-attention}) " $O/x/cb-$1-$4.txt; }
+# checks NAME...: -checks kernels,kv ($C) with each /tmp/NAME.cubin in $O/x/chk-NAME.txt: its exit
+# status, its count of ok lines and the kv table's rows.
+checks() { local v; for v; do el "checks $v"
+  timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-$v.txt 2>&1; echo "rc $?"
+  grep -cE " ok" $O/x/chk-$v.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-$v.txt | head -24; snap
+done; }
 # attntrace NAME...: the attention trace (-checks attntrace, $C) with each /tmp/NAME.cubin (an
 # ATT_TRACE build) in $O/trace-NAME.txt, its launch and merging-block lines.
 attntrace() { local v; for v; do el "trace $v"

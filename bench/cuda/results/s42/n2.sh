@@ -21,10 +21,7 @@ unpack carry/t5 cc.test tr.cubin sp.cubin sptr.cubin ms.cubin mstr.cubin spms.cu
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
 q4km_start $B
-for v in sp ms spms spv; do el "checks $v"
-  timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-$v.txt 2>&1; echo "rc $?"
-  grep -cE " ok" $O/x/chk-$v.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-$v.txt | head -24; snap
-done
+checks sp ms spms spv
 q4km_wait
 for r in 1 2; do el "q4_k_m round $r"
   cb main X=1 "--model $F" $r; cb sp RIGSCOPE_CUDA_PTX=/tmp/sp.cubin "--model $F" $r; cb ms RIGSCOPE_CUDA_PTX=/tmp/ms.cubin "--model $F" $r

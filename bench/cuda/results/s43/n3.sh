@@ -25,10 +25,6 @@ C=/tmp/cc.test; B=/tmp/rigscope-cuda
 q4km_start $B
 # The checks of two variants overlap the file's writing; the speed comes next, the rest after it
 # (the order that keeps the most if the call is cut short).
-checks() { for v in "$@"; do el "checks $v"
-  timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-$v.txt 2>&1; echo "rc $?"
-  grep -cE " ok" $O/x/chk-$v.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-$v.txt | head -24; snap
-done; }
 checks pp spv
 q4km_wait
 for r in 1 2; do el "q4_k_m round $r"

@@ -11,9 +11,7 @@ unpack carry/t6 cc.test vl.cubin; chmod -x /tmp/vl.cubin
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
 q4km_start $B
-el "checks vl"
-timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/vl.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-vl.txt 2>&1; echo "rc $?"
-grep -cE " ok" $O/x/chk-vl.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-vl.txt | head -24; snap
+checks vl
 q4km_wait
 for r in 1 2; do el "q4_k_m round $r"
   cb main X=1 "--model $F" $r; cb vl RIGSCOPE_CUDA_PTX=/tmp/vl.cubin "--model $F" $r; snap
