@@ -300,8 +300,7 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
       long idx = ((long)h * rows + r0 + rl) * S + s;
       if (lane == 0) { pm[idx] = mrun[i]; pl[idx] = lrun[i]; }
       if (lane * EPL < HD)
-#pragma unroll
-        for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
+        st_run<EPL>(pacc + idx * HD + lane * EPL, acc[i].v);
     }
   }
 #ifdef ATT_NOMERGE
@@ -349,8 +348,10 @@ __device__ __forceinline__ void attn_body(AttSmem<HD, ATT_WARPS * RPW>& sm, floa
       const float fq = __shfl_sync(0xffffffffu, f[i], q);
       if (rl < rn) {
         const long b = ((long)h * rows + r0 + rl) * S;
+        float pa[EPL];
+        ld_run<EPL>(pacc + (b + q) * HD + col, pa);
 #pragma unroll
-        for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + q) * HD + col + e), num[i][e]);
+        for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, pa[e], num[i][e]);
       }
     }
   }

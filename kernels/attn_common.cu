@@ -136,6 +136,46 @@ struct KVChunk {
     }
   }
 };
+// ld_run and st_run move a lane's run of EPL partial values (pacc: rows
+// of HD floats from a cuMemAlloc base, the run at a multiple of EPL, so a
+// run of 4 or 8 is 16-byte aligned) in 16- or 8-byte accesses: one L2
+// request a lane for what EPL scalar ones did (ncu, results/s43: the
+// scalar ones read and wrote 4 times the sectors they needed). The loads
+// bypass L1 (__ldcg), as the partials are other blocks' writes. Same
+// values, same order of arithmetic after them.
+template <int EPL>
+__device__ __forceinline__ void ld_run(const float* p, float* o) {
+  if (EPL % 4 == 0) {
+#pragma unroll
+    for (int e = 0; e < EPL; e += 4) {
+      const float4 v = __ldcg(reinterpret_cast<const float4*>(p + e));
+      o[e] = v.x, o[e + 1] = v.y, o[e + 2] = v.z, o[e + 3] = v.w;
+    }
+  } else if (EPL % 2 == 0) {
+#pragma unroll
+    for (int e = 0; e < EPL; e += 2) {
+      const float2 v = __ldcg(reinterpret_cast<const float2*>(p + e));
+      o[e] = v.x, o[e + 1] = v.y;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < EPL; e++) o[e] = __ldcg(p + e);
+  }
+}
+template <int EPL>
+__device__ __forceinline__ void st_run(float* p, const float* v) {
+  if (EPL % 4 == 0) {
+#pragma unroll
+    for (int e = 0; e < EPL; e += 4) *reinterpret_cast<float4*>(p + e) = make_float4(v[e], v[e + 1], v[e + 2], v[e + 3]);
+  } else if (EPL % 2 == 0) {
+#pragma unroll
+    for (int e = 0; e < EPL; e += 2) *reinterpret_cast<float2*>(p + e) = make_float2(v[e], v[e + 1]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < EPL; e++) p[e] = v[e];
+  }
+}
+
 template <int HD>
 struct Vec {  // the EPL = HD/32 (at least 1) elements of a row a lane owns
   enum { EPL = HD >= 32 ? HD / 32 : 1 };

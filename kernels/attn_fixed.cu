@@ -329,9 +329,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
         if (rl < rn) {
           const long idx = ((long)h * rows + r0 + rl) * NPS + k;
           if (lane == 0) pm[idx] = mrun[i], pl[idx] = lrun[i];
-          if (lane * EPL < HD)
-#pragma unroll
-            for (int e = 0; e < EPL; e++) pacc[idx * HD + lane * EPL + e] = acc[i].v[e];
+          if (lane * EPL < HD) st_run<EPL>(pacc + idx * HD + lane * EPL, acc[i].v);
         }
         mrun[i] = -INFINITY;
         lrun[i] = 0.f;
@@ -458,9 +456,7 @@ __device__ __forceinline__ void attn_fixed(AttSmem<HD, ATT_WARPS * RPW>& sm, flo
             float m, l, a[EPL];
             att_group<HD, EPL>(pm, pl, pacc, b, g, k0, k1, col, m, l, a);
             if (lane == 0) pm[b + NP + g] = m, pl[b + NP + g] = l;
-            if (lane * EPL < HD)
-#pragma unroll
-              for (int e = 0; e < EPL; e++) pacc[(b + NP + g) * HD + lane * EPL + e] = a[e];
+            if (lane * EPL < HD) st_run<EPL>(pacc + (b + NP + g) * HD + lane * EPL, a);
           }
         }
     }
@@ -609,8 +605,10 @@ merge:
           const float fq = __shfl_sync(0xffffffffu, f[i], k - g * 32);
           if (rl < rn) {
             const long b = ((long)h * rows + r0 + rl) * NPS;
+            float pa[EPL];
+            ld_run<EPL>(pacc + (b + off + k) * HD + col, pa);
 #pragma unroll
-            for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, __ldcg(pacc + (b + off + k) * HD + col + e), num[i][e]);
+            for (int e = 0; e < EPL; e++) num[i][e] = fmaf(fq, pa[e], num[i][e]);
           }
         }
       }

@@ -53,8 +53,11 @@ __device__ __forceinline__ void att_group(const float* pm, const float* pl, cons
     const bool in = k >= k0 && k < k1;
     mk[j] = in ? __ldcg(pm + b + k) : -INFINITY;
     lk[j] = in ? __ldcg(pl + b + k) : 0.f;
+    if (in)
+      ld_run<EPL>(pacc + (b + k) * HD + col, ak[j]);
+    else
 #pragma unroll
-    for (int e = 0; e < EPL; e++) ak[j][e] = in ? __ldcg(pacc + (b + k) * HD + col + e) : 0.f;
+      for (int e = 0; e < EPL; e++) ak[j][e] = 0.f;
   }
   att_comb<EPL>(m, l, a, mk[0], lk[0], ak[0]);
   att_comb<EPL>(m, l, a, mk[1], lk[1], ak[1]);
