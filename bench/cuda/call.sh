@@ -53,6 +53,17 @@ checks() { local v; for v; do el "checks $v"
   timeout 240 env RIGSCOPE_CUDA_PTX=/tmp/$v.cubin $C -test.run TestCUDACheck -test.timeout 0 -checks kernels,kv > $O/x/chk-$v.txt 2>&1; echo "rc $?"
   grep -cE " ok" $O/x/chk-$v.txt; grep -E "^(float32|bf16) |FAIL" $O/x/chk-$v.txt | head -24; snap
 done; }
+# versus NAME: /tmp/NAME.cubin against main's image ($B, $C): `checks NAME` while the Q4_K_M file is
+# written, cuda-bench of both alternating for two rounds, then both `generate` md5s (results/s43
+# n4.sh wrote it out inline).
+versus() { local v=$1
+  q4km_start $B; checks $v; q4km_wait
+  for r in 1 2; do el "q4_k_m round $r"
+    cb main X=1 "--model $F" $r; cb $v RIGSCOPE_CUDA_PTX=/tmp/$v.cubin "--model $F" $r; snap
+  done
+  el "generate"; gen main X=1; gen $v RIGSCOPE_CUDA_PTX=/tmp/$v.cubin
+  el end; snap
+}
 # attntrace NAME...: the attention trace (-checks attntrace, $C) with each /tmp/NAME.cubin (an
 # ATT_TRACE build) in $O/trace-NAME.txt, its launch and merging-block lines.
 attntrace() { local v; for v; do el "trace $v"

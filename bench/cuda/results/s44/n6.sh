@@ -14,11 +14,4 @@
 unpack carry/t8 cc.test rf.cubin; chmod -x /tmp/rf.cubin
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda
 C=/tmp/cc.test; B=/tmp/rigscope-cuda
-q4km_start $B
-checks rf
-q4km_wait
-for r in 1 2; do el "q4_k_m round $r"
-  cb main X=1 "--model $F" $r; cb rf RIGSCOPE_CUDA_PTX=/tmp/rf.cubin "--model $F" $r; snap
-done
-el "generate"; gen main X=1; gen rf RIGSCOPE_CUDA_PTX=/tmp/rf.cubin
-el end; snap
+versus rf
