@@ -9,7 +9,7 @@
 #
 # Build here (kernels/*.ptx must hold p2p_probe: `go generate ./kernels` after
 # editing kernels/allreduce.cu):
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 # Run there (device run, kind nvidia-h200 / -x2 / -x4 / -x8, carry ["carry/rigscope-cuda.gz"]):
 #   sh bench/cuda/allreduce.sh
 # Knobs: RANKS (default 1 plus every one of 2,4,8 the GPUs allow, or 1,2,4,8

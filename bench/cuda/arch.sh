@@ -7,9 +7,9 @@
 # carried too, decode tok/s of the qwen3-8b and gemma3-12b presets beside
 # llama-8b (what the attnx_ kernels cost).
 # Build here:
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #   mkdir -p carry/arch && cp -r ../shared/models/arch/{tiny-llama31-hf,tiny-llama31.F16.gguf,tiny-qwen2-hf,tiny-qwen2.F16.gguf,tiny-qwen3-hf,tiny-qwen3.F16.gguf,tiny-mistral-hf,tiny-gemma3-hf,tiny-gemma3.F16.gguf} carry/arch/
-#   (optional) go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   (optional) go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 # Run there:   sh bench/cuda/arch.sh   (carry ["carry/arch", "carry/cuda-check.test.gz"] plus, when they fit
 #              the 64 MiB, "carry/rigscope-cuda.gz"; CHECKS=kernels,arch,models MODELS=carry/m2 adds the gocoder check)
 set -u

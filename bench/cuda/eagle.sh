@@ -9,7 +9,7 @@
 # memcpy nodes (RIGSCOPE_CUDA_CAPK=0), and no PDL.
 # Build here (the cubin spares the driver's JIT of the PTX, ~40 s a fresh
 # process on the H200):
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #   zcat kernels/kernels_sm90.ptx.gz > /tmp/k90.ptx && ptxas -arch=sm_90 -O3 /tmp/k90.ptx -o carry/k90.cubin && xz -9 -f carry/k90.cubin
 #   mkdir -p carry/m2 && cp -al ../shared/models/gocoder-14m-hf ../shared/models/gocoder-14m-eagle3 ../shared/models/reference-public.json carry/m2/
 # Run there:  sh bench/cuda/eagle.sh   (carry ["carry/m2", "carry/cuda-check.test.gz", "carry/k90.cubin.xz"]; about a minute)

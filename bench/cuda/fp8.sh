@@ -12,8 +12,8 @@
 #     the device; embedding and output bf16, as FP8 releases keep lm_head),
 #     tok/s against the read-bandwidth bound of the bytes a step reads.
 # Build here:
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #   mkdir -p carry/fp8m && cp -r ../shared/models/gocoder-14m-hf ../shared/models/reference-public.json carry/fp8m/   (or MODELS=carry/m2)
 # Run there:   sh bench/cuda/fp8.sh   (carry ["carry/fp8m", "carry/rigscope-cuda.gz", "carry/cuda-check.test.gz"])
 # Success: check.txt ends in "--- PASS: TestCUDACheck" (every row "ok");

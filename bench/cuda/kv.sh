@@ -11,7 +11,7 @@
 # and decode tok/s with each cache and attention plan at 512 and 4096.
 # ARCH=DIR adds the arch fixtures run with RIGSCOPE_CUDA_KV=bf16 (carry
 # them as bench/cuda/README.md says: about 23 MB more).
-# Build here: go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
+# Build here: go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
 #             mkdir -p carry/m3 && cp -al ../shared/models/{gocoder-14m-hf,reference-public.json} carry/m3/
 # Run there:  sh bench/cuda/kv.sh   (carry ["carry/m3", "carry/cuda-check.test.xz"])
 set -u

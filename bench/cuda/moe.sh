@@ -16,9 +16,9 @@
 # the bytes a token reads (its k experts, shared expert and router, weight
 # GB in the table).
 # Build here:
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #   mkdir -p carry/moe && cp -r ../shared/models/arch/{tiny-mixtral-hf,tiny-mixtral.F16.gguf,tiny-qwen3moe-hf,tiny-deepseekv3-hf} carry/moe/
-#   (optional) go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   (optional) go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 # Run there:   sh bench/cuda/moe.sh   (carry ["carry/moe", "carry/cuda-check.test.gz"] plus, when it fits
 #              the 64 MiB, "carry/rigscope-cuda.gz")
 set -u

@@ -4,7 +4,7 @@
 # the prefill path against the 16-token path and the reference; llama-8b
 # shape tok/s at 128/512/2048 tokens and per-kernel time) and eagle (its
 # prompts now prefill with EAGLE-3 capture on the prefill path).
-# Build here: go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+# Build here: go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #             (carry/m2 as bench/cuda/README.md makes it)
 # Run there:  sh bench/cuda/prefill-check.sh   (carry ["carry/m2", "carry/cuda-check.test.gz"])
 set -u

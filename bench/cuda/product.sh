@@ -4,7 +4,7 @@
 # decode benchmark) on the same shape, alternately, and speculative
 # decoding through `bench --device cuda` (plain vs draft model vs EAGLE-3 on
 # the gocoder pair).
-# Build here:  go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+# Build here:  go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 # Run there:   sh bench/cuda/product.sh   (carry ["carry/m2", "carry/rigscope-cuda.gz"])
 set -u
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda

@@ -9,7 +9,7 @@
 # llama.cpp (quant.sh has it: RIGSCOPE_CUDA_MQM=1 TYPES=q4_k_m sh
 # bench/cuda/quant.sh for the peer beside it).
 #
-# Build here:  go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+# Build here:  go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 # Run there:   sh bench/cuda/quant-mqm.sh   (carry ["carry/rigscope-cuda.gz"])
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"

@@ -15,8 +15,8 @@
 #   4. bench/cuda/quant-mqm.sh: generate on llama-8b Q4_K_M, dp4a vs the
 #      int8 tensor cores (RIGSCOPE_CUDA_MQM=1), and dp4a without prefetch.
 # Build here:
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -T2 -f carry/cuda-check.test
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -T2 -f carry/cuda-check.test
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 # Run there:  sh bench/cuda/quant-s12.sh   (carry ["carry/cuda-check.test.xz", "carry/rigscope-cuda.gz"])
 # Under the 10-minute limit of a call: E2E=0 leaves step 4 out, for a
 # second call on the warm machine (L2PF_AB=1 sh bench/cuda/quant-mqm.sh).

@@ -11,7 +11,7 @@
 # table, of which a step reads one row).
 #
 # Build here:
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 #   mkdir -p carry && cp -r ../shared/peers/llamacpp-cuda carry/
 # Run there:   sh bench/cuda/quant.sh   (carry ["carry/rigscope-cuda.gz", "carry/llamacpp-cuda"])
 #

@@ -1,8 +1,8 @@
 #!/bin/sh
 # One device call: decode benchmark vs the bandwidth bound and the PyTorch
 # graph peer, kernel + fixture checks, GPU allreduce, NVML telemetry.
-# Build here:  go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
-#              go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+# Build here:  go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#              go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 # Run there:   sh bench/cuda/run.sh   (device run with carry: ["carry/m2", "carry/rigscope-cuda.gz", "carry/cuda-check.test.gz"]; README.md says how to make carry/m2)
 set -u
 gunzip -c carry/rigscope-cuda.gz > /tmp/rigscope-cuda && chmod +x /tmp/rigscope-cuda; B=/tmp/rigscope-cuda

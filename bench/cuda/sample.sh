@@ -11,8 +11,8 @@
 #     branch) and, when carried, before (main's binary), alternately, on the
 #     llama-8b shape (synthetic bf16) and gocoder-14m-hf.
 # Build here (binaries as .gz, or .xz when the carry is tight: xz -9 saves about 3 MB):
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 #   mkdir -p carry/ms/gocoder-14m-hf && ln -f /work/shared/models/gocoder-14m-hf/* carry/ms/gocoder-14m-hf/ && ln -f /work/shared/models/reference-public.json carry/ms/
 #   (carry/m2, carry/ml or carry/models do as well: gocoder-14m-hf and reference-public.json are what it reads)
 #   optional "before": main's binary as carry/rigscope-cuda-before.gz (same build line in a checkout of main)

@@ -12,7 +12,7 @@
 #           types) at TP 1 and TP 2 (joinRanks, post-norm of the sum): vs
 #           reference.json, the CPU engine, TP 1, verify, tree, KeepPath
 # Build here (in the checkout; ../shared/models beside it):
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
 #   mkdir -p carry/seam/m carry/seam/arch
 #   cp -al ../shared/models/gocoder-14m.Q8_0.gguf ../shared/models/reference-public.json carry/seam/m/
 #   cp -al ../shared/models/arch/tiny-llama31-hf ../shared/models/arch/tiny-qwen2-hf ../shared/models/arch/tiny-qwen3-hf \

@@ -7,7 +7,7 @@
 # TYPES, default bf16). A second call on the still-warm machine can run
 # quant.sh with more TYPES and bench/cuda/prefill.sh without rebuilding.
 # Build here:
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && gzip -9 -f carry/rigscope-cuda
 #   mkdir -p carry && cp -r ../shared/peers/llamacpp-cuda carry/
 # Run there:   sh bench/cuda/suite.sh   (carry ["carry/rigscope-cuda.gz", "carry/llamacpp-cuda"])
 # Every output but summary.txt goes to $OUT/x and comes back as $OUT/x.tgz

@@ -24,8 +24,8 @@
 #      and the paired backend ordering. About 2 minutes at most (PLAN_TIME, and the load).
 #      PARTS=plan alone needs only carry/rigscope-cuda[.xz] and carry/m3.
 # Build here:
-#   go build -tags 'headless cuda' -ldflags='-s -w' -o carry/rigscope-cuda . && xz -9 -f carry/rigscope-cuda
-#   go test -c -tags cuda -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
+#   go build -tags 'headless cuda cubinonly' -ldflags='-s -w' -o carry/rigscope-cuda . && xz -9 -f carry/rigscope-cuda
+#   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && xz -9 -f carry/cuda-check.test
 #   carry/m3: gocoder-14m-hf, gocoder-14m-eagle3, reference-public.json (cp -al from ../shared/models)
 # Run there:  sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/cuda-check.test.xz", "carry/m3"])
 #             PARTS=plan sh bench/cuda/tp.sh   (carry ["carry/rigscope-cuda.xz", "carry/m3"])
