@@ -7,20 +7,16 @@
 # the verify (RIGSCOPE_CUDA_EAGLEPIPE=0, two synchronizes a step), eagle_in
 # as its own kernel (RIGSCOPE_CUDA_EAGLEIN=0), the features copied by
 # memcpy nodes (RIGSCOPE_CUDA_CAPK=0), and no PDL.
-# Build here (the cubin spares the driver's JIT of the PTX, ~40 s a fresh
-# process on the H200):
+# Build here (the embedded sm_90 cubin spares the driver's JIT of the PTX,
+# ~40 s a fresh process on the H200):
 #   go test -c -tags 'cuda cubinonly' -ldflags='-s -w' -o carry/cuda-check.test ./gpu/cuda && gzip -9 -f carry/cuda-check.test
-#   zcat kernels/kernels_sm90.ptx.gz > /tmp/k90.ptx && ptxas -arch=sm_90 -O3 /tmp/k90.ptx -o carry/k90.cubin && xz -9 -f carry/k90.cubin
 #   mkdir -p carry/m2 && cp -al ../shared/models/gocoder-14m-hf ../shared/models/gocoder-14m-eagle3 ../shared/models/reference-public.json carry/m2/
-# Run there:  sh bench/cuda/eagle.sh   (carry ["carry/m2", "carry/cuda-check.test.gz", "carry/k90.cubin.xz"]; about a minute)
+# Run there:  sh bench/cuda/eagle.sh   (carry ["carry/m2", "carry/cuda-check.test.gz"]; about a minute)
 # Success: the cuda row of the eagle3 table with accepts=ref 12/12, mean len
 # 3.2576, =greedy 12/12, and eagle tok/s >= 1.5x plain tok/s; "--- PASS".
 set -u
 O=${OUT:-/tmp/out}; mkdir -p "$O"
 gunzip -c carry/cuda-check.test.gz > /tmp/cuda-check.test && chmod +x /tmp/cuda-check.test
-if [ -f carry/k90.cubin.xz ]; then
-	xz -dc carry/k90.cubin.xz > /tmp/k90.cubin && export RIGSCOPE_CUDA_PTX=/tmp/k90.cubin
-fi
 run() { # $1: output name, then extra flags
 	n=$1; shift
 	echo "$(date +%T) $n"
